@@ -1,0 +1,427 @@
+// Package ccalgo holds every congestion-control algorithm of ccbed, shared by the
+// switch (switchd) and the hosts (hostd), in pure Go: no cgo, no DPDK types, no
+// clock reads. Time is always an argument, in nanoseconds.
+//
+// An algorithm has up to three roles (DESIGN.md, "CC algorithms"):
+//
+//   - CongestionPoint (CP): one per switch egress port. It sees every data packet
+//     entering and leaving the port's queue and may mark it (ECN CE, TCD UE), ask
+//     for an INT record, or emit feedback (RoCC rate messages, QCN/P4QCN feedback)
+//     through a FeedbackSink. It may also run a periodic timer.
+//   - NotificationPoint (NP): one per receiving host. It sees every data packet the
+//     host receives, fills the echo fields of the acknowledgement, and decides
+//     whether a CNP goes back to the sender (DCQCN).
+//   - ReactionPoint (RP): one per sending queue pair (QP). It reacts to ACKs, NAKs,
+//     CNPs, rate messages and feedback, and to its own timers, and exposes the
+//     pacing rate (bits/s) and the window (bytes in flight) the sender must obey.
+//
+// Each scheme lives in its own subpackage (ccalgo/rocc, ccalgo/hpcc, ...) and
+// registers a Scheme in its init function; ccalgo/all imports them all. Schemes
+// are built from a TOML-decodable parameter struct whose defaults are the papers'
+// values (Scheme.DefaultParams).
+//
+// Contract for every implementation: no allocation, no map with string keys, no
+// interface boxing and no logging in any per-packet or per-event method. State
+// sized by the number of flows is allocated by the constructor (Env.MaxFlows).
+package ccalgo
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"sync"
+)
+
+// Never is the value of NextTimer when no timer is pending.
+const Never int64 = math.MaxInt64
+
+// NoWindow is the value of WindowBytes of an RP that does not limit bytes in flight.
+const NoWindow int64 = math.MaxInt64
+
+// Mark is the congestion mark a packet carries in its IPv4 ECN field. Data packets
+// leave the sender ECN-capable (ECT(0), ECN = 10) and carry MarkNone. MarkCE is ECN
+// = 11 (DCQCN, DCTCP, TCD congestion). MarkUE is ECN = 01, TCD's "undetermined"
+// (specs/tcd.md). Marks only go up: CE > UE > none.
+type Mark uint8
+
+// Marks in increasing order of severity.
+const (
+	MarkNone Mark = iota
+	MarkUE
+	MarkCE
+)
+
+// Max returns the more severe of m and o.
+func (m Mark) Max(o Mark) Mark {
+	if o > m {
+		return o
+	}
+	return m
+}
+
+// String names the mark.
+func (m Mark) String() string {
+	switch m {
+	case MarkNone:
+		return "none"
+	case MarkUE:
+		return "UE"
+	case MarkCE:
+		return "CE"
+	}
+	return fmt.Sprintf("Mark(%d)", uint8(m))
+}
+
+// FlowKey identifies a flow at a switch: the IPv4 5-tuple of a RoCEv2 flow (the
+// protocol is always UDP) plus the destination QP of its BTH. It is comparable and
+// small enough to copy.
+type FlowKey struct {
+	SrcIP, DstIP     uint32 // IPv4 addresses, host byte order
+	SrcPort, DstPort uint16 // UDP ports
+	DestQP           uint32 // BTH destination QP (24 bits)
+}
+
+// Hash returns a well-mixed 32-bit hash of k for fixed-size flow tables.
+func (k FlowKey) Hash() uint32 {
+	h := uint64(k.SrcIP)<<32 | uint64(k.DstIP)
+	h ^= (uint64(k.SrcPort)<<16 | uint64(k.DstPort)) * 0x9e3779b97f4a7c15
+	h ^= uint64(k.DestQP) * 0xc2b2ae3d27d4eb4f
+	h ^= h >> 33
+	h *= 0xff51afd7ed558ccd
+	h ^= h >> 33
+	h *= 0xc4ceb9fe1a85ec53
+	h ^= h >> 33
+	return uint32(h)
+}
+
+// INT field widths and units (HPCC Section 4.1, Figure 7; specs/hpcc-notes.md).
+// Values in an INTHop are already in bytes and nanoseconds but wrap (TS, TxBytes)
+// or saturate (QLen) as their wire fields do; receivers of INT compute deltas
+// modulo the wrap.
+const (
+	MaxINTHops     = 5                // hops an INT stack can hold
+	INTTSWrap      = 1 << 24          // TS wraps at 2^24 ns
+	INTTxBytesUnit = 128              // txBytes is carried in 128 B units
+	INTTxBytesWrap = 128 << 20        // 20-bit field of 128 B units
+	INTQLenUnit    = 80               // qLen is carried in 80 B units
+	INTQLenMax     = 80 * (1<<16 - 1) // 16-bit field of 80 B units, saturated
+)
+
+// INTHop is one hop's in-band telemetry record, stamped by the switch at dequeue.
+type INTHop struct {
+	LinkBps float64 // B: line rate of the egress port, bits/s
+	TS      uint32  // dequeue time, ns modulo INTTSWrap
+	TxBytes uint32  // bytes sent by the port before this packet, modulo INTTxBytesWrap
+	QLen    uint32  // bytes in the port's queue after this dequeue, at most INTQLenMax
+}
+
+// INTStack is the INT records of a packet, hop 0 first.
+type INTStack struct {
+	NHops uint8
+	Hops  [MaxINTHops]INTHop
+}
+
+// Push appends a hop record; it reports false (and records nothing) when the stack
+// is full.
+func (s *INTStack) Push(h INTHop) bool {
+	if int(s.NHops) >= MaxINTHops {
+		return false
+	}
+	s.Hops[s.NHops] = h
+	s.NHops++
+	return true
+}
+
+// PortState is what a CP may read of its egress port. The switch engine owns it
+// and updates it before each CP call.
+type PortState struct {
+	QueueBytes int64   // bytes in the egress queue: after the enqueue / dequeue in progress
+	TxBytes    uint64  // cumulative bytes transmitted by the port
+	LinkBps    float64 // configured line rate, bits/s
+	Paused     bool    // the port is paused by PFC from downstream (TCD "OFF")
+	LastOff    int64   // last time (ns) the port was paused; math.MinInt64 if never
+}
+
+// DataPacket is what a CP sees of a data packet in its queue.
+type DataPacket struct {
+	Flow      FlowKey
+	WireBytes int  // frame bytes on the wire
+	Mark      Mark // mark the packet carries now
+}
+
+// Verdict is a CP's decision on one data packet.
+type Verdict struct {
+	Mark     Mark // mark to apply; the engine applies Mark.Max, never lowering a mark
+	StampINT bool // append an INT record for this hop (HPCC), at dequeue
+}
+
+// FeedbackKind says what a Feedback message is.
+type FeedbackKind uint8
+
+// Feedback kinds.
+const (
+	FeedbackRoCCRate FeedbackKind = iota + 1 // RoCC rate message (ICMP type 253)
+	FeedbackQCN                              // 802.1Qau congestion notification
+	FeedbackP4QCN                            // P4QCN feedback packet (ECN = 11)
+)
+
+// Feedback is a control message from a CP to a flow's source (RP), or its content
+// as received by the RP.
+type Feedback struct {
+	Kind FeedbackKind
+	Flow FlowKey // the flow the message is about; it goes to Flow.SrcIP
+	CPID uint32  // the sending CP: switch IPv4 address and port, as configured
+	// RoCC: fair rate in units of DeltaFBps (RateUnits * DeltaFBps = RateBps).
+	RateUnits uint32
+	DeltaFBps float64
+	RateBps   float64
+	// QCN / P4QCN: quantised feedback |Fb| (6 bits in QCN), and the queue offset
+	// and delta it was computed from, in bytes.
+	Fb     uint8
+	QOff   int32
+	QDelta int32
+}
+
+// FeedbackSink receives the control messages a CP emits. The engine copies *fb
+// before returning; the CP keeps ownership of fb.
+type FeedbackSink interface {
+	Emit(now int64, fb *Feedback)
+}
+
+// CongestionPoint is the switch-side role, one instance per egress port. Calls come
+// from one goroutine (the port's tx+CC lcore).
+type CongestionPoint interface {
+	// OnEnqueue is called after a data packet entered the queue (port.QueueBytes
+	// includes it). Packets dropped at the tail are not seen.
+	OnEnqueue(now int64, pkt *DataPacket, port *PortState, out FeedbackSink) Verdict
+	// OnDequeue is called when a data packet leaves the queue for the wire
+	// (port.QueueBytes excludes it; port.TxBytes does not yet count it).
+	OnDequeue(now int64, pkt *DataPacket, port *PortState, out FeedbackSink) Verdict
+	// NextTimer is the absolute time of the next OnTimer call, or Never.
+	NextTimer() int64
+	// OnTimer runs the periodic work due at now (e.g. RoCC's fair-rate update).
+	OnTimer(now int64, port *PortState, out FeedbackSink)
+}
+
+// FairRateReporter is implemented by CPs that compute a fair rate (RoCC), for
+// telemetry.
+type FairRateReporter interface {
+	FairRateBps() float64
+}
+
+// DataArrival is what an NP sees of a received data packet.
+type DataArrival struct {
+	QP             int32  // receiver-local flow index, 0 <= QP < Env.MaxFlows
+	Seq            uint64 // byte offset of the payload's first byte in the flow
+	PayloadBytes   int
+	WireBytes      int
+	SendTS         int64 // sender's timestamp carried in the packet, ns
+	Mark           Mark
+	FirstOfMessage bool // BTH opcode SEND First / Only
+	LastOfMessage  bool // BTH opcode SEND Last / Only
+	INT            INTStack
+}
+
+// AckFields are the echo fields an ACK carries back to the sender (ccbed's ACK
+// extension, DESIGN.md "Wire formats"). The NP fills the fields its scheme uses.
+type AckFields struct {
+	EchoTS int64    // the data packet's SendTS
+	Mark   Mark     // echoed ECN / TCD mark
+	INT    INTStack // echoed INT records (HPCC)
+	// RCC: window assigned by the receiver in bytes (0: none); the number of
+	// active messages N and the bytes received in the last round B_R, for the
+	// sender-side variant (RCC Section III-G).
+	Window      int64
+	ActiveFlows uint32
+	RecvBytes   uint32
+}
+
+// NotificationPoint is the receiver-side role, one instance per receiving host,
+// called from that host's rx goroutine.
+type NotificationPoint interface {
+	// OnData handles one received data packet. It fills ack (which the caller
+	// zeroes first) and reports whether a CNP must be sent to the packet's
+	// sender now.
+	OnData(now int64, d *DataArrival, ack *AckFields) (sendCNP bool)
+}
+
+// AckEvent is an acknowledgement as the RP sees it.
+type AckEvent struct {
+	AckedSeq   uint64 // cumulative: every byte below AckedSeq is acknowledged (snd_una)
+	NewlyAcked int64  // bytes acknowledged for the first time by this ACK
+	SndNxt     uint64 // bytes the sender has sent so far (snd_nxt) when the ACK arrived
+	RTT        int64  // now - Fields.EchoTS, ns; 0 when unknown
+	Fields     AckFields
+}
+
+// ReactionPoint is the sender-side role, one instance per QP, called from the
+// host's tx goroutine. The sender may transmit when the pacer allows RateBps,
+// bytes in flight stay below WindowBytes, and now >= HaltUntil.
+type ReactionPoint interface {
+	OnSend(now int64, seq uint64, bytes int) // a data packet of bytes payload left at seq
+	OnAck(now int64, a *AckEvent)
+	OnNak(now int64, a *AckEvent) // go-back-N NAK; AckedSeq is where resending starts
+	OnCNP(now int64)              // DCQCN congestion notification packet
+	OnFeedback(now int64, fb *Feedback)
+	NextTimer() int64 // absolute time of the next OnTimer call, or Never
+	OnTimer(now int64)
+	RateBps() float64   // current pacing rate, bits/s
+	WindowBytes() int64 // current window, bytes in flight; NoWindow when unlimited
+	HaltUntil() int64   // the sender must not send before this time (ACC halt); 0 if none
+}
+
+// RPBase gives a ReactionPoint the no-op defaults of every hook; schemes embed it
+// and override what they use.
+type RPBase struct{}
+
+// OnSend does nothing.
+func (RPBase) OnSend(int64, uint64, int) {}
+
+// OnAck does nothing.
+func (RPBase) OnAck(int64, *AckEvent) {}
+
+// OnNak does nothing.
+func (RPBase) OnNak(int64, *AckEvent) {}
+
+// OnCNP does nothing.
+func (RPBase) OnCNP(int64) {}
+
+// OnFeedback does nothing.
+func (RPBase) OnFeedback(int64, *Feedback) {}
+
+// NextTimer returns Never.
+func (RPBase) NextTimer() int64 { return Never }
+
+// OnTimer does nothing.
+func (RPBase) OnTimer(int64) {}
+
+// WindowBytes returns NoWindow.
+func (RPBase) WindowBytes() int64 { return NoWindow }
+
+// HaltUntil returns 0.
+func (RPBase) HaltUntil() int64 { return 0 }
+
+// CPBase gives a CongestionPoint no-op defaults; schemes embed it.
+type CPBase struct{}
+
+// OnEnqueue does nothing.
+func (CPBase) OnEnqueue(int64, *DataPacket, *PortState, FeedbackSink) Verdict { return Verdict{} }
+
+// OnDequeue does nothing.
+func (CPBase) OnDequeue(int64, *DataPacket, *PortState, FeedbackSink) Verdict { return Verdict{} }
+
+// NextTimer returns Never.
+func (CPBase) NextTimer() int64 { return Never }
+
+// OnTimer does nothing.
+func (CPBase) OnTimer(int64, *PortState, FeedbackSink) {}
+
+// Env is where an algorithm instance runs: the facts its defaults and state
+// depend on.
+type Env struct {
+	LinkBps       float64 // line rate of the port (CP) or NIC (NP, RP), bits/s
+	BaseRTT       int64   // expected base round-trip time, ns
+	MTU           int     // payload bytes of a full data packet
+	MaxFlows      int     // NP: QP indexes are below this
+	ExpectedFlows int     // expected concurrent flows (HPCC's N for W_AI)
+	ID            uint32  // CP: identity carried in feedback (CPID)
+}
+
+// Roles is a set of the three roles.
+type Roles uint8
+
+// The roles.
+const (
+	RoleCP Roles = 1 << iota
+	RoleNP
+	RoleRP
+)
+
+// Scheme is one registered algorithm. Params values are pointers to the scheme's
+// own parameter struct (TOML-decodable, `toml` tags), as returned by
+// DefaultParams; constructors validate them and return an error naming the bad
+// parameter. A nil constructor means the scheme lacks that role.
+type Scheme struct {
+	Name string // lower case, as in configs: "rocc", "hpcc", ...
+	Doc  string // one line: what it is and where it comes from
+	// DefaultParams returns a new parameter struct holding the paper's defaults
+	// for env (some defaults scale with the link rate).
+	DefaultParams func(env Env) any
+	NewCP         func(params any, env Env) (CongestionPoint, error)
+	NewNP         func(params any, env Env) (NotificationPoint, error)
+	NewRP         func(params any, env Env) (ReactionPoint, error)
+}
+
+// Roles reports which roles s has.
+func (s Scheme) Roles() Roles {
+	var r Roles
+	if s.NewCP != nil {
+		r |= RoleCP
+	}
+	if s.NewNP != nil {
+		r |= RoleNP
+	}
+	if s.NewRP != nil {
+		r |= RoleRP
+	}
+	return r
+}
+
+var (
+	registryMu sync.RWMutex
+	registry   = map[string]Scheme{}
+)
+
+// Register adds a scheme. It panics on an empty or duplicate name or a missing
+// DefaultParams: registration happens in init functions, where that is a
+// programming error.
+func Register(s Scheme) {
+	registryMu.Lock()
+	defer registryMu.Unlock()
+	if s.Name == "" || s.DefaultParams == nil {
+		panic("ccalgo: Register: scheme needs a name and DefaultParams")
+	}
+	if _, dup := registry[s.Name]; dup {
+		panic("ccalgo: Register: duplicate scheme " + s.Name)
+	}
+	registry[s.Name] = s
+}
+
+// Lookup returns the scheme registered under name.
+func Lookup(name string) (Scheme, error) {
+	registryMu.RLock()
+	defer registryMu.RUnlock()
+	s, ok := registry[name]
+	if !ok {
+		names := make([]string, 0, len(registry))
+		for n := range registry {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		return Scheme{}, fmt.Errorf("ccalgo: unknown scheme %q (known: %v)", name, names)
+	}
+	return s, nil
+}
+
+// Schemes returns every registered scheme, sorted by name.
+func Schemes() []Scheme {
+	registryMu.RLock()
+	defer registryMu.RUnlock()
+	out := make([]Scheme, 0, len(registry))
+	for _, s := range registry {
+		out = append(out, s)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// ParamError reports a bad parameter value.
+type ParamError struct {
+	Scheme, Param string
+	Value         any
+	Reason        string
+}
+
+func (e *ParamError) Error() string {
+	return fmt.Sprintf("ccalgo: %s: parameter %s = %v: %s", e.Scheme, e.Param, e.Value, e.Reason)
+}

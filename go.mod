@@ -1,0 +1,3 @@
+module github.com/ccbed/ccbed
+
+go 1.26
