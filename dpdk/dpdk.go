@@ -1,0 +1,53 @@
+// Package dpdk is ccbed's own small cgo binding to DPDK 22.11: EAL, lcores,
+// mempools and mbufs, ethdev ports, rte_rings and the TSC. It is the only package
+// of the project that imports "C"; everything else speaks Go (DESIGN.md,
+// "Dependencies"). The API is modelled on github.com/yerden/go-dpdk, which cannot be
+// downloaded here.
+//
+// Cost model (DESIGN.md, "What the Go/cgo boundary costs"): one cgo call per
+// burst, never per packet. Burst arrays live in C memory (NewBurst), so that cgo's
+// pointer checks have nothing to inspect, and packet bytes are reached from Go
+// through Mbuf.Data, a byte-slice view of the mbuf's buffer built from the C
+// struct's field offsets without a call into C.
+package dpdk
+
+/*
+#cgo pkg-config: libdpdk
+#cgo CFLAGS: -O2 -Wno-deprecated-declarations
+#include "shim.h"
+*/
+import "C"
+
+import (
+	"fmt"
+)
+
+// Error is a DPDK failure: the operation and the (positive) errno DPDK reported.
+type Error struct {
+	Op   string
+	Code int
+}
+
+func (e *Error) Error() string {
+	return fmt.Sprintf("dpdk: %s: %s (errno %d)", e.Op, C.GoString(C.rte_strerror(C.int(e.Code))), e.Code)
+}
+
+// errFromRC turns a DPDK return code (negative errno, or -1 with rte_errno) into an
+// error, nil for rc >= 0.
+func errFromRC(op string, rc C.int) error {
+	if rc >= 0 {
+		return nil
+	}
+	code := int(-rc)
+	if rc == -1 {
+		if e := int(C.ccbed_errno()); e != 0 {
+			code = e
+		}
+	}
+	return &Error{Op: op, Code: code}
+}
+
+// errFromNil reports rte_errno after a constructor returned NULL.
+func errFromNil(op string) error {
+	return &Error{Op: op, Code: int(C.ccbed_errno())}
+}

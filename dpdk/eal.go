@@ -1,0 +1,126 @@
+package dpdk
+
+/*
+#include <stdlib.h>
+#include "shim.h"
+*/
+import "C"
+
+import (
+	"errors"
+	"fmt"
+	"runtime"
+	"sync"
+	"unsafe"
+)
+
+var eal struct {
+	sync.Mutex
+	done  bool
+	err   error
+	mainQ chan func()
+}
+
+// ErrEALInitialised is returned by EALInit after a successful initialisation: the
+// EAL initialises once per process.
+var ErrEALInitialised = errors.New("dpdk: EAL already initialised in this process")
+
+// EALInit initialises the EAL with args (without the program name; for example
+// "--no-huge", "-m", "1024", "--no-pci", "--no-shconf", "--vdev=net_ring0"). It
+// returns an error instead of exiting the process; a second call returns
+// ErrEALInitialised, or the first call's error if that failed (DPDK cannot retry).
+//
+// The EAL is initialised on a dedicated, locked OS thread that then becomes the
+// main lcore: it keeps the main lcore's affinity and thread-local lcore id and
+// runs the functions given to RunOnMainLcore. No other goroutine ever runs on it,
+// so the pinning does not leak into the Go runtime's threads.
+func EALInit(args []string) error {
+	eal.Lock()
+	defer eal.Unlock()
+	if eal.done {
+		if eal.err != nil {
+			return eal.err
+		}
+		return ErrEALInitialised
+	}
+	for _, a := range args {
+		if a == "-h" || a == "--help" || a == "-v" {
+			return fmt.Errorf("dpdk: EALInit: %q would make the EAL print and exit; not allowed", a)
+		}
+	}
+	eal.done = true
+	// argv and its strings stay allocated for the life of the process: the EAL
+	// may keep pointers into them.
+	argv := (**C.char)(C.calloc(C.size_t(len(args)+2), C.size_t(unsafe.Sizeof(uintptr(0)))))
+	av := unsafe.Slice(argv, len(args)+2)
+	av[0] = C.CString("ccbed")
+	for i, a := range args {
+		av[i+1] = C.CString(a)
+	}
+	res := make(chan error)
+	eal.mainQ = make(chan func())
+	go func() {
+		runtime.LockOSThread() // never unlocked: this thread is the main lcore
+		rc := C.ccbed_eal_init(C.int(len(args)+1), argv)
+		if rc < 0 {
+			res <- errFromRC("rte_eal_init", rc)
+			return
+		}
+		res <- nil
+		for fn := range eal.mainQ {
+			fn()
+		}
+	}()
+	eal.err = <-res
+	return eal.err
+}
+
+// EALCleanup releases the EAL's resources (rte_eal_cleanup). Call it once, after
+// every port is closed and every lcore has returned; DPDK cannot be used
+// afterwards in this process.
+func EALCleanup() error {
+	return errFromRC("rte_eal_cleanup", C.rte_eal_cleanup())
+}
+
+// RunOnMainLcore runs fn on the main lcore's thread and waits for it to return.
+// It panics if the EAL is not initialised.
+func RunOnMainLcore(fn func()) {
+	if eal.mainQ == nil {
+		panic("dpdk: RunOnMainLcore before EALInit")
+	}
+	done := make(chan struct{})
+	eal.mainQ <- func() { fn(); close(done) }
+	<-done
+}
+
+// LcoreCount is the number of lcores the EAL enabled.
+func LcoreCount() int { return int(C.rte_lcore_count()) }
+
+// MainLcore is the id of the main lcore.
+func MainLcore() uint { return uint(C.rte_get_main_lcore()) }
+
+// Lcores returns the ids of the enabled lcores; withMain says whether to include
+// the main lcore.
+func Lcores(withMain bool) []uint {
+	skip := C.int(1)
+	if withMain {
+		skip = 0
+	}
+	var out []uint
+	for id := C.rte_get_next_lcore(^C.uint(0), skip, 0); id < C.RTE_MAX_LCORE; id = C.rte_get_next_lcore(id, skip, 0) {
+		out = append(out, uint(id))
+	}
+	return out
+}
+
+// LcoreSocket is the NUMA socket of an lcore.
+func LcoreSocket(lcore uint) int { return int(C.rte_lcore_to_socket_id(C.uint(lcore))) }
+
+// SocketAny selects any NUMA socket in allocation calls.
+const SocketAny = -1
+
+// TSC reads the time-stamp counter (one cgo call: use per burst, not per packet).
+func TSC() uint64 { return uint64(C.ccbed_rdtsc()) }
+
+// TSCHz is the TSC frequency.
+func TSCHz() uint64 { return uint64(C.ccbed_tsc_hz()) }

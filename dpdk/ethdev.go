@@ -1,0 +1,165 @@
+package dpdk
+
+/*
+#include <stdlib.h>
+#include "shim.h"
+*/
+import "C"
+
+import (
+	"fmt"
+	"net"
+	"unsafe"
+)
+
+// EthPort is an ethdev port id.
+type EthPort uint16
+
+// EthPortCount is the number of available ethdev ports.
+func EthPortCount() int { return int(C.rte_eth_dev_count_avail()) }
+
+// EthPortByName finds a port by its device name: a PCI address ("0000:03:00.0")
+// or a vdev name ("net_ring0").
+func EthPortByName(name string) (EthPort, error) {
+	cname := C.CString(name)
+	defer C.free(unsafe.Pointer(cname))
+	var id C.uint16_t
+	if rc := C.rte_eth_dev_get_port_by_name(cname, &id); rc != 0 {
+		return 0, errFromRC("rte_eth_dev_get_port_by_name "+name, rc)
+	}
+	return EthPort(id), nil
+}
+
+// Name is the port's device name.
+func (p EthPort) Name() string {
+	var buf [C.RTE_ETH_NAME_MAX_LEN]C.char
+	if C.rte_eth_dev_get_name_by_port(C.uint16_t(p), &buf[0]) != 0 {
+		return fmt.Sprintf("port%d", p)
+	}
+	return C.GoString(&buf[0])
+}
+
+// Configure sets the number of rx and tx queues and the MTU (0: the driver's
+// default), with offloads off.
+func (p EthPort) Configure(nrx, ntx uint16, mtu uint32) error {
+	return errFromRC(fmt.Sprintf("rte_eth_dev_configure port %d", p),
+		C.ccbed_eth_dev_configure_simple(C.uint16_t(p), C.uint16_t(nrx), C.uint16_t(ntx), C.uint32_t(mtu)))
+}
+
+// RxQueueSetup sets up rx queue q with nDesc descriptors, filled from pool.
+func (p EthPort) RxQueueSetup(q, nDesc uint16, socket int, pool *Mempool) error {
+	return errFromRC(fmt.Sprintf("rte_eth_rx_queue_setup port %d queue %d", p, q),
+		C.rte_eth_rx_queue_setup(C.uint16_t(p), C.uint16_t(q), C.uint16_t(nDesc), C.uint(socket), nil, pool.c()))
+}
+
+// TxQueueSetup sets up tx queue q with nDesc descriptors.
+func (p EthPort) TxQueueSetup(q, nDesc uint16, socket int) error {
+	return errFromRC(fmt.Sprintf("rte_eth_tx_queue_setup port %d queue %d", p, q),
+		C.rte_eth_tx_queue_setup(C.uint16_t(p), C.uint16_t(q), C.uint16_t(nDesc), C.uint(socket), nil))
+}
+
+// Start starts the port.
+func (p EthPort) Start() error {
+	return errFromRC(fmt.Sprintf("rte_eth_dev_start port %d", p), C.rte_eth_dev_start(C.uint16_t(p)))
+}
+
+// Stop stops the port; its queues keep their mbufs until Close.
+func (p EthPort) Stop() error {
+	return errFromRC(fmt.Sprintf("rte_eth_dev_stop port %d", p), C.rte_eth_dev_stop(C.uint16_t(p)))
+}
+
+// Close releases the port (stop it first); the mbufs in its rings return to
+// their pools.
+func (p EthPort) Close() error {
+	return errFromRC(fmt.Sprintf("rte_eth_dev_close port %d", p), C.rte_eth_dev_close(C.uint16_t(p)))
+}
+
+// SetPromiscuous turns promiscuous mode on or off.
+func (p EthPort) SetPromiscuous(on bool) error {
+	if on {
+		return errFromRC("rte_eth_promiscuous_enable", C.rte_eth_promiscuous_enable(C.uint16_t(p)))
+	}
+	return errFromRC("rte_eth_promiscuous_disable", C.rte_eth_promiscuous_disable(C.uint16_t(p)))
+}
+
+// MACAddr is the port's MAC address.
+func (p EthPort) MACAddr() (net.HardwareAddr, error) {
+	var a C.struct_rte_ether_addr
+	if rc := C.rte_eth_macaddr_get(C.uint16_t(p), &a); rc != 0 {
+		return nil, errFromRC("rte_eth_macaddr_get", rc)
+	}
+	return C.GoBytes(unsafe.Pointer(&a.addr_bytes[0]), 6), nil
+}
+
+// Link is a port's link state.
+type Link struct {
+	SpeedMbps  uint32
+	Up         bool
+	FullDuplex bool
+}
+
+// Link reads the link state without waiting.
+func (p EthPort) Link() (Link, error) {
+	var speed C.uint32_t
+	var up, duplex C.int
+	if rc := C.ccbed_eth_link(C.uint16_t(p), &speed, &up, &duplex); rc != 0 {
+		return Link{}, errFromRC("rte_eth_link_get_nowait", rc)
+	}
+	return Link{SpeedMbps: uint32(speed), Up: up != 0, FullDuplex: duplex != 0}, nil
+}
+
+// EthStats are a port's basic counters (struct rte_eth_stats).
+type EthStats struct {
+	IPackets, OPackets, IBytes, OBytes uint64
+	IMissed, IErrors, OErrors, RxNoMbuf uint64
+}
+
+// Stats reads the port's counters.
+func (p EthPort) Stats() (EthStats, error) {
+	var s C.struct_rte_eth_stats
+	if rc := C.rte_eth_stats_get(C.uint16_t(p), &s); rc != 0 {
+		return EthStats{}, errFromRC("rte_eth_stats_get", rc)
+	}
+	return EthStats{
+		IPackets: uint64(s.ipackets), OPackets: uint64(s.opackets),
+		IBytes: uint64(s.ibytes), OBytes: uint64(s.obytes),
+		IMissed: uint64(s.imissed), IErrors: uint64(s.ierrors),
+		OErrors: uint64(s.oerrors), RxNoMbuf: uint64(s.rx_nombuf),
+	}, nil
+}
+
+// ResetStats zeroes the port's counters.
+func (p EthPort) ResetStats() error {
+	return errFromRC("rte_eth_stats_reset", C.rte_eth_stats_reset(C.uint16_t(p)))
+}
+
+// RxBurst receives up to len(pkts) packets from queue q into pkts and returns
+// how many. pkts should be a Burst's slice (C memory); the caller owns the
+// received mbufs.
+func (p EthPort) RxBurst(q uint16, pkts []*Mbuf) int {
+	if len(pkts) == 0 {
+		return 0
+	}
+	return int(C.ccbed_rx_burst(C.uint16_t(p), C.uint16_t(q), mbufArray(pkts), C.uint16_t(len(pkts))))
+}
+
+// TxBurst queues pkts for transmission on queue q and returns how many the driver
+// took; ownership of those passes to the driver, the rest stay the caller's (free
+// or retry them).
+func (p EthPort) TxBurst(q uint16, pkts []*Mbuf) int {
+	if len(pkts) == 0 {
+		return 0
+	}
+	return int(C.ccbed_tx_burst(C.uint16_t(p), C.uint16_t(q), mbufArray(pkts), C.uint16_t(len(pkts))))
+}
+
+// RxTxBurst receives up to len(pkts) packets on (p, rxq) and transmits them
+// unmodified on (out, txq) in one cgo call, freeing what tx refuses. It returns
+// the received and sent counts. It is the C-side io forwarder used as a baseline
+// in benchmarks.
+func (p EthPort) RxTxBurst(rxq uint16, out EthPort, txq uint16, pkts []*Mbuf) (rx, tx int) {
+	var sent C.uint16_t
+	n := C.ccbed_rx_tx_burst(C.uint16_t(p), C.uint16_t(rxq), C.uint16_t(out), C.uint16_t(txq),
+		mbufArray(pkts), C.uint16_t(len(pkts)), &sent)
+	return int(n), int(sent)
+}

@@ -1,0 +1,85 @@
+#include <string.h>
+#include "shim.h"
+#include "_cgo_export.h"
+
+int ccbed_eal_init(int argc, char **argv) { return rte_eal_init(argc, argv); }
+int ccbed_errno(void) { return rte_errno; }
+
+uint16_t ccbed_rx_burst(uint16_t port, uint16_t queue, struct rte_mbuf **pkts, uint16_t n)
+{
+	return rte_eth_rx_burst(port, queue, pkts, n);
+}
+
+uint16_t ccbed_tx_burst(uint16_t port, uint16_t queue, struct rte_mbuf **pkts, uint16_t n)
+{
+	return rte_eth_tx_burst(port, queue, pkts, n);
+}
+
+uint16_t ccbed_rx_tx_burst(uint16_t rxport, uint16_t rxq, uint16_t txport, uint16_t txq,
+			   struct rte_mbuf **pkts, uint16_t n, uint16_t *sent)
+{
+	uint16_t nb = rte_eth_rx_burst(rxport, rxq, pkts, n);
+	uint16_t nt = 0;
+	if (nb > 0) {
+		nt = rte_eth_tx_burst(txport, txq, pkts, nb);
+		if (nt < nb)
+			rte_pktmbuf_free_bulk(pkts + nt, nb - nt);
+	}
+	*sent = nt;
+	return nb;
+}
+
+int ccbed_pktmbuf_alloc_bulk(struct rte_mempool *mp, struct rte_mbuf **pkts, unsigned n)
+{
+	return rte_pktmbuf_alloc_bulk(mp, pkts, n);
+}
+
+void ccbed_pktmbuf_free_bulk(struct rte_mbuf **pkts, unsigned n) { rte_pktmbuf_free_bulk(pkts, n); }
+unsigned ccbed_mempool_avail(struct rte_mempool *mp) { return rte_mempool_avail_count(mp); }
+unsigned ccbed_mempool_in_use(struct rte_mempool *mp) { return rte_mempool_in_use_count(mp); }
+
+unsigned ccbed_ring_enqueue_burst(struct rte_ring *r, struct rte_mbuf **objs, unsigned n, unsigned *free_space)
+{
+	return rte_ring_enqueue_burst(r, (void *const *)objs, n, free_space);
+}
+
+unsigned ccbed_ring_dequeue_burst(struct rte_ring *r, struct rte_mbuf **objs, unsigned n, unsigned *avail)
+{
+	return rte_ring_dequeue_burst(r, (void **)objs, n, avail);
+}
+
+unsigned ccbed_ring_count(const struct rte_ring *r) { return rte_ring_count(r); }
+
+uint64_t ccbed_rdtsc(void) { return rte_rdtsc(); }
+uint64_t ccbed_tsc_hz(void) { return rte_get_tsc_hz(); }
+
+static int ccbed_lcore_trampoline(void *arg)
+{
+	return ccbedLcoreEntry((uintptr_t)arg);
+}
+
+int ccbed_remote_launch(unsigned lcore, uintptr_t handle)
+{
+	return rte_eal_remote_launch(ccbed_lcore_trampoline, (void *)handle, lcore);
+}
+
+int ccbed_eth_link(uint16_t port, uint32_t *speed, int *up, int *duplex)
+{
+	struct rte_eth_link link;
+	int rc = rte_eth_link_get_nowait(port, &link);
+	if (rc != 0)
+		return rc;
+	*speed = link.link_speed;
+	*up = link.link_status;
+	*duplex = link.link_duplex;
+	return 0;
+}
+
+int ccbed_eth_dev_configure_simple(uint16_t port, uint16_t nrx, uint16_t ntx, uint32_t mtu)
+{
+	struct rte_eth_conf conf;
+	memset(&conf, 0, sizeof(conf));
+	if (mtu > 0)
+		conf.rxmode.mtu = mtu;
+	return rte_eth_dev_configure(port, nrx, ntx, &conf);
+}

@@ -1,0 +1,59 @@
+/* shim.h: C wrappers for DPDK's static-inline API, so that Go reaches each with one
+ * cgo call per burst. Only dpdk/ includes this file. */
+#ifndef CCBED_SHIM_H
+#define CCBED_SHIM_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <rte_config.h>
+#include <rte_eal.h>
+#include <rte_errno.h>
+#include <rte_lcore.h>
+#include <rte_launch.h>
+#include <rte_mempool.h>
+#include <rte_mbuf.h>
+#include <rte_ethdev.h>
+#include <rte_ring.h>
+#include <rte_cycles.h>
+#include <rte_malloc.h>
+
+/* Offsets of the rte_mbuf fields Go reads and writes without a cgo call. */
+enum {
+	ccbed_mbuf_off_buf_addr = offsetof(struct rte_mbuf, buf_addr),
+	ccbed_mbuf_off_data_off = offsetof(struct rte_mbuf, data_off),
+	ccbed_mbuf_off_nb_segs = offsetof(struct rte_mbuf, nb_segs),
+	ccbed_mbuf_off_port = offsetof(struct rte_mbuf, port),
+	ccbed_mbuf_off_pkt_len = offsetof(struct rte_mbuf, pkt_len),
+	ccbed_mbuf_off_data_len = offsetof(struct rte_mbuf, data_len),
+	ccbed_mbuf_off_buf_len = offsetof(struct rte_mbuf, buf_len),
+	ccbed_mbuf_off_pool = offsetof(struct rte_mbuf, pool),
+	ccbed_mbuf_size = sizeof(struct rte_mbuf),
+};
+
+int ccbed_eal_init(int argc, char **argv);
+int ccbed_errno(void);
+
+uint16_t ccbed_rx_burst(uint16_t port, uint16_t queue, struct rte_mbuf **pkts, uint16_t n);
+uint16_t ccbed_tx_burst(uint16_t port, uint16_t queue, struct rte_mbuf **pkts, uint16_t n);
+/* rx then tx of what was received, freeing what tx refused; returns received count,
+ * *sent gets the number transmitted. One call per loop iteration of a forwarder. */
+uint16_t ccbed_rx_tx_burst(uint16_t rxport, uint16_t rxq, uint16_t txport, uint16_t txq,
+			   struct rte_mbuf **pkts, uint16_t n, uint16_t *sent);
+
+int ccbed_pktmbuf_alloc_bulk(struct rte_mempool *mp, struct rte_mbuf **pkts, unsigned n);
+void ccbed_pktmbuf_free_bulk(struct rte_mbuf **pkts, unsigned n);
+unsigned ccbed_mempool_avail(struct rte_mempool *mp);
+unsigned ccbed_mempool_in_use(struct rte_mempool *mp);
+
+unsigned ccbed_ring_enqueue_burst(struct rte_ring *r, struct rte_mbuf **objs, unsigned n, unsigned *free_space);
+unsigned ccbed_ring_dequeue_burst(struct rte_ring *r, struct rte_mbuf **objs, unsigned n, unsigned *avail);
+unsigned ccbed_ring_count(const struct rte_ring *r);
+
+uint64_t ccbed_rdtsc(void);
+uint64_t ccbed_tsc_hz(void);
+
+int ccbed_remote_launch(unsigned lcore, uintptr_t handle);
+int ccbed_eth_link(uint16_t port, uint32_t *speed, int *up, int *duplex);
+int ccbed_eth_dev_configure_simple(uint16_t port, uint16_t nrx, uint16_t ntx, uint32_t mtu);
+
+#endif
