@@ -110,7 +110,7 @@ func (p EthPort) Link() (Link, error) {
 
 // EthStats are a port's basic counters (struct rte_eth_stats).
 type EthStats struct {
-	IPackets, OPackets, IBytes, OBytes uint64
+	IPackets, OPackets, IBytes, OBytes  uint64
 	IMissed, IErrors, OErrors, RxNoMbuf uint64
 }
 
