@@ -1,0 +1,189 @@
+// Package lcore runs Go polling loops on DPDK lcores ("lcore-pinned goroutines",
+// DESIGN.md "Lcores"): a loop on a worker lcore runs on that lcore's own EAL
+// thread (rte_eal_remote_launch of a C trampoline into Go), a loop on the main
+// lcore on the main lcore's locked thread. A Group starts loops, stops them all on
+// a context, a signal or Stop, and reports per loop its iterations, busy and idle
+// polls and the worst stall between two polls.
+//
+// The control plane reaches a running loop only through the stop flag (checked
+// every iteration, a plain load on x86) and rings; counters are written by their
+// loop alone and published every 1024 iterations and at exit.
+package lcore
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"sync"
+	"sync/atomic"
+	"syscall"
+
+	"github.com/ccbed/ccbed/dpdk"
+)
+
+// Poll is one iteration of a loop: it polls its inputs once, does the work, and
+// returns how many items (packets) it handled; 0 counts as an idle poll. It must
+// not block, allocate or log.
+type Poll func() int
+
+// Stats describe one loop.
+type Stats struct {
+	Name       string
+	Lcore      uint
+	Iterations uint64 // calls of the Poll
+	BusyPolls  uint64 // calls that returned > 0
+	IdlePolls  uint64 // calls that returned 0
+	Work       uint64 // sum of what the calls returned
+	MaxStallNs int64  // longest time between the starts of two consecutive polls
+	Panic      string // the panic that ended the loop (and stopped the group), if any
+}
+
+type loop struct {
+	name  string
+	lcore uint
+	poll  Poll
+	done  chan struct{}
+
+	iterations, busy, work, maxStallTicks atomic.Uint64
+	panicked                              atomic.Pointer[string]
+}
+
+// Group is a set of loops started and stopped together.
+type Group struct {
+	mu    sync.Mutex
+	loops []*loop
+	used  map[uint]bool
+	stop  atomic.Bool
+	clock *TSCClock
+}
+
+// NewGroup makes an empty group. The EAL must be initialised.
+func NewGroup() *Group {
+	return &Group{used: map[uint]bool{}, clock: NewTSCClock(dpdk.TSCHz())}
+}
+
+// Launch starts poll in a loop on lcore id: a worker lcore, or the main lcore.
+// One loop per lcore per group.
+func (g *Group) Launch(id uint, name string, poll Poll) error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.stop.Load() {
+		return fmt.Errorf("lcore: Launch %s: group already stopped", name)
+	}
+	if g.used[id] {
+		return fmt.Errorf("lcore: Launch %s: lcore %d already runs a loop", name, id)
+	}
+	enabled := false
+	for _, l := range dpdk.Lcores(true) {
+		enabled = enabled || l == id
+	}
+	if !enabled {
+		return fmt.Errorf("lcore: Launch %s: lcore %d is not enabled (EAL -l/--lcores)", name, id)
+	}
+	l := &loop{name: name, lcore: id, poll: poll, done: make(chan struct{})}
+	body := func() int {
+		defer close(l.done)
+		defer func() {
+			// A panic must not take the process down without results: record
+			// it, stop the group, and let the control plane report it.
+			if r := recover(); r != nil {
+				msg := fmt.Sprint(r)
+				l.panicked.Store(&msg)
+				g.stop.Store(true)
+			}
+		}()
+		l.run(&g.stop)
+		return 0
+	}
+	if id == dpdk.MainLcore() {
+		go dpdk.RunOnMainLcore(func() { body() })
+	} else {
+		if err := dpdk.LaunchOnLcore(id, body); err != nil {
+			return fmt.Errorf("lcore: Launch %s on lcore %d: %w", name, id, err)
+		}
+	}
+	g.used[id] = true
+	g.loops = append(g.loops, l)
+	return nil
+}
+
+func (l *loop) run(stop *atomic.Bool) {
+	var it, busy, work, maxStall uint64
+	prev := rdtsc()
+	for !stop.Load() {
+		n := l.poll()
+		now := rdtsc()
+		if d := now - prev; d > maxStall {
+			maxStall = d
+		}
+		prev = now
+		it++
+		if n > 0 {
+			busy++
+			work += uint64(n)
+		}
+		if it&1023 == 0 {
+			l.publish(it, busy, work, maxStall)
+		}
+	}
+	l.publish(it, busy, work, maxStall)
+}
+
+func (l *loop) publish(it, busy, work, maxStall uint64) {
+	l.iterations.Store(it)
+	l.busy.Store(busy)
+	l.work.Store(work)
+	l.maxStallTicks.Store(maxStall)
+}
+
+// Stop asks every loop to return after its current iteration; it does not wait.
+func (g *Group) Stop() { g.stop.Store(true) }
+
+// Stopped reports whether Stop was called.
+func (g *Group) Stopped() bool { return g.stop.Load() }
+
+// Wait blocks until every loop has returned, then collects the workers (so their
+// lcores can be launched again) and returns the final stats.
+func (g *Group) Wait() []Stats {
+	g.mu.Lock()
+	loops := append([]*loop(nil), g.loops...)
+	g.mu.Unlock()
+	for _, l := range loops {
+		<-l.done
+		if l.lcore != dpdk.MainLcore() {
+			dpdk.WaitLcore(l.lcore)
+		}
+	}
+	return g.Stats()
+}
+
+// Stats is a snapshot of every loop's counters (as of its last publication).
+func (g *Group) Stats() []Stats {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	out := make([]Stats, len(g.loops))
+	for i, l := range g.loops {
+		it, busy := l.iterations.Load(), l.busy.Load()
+		out[i] = Stats{
+			Name: l.name, Lcore: l.lcore,
+			Iterations: it, BusyPolls: busy, IdlePolls: it - busy,
+			Work: l.work.Load(), MaxStallNs: g.clock.ticksToNs(l.maxStallTicks.Load()),
+		}
+		if p := l.panicked.Load(); p != nil {
+			out[i].Panic = *p
+		}
+	}
+	return out
+}
+
+// Run waits until ctx is done or the process gets SIGINT or SIGTERM, then stops
+// every loop, waits for them and returns their stats. The signal is consumed (the
+// process does not die), so the caller can still write its results.
+func (g *Group) Run(ctx context.Context) []Stats {
+	ctx, cancel := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer cancel()
+	<-ctx.Done()
+	g.Stop()
+	return g.Wait()
+}
