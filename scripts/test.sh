@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# scripts/test.sh: the project's test command. Static checks, then every test,
+# including the DPDK tests on virtual devices (needs root and scripts/setup.sh).
+# Exits non-zero when anything fails.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+fail() { echo "test.sh: $*" >&2; exit 1; }
+
+unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))
+[ -z "$unformatted" ] || fail "gofmt needed: $unformatted"
+
+# cgo lives in dpdk/ alone (DESIGN.md).
+cgo=$(grep -rl --include='*.go' '^import "C"' . | grep -v '^./dpdk/' || true)
+[ -z "$cgo" ] || fail "import \"C\" outside dpdk/: $cgo"
+
+go vet ./...
+go test -count=1 -timeout 30m "$@" ./...
