@@ -1,0 +1,98 @@
+package port_test
+
+import (
+	"fmt"
+	"os"
+	"testing"
+
+	"github.com/ccbed/ccbed/dpdk"
+	"github.com/ccbed/ccbed/port"
+)
+
+func TestMain(m *testing.M) {
+	err := dpdk.EALInit([]string{"--no-huge", "-m", "256", "--no-pci", "--no-shconf", "--no-telemetry",
+		"-l", "0", "--log-level=lib.eal:error", "--vdev=net_ring0"})
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "port tests need DPDK (scripts/setup.sh) and root: %v\n", err)
+		os.Exit(1)
+	}
+	os.Exit(m.Run())
+}
+
+// sendRecv pushes a burst through tx and reads it back from rx, checking bytes.
+func sendRecv(t *testing.T, mp *dpdk.Mempool, tx, rx port.Port) {
+	t.Helper()
+	b := dpdk.NewBurst(16)
+	defer b.Free()
+	if err := mp.AllocBulk(b.Pkts); err != nil {
+		t.Fatal(err)
+	}
+	for i, m := range b.Pkts {
+		r := m.Room()
+		for j := 0; j < 64; j++ {
+			r[j] = byte(i + j)
+		}
+		m.SetLen(64)
+	}
+	if n := tx.TxBurst(b.Pkts); n != 16 {
+		dpdk.FreeBulk(b.Pkts[n:])
+		t.Fatalf("TxBurst took %d of 16", n)
+	}
+	n := rx.RxBurst(b.Pkts)
+	defer dpdk.FreeBulk(b.Pkts[:n])
+	if n != 16 {
+		t.Fatalf("RxBurst got %d of 16", n)
+	}
+	for i, m := range b.Pkts[:n] {
+		if d := m.Data(); len(d) != 64 || d[0] != byte(i) || d[63] != byte(i+63) {
+			t.Fatalf("packet %d corrupted", i)
+		}
+	}
+}
+
+func TestEthQueueAndRingPair(t *testing.T) {
+	mp, err := dpdk.NewPktMbufPool("port_pool", 511, 0, dpdk.MbufDefaultDataRoom, dpdk.SocketAny)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer mp.Free()
+
+	if _, err := port.StartEth(port.EthConfig{Name: "net_ring0"}); err == nil {
+		t.Fatal("StartEth without a pool accepted")
+	}
+	if _, err := port.StartEth(port.EthConfig{Name: "no_such_dev", Pool: mp}); err == nil {
+		t.Fatal("StartEth of a missing device accepted")
+	}
+	id, err := port.StartEth(port.EthConfig{Name: "net_ring0", Pool: mp, RxDesc: 128, TxDesc: 128})
+	if err != nil {
+		t.Fatal(err)
+	}
+	eq := port.EthQueue{Port: id}
+	sendRecv(t, mp, eq, eq) // a lone net_ring vdev loops tx into rx
+
+	a, err := dpdk.NewRing("port_a", 64, dpdk.SocketAny, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Free()
+	b, err := dpdk.NewRing("port_b", 64, dpdk.SocketAny, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Free()
+	left, right := port.RingPair{Rx: a, Tx: b}, port.RingPair{Rx: b, Tx: a}
+	sendRecv(t, mp, left, right)
+	sendRecv(t, mp, right, left)
+
+	scratch := dpdk.NewBurst(8)
+	defer scratch.Free()
+	if n := port.Drain(eq, scratch.Pkts); n != 0 {
+		t.Fatalf("Drain found %d stray packets", n)
+	}
+	if err := id.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	if in := mp.InUse(); in != 0 {
+		t.Fatalf("%d mbufs not returned", in)
+	}
+}
