@@ -13,6 +13,7 @@ package dpdk
 
 /*
 #cgo pkg-config: libdpdk
+#cgo LDFLAGS: -lrte_net_ring
 #cgo CFLAGS: -O2 -Wno-deprecated-declarations
 #include "shim.h"
 */

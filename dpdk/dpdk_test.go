@@ -324,3 +324,36 @@ func TestBurstPathsAllocateNothing(t *testing.T) {
 		t.Fatalf("burst path allocates %.1f times per run", allocs)
 	}
 }
+
+func TestEthCable(t *testing.T) {
+	mp := newPool(t, "p_cable", 511, dpdk.MbufDefaultDataRoom)
+	a, b, err := dpdk.NewEthCable("cab_a", "cab_b", 256, dpdk.SocketAny)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pa := startPort(t, a.Name(), mp)
+	pb := startPort(t, b.Name(), mp)
+	burst := dpdk.NewBurst(8)
+	defer burst.Free()
+	for _, dir := range [][2]dpdk.EthPort{{pa, pb}, {pb, pa}} {
+		if err := mp.AllocBulk(burst.Pkts); err != nil {
+			t.Fatal(err)
+		}
+		for i, m := range burst.Pkts {
+			m.Room()[0] = byte(i + int(dir[0]))
+			m.SetLen(60)
+		}
+		if n := dir[0].TxBurst(0, burst.Pkts); n != 8 {
+			t.Fatalf("tx %d of 8", n)
+		}
+		if n := dir[0].RxBurst(0, burst.Pkts); n != 0 {
+			dpdk.FreeBulk(burst.Pkts[:n])
+			t.Fatalf("sender received its own %d packets", n)
+		}
+		n := dir[1].RxBurst(0, burst.Pkts)
+		if n != 8 || burst.Pkts[3].Data()[0] != byte(3+int(dir[0])) {
+			t.Fatalf("peer received %d", n)
+		}
+		dpdk.FreeBulk(burst.Pkts[:n])
+	}
+}

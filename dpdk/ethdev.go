@@ -163,3 +163,39 @@ func (p EthPort) RxTxBurst(rxq uint16, out EthPort, txq uint16, pkts []*Mbuf) (r
 		mbufArray(pkts), C.uint16_t(len(pkts)), &sent)
 	return int(n), int(sent)
 }
+
+// NewEthCable makes two ethdev ports joined back to back by a pair of rte_rings
+// (rte_eth_from_rings of the net_ring driver): what one transmits the other
+// receives. It is the virtual cable between a host port and a switch port when
+// a whole testbed runs in one process. size is each ring's slot count (a power of
+// two). The ports still need Configure, queue setup and Start.
+func NewEthCable(nameA, nameB string, size uint32, socket int) (a, b EthPort, err error) {
+	ab, err := NewRing(nameA+">"+nameB, size, socket, RingSingleProducer|RingSingleConsumer)
+	if err != nil {
+		return 0, 0, err
+	}
+	ba, err := NewRing(nameB+">"+nameA, size, socket, RingSingleProducer|RingSingleConsumer)
+	if err != nil {
+		ab.Free()
+		return 0, 0, err
+	}
+	ca, cb := C.CString(nameA), C.CString(nameB)
+	defer C.free(unsafe.Pointer(ca))
+	defer C.free(unsafe.Pointer(cb))
+	pa := C.ccbed_eth_from_ring_pair(ca, ba.c(), ab.c(), C.uint(socketOrZero(socket)))
+	if pa < 0 {
+		return 0, 0, errFromRC("rte_eth_from_rings "+nameA, pa)
+	}
+	pb := C.ccbed_eth_from_ring_pair(cb, ab.c(), ba.c(), C.uint(socketOrZero(socket)))
+	if pb < 0 {
+		return 0, 0, errFromRC("rte_eth_from_rings "+nameB, pb)
+	}
+	return EthPort(pa), EthPort(pb), nil
+}
+
+func socketOrZero(s int) int {
+	if s < 0 {
+		return 0
+	}
+	return s
+}

@@ -83,3 +83,10 @@ int ccbed_eth_dev_configure_simple(uint16_t port, uint16_t nrx, uint16_t ntx, ui
 		conf.rxmode.mtu = mtu;
 	return rte_eth_dev_configure(port, nrx, ntx, &conf);
 }
+
+int ccbed_eth_from_ring_pair(const char *name, struct rte_ring *rx, struct rte_ring *tx, unsigned socket)
+{
+	struct rte_ring *rxq[1] = {rx};
+	struct rte_ring *txq[1] = {tx};
+	return rte_eth_from_rings(name, rxq, 1, txq, 1, socket);
+}

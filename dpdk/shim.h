@@ -16,6 +16,7 @@
 #include <rte_ring.h>
 #include <rte_cycles.h>
 #include <rte_malloc.h>
+#include <rte_eth_ring.h>
 
 /* Offsets of the rte_mbuf fields Go reads and writes without a cgo call. */
 enum {
@@ -54,6 +55,7 @@ uint64_t ccbed_tsc_hz(void);
 
 int ccbed_remote_launch(unsigned lcore, uintptr_t handle);
 int ccbed_eth_link(uint16_t port, uint32_t *speed, int *up, int *duplex);
+int ccbed_eth_from_ring_pair(const char *name, struct rte_ring *rx, struct rte_ring *tx, unsigned socket);
 int ccbed_eth_dev_configure_simple(uint16_t port, uint16_t nrx, uint16_t ntx, uint32_t mtu);
 
 #endif
