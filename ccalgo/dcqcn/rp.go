@@ -1,0 +1,145 @@
+package dcqcn
+
+import (
+	"math"
+
+	"github.com/ccbed/ccbed/ccalgo"
+)
+
+// RP is DCQCN's reaction point for one QP (paper Section 3.1, Figure 7,
+// equations (1)-(4); spec dcqcn.md "RP").
+type RP struct {
+	ccalgo.RPBase
+	p        Params
+	lineRate float64
+	minRate  float64
+	rai      float64
+	rhai     float64
+	g        float64
+	kNs      int64 // alpha timer period
+	tNs      int64 // increase timer period
+	decNs    int64 // minimum spacing of rate decreases
+	window   int64
+
+	rc, rt    float64 // current and target rate, bits/s
+	alpha     float64
+	tCnt      int   // increase timer events since the last CNP
+	bCnt      int   // byte counter events since the last CNP
+	bytes     int64 // bytes sent since the last byte counter event or CNP
+	nextAlpha int64 // alpha timer, Never before the first CNP
+	nextInc   int64 // increase timer, Never before the first CNP
+	lastCut   int64 // time of the last rate decrease; math.MinInt64 if none
+}
+
+var _ ccalgo.ReactionPoint = (*RP)(nil)
+
+// NewRP returns an RP at line rate (env.LinkBps) with alpha = p.InitAlpha.
+func NewRP(p *Params, env ccalgo.Env) (*RP, error) {
+	if err := p.validateRP(); err != nil {
+		return nil, err
+	}
+	if !(env.LinkBps > 0) {
+		return nil, bad("LinkBps", env.LinkBps, "env needs the NIC's line rate")
+	}
+	r := &RP{
+		p:         *p,
+		lineRate:  env.LinkBps,
+		minRate:   min(p.MinRateMbps*1e6, env.LinkBps),
+		rai:       p.RAIMbps * 1e6,
+		rhai:      p.RHAIMbps * 1e6,
+		g:         p.G,
+		kNs:       int64(p.AlphaTimerUs * 1000),
+		tNs:       int64(p.IncreaseTimerUs * 1000),
+		decNs:     int64(p.DecreaseIntervalUs * 1000),
+		window:    ccalgo.NoWindow,
+		rc:        env.LinkBps,
+		rt:        env.LinkBps,
+		alpha:     p.InitAlpha,
+		nextAlpha: ccalgo.Never,
+		nextInc:   ccalgo.Never,
+		lastCut:   math.MinInt64,
+	}
+	if p.Window {
+		r.window = max(int64(math.Ceil(env.LinkBps*float64(env.BaseRTT)/8e9)), int64(env.MTU))
+	}
+	return r, nil
+}
+
+// RateBps is the current rate R_C.
+func (r *RP) RateBps() float64 { return r.rc }
+
+// TargetBps is the target rate R_T.
+func (r *RP) TargetBps() float64 { return r.rt }
+
+// Alpha is the current congestion estimate alpha.
+func (r *RP) Alpha() float64 { return r.alpha }
+
+// WindowBytes is line rate * base RTT in the "+win" variant, else NoWindow.
+func (r *RP) WindowBytes() int64 { return r.window }
+
+// NextTimer is the earlier of the alpha and the increase timer.
+func (r *RP) NextTimer() int64 { return min(r.nextAlpha, r.nextInc) }
+
+// OnCNP cuts the rate (eq. 2, R_T = R_C first), then updates alpha (eq. 1),
+// resets both increase counters and re-arms both timers. CNPs within
+// DecreaseIntervalUs of the last cut are ignored.
+func (r *RP) OnCNP(now int64) {
+	if r.lastCut != math.MinInt64 && now-r.lastCut < r.decNs {
+		return
+	}
+	r.lastCut = now
+	r.rt = r.rc
+	r.rc = max(r.minRate, r.rc*(1-r.alpha/2))
+	r.alpha = (1-r.g)*r.alpha + r.g
+	r.tCnt, r.bCnt, r.bytes = 0, 0, 0
+	r.nextAlpha = now + r.kNs
+	r.nextInc = now + r.tNs
+}
+
+// OnSend counts bytes for the byte counter; every B bytes is an increase event.
+func (r *RP) OnSend(now int64, seq uint64, bytes int) {
+	if r.p.ByteCounterBytes <= 0 || r.nextInc == ccalgo.Never {
+		return // no byte counter, or no CNP yet: nothing to recover from
+	}
+	r.bytes += int64(bytes)
+	if r.bytes >= r.p.ByteCounterBytes {
+		r.bytes -= r.p.ByteCounterBytes
+		r.bCnt++
+		r.increase()
+	}
+}
+
+// OnTimer runs the alpha decay (eq. 3) and the timer increase event due at now.
+func (r *RP) OnTimer(now int64) {
+	if now >= r.nextAlpha {
+		r.alpha *= 1 - r.g
+		r.nextAlpha += r.kNs
+		if r.nextAlpha <= now {
+			r.nextAlpha = now + r.kNs
+		}
+	}
+	if now >= r.nextInc {
+		r.tCnt++
+		r.increase()
+		r.nextInc += r.tNs
+		if r.nextInc <= now {
+			r.nextInc = now + r.tNs
+		}
+	}
+}
+
+// increase is one rate increase event (eq. 4 and the AI / HAI stages).
+func (r *RP) increase() {
+	// Without a byte counter B_cnt stays 0: fast recovery, then additive
+	// increase only.
+	hi, lo := max(r.tCnt, r.bCnt), min(r.tCnt, r.bCnt)
+	switch {
+	case hi < r.p.F: // fast recovery
+	case lo < r.p.F: // additive increase
+		r.rt += r.rai
+	default: // hyper increase
+		r.rt += float64(lo-r.p.F+1) * r.rhai
+	}
+	r.rt = min(r.rt, r.lineRate)
+	r.rc = min((r.rt+r.rc)/2, r.lineRate)
+}

@@ -1,0 +1,278 @@
+package dctcp_test
+
+import (
+	"math"
+	"testing"
+
+	"github.com/ccbed/ccbed/ccalgo"
+	"github.com/ccbed/ccbed/ccalgo/dctcp"
+	"github.com/ccbed/ccbed/ccalgo/sim"
+)
+
+const us = int64(1000)
+
+var env10 = ccalgo.Env{LinkBps: 10e9, BaseRTT: 6 * us, MTU: 1000, MaxFlows: 4, ExpectedFlows: 4}
+
+func near(a, b float64) bool { return math.Abs(a-b) <= 1e-9*math.Max(1, math.Abs(b)) }
+
+func TestDefaults(t *testing.T) {
+	tests := []struct {
+		link float64
+		k    int64
+	}{{10e9, 30_000}, {25e9, 75_000}, {40e9, 120_000}, {100e9, 300_000}}
+	for _, tc := range tests {
+		p := dctcp.DefaultParams(ccalgo.Env{LinkBps: tc.link})
+		if p.KBytes != tc.k || p.G != 1.0/16 || p.InitAlpha != 1 {
+			t.Errorf("%g: %+v, want K %d g 1/16 alpha 1", tc.link, *p, tc.k)
+		}
+	}
+}
+
+func TestParamErrors(t *testing.T) {
+	tests := []struct {
+		name string
+		mod  func(*dctcp.Params)
+	}{
+		{"negative K", func(p *dctcp.Params) { p.KBytes = -1 }},
+		{"g zero", func(p *dctcp.Params) { p.G = 0 }},
+		{"g above 1", func(p *dctcp.Params) { p.G = 2 }},
+		{"alpha NaN", func(p *dctcp.Params) { p.InitAlpha = math.NaN() }},
+		{"negative window", func(p *dctcp.Params) { p.InitWindowBytes = -5 }},
+	}
+	s, _ := ccalgo.Lookup("dctcp")
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			p := dctcp.DefaultParams(env10)
+			tc.mod(p)
+			_, e1 := s.NewCP(p, env10)
+			_, e3 := s.NewRP(p, env10)
+			if e1 == nil && e3 == nil {
+				t.Error("accepted")
+			}
+		})
+	}
+	if _, err := s.NewNP(new(int), env10); err == nil {
+		t.Error("wrong params type accepted")
+	}
+}
+
+func TestCPStepMarking(t *testing.T) {
+	cp, _ := dctcp.NewCP(dctcp.DefaultParams(env10), env10)
+	tests := []struct {
+		q    int64
+		want ccalgo.Mark
+	}{{0, ccalgo.MarkNone}, {29_999, ccalgo.MarkNone}, {30_000, ccalgo.MarkNone}, {30_001, ccalgo.MarkCE}, {1 << 20, ccalgo.MarkCE}}
+	pkt := ccalgo.DataPacket{WireBytes: 1062}
+	for _, tc := range tests {
+		port := ccalgo.PortState{QueueBytes: tc.q}
+		if v := cp.OnDequeue(0, &pkt, &port, nil); v.Mark != tc.want {
+			t.Errorf("q=%d: %v, want %v", tc.q, v.Mark, tc.want)
+		}
+		if v := cp.OnEnqueue(0, &pkt, &port, nil); v.Mark != ccalgo.MarkNone {
+			t.Errorf("q=%d: marked at enqueue", tc.q)
+		}
+	}
+}
+
+func TestNPEcho(t *testing.T) {
+	for _, m := range []ccalgo.Mark{ccalgo.MarkNone, ccalgo.MarkCE} {
+		var ack ccalgo.AckFields
+		d := ccalgo.DataArrival{SendTS: 1234, Mark: m}
+		if cnp := (dctcp.NP{}).OnData(5000, &d, &ack); cnp || ack.Mark != m || ack.EchoTS != 1234 {
+			t.Errorf("mark %v: cnp %v ack %+v", m, cnp, ack)
+		}
+	}
+}
+
+// TestRPWindow checks equations (1) and (2) and the additive increase against
+// hand-computed values: BDP = 10 Gb/s * 6 us = 7500 B, alpha = 1, g = 1/16.
+func TestRPWindow(t *testing.T) {
+	rp, err := dctcp.NewRP(dctcp.DefaultParams(env10), env10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rp.WindowBytes() != 7500 || rp.RateBps() != 10e9 {
+		t.Fatalf("initial window %d rate %g", rp.WindowBytes(), rp.RateBps())
+	}
+	w, alpha := 7500.0, 1.0
+	steps := []struct {
+		acked, newly, sndNxt int64
+		mark                 bool
+		apply                func()
+	}{
+		// Unmarked: W += MTU * 1000 / W. The observation window ends at 7000.
+		{1000, 1000, 7000, false, func() { w += 1000 * 1000 / w }},
+		// First mark: cut with alpha = 1, no further cut until 8000 is acked.
+		{2000, 1000, 8000, true, func() { w *= 1 - alpha/2 }},
+		// Passes 7000: F = 1/3 of 3 ACKs; still reducing, unmarked: grow.
+		{7000, 5000, 9000, false, func() { alpha = 15.0/16*alpha + 1.0/16/3; w += 1000 * 5000 / w }},
+		// Marked, inside the reduction (6999 < 8000 not passed yet): no cut.
+		{7500, 500, 9000, true, func() {}},
+		// Passes 8000: the reduction ends, the mark cuts with the new alpha.
+		{8000, 500, 10000, true, func() { w *= 1 - alpha/2 }},
+		// Passes 9000: window of 3 ACKs, 2 marked.
+		{9000, 1000, 11000, false, func() { alpha = 15.0/16*alpha + 1.0/16*2/3; w += 1000 * 1000 / w }},
+	}
+	for i, s := range steps {
+		a := ccalgo.AckEvent{AckedSeq: uint64(s.acked), NewlyAcked: s.newly, SndNxt: uint64(s.sndNxt)}
+		if s.mark {
+			a.Fields.Mark = ccalgo.MarkCE
+		}
+		rp.OnAck(int64(i)*us, &a)
+		s.apply()
+		if rp.WindowBytes() != int64(w) || !near(rp.Alpha(), alpha) {
+			t.Fatalf("step %d: W %d alpha %.6f, want %d %.6f", i, rp.WindowBytes(), rp.Alpha(), int64(w), alpha)
+		}
+	}
+	// A NAK halves W once per window.
+	rp.OnNak(10*us, &ccalgo.AckEvent{AckedSeq: 12000, SndNxt: 20000})
+	w /= 2
+	rp.OnNak(11*us, &ccalgo.AckEvent{AckedSeq: 12000, SndNxt: 20000})
+	if rp.WindowBytes() != int64(w) {
+		t.Errorf("after NAKs W %d, want %d", rp.WindowBytes(), int64(w))
+	}
+	// Floor at one MTU.
+	for k := 0; k < 100; k++ {
+		rp.OnNak(int64(20+k)*us, &ccalgo.AckEvent{AckedSeq: uint64(30000 + 1000*k), SndNxt: uint64(30000 + 1000*k)})
+	}
+	if rp.WindowBytes() != 1000 {
+		t.Errorf("W %d, want the 1000 B floor", rp.WindowBytes())
+	}
+}
+
+func TestZeroAllocs(t *testing.T) {
+	p := dctcp.DefaultParams(env10)
+	cp, _ := dctcp.NewCP(p, env10)
+	rp, _ := dctcp.NewRP(p, env10)
+	var np dctcp.NP
+	port := ccalgo.PortState{QueueBytes: 40_000}
+	pkt := ccalgo.DataPacket{WireBytes: 1062}
+	d := ccalgo.DataArrival{Mark: ccalgo.MarkCE}
+	var ack ccalgo.AckFields
+	seq := uint64(0)
+	tests := map[string]func(){
+		"CP.OnDequeue": func() { cp.OnDequeue(0, &pkt, &port, nil) },
+		"NP.OnData":    func() { np.OnData(0, &d, &ack) },
+		"RP.OnAck": func() {
+			seq += 1000
+			a := ccalgo.AckEvent{AckedSeq: seq, NewlyAcked: 1000, SndNxt: seq + 8000}
+			a.Fields.Mark = ccalgo.Mark(seq/1000%2) * ccalgo.MarkCE / 2 * 2
+			rp.OnAck(0, &a)
+		},
+		"RP.OnNak": func() { rp.OnNak(0, &ccalgo.AckEvent{AckedSeq: seq, SndNxt: seq}) },
+	}
+	for name, f := range tests {
+		if a := testing.AllocsPerRun(1000, f); a != 0 {
+			t.Errorf("%s: %v allocs", name, a)
+		}
+	}
+}
+
+func BenchmarkCPOnDequeue(b *testing.B) {
+	cp, _ := dctcp.NewCP(dctcp.DefaultParams(env10), env10)
+	port := ccalgo.PortState{QueueBytes: 40_000}
+	pkt := ccalgo.DataPacket{WireBytes: 1062}
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		port.QueueBytes = int64(i % 60_000)
+		cp.OnDequeue(0, &pkt, &port, nil)
+	}
+}
+
+func BenchmarkNPOnData(b *testing.B) {
+	var np dctcp.NP
+	d := ccalgo.DataArrival{Mark: ccalgo.MarkCE}
+	var ack ccalgo.AckFields
+	b.ReportAllocs()
+	for b.Loop() {
+		np.OnData(0, &d, &ack)
+	}
+}
+
+func BenchmarkRPOnAck(b *testing.B) {
+	rp, _ := dctcp.NewRP(dctcp.DefaultParams(env10), env10)
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		seq := uint64(i+1) * 1000
+		a := ccalgo.AckEvent{AckedSeq: seq, NewlyAcked: 1000, SndNxt: seq + 8000}
+		if i%7 == 0 {
+			a.Fields.Mark = ccalgo.MarkCE
+		}
+		rp.OnAck(int64(i), &a)
+	}
+}
+
+// TestClosedLoop: long flows share the bottleneck fairly, with the link busy
+// and the queue held around K.
+func TestClosedLoop(t *testing.T) {
+	tests := []struct {
+		name string
+		link float64
+		n    int
+	}{
+		{"10G 2 flows", 10e9, 2},
+		{"40G 2 flows", 40e9, 2},
+		{"10G 3 flows", 10e9, 3},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			flows := make([]sim.Flow, tc.n)
+			for i := range flows {
+				flows[i] = sim.Flow{Src: i, Start: int64(i) * 500 * us}
+			}
+			d := int64(10_000_000)
+			r, err := sim.Run(sim.Config{Scheme: "dctcp", LinkBps: tc.link, Flows: flows, Duration: d, SampleEvery: 100 * us})
+			if err != nil {
+				t.Fatal(err)
+			}
+			k := float64(dctcp.DefaultParams(ccalgo.Env{LinkBps: tc.link}).KBytes)
+			eff := float64(sim.DefaultMTU) / float64(sim.DefaultMTU+sim.DefaultHeaderBytes)
+			rates := make([]float64, tc.n)
+			var sum float64
+			for i := range rates {
+				rates[i] = r.MeanGoodput(i, d/2, d)
+				sum += rates[i]
+			}
+			j := sim.Jain(rates)
+			util := sum / (tc.link * eff)
+			mq := r.MeanQueue(d/2, d)
+			// Settling of the last flow's goodput (window-limited flows send
+			// in bursts, so a 500 us moving average of 100 us samples) to
+			// within 20 % of the fair share; -1 if never.
+			last := tc.n - 1
+			st := sim.SettlingTime(r.T, movingAvg(r.Goodput[last], 5), tc.link*eff/float64(tc.n), 0.2)
+			t.Logf("goodput %v Gb/s, Jain %.4f, utilisation %.3f, queue mean %.0f B max %d B (K %.0f), marks %d, last flow settles (20%%, 500 us avg) at %.0f us (joined %d us)",
+				gb(rates), j, util, mq, r.MaxQueueIn(d/2, d), k, r.MarkedCE, float64(st)/1000, flows[last].Start/1000)
+			if j < 0.95 {
+				t.Errorf("Jain %.4f < 0.95", j)
+			}
+			if util < 0.95 {
+				t.Errorf("utilisation %.3f < 0.95", util)
+			}
+			if mq < 0.5*k || mq > 1.5*k {
+				t.Errorf("steady queue %.0f B not around K = %.0f B", mq, k)
+			}
+		})
+	}
+}
+
+func movingAvg(x []float64, n int) []float64 {
+	out := make([]float64, len(x))
+	var s float64
+	for i, v := range x {
+		s += v
+		if i >= n {
+			s -= x[i-n]
+		}
+		out[i] = s / float64(min(i+1, n))
+	}
+	return out
+}
+
+func gb(x []float64) []float64 {
+	out := make([]float64, len(x))
+	for i, v := range x {
+		out[i] = math.Round(v/1e7) / 100
+	}
+	return out
+}
