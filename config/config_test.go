@@ -1,0 +1,117 @@
+package config
+
+import (
+	"errors"
+	"strings"
+	"testing"
+)
+
+type portCfg struct {
+	Name string  `toml:"name"`
+	Gbps float64 `toml:"link_gbps"`
+}
+
+type testCfg struct {
+	Name   string    `toml:"name"`
+	Lcores int       `toml:"lcores"`
+	Ports  []portCfg `toml:"ports"`
+	CC     struct {
+		Scheme string `toml:"scheme"`
+	} `toml:"cc"`
+}
+
+const good = `# a switch
+name = "sw" # trailing comment
+lcores = 3
+
+[cc]
+scheme = "rocc"
+
+[[ports]]
+name = "net_ring0"
+link_gbps = 10
+
+[[ports]]
+name = "net_ring1"
+link_gbps = 40
+`
+
+func TestDecodeGood(t *testing.T) {
+	var c testCfg
+	f, err := Decode("sw.toml", good, &c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Name != "sw" || c.Lcores != 3 || len(c.Ports) != 2 || c.Ports[1].Gbps != 40 || c.CC.Scheme != "rocc" {
+		t.Fatalf("decoded %+v", c)
+	}
+	for _, tc := range []struct {
+		key  string
+		line int
+	}{
+		{"name", 2}, {"lcores", 3}, {"cc", 5}, {"cc.scheme", 6},
+		{"ports.name", 9}, {"ports[0].link_gbps", 10}, {"ports[1].link_gbps", 14},
+		{"ports[1]", 12}, {"missing", 0}, {"ports[5].name", 0},
+	} {
+		if got := f.Line(tc.key); got != tc.line {
+			t.Errorf("Line(%q) = %d, want %d", tc.key, got, tc.line)
+		}
+	}
+	err = f.Errorf("ports[1].link_gbps", "must be at most %d", 25)
+	if err.Error() != "sw.toml:14: ports[1].link_gbps: must be at most 25" {
+		t.Fatalf("Errorf = %q", err)
+	}
+	if !f.IsDefined("cc", "scheme") || f.IsDefined("cc", "params") {
+		t.Fatal("IsDefined wrong")
+	}
+}
+
+func TestDecodeErrors(t *testing.T) {
+	for _, tc := range []struct {
+		name, text string
+		line       int
+		key, msg   string
+	}{
+		{"unknown key", "name = 'a'\n[[ports]]\nname = 'p'\nlink_gpbs = 10\n", 4, "ports.link_gpbs", "unknown key"},
+		{"unknown table", "name = 'a'\n[pfc]\nxoff = 1\n", 2, "pfc", "unknown key"},
+		{"wrong type", "name = 'a'\n[[ports]]\nlink_gbps = 'ten'\n", 3, "ports.link_gbps", "incompatible types"},
+		{"syntax", "name = 'a'\nlcores = \n", 2, "lcores", "expected value"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var c testCfg
+			_, err := Decode("x.toml", tc.text, &c)
+			var ce *Error
+			if !errors.As(err, &ce) {
+				t.Fatalf("err = %v, want *Error", err)
+			}
+			if ce.File != "x.toml" || ce.Line != tc.line || ce.Key != tc.key || !strings.Contains(ce.Msg, tc.msg) {
+				t.Fatalf("got %#v (%v)", ce, err)
+			}
+		})
+	}
+}
+
+func TestLoadMissingFile(t *testing.T) {
+	var c testCfg
+	if _, err := Load("/nonexistent/x.toml", &c); err == nil {
+		t.Fatal("no error for a missing file")
+	}
+}
+
+func FuzzDecode(f *testing.F) {
+	f.Add(good)
+	f.Add("name = 'a'\n[[ports]]\nlink_gbps = 'ten'\n")
+	f.Add("[[a.b]]\nc = [1, {d = 2}]\n")
+	f.Fuzz(func(t *testing.T, text string) {
+		var c testCfg
+		file, err := Decode("fuzz.toml", text, &c)
+		if err != nil {
+			var ce *Error
+			if !errors.As(err, &ce) || ce.File != "fuzz.toml" {
+				t.Fatalf("error of the wrong shape: %v", err)
+			}
+			return
+		}
+		_ = file.Line("ports[0].name")
+	})
+}
