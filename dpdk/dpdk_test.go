@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -19,6 +20,9 @@ var ealArgs = []string{
 }
 
 func TestMain(m *testing.M) {
+	// CCBED_EAL_EXTRA adds EAL arguments, e.g. "-d /path/to/pmds" on a machine
+	// where DPDK's drivers are not installed in their default place.
+	ealArgs = append(ealArgs, strings.Fields(os.Getenv("CCBED_EAL_EXTRA"))...)
 	if err := dpdk.EALInit(ealArgs); err != nil {
 		fmt.Fprintf(os.Stderr, "dpdk tests need DPDK (scripts/setup.sh) and root: %v\n", err)
 		os.Exit(1)
