@@ -69,3 +69,27 @@ func BenchmarkIOForwardGo(b *testing.B) { benchmarkForward(b, true) }
 // BenchmarkIOForwardC: the same with the rx/tx pair done in C (one cgo call per
 // burst): the binding's floor.
 func BenchmarkIOForwardC(b *testing.B) { benchmarkForward(b, false) }
+
+// BenchmarkCgoCall is the price of one trivial call into C (rte_ring_count), the
+// unit cost that every per-burst call pays.
+func BenchmarkCgoCall(b *testing.B) {
+	r, err := dpdk.NewRing("r_cgo", 64, dpdk.SocketAny, 0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer r.Free()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		_ = r.Count()
+	}
+}
+
+// BenchmarkTSC is dpdk.TSC (rte_rdtsc through cgo); lcore.TSCClock reads the
+// counter without cgo.
+func BenchmarkTSC(b *testing.B) {
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		_ = dpdk.TSC()
+	}
+}
