@@ -50,6 +50,9 @@ type flowState struct {
 	nakSent   bool
 	delivered int64
 	lastSampl int64 // delivered at the previous sample
+	unacked   int   // in-order packets received since the last ACK
+	delAckAt  int64 // pending delayed-ACK event, Never if none
+	pendAck   ccalgo.AckFields
 }
 
 // host is one sender NIC.
@@ -62,13 +65,14 @@ type host struct {
 }
 
 type sim struct {
-	cfg     Config
-	res     *Result
-	ev      eventHeap
-	now     int64
-	baseRTT int64
-	rto     int64
-	nakIv   int64
+	cfg      Config
+	res      *Result
+	ev       eventHeap
+	now      int64
+	baseRTT  int64
+	rto      int64
+	nakIv    int64
+	ackDelay int64
 
 	cp      ccalgo.CongestionPoint
 	fairRep ccalgo.FairRateReporter
@@ -143,6 +147,10 @@ func newSim(cfg Config) (*sim, error) {
 	default:
 		s.rto = 0
 	}
+	s.ackDelay = cfg.AckDelay
+	if s.ackDelay == 0 {
+		s.ackDelay = s.baseRTT
+	}
 	s.nakIv = cfg.NakInterval
 	if s.nakIv == 0 {
 		s.nakIv = 2 * (s.baseRTT + drain)
@@ -186,6 +194,7 @@ func newSim(cfg Config) (*sim, error) {
 		fs.timerAt = ccalgo.Never
 		fs.timerRaw = ccalgo.Never
 		fs.rtoAt = ccalgo.Never
+		fs.delAckAt = ccalgo.Never
 		fs.key = ccalgo.FlowKey{
 			SrcIP:   0x0a000001 + uint32(f.Src), // 10.0.0.(src+1)
 			DstIP:   0x0a0000fe,                 // 10.0.0.254, the receiver
@@ -328,6 +337,15 @@ func (s *sim) dispatch(e event) {
 		s.syncCPTimer()
 	case evRTO:
 		s.rtoCheck(e.a, e.t)
+	case evDelayedAck:
+		f := &s.flows[e.a]
+		if f.delAckAt != e.t {
+			return
+		}
+		f.delAckAt = ccalgo.Never
+		if f.unacked > 0 {
+			s.sendAck(e.a, &f.pendAck, false)
+		}
 	case evSample:
 		s.takeSample()
 		if next := s.now + s.cfg.SampleEvery; next <= s.cfg.Duration {
@@ -622,16 +640,33 @@ func (s *sim) rxArrive(pi int32) {
 		f.rcvCount++
 		ack = f.rcvCount%s.cfg.AckEvery == 0 || p.last
 	}
-	if ack || nak {
-		slot := s.allocAck()
-		s.acks[slot] = ccalgo.AckEvent{AckedSeq: f.rcvNxt, Fields: s.scratchAck}
-		kind := evAck
-		if nak {
-			kind = evNak
+	switch {
+	case ack || nak:
+		s.sendAck(fi, &s.scratchAck, nak)
+	case p.seq < f.rcvNxt: // in order (or duplicate) and held back: arm the delayed ACK
+		f.unacked++
+		f.pendAck = s.scratchAck
+		if f.delAckAt == ccalgo.Never {
+			f.delAckAt = s.now + s.ackDelay
+			s.ev.push(f.delAckAt, evDelayedAck, fi, 0)
 		}
-		s.ev.push(s.now+2*s.cfg.LinkDelay, kind, fi, slot)
 	}
 	s.freePkt(pi)
+}
+
+// sendAck sends the receiver's ACK (or NAK) for flow fi with the given echo fields.
+func (s *sim) sendAck(fi int32, fields *ccalgo.AckFields, nak bool) {
+	f := &s.flows[fi]
+	if !nak {
+		f.unacked = 0
+	}
+	slot := s.allocAck()
+	s.acks[slot] = ccalgo.AckEvent{AckedSeq: f.rcvNxt, Fields: *fields}
+	kind := evAck
+	if nak {
+		kind = evNak
+	}
+	s.ev.push(s.now+2*s.cfg.LinkDelay, kind, fi, slot)
 }
 
 func (s *sim) ackArrive(fi, slot int32, nak bool) {

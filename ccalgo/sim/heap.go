@@ -16,6 +16,7 @@ const (
 	evCPTimer                       // CP timer
 	evRTO                           // a = flow: retransmission timeout check
 	evSample                        // time-series sample
+	evDelayedAck                    // a = flow: delayed-ACK timer
 )
 
 // event is one scheduled happening. seq breaks ties between events of the same

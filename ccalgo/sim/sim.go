@@ -64,6 +64,11 @@ type Config struct {
 	// NakInterval is how long the receiver waits before repeating a NAK for the
 	// same gap. 0: 2 * (BaseRTT + time to drain BufferBytes).
 	NakInterval int64
+	// AckDelay bounds how long the receiver holds back an ACK when AckEvery > 1
+	// (delayed-ACK timer, as NICs coalesce ACKs): an in-order packet that did not
+	// trigger an ACK is acknowledged at most AckDelay later. 0: the base RTT.
+	// Without it a window smaller than AckEvery packets would stall.
+	AckDelay int64
 }
 
 // Result is what a run measured. Series are indexed by sample; sample k is taken at
@@ -223,8 +228,8 @@ func (c *Config) validate() error {
 	case c.Duration <= 0:
 		return fmt.Errorf("sim: Duration = %d, must be > 0", c.Duration)
 	case c.LinkDelay < 0, c.MTU < 0, c.HeaderBytes < 0, c.BufferBytes < 0,
-		c.AckEvery < 0, c.SampleEvery < 0, c.ExpectedFlows < 0, c.NakInterval < 0:
-		return errors.New("sim: negative LinkDelay, MTU, HeaderBytes, BufferBytes, AckEvery, SampleEvery, ExpectedFlows or NakInterval")
+		c.AckEvery < 0, c.SampleEvery < 0, c.ExpectedFlows < 0, c.NakInterval < 0, c.AckDelay < 0:
+		return errors.New("sim: negative LinkDelay, MTU, HeaderBytes, BufferBytes, AckEvery, SampleEvery, ExpectedFlows, NakInterval or AckDelay")
 	}
 	for i, f := range c.Flows {
 		if f.Src < 0 || f.Start < 0 || f.Bytes < 0 || f.MaxRateBps < 0 {
