@@ -1,0 +1,386 @@
+package pktgen
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"sync/atomic"
+
+	"github.com/ccbed/ccbed/dpdk"
+	"github.com/ccbed/ccbed/port"
+)
+
+// Blaster is the DPDK adapter: one TxPort (stream) and one RxPort per configured
+// port, over already-started ports and one mempool. The testbed (or cmd/pktgen)
+// calls TxPort.Poll and RxPort.Poll from its lcore loops, each port's polls from
+// one lcore, reads Snapshot from any goroutine, and calls Close after the loops
+// have stopped.
+type Blaster struct {
+	cfg  Config
+	pool *dpdk.Mempool
+	// Tx[i] sends port i's stream (nil when tx = false); Rx[i] receives on port
+	// i (nil when rx = false).
+	Tx []*TxPort
+	Rx []*RxPort
+}
+
+// NewBlaster builds the streams of cfg.Ports over ports (ports[i] is the started
+// port of cfg.Ports[i]) with mbufs from pool. It opens no device.
+func NewBlaster(cfg *Config, ports []port.Port, pool *dpdk.Mempool) (*Blaster, error) {
+	if err := cfg.Validate(nil); err != nil {
+		return nil, err
+	}
+	if len(ports) != len(cfg.Ports) {
+		return nil, fmt.Errorf("pktgen: %d ports for %d port configs", len(ports), len(cfg.Ports))
+	}
+	if pool == nil {
+		return nil, fmt.Errorf("pktgen: no mempool")
+	}
+	room := pool.DataRoom() - dpdk.MbufHeadroom
+	b := &Blaster{cfg: *cfg, pool: pool, Tx: make([]*TxPort, len(ports)), Rx: make([]*RxPort, len(ports))}
+	dur := int64(cfg.DurationS * 1e9)
+	for i := range cfg.Ports {
+		pc := &cfg.Ports[i]
+		burst := pc.Burst
+		if burst == 0 {
+			burst = DefaultBurst
+		}
+		if pc.TxEnabled() {
+			g, err := NewGenerator(i, pc, dur)
+			if err != nil {
+				b.Close()
+				return nil, fmt.Errorf("pktgen: ports[%d]: %w", i, err)
+			}
+			if g.MaxSize() > room {
+				b.Close()
+				return nil, fmt.Errorf("pktgen: ports[%d]: %d-byte frames do not fit the pool's %d-byte mbufs", i, g.MaxSize(), room)
+			}
+			b.Tx[i] = &TxPort{port: ports[i], gen: g, pool: pool, burst: dpdk.NewBurst(burst), lens: make([]uint16, burst)}
+		}
+		if pc.Rx {
+			b.Rx[i] = &RxPort{port: ports[i], recv: NewReceiver(), burst: dpdk.NewBurst(burst)}
+		}
+	}
+	return b, nil
+}
+
+// Pollers returns the Poll functions of port i's rx and tx sides that exist,
+// rx first: in a loop that polls everything with one time per iteration, a
+// packet sent in one iteration is then received in a later one, and its latency
+// counts at least that iteration's time instead of 0.
+func (b *Blaster) Pollers(i int) []func(now int64) int {
+	var out []func(now int64) int
+	if b.Rx[i] != nil {
+		out = append(out, b.Rx[i].Poll)
+	}
+	if b.Tx[i] != nil {
+		out = append(out, b.Tx[i].Poll)
+	}
+	return out
+}
+
+// TxDone reports whether every stream has reached its count or duration.
+func (b *Blaster) TxDone() bool {
+	for _, t := range b.Tx {
+		if t != nil && !t.done.Load() {
+			return false
+		}
+	}
+	return true
+}
+
+// Close frees the mbufs still pending on every TxPort, drains every receiving
+// port, and frees the burst arrays. Call it after the loops have stopped.
+func (b *Blaster) Close() {
+	for _, t := range b.Tx {
+		if t != nil && t.burst != nil {
+			dpdk.FreeBulk(t.burst.Pkts[t.off:t.pend])
+			t.off, t.pend = 0, 0
+			t.burst.Free()
+			t.burst = nil
+		}
+	}
+	for _, r := range b.Rx {
+		if r != nil && r.burst != nil {
+			port.Drain(r.port, r.burst.Pkts)
+			r.burst.Free()
+			r.burst = nil
+		}
+	}
+}
+
+// TxPort sends one stream on one port. A burst the port does not take whole is
+// kept and retried first on the next polls (as pktgen-dpdk does), so that
+// sequence numbers only go missing in the network; TxFull counts the packets
+// refused on their first try.
+type TxPort struct {
+	port  port.Port
+	gen   *Generator
+	pool  *dpdk.Mempool
+	burst *dpdk.Burst
+	off   int // burst.Pkts[off:pend] are built and not yet taken by the port
+	pend  int
+	lens  []uint16 // frame lengths of the burst, so counting sent bytes reads no mbuf
+
+	packets, bytes, txFull, noMbuf uint64 // written by the polling lcore only
+	pub                            txCounters
+	done                           atomic.Bool
+}
+
+type txCounters struct {
+	packets, bytes, txFull, noMbuf atomic.Uint64
+}
+
+// Generator is the stream's engine (read its Stats only when the loops are stopped).
+func (t *TxPort) Generator() *Generator { return t.gen }
+
+// Poll transmits what is pending, else builds and transmits the next granted
+// burst; it returns the number of packets the port took.
+func (t *TxPort) Poll(now int64) int {
+	pkts := t.burst.Pkts
+	if t.off < t.pend {
+		n := t.port.TxBurst(pkts[t.off:t.pend])
+		t.count(t.lens[t.off : t.off+n])
+		t.off += n
+		if t.off < t.pend {
+			return n
+		}
+		t.off, t.pend = 0, 0
+	}
+	k := t.gen.Grant(now, len(pkts))
+	if k == 0 {
+		if t.gen.Done(now) && !t.done.Load() {
+			t.done.Store(true)
+		}
+		return 0
+	}
+	if t.pool.AllocBulk(pkts[:k]) != nil {
+		t.noMbuf++
+		t.pub.noMbuf.Store(t.noMbuf)
+		return 0
+	}
+	lens := t.lens[:k]
+	for i, m := range pkts[:k] {
+		n := t.gen.Build(m.Room(), now)
+		m.SetLen(n)
+		lens[i] = uint16(n)
+	}
+	n := t.port.TxBurst(pkts[:k])
+	t.count(lens[:n])
+	if n < k {
+		t.off, t.pend = n, k
+		t.txFull += uint64(k - n)
+		t.pub.txFull.Store(t.txFull)
+	}
+	return n
+}
+
+func (t *TxPort) count(sent []uint16) {
+	if len(sent) == 0 {
+		return
+	}
+	for _, l := range sent {
+		t.bytes += uint64(l)
+	}
+	t.packets += uint64(len(sent))
+	t.pub.packets.Store(t.packets)
+	t.pub.bytes.Store(t.bytes)
+}
+
+// RxPort receives on one port and accounts pktgen packets.
+type RxPort struct {
+	port  port.Port
+	recv  *Receiver
+	burst *dpdk.Burst
+	pub   struct {
+		packets, bytes, other, lost, late, latCount, latSum atomic.Uint64
+	}
+}
+
+// Receiver is the port's engine (read it only when the loops are stopped).
+func (r *RxPort) Receiver() *Receiver { return r.recv }
+
+// Poll receives one burst, accounts and frees it, and returns its size.
+func (r *RxPort) Poll(now int64) int {
+	pkts := r.burst.Pkts
+	n := r.port.RxBurst(pkts)
+	if n == 0 {
+		return 0
+	}
+	for _, m := range pkts[:n] {
+		r.recv.Packet(m.Data(), now)
+	}
+	dpdk.FreeBulk(pkts[:n])
+	s := &r.recv.stats
+	r.pub.packets.Store(s.Packets)
+	r.pub.bytes.Store(s.Bytes)
+	r.pub.other.Store(s.Other)
+	r.pub.lost.Store(r.recv.lost)
+	r.pub.late.Store(r.recv.late)
+	r.pub.latCount.Store(r.recv.Latency.Count)
+	r.pub.latSum.Store(r.recv.Latency.Sum)
+	return n
+}
+
+// PortStats is a snapshot of one port's counters.
+type PortStats struct {
+	TxPackets, TxBytes uint64
+	TxFull             uint64 // packets the port refused on their first try (retried)
+	NoMbuf             uint64 // bursts not built because the mempool was empty
+	RxPackets, RxBytes uint64
+	RxOther            uint64 // received frames that are not pktgen packets
+	Lost, Late         uint64 // sequence gaps and late arrivals, over every stream
+	LatCount, LatSumNs uint64 // latency samples and their sum
+}
+
+// Snapshot reads every port's counters; safe while the loops run.
+func (b *Blaster) Snapshot() []PortStats {
+	out := make([]PortStats, len(b.Tx))
+	for i := range out {
+		if t := b.Tx[i]; t != nil {
+			out[i].TxPackets, out[i].TxBytes = t.pub.packets.Load(), t.pub.bytes.Load()
+			out[i].TxFull, out[i].NoMbuf = t.pub.txFull.Load(), t.pub.noMbuf.Load()
+		}
+		if r := b.Rx[i]; r != nil {
+			out[i].RxPackets, out[i].RxBytes, out[i].RxOther = r.pub.packets.Load(), r.pub.bytes.Load(), r.pub.other.Load()
+			out[i].Lost, out[i].Late = r.pub.lost.Load(), r.pub.late.Load()
+			out[i].LatCount, out[i].LatSumNs = r.pub.latCount.Load(), r.pub.latSum.Load()
+		}
+	}
+	return out
+}
+
+// WriteLive writes one line per port of the rates between two snapshots dtNs
+// apart: Mpps and Gb/s (frame bytes, no FCS) sent and received, tx-full,
+// mempool-empty, loss and average latency in the interval.
+func (b *Blaster) WriteLive(w io.Writer, prev, cur []PortStats, dtNs int64) {
+	dt := float64(dtNs) / 1e9
+	for i := range cur {
+		p, c := prev[i], cur[i]
+		line := fmt.Sprintf("port %d %-12s tx %7.3f Mpps %7.3f Gb/s full %d nombuf %d",
+			i, b.cfg.Ports[i].Name,
+			float64(c.TxPackets-p.TxPackets)/dt/1e6, float64(c.TxBytes-p.TxBytes)*8/dt/1e9,
+			c.TxFull-p.TxFull, c.NoMbuf-p.NoMbuf)
+		if b.Rx[i] != nil {
+			lat := 0.0
+			if n := c.LatCount - p.LatCount; n > 0 {
+				lat = float64(c.LatSumNs-p.LatSumNs) / float64(n) / 1e3
+			}
+			line += fmt.Sprintf(" | rx %7.3f Mpps %7.3f Gb/s lost %d late %d other %d lat %.1f us",
+				float64(c.RxPackets-p.RxPackets)/dt/1e6, float64(c.RxBytes-p.RxBytes)*8/dt/1e9,
+				c.Lost-p.Lost, c.Late-p.Late, c.RxOther-p.RxOther, lat)
+		}
+		fmt.Fprintln(w, line)
+	}
+}
+
+// Summary is the final report of a run (JSON).
+type Summary struct {
+	DurationS float64       `json:"duration_s"`
+	Ports     []PortSummary `json:"ports"`
+}
+
+// PortSummary is one port's totals.
+type PortSummary struct {
+	Port      int     `json:"port"`
+	Name      string  `json:"name"`
+	TxPackets uint64  `json:"tx_packets"`
+	TxBytes   uint64  `json:"tx_bytes"`
+	TxMpps    float64 `json:"tx_mpps"`
+	TxGbps    float64 `json:"tx_gbps"` // frame bytes, no FCS
+	TxFull    uint64  `json:"tx_full"`
+	NoMbuf    uint64  `json:"no_mbuf"`
+	RxPackets uint64  `json:"rx_packets,omitempty"`
+	RxBytes   uint64  `json:"rx_bytes,omitempty"`
+	RxMpps    float64 `json:"rx_mpps,omitempty"`
+	RxGbps    float64 `json:"rx_gbps,omitempty"`
+	RxOther   uint64  `json:"rx_other,omitempty"`
+	// Streams received on this port.
+	Streams []StreamSummary `json:"streams,omitempty"`
+	Latency *LatencySummary `json:"latency,omitempty"`
+}
+
+// StreamSummary is what one receiving port got of one stream. Lost is sent
+// minus received (it includes a lost tail, which sequence gaps cannot see) when
+// the stream's whole output goes to this port; SeqGaps and Late come from the
+// sequence numbers.
+type StreamSummary struct {
+	Stream   int    `json:"stream"`
+	Sent     uint64 `json:"sent"`
+	Received uint64 `json:"received"`
+	Lost     int64  `json:"lost"`
+	SeqGaps  uint64 `json:"seq_gaps"`
+	Late     uint64 `json:"late"`
+}
+
+// Summary totals the run over elapsedNs. Call it after the loops have stopped.
+func (b *Blaster) Summary(elapsedNs int64) Summary {
+	dt := float64(elapsedNs) / 1e9
+	snap := b.Snapshot()
+	s := Summary{DurationS: dt}
+	for i, c := range snap {
+		ps := PortSummary{Port: i, Name: b.cfg.Ports[i].Name,
+			TxPackets: c.TxPackets, TxBytes: c.TxBytes, TxFull: c.TxFull, NoMbuf: c.NoMbuf}
+		if dt > 0 {
+			ps.TxMpps, ps.TxGbps = float64(c.TxPackets)/dt/1e6, float64(c.TxBytes)*8/dt/1e9
+		}
+		if r := b.Rx[i]; r != nil {
+			st := r.recv.Stats()
+			ps.RxPackets, ps.RxBytes, ps.RxOther = st.Packets, st.Bytes, st.Other
+			if dt > 0 {
+				ps.RxMpps, ps.RxGbps = float64(st.Packets)/dt/1e6, float64(st.Bytes)*8/dt/1e9
+			}
+			for k := range st.Streams {
+				sr := &st.Streams[k]
+				if sr.Packets == 0 {
+					continue
+				}
+				ss := StreamSummary{Stream: k, Received: sr.Packets, SeqGaps: sr.Lost, Late: sr.Late}
+				if k < len(b.Tx) && b.Tx[k] != nil {
+					ss.Sent = snap[k].TxPackets
+					ss.Lost = int64(ss.Sent) - int64(sr.Packets)
+				}
+				ps.Streams = append(ps.Streams, ss)
+			}
+			ls := r.recv.Latency.Summary()
+			ps.Latency = &ls
+		}
+		s.Ports = append(s.Ports, ps)
+	}
+	return s
+}
+
+// WriteSummary writes s as indented JSON to path ("-": standard output).
+func WriteSummary(path string, s Summary) error {
+	data, err := json.MarshalIndent(s, "", "  ")
+	if err != nil {
+		return err
+	}
+	data = append(data, '\n')
+	if path == "-" {
+		_, err = os.Stdout.Write(data)
+		return err
+	}
+	return os.WriteFile(path, data, 0o644)
+}
+
+// WriteText writes s as a human summary table.
+func WriteText(w io.Writer, s Summary) {
+	fmt.Fprintf(w, "pktgen summary over %.3f s\n", s.DurationS)
+	for _, p := range s.Ports {
+		fmt.Fprintf(w, "port %d %-12s tx %d pkts %.3f Mpps %.3f Gb/s full %d nombuf %d\n",
+			p.Port, p.Name, p.TxPackets, p.TxMpps, p.TxGbps, p.TxFull, p.NoMbuf)
+		if p.Latency == nil {
+			continue
+		}
+		fmt.Fprintf(w, "        rx %d pkts %.3f Mpps %.3f Gb/s other %d\n", p.RxPackets, p.RxMpps, p.RxGbps, p.RxOther)
+		for _, st := range p.Streams {
+			fmt.Fprintf(w, "        stream %d: sent %d received %d lost %d (seq gaps %d, late %d)\n",
+				st.Stream, st.Sent, st.Received, st.Lost, st.SeqGaps, st.Late)
+		}
+		l := p.Latency
+		fmt.Fprintf(w, "        latency us: min %.2f avg %.2f p50 %.2f p99 %.2f max %.2f (%d samples)\n",
+			l.MinUs, l.AvgUs, l.P50Us, l.P99Us, l.MaxUs, l.Count)
+	}
+}

@@ -1,0 +1,293 @@
+package pktgen
+
+import (
+	"fmt"
+	"net"
+	"strconv"
+	"strings"
+
+	"github.com/ccbed/ccbed/config"
+	"github.com/ccbed/ccbed/wire"
+)
+
+// Config is a pktgen run: the EAL, the lcores, the ports and what each port
+// sends and receives. cmd/pktgen decodes it from TOML (config.Load) or builds it
+// from flags; the testbed embeds PortConfig values in its own experiment files.
+type Config struct {
+	// EAL are the EAL arguments (cmd/pktgen only; an embedding process has its own).
+	EAL []string `toml:"eal"`
+	// Lcores are the lcores that run poll loops; ports are spread over them round
+	// robin, each loop polling the tx and rx side of its ports. Default: the first
+	// worker lcore.
+	Lcores []uint `toml:"lcores"`
+	// DurationS stops generation after this many seconds (0: until SIGINT or the
+	// ports' packet counts are reached).
+	DurationS float64 `toml:"duration_s"`
+	// StatsIntervalS is the period of the live stats lines (default 1 s; < 0: off).
+	StatsIntervalS float64 `toml:"stats_interval_s"`
+	// SummaryJSON is a path for the final summary as JSON ("" none, "-" stdout).
+	SummaryJSON string `toml:"summary_json"`
+	// PoolMbufs is the size of the mbuf pool shared by every port (default 16383).
+	PoolMbufs uint32 `toml:"pool_mbufs"`
+	// Ports, one entry a port.
+	Ports []PortConfig `toml:"ports"`
+}
+
+// PortConfig is what one port sends (its stream) and whether it receives.
+type PortConfig struct {
+	// Name is the device: a PCI address or vdev name (cmd/pktgen opens it; the
+	// Blaster takes an already-started port and ignores Name).
+	Name string `toml:"name"`
+	// Tx enables the stream (default true); a receive-only port sets tx = false.
+	Tx *bool `toml:"tx"`
+	// Rx counts received pktgen packets: loss from sequence numbers, latency from
+	// the embedded timestamps.
+	Rx bool `toml:"rx"`
+
+	// RateGbps caps the stream at this line rate in Gb/s, counting each frame's
+	// FCS, preamble and inter-frame gap (24 bytes) as a NIC's line rate does.
+	// RateMpps caps it in packets per second instead. Both 0: as fast as the
+	// port takes packets (line rate on a NIC).
+	RateGbps float64 `toml:"rate_gbps"`
+	RateMpps float64 `toml:"rate_mpps"`
+	// BucketPackets is the token bucket depth in packets of the largest size
+	// (default: one burst). It bounds how far the stream may run ahead after a stall.
+	BucketPackets int `toml:"bucket_packets"`
+
+	// Size is the frame length in bytes without FCS (what DPDK puts in the mbuf,
+	// as dpdk-testpmd --txpkts does): 64 default, 60 minimum; for roce 82, the
+	// default and minimum. Mix overrides it: "imix" (60:7, 590:4, 1514:1, the
+	// simple IMIX 64/594/1518 with FCS; roce raises 60 to 82) or a list
+	// "size:weight,size:weight".
+	Size int    `toml:"size"`
+	Mix  string `toml:"mix"`
+
+	// Proto is "udp" (default: Ethernet / IPv4 / UDP / pktgen header) or "roce"
+	// (RoCEv2 data packets of wire.BuildData: BTH SEND Only, PSN = sequence,
+	// DataHeader = send timestamp, then the pktgen header).
+	Proto string `toml:"proto"`
+	// Flows is how many flows the stream cycles through, one packet each in
+	// turn (default 1); Vary names the fields flow i adds i to: "src_port"
+	// (default), "dst_port" (udp only), "src_ip", "dst_ip", "dest_qp" (roce).
+	Flows int      `toml:"flows"`
+	Vary  []string `toml:"vary"`
+
+	SrcMAC  string `toml:"src_mac"`  // default 02:00:00:00:00:01
+	DstMAC  string `toml:"dst_mac"`  // default 02:00:00:00:00:02
+	SrcIP   string `toml:"src_ip"`   // default 10.0.0.1
+	DstIP   string `toml:"dst_ip"`   // default 10.0.0.2
+	SrcPort uint16 `toml:"src_port"` // default 1024
+	DstPort uint16 `toml:"dst_port"` // default 9 (discard); roce: 4791
+	DestQP  uint32 `toml:"dest_qp"`  // roce: BTH destination QP (default 1)
+	DSCP    uint8  `toml:"dscp"`
+
+	// Count stops the stream after this many packets (0: no limit).
+	Count uint64 `toml:"count"`
+	// Burst is the tx and rx burst size (default 32, at most 512).
+	Burst int `toml:"burst"`
+}
+
+// Defaults of a PortConfig.
+const (
+	DefaultSize    = 64
+	DefaultBurst   = 32
+	MaxBurst       = 512
+	DefaultSrcPort = 1024
+	DefaultDstPort = 9
+	// MinFrameLen is the smallest frame pktgen builds: Ethernet's minimum without FCS.
+	MinFrameLen = wire.MinFrameLen
+	// MaxFrameLen is the largest frame (a 9000-byte MTU jumbo frame).
+	MaxFrameLen = 9014
+	// L1Overhead is what each frame costs on the wire beyond its bytes: FCS 4,
+	// preamble and SFD 8, inter-frame gap 12.
+	L1Overhead = 24
+)
+
+// SizeWeight is one entry of a size mix.
+type SizeWeight struct {
+	Size, Weight int
+}
+
+// IMIX is the simple IMIX (64, 594, 1518 bytes with FCS in a 7:4:1 ratio), as
+// frame lengths without FCS.
+var IMIX = []SizeWeight{{60, 7}, {590, 4}, {1514, 1}}
+
+// TxEnabled reports whether the port sends.
+func (p *PortConfig) TxEnabled() bool { return p.Tx == nil || *p.Tx }
+
+// SizeMix returns the sizes and weights the stream sends.
+func (p *PortConfig) SizeMix() ([]SizeWeight, error) {
+	roceMin := minFrame(true)
+	if p.Mix == "" {
+		s := p.Size
+		if s == 0 {
+			s = DefaultSize
+			if p.Proto == "roce" {
+				s = roceMin
+			}
+		}
+		return []SizeWeight{{s, 1}}, nil
+	}
+	if strings.EqualFold(p.Mix, "imix") {
+		out := append([]SizeWeight(nil), IMIX...)
+		if p.Proto == "roce" {
+			// A RoCE frame with the pktgen header cannot be 60 bytes: the
+			// small IMIX size becomes the smallest RoCE frame.
+			for i := range out {
+				out[i].Size = max(out[i].Size, roceMin)
+			}
+		}
+		return out, nil
+	}
+	var out []SizeWeight
+	for _, f := range strings.Split(p.Mix, ",") {
+		s, w, ok := strings.Cut(strings.TrimSpace(f), ":")
+		if !ok {
+			w = "1"
+		}
+		sz, err1 := strconv.Atoi(strings.TrimSpace(s))
+		wt, err2 := strconv.Atoi(strings.TrimSpace(w))
+		if err1 != nil || err2 != nil || wt <= 0 {
+			return nil, fmt.Errorf("mix entry %q: want size:weight with a positive weight", f)
+		}
+		out = append(out, SizeWeight{sz, wt})
+	}
+	return out, nil
+}
+
+// endpoints resolves the addresses with their defaults.
+func (p *PortConfig) endpoints() (wire.Endpoints, error) {
+	var ep wire.Endpoints
+	var err error
+	if ep.SrcMAC, err = parseMAC(p.SrcMAC, "02:00:00:00:00:01"); err != nil {
+		return ep, fmt.Errorf("src_mac: %w", err)
+	}
+	if ep.DstMAC, err = parseMAC(p.DstMAC, "02:00:00:00:00:02"); err != nil {
+		return ep, fmt.Errorf("dst_mac: %w", err)
+	}
+	if ep.SrcIP, err = parseIP(p.SrcIP, "10.0.0.1"); err != nil {
+		return ep, fmt.Errorf("src_ip: %w", err)
+	}
+	if ep.DstIP, err = parseIP(p.DstIP, "10.0.0.2"); err != nil {
+		return ep, fmt.Errorf("dst_ip: %w", err)
+	}
+	ep.SrcPort = p.SrcPort
+	if ep.SrcPort == 0 {
+		ep.SrcPort = DefaultSrcPort
+	}
+	ep.DstPort = p.DstPort
+	if p.Proto == "roce" {
+		ep.DstPort = wire.RoCEv2Port
+	} else if ep.DstPort == 0 {
+		ep.DstPort = DefaultDstPort
+	}
+	ep.DSCP = p.DSCP
+	return ep, nil
+}
+
+func parseMAC(s, def string) (wire.MAC, error) {
+	if s == "" {
+		s = def
+	}
+	hw, err := net.ParseMAC(s)
+	if err != nil || len(hw) != 6 {
+		return wire.MAC{}, fmt.Errorf("%q is not a MAC address", s)
+	}
+	return wire.MAC(hw), nil
+}
+
+func parseIP(s, def string) (uint32, error) {
+	if s == "" {
+		s = def
+	}
+	ip := net.ParseIP(s).To4()
+	if ip == nil {
+		return 0, fmt.Errorf("%q is not an IPv4 address", s)
+	}
+	return uint32(ip[0])<<24 | uint32(ip[1])<<16 | uint32(ip[2])<<8 | uint32(ip[3]), nil
+}
+
+// Validate checks every port; errors name the key (and its line when f is the
+// file the config came from; f may be nil).
+func (c *Config) Validate(f *config.File) error {
+	errf := func(key, format string, args ...any) error {
+		if f != nil {
+			return f.Errorf(key, format, args...)
+		}
+		return fmt.Errorf("%s: %s", key, fmt.Sprintf(format, args...))
+	}
+	if len(c.Ports) == 0 {
+		return errf("ports", "no ports")
+	}
+	if c.DurationS < 0 {
+		return errf("duration_s", "negative")
+	}
+	if len(c.Ports) > MaxStreams {
+		return errf("ports", "%d ports, at most %d", len(c.Ports), MaxStreams)
+	}
+	for i := range c.Ports {
+		if err := c.Ports[i].validate(); err != nil {
+			key, msg, _ := strings.Cut(err.Error(), ": ")
+			return errf(fmt.Sprintf("ports[%d].%s", i, key), "%s", msg)
+		}
+	}
+	return nil
+}
+
+// validate returns "key: message" errors.
+func (p *PortConfig) validate() error {
+	switch p.Proto {
+	case "", "udp", "roce":
+	default:
+		return fmt.Errorf("proto: %q, want udp or roce", p.Proto)
+	}
+	if p.RateGbps < 0 || p.RateMpps < 0 {
+		return fmt.Errorf("rate_gbps: negative rate")
+	}
+	if p.RateGbps > 0 && p.RateMpps > 0 {
+		return fmt.Errorf("rate_mpps: set rate_gbps or rate_mpps, not both")
+	}
+	if p.Burst < 0 || p.Burst > MaxBurst {
+		return fmt.Errorf("burst: %d, want 1..%d", p.Burst, MaxBurst)
+	}
+	if p.Flows < 0 || p.Flows > MaxFlows {
+		return fmt.Errorf("flows: %d, want 1..%d", p.Flows, MaxFlows)
+	}
+	if p.BucketPackets < 0 {
+		return fmt.Errorf("bucket_packets: negative")
+	}
+	mix, err := p.SizeMix()
+	if err != nil {
+		return fmt.Errorf("mix: %v", err)
+	}
+	min := minFrame(p.Proto == "roce")
+	for _, sw := range mix {
+		if sw.Size < min || sw.Size > MaxFrameLen {
+			key := "size"
+			if p.Mix != "" {
+				key = "mix"
+			}
+			return fmt.Errorf("%s: size %d out of range %d..%d", key, sw.Size, min, MaxFrameLen)
+		}
+	}
+	for _, v := range p.Vary {
+		switch v {
+		case "src_port", "src_ip", "dst_ip":
+		case "dst_port":
+			if p.Proto == "roce" {
+				return fmt.Errorf("vary: dst_port is 4791 for roce")
+			}
+		case "dest_qp":
+			if p.Proto != "roce" {
+				return fmt.Errorf("vary: dest_qp needs proto = \"roce\"")
+			}
+		default:
+			return fmt.Errorf("vary: unknown field %q", v)
+		}
+	}
+	if _, err := p.endpoints(); err != nil {
+		key, msg, _ := strings.Cut(err.Error(), ": ")
+		return fmt.Errorf("%s: %s", key, msg)
+	}
+	return nil
+}

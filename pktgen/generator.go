@@ -1,0 +1,402 @@
+// Package pktgen is ccbed's pktgen-like traffic blaster (DESIGN.md, "pktgen"):
+// it sends on one or more ports at line rate or a set rate, a fixed frame size or
+// a size mix, cycling through N flows that vary UDP ports, IP addresses or the
+// RoCEv2 destination QP, for a duration or a packet count, and optionally
+// receives, counting loss from sequence numbers and latency from the timestamps
+// it embeds.
+//
+// Where it sits: the engine (Generator, Receiver, Histogram) is pure Go: it
+// builds and parses frames as byte slices, takes the time (ns) as an argument and
+// never reads a clock, so it is tested in virtual time. The adapter (Blaster, in
+// blaster.go) connects it to mbufs, ports and lcores: its TxPort.Poll and
+// RxPort.Poll have the func(now int64) int shape the testbed polls from its own
+// lcore loops. cmd/pktgen is the thin main with live stats.
+//
+// Packet layout. Every packet carries a 16-byte pktgen header:
+//
+//	0 magic 0xCCB0 (2)   2 stream (2)   4 sequence, low 32 bits (4)   8 send time, ns (8)
+//
+// proto "udp": Ethernet / IPv4 / UDP / pktgen header / payload (60 bytes minimum,
+// the header starts at byte 42). proto "roce": Ethernet / IPv4 (ECT(0)) / UDP
+// 4791 / BTH (SEND Only, PSN = sequence mod 2^24) / ccbed DataHeader (send time)
+// / pktgen header / payload / ICRC (zero: not computed), built by
+// wire.BuildData (82 bytes minimum, header at byte 62), so that switchd and
+// hostd see ordinary ccbed data packets. The stream is the index of the sending
+// port in the Blaster's configuration. Frames are untagged; payload bytes after
+// the header are left as the mbuf had them (not zeroed, as in pktgen-dpdk).
+//
+// Templates are built once per frame size; the per-packet work is a copy of the
+// header bytes and patches of the flow fields, the IPv4 checksum (from
+// precomputed partial sums), the sequence number and the timestamp.
+package pktgen
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+
+	"github.com/ccbed/ccbed/wire"
+)
+
+// Header constants.
+const (
+	// Magic opens the pktgen header.
+	Magic = 0xCCB0
+	// HeaderLen is the pktgen header's length.
+	HeaderLen = 16
+	// MaxStreams bounds the stream ids (ports) a Receiver tracks.
+	MaxStreams = 64
+	// MaxFlows bounds the flows of one stream.
+	MaxFlows = 1 << 16
+
+	udpHdrOff  = wire.EthernetLen + wire.IPv4MinLen + wire.UDPLen                                    // 42
+	roceHdrOff = wire.EthernetLen + wire.IPv4MinLen + wire.UDPLen + wire.BTHLen + wire.DataHeaderLen // 62
+	ipOff      = wire.EthernetLen
+	udpOff     = wire.EthernetLen + wire.IPv4MinLen
+	bthOff     = udpOff + wire.UDPLen
+	maxSched   = 4096
+)
+
+func minFrame(roce bool) int {
+	if roce {
+		return roceHdrOff + HeaderLen + wire.ICRCLen
+	}
+	return MinFrameLen
+}
+
+// ErrBufTooSmall is returned (as a zero length) when Build gets a buffer shorter
+// than the next frame; the adapter checks the pool's room up front.
+var ErrBufTooSmall = errors.New("pktgen: buffer smaller than frame")
+
+type flowFields struct {
+	srcIP, dstIP     uint32
+	srcPort, dstPort uint16
+	destQP           uint32
+	ipSum            uint32 // ones' complement partial sum of the four address words
+}
+
+type sizeClass struct {
+	size  int
+	tmpl  []byte // the frame's first hdrEnd bytes
+	ipSum uint32 // partial sum of the IPv4 header without addresses and checksum
+	cost  int64  // token cost, in rate units times 1e9
+}
+
+// GenStats are a Generator's counters.
+type GenStats struct {
+	Packets uint64 // frames built
+	Bytes   uint64 // their bytes (without FCS)
+}
+
+// Generator builds one stream's frames at its rate: Grant says how many may leave
+// now, Build writes each into a buffer. It is owned by one lcore.
+type Generator struct {
+	stream uint16
+	roce   bool
+	hdrOff int
+	hdrEnd int
+
+	classes []sizeClass
+	sched   []uint16 // class of each packet, repeating
+	pos     int
+	flows   []flowFields
+	flow    int
+	seq     uint64
+
+	// Token bucket in units of (bits or packets) x 1e9, refilled by rate units
+	// per second of the time argument: exact integer arithmetic, no drift.
+	limited bool
+	rate    int64
+	tokens  int64
+	depth   int64
+	last    int64
+
+	started  bool
+	start    int64
+	duration int64 // ns; 0 none
+	count    uint64
+
+	stats GenStats
+}
+
+// NewGenerator builds stream's templates and schedule from p (validated or
+// not: it validates). durationNs stops the stream that long after its first
+// Grant (0: no limit).
+func NewGenerator(stream int, p *PortConfig, durationNs int64) (*Generator, error) {
+	if err := p.validate(); err != nil {
+		return nil, err
+	}
+	if stream < 0 || stream >= MaxStreams {
+		return nil, fmt.Errorf("stream %d out of range 0..%d", stream, MaxStreams-1)
+	}
+	g := &Generator{stream: uint16(stream), roce: p.Proto == "roce", duration: durationNs, count: p.Count}
+	g.hdrOff = udpHdrOff
+	if g.roce {
+		g.hdrOff = roceHdrOff
+	}
+	g.hdrEnd = g.hdrOff + HeaderLen
+	ep, _ := p.endpoints()
+	mix, _ := p.SizeMix()
+
+	switch {
+	case p.RateGbps > 0:
+		g.limited, g.rate = true, int64(math.Round(p.RateGbps*1e9))
+	case p.RateMpps > 0:
+		g.limited, g.rate = true, int64(math.Round(p.RateMpps*1e6))
+	}
+	maxCost := int64(0)
+	for _, sw := range mix {
+		c := sizeClass{size: sw.Size, tmpl: make([]byte, sw.Size)}
+		if err := g.buildTemplate(c.tmpl, &ep, p); err != nil {
+			return nil, err
+		}
+		c.tmpl = c.tmpl[:g.hdrEnd]
+		ip := c.tmpl[ipOff : ipOff+wire.IPv4MinLen]
+		c.ipSum = sum16(ip[:10], 0) // addresses (12..20) and checksum (10..12) are per flow
+		c.cost = 1e9
+		if p.RateGbps > 0 {
+			c.cost = int64(sw.Size+L1Overhead) * 8 * 1e9
+		}
+		maxCost = max(maxCost, c.cost)
+		g.classes = append(g.classes, c)
+	}
+	g.sched = smoothSchedule(mix)
+	bucket := p.BucketPackets
+	if bucket == 0 {
+		bucket = p.Burst
+		if bucket == 0 {
+			bucket = DefaultBurst
+		}
+	}
+	g.depth = int64(bucket) * maxCost
+
+	nflows := max(p.Flows, 1)
+	vary := p.Vary
+	if len(vary) == 0 {
+		vary = []string{"src_port"}
+	}
+	destQP := p.DestQP
+	if destQP == 0 {
+		destQP = 1
+	}
+	g.flows = make([]flowFields, nflows)
+	for i := range g.flows {
+		f := flowFields{srcIP: ep.SrcIP, dstIP: ep.DstIP, srcPort: ep.SrcPort, dstPort: ep.DstPort, destQP: destQP}
+		for _, v := range vary {
+			switch v {
+			case "src_port":
+				f.srcPort = ep.SrcPort + uint16(i)
+			case "dst_port":
+				f.dstPort = ep.DstPort + uint16(i)
+			case "src_ip":
+				f.srcIP = ep.SrcIP + uint32(i)
+			case "dst_ip":
+				f.dstIP = ep.DstIP + uint32(i)
+			case "dest_qp":
+				f.destQP = (destQP + uint32(i)) & 0xffffff
+			}
+		}
+		f.ipSum = f.srcIP>>16 + f.srcIP&0xffff + f.dstIP>>16 + f.dstIP&0xffff
+		g.flows[i] = f
+	}
+	return g, nil
+}
+
+// buildTemplate writes a whole frame of len(b) bytes for the base flow.
+func (g *Generator) buildTemplate(b []byte, ep *wire.Endpoints, p *PortConfig) error {
+	if g.roce {
+		d := wire.DataSpec{Opcode: wire.OpSendOnly, DestQP: 1,
+			PayloadLen: len(b) - bthOff - wire.BTHLen - wire.ICRCLen}
+		n, err := wire.BuildData(b, ep, &d)
+		if err != nil {
+			return err
+		}
+		if n != len(b) {
+			return fmt.Errorf("pktgen: roce template of %d bytes, want %d", n, len(b))
+		}
+	} else {
+		copy(b[0:6], ep.DstMAC[:])
+		copy(b[6:12], ep.SrcMAC[:])
+		binary.BigEndian.PutUint16(b[12:], wire.EtherTypeIPv4)
+		ip := b[ipOff:]
+		ip[0], ip[1] = 0x45, ep.DSCP<<2
+		binary.BigEndian.PutUint16(ip[2:], uint16(len(b)-ipOff))
+		binary.BigEndian.PutUint16(ip[4:], 0)
+		binary.BigEndian.PutUint16(ip[6:], 0x4000) // DF
+		ip[8], ip[9] = wire.DefaultTTL, wire.IPProtoUDP
+		u := b[udpOff:]
+		binary.BigEndian.PutUint16(u[4:], uint16(len(b)-udpOff))
+		u[6], u[7] = 0, 0
+	}
+	h := b[g.hdrOff:]
+	binary.BigEndian.PutUint16(h[0:], Magic)
+	binary.BigEndian.PutUint16(h[2:], g.stream)
+	return nil
+}
+
+// smoothSchedule spreads the sizes over one cycle of sum(weights) packets (the
+// weights scaled down to at most maxSched) by smooth weighted round robin, so
+// that every cycle sends exactly the mix and no size comes in long runs.
+func smoothSchedule(mix []SizeWeight) []uint16 {
+	total := 0
+	for _, sw := range mix {
+		total += sw.Weight
+	}
+	w := make([]int, len(mix))
+	sum := 0
+	for i, sw := range mix {
+		w[i] = sw.Weight
+		if total > maxSched {
+			w[i] = max(1, sw.Weight*maxSched/total)
+		}
+		sum += w[i]
+	}
+	cur := make([]int, len(mix))
+	out := make([]uint16, sum)
+	for k := range out {
+		best := 0
+		for i := range cur {
+			cur[i] += w[i]
+			if cur[i] > cur[best] {
+				best = i
+			}
+		}
+		cur[best] -= sum
+		out[k] = uint16(best)
+	}
+	return out
+}
+
+// Grant refills the token bucket to now and returns how many packets (at most
+// max) may be built now: all max when the stream is unlimited, fewer when its
+// rate, count or duration says so. It consumes nothing: Build does, so a burst
+// that cannot be allocated costs no tokens. Time must not go backwards.
+func (g *Generator) Grant(now int64, max int) int {
+	if !g.started {
+		g.started, g.start, g.last = true, now, now
+		g.tokens = g.classes[g.sched[g.pos]].cost // the first packet leaves at once
+	}
+	if g.duration > 0 && now-g.start >= g.duration {
+		return 0
+	}
+	if g.count > 0 {
+		if left := g.count - g.stats.Packets; left < uint64(max) {
+			max = int(left)
+		}
+	}
+	if !g.limited {
+		return max
+	}
+	if dt := now - g.last; dt > 0 {
+		room := g.depth - g.tokens
+		if dt > room/g.rate {
+			g.tokens = g.depth
+		} else {
+			g.tokens += dt * g.rate
+		}
+		g.last = now
+	}
+	t, pos, k := g.tokens, g.pos, 0
+	for k < max {
+		c := g.classes[g.sched[pos]].cost
+		if t < c {
+			break
+		}
+		t -= c
+		k++
+		if pos++; pos == len(g.sched) {
+			pos = 0
+		}
+	}
+	return k
+}
+
+// NextSize is the length of the frame the next Build writes.
+func (g *Generator) NextSize() int { return g.classes[g.sched[g.pos]].size }
+
+// MaxSize is the largest frame of the stream.
+func (g *Generator) MaxSize() int {
+	m := 0
+	for _, c := range g.classes {
+		m = max(m, c.size)
+	}
+	return m
+}
+
+// Build writes the next frame into b, stamped with now, consumes its tokens and
+// returns its length, or 0 when b is too short (nothing consumed). Call it at
+// most Grant's count times after Grant.
+func (g *Generator) Build(b []byte, now int64) int {
+	c := &g.classes[g.sched[g.pos]]
+	if len(b) < c.size {
+		return 0
+	}
+	f := &g.flows[g.flow]
+	seq := g.seq
+	csum := ^fold(c.ipSum + f.ipSum)
+	if g.roce {
+		// Fixed-size array views: constant offsets, no bounds checks, and
+		// the template copy compiles to a few vector moves.
+		p := (*[roceHdrOff + HeaderLen]byte)(b)
+		*p = *(*[roceHdrOff + HeaderLen]byte)(c.tmpl)
+		patchFlow((*[udpHdrOff]byte)(b), f, csum)
+		p[bthOff+5], p[bthOff+6], p[bthOff+7] = byte(f.destQP>>16), byte(f.destQP>>8), byte(f.destQP)
+		p[bthOff+9], p[bthOff+10], p[bthOff+11] = byte(seq>>16), byte(seq>>8), byte(seq)
+		binary.BigEndian.PutUint64(p[bthOff+wire.BTHLen:], uint64(now))
+		binary.BigEndian.PutUint32(p[roceHdrOff+4:], uint32(seq))
+		binary.BigEndian.PutUint64(p[roceHdrOff+8:], uint64(now))
+		clear(b[c.size-wire.ICRCLen : c.size])
+	} else {
+		p := (*[udpHdrOff + HeaderLen]byte)(b)
+		*p = *(*[udpHdrOff + HeaderLen]byte)(c.tmpl)
+		patchFlow((*[udpHdrOff]byte)(b), f, csum)
+		binary.BigEndian.PutUint32(p[udpHdrOff+4:], uint32(seq))
+		binary.BigEndian.PutUint64(p[udpHdrOff+8:], uint64(now))
+	}
+	g.seq++
+	if g.flow++; g.flow == len(g.flows) {
+		g.flow = 0
+	}
+	if g.pos++; g.pos == len(g.sched) {
+		g.pos = 0
+	}
+	if g.limited {
+		g.tokens -= c.cost
+	}
+	g.stats.Packets++
+	g.stats.Bytes += uint64(c.size)
+	return c.size
+}
+
+// patchFlow writes a flow's addresses, IPv4 checksum and UDP ports.
+func patchFlow(p *[udpHdrOff]byte, f *flowFields, csum uint16) {
+	binary.BigEndian.PutUint16(p[ipOff+10:], csum)
+	binary.BigEndian.PutUint32(p[ipOff+12:], f.srcIP)
+	binary.BigEndian.PutUint32(p[ipOff+16:], f.dstIP)
+	binary.BigEndian.PutUint16(p[udpOff:], f.srcPort)
+	binary.BigEndian.PutUint16(p[udpOff+2:], f.dstPort)
+}
+
+// Done reports whether the stream has sent its count or run its duration as of now.
+func (g *Generator) Done(now int64) bool {
+	return g.count > 0 && g.stats.Packets >= g.count || g.started && g.duration > 0 && now-g.start >= g.duration
+}
+
+// Stats returns the counters.
+func (g *Generator) Stats() GenStats { return g.stats }
+
+// sum16 adds b as big-endian 16-bit words (len(b) even) to s.
+func sum16(b []byte, s uint32) uint32 {
+	for i := 0; i+1 < len(b); i += 2 {
+		s += uint32(b[i])<<8 | uint32(b[i+1])
+	}
+	return s
+}
+
+// fold reduces a ones' complement sum to 16 bits.
+func fold(s uint32) uint16 {
+	s = s>>16 + s&0xffff
+	s = s>>16 + s&0xffff
+	return uint16(s)
+}
