@@ -56,11 +56,14 @@ type Group struct {
 	used  map[uint]bool
 	stop  atomic.Bool
 	clock *TSCClock
+
+	stopOnce sync.Once
+	stopped  chan struct{} // closed by Stop
 }
 
 // NewGroup makes an empty group. The EAL must be initialised.
 func NewGroup() *Group {
-	return &Group{used: map[uint]bool{}, clock: NewTSCClock(dpdk.TSCHz())}
+	return &Group{used: map[uint]bool{}, clock: NewTSCClock(dpdk.TSCHz()), stopped: make(chan struct{})}
 }
 
 // Launch starts poll in a loop on lcore id: a worker lcore, or the main lcore.
@@ -90,7 +93,7 @@ func (g *Group) Launch(id uint, name string, poll Poll) error {
 			if r := recover(); r != nil {
 				msg := fmt.Sprint(r)
 				l.panicked.Store(&msg)
-				g.stop.Store(true)
+				g.Stop()
 			}
 		}()
 		l.run(&g.stop)
@@ -138,7 +141,10 @@ func (l *loop) publish(it, busy, work, maxStall uint64) {
 }
 
 // Stop asks every loop to return after its current iteration; it does not wait.
-func (g *Group) Stop() { g.stop.Store(true) }
+func (g *Group) Stop() {
+	g.stop.Store(true)
+	g.stopOnce.Do(func() { close(g.stopped) })
+}
 
 // Stopped reports whether Stop was called.
 func (g *Group) Stopped() bool { return g.stop.Load() }
@@ -177,13 +183,17 @@ func (g *Group) Stats() []Stats {
 	return out
 }
 
-// Run waits until ctx is done or the process gets SIGINT or SIGTERM, then stops
-// every loop, waits for them and returns their stats. The signal is consumed (the
-// process does not die), so the caller can still write its results.
+// Run waits until ctx is done, the process gets SIGINT or SIGTERM, or Stop is
+// called (by a loop's owner or after a panic), then stops every loop, waits for
+// them and returns their stats. The signal is consumed (the process does not
+// die), so the caller can still write its results.
 func (g *Group) Run(ctx context.Context) []Stats {
 	ctx, cancel := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer cancel()
-	<-ctx.Done()
+	select {
+	case <-ctx.Done():
+	case <-g.stopped:
+	}
 	g.Stop()
 	return g.Wait()
 }

@@ -133,7 +133,12 @@ func TestPanicStopsGroup(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	stats := g.Wait()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	stats := g.Run(ctx) // returns when the panic stops the group, not at the deadline
+	if ctx.Err() != nil {
+		t.Fatal("Run did not return when the group stopped itself")
+	}
 	if !g.Stopped() || stats[0].Panic != "malformed state" {
 		t.Fatalf("stats %+v stopped %v", stats[0], g.Stopped())
 	}
