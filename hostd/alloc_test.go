@@ -1,0 +1,173 @@
+package hostd
+
+import (
+	"testing"
+
+	"github.com/ccbed/ccbed/ccalgo"
+	"github.com/ccbed/ccbed/wire"
+)
+
+// hotPath sets up a sender and a receiver of scheme and returns them with a data
+// frame of the sender and an ACK of the receiver for it.
+func hotPath(tb testing.TB, scheme string) (a, b *Engine, data, ack []byte) {
+	tb.Helper()
+	ca, cb := oneFlow(scheme, 0, 0)
+	v := newVnet(tb, ca, cb)
+	v.run(50_000)
+	a, b = v.eng[0], v.eng[1]
+	data = make([]byte, 2048)
+	n := 0
+	for now := v.now; n == 0; now += 1000 {
+		a.Service(now)
+		n = a.NextData(now, data)
+	}
+	data = data[:n]
+	var out Controls
+	if b.Receive(v.now, data, &out) == 0 {
+		tb.Fatal("no ACK owed")
+	}
+	ack = make([]byte, 512)
+	ack = ack[:b.BuildControl(ack, &out.C[0])]
+	return a, b, data, ack
+}
+
+var allSchemes = []string{"none", "dcqcn", "dctcp", "hpcc", "timely", "rcc", "acc", "rocc", "p4qcn", "qcn"}
+
+func TestPerPacketPathsAllocateNothing(t *testing.T) {
+	for _, scheme := range allSchemes {
+		t.Run(scheme, func(t *testing.T) {
+			a, b, data, ack := hotPath(t, scheme)
+			var out Controls
+			buf := make([]byte, 2048)
+			now := int64(1_000_000)
+			checks := []struct {
+				name string
+				fn   func()
+			}{
+				{"Receive data + BuildControl", func() {
+					now += 100
+					if k := b.Receive(now, data, &out); k > 0 {
+						b.BuildControl(buf, &out.C[0])
+					}
+				}},
+				{"Receive ACK + Service", func() {
+					now += 100
+					a.Receive(now, ack, &out)
+					a.Service(now)
+				}},
+				{"NextData + ChargeControl", func() {
+					now += 1000
+					a.Service(now)
+					a.NextData(now, buf)
+					a.ChargeControl(now, 100)
+					a.NextWake(now)
+				}},
+			}
+			for _, c := range checks {
+				if n := testing.AllocsPerRun(200, c.fn); n != 0 {
+					t.Errorf("%s allocates %.1f times per call", c.name, n)
+				}
+			}
+		})
+	}
+}
+
+func TestFlowStartAllocatesNothing(t *testing.T) {
+	for _, scheme := range allSchemes {
+		c := testConfig("h1", ipA, scheme)
+		e, err := NewEngine(c, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !e.rpTmpl.IsValid() {
+			t.Errorf("%s: RP not resettable by copy", scheme)
+			continue
+		}
+		pf := pendingFlow{id: 1, dst: 0x0a000002, size: 1000}
+		now := int64(0)
+		n := testing.AllocsPerRun(100, func() {
+			now += 1000
+			e.startFlow(now, &pf)
+			qp := e.active[0]
+			e.complete(now, qp, &e.qps[qp])
+		})
+		if n != 0 {
+			t.Errorf("%s: flow start and completion allocate %.1f times", scheme, n)
+		}
+	}
+}
+
+// TestRPResetIsFresh checks that a reused QP slot's RP starts from the scheme's
+// initial state, not from the previous flow's.
+func TestRPResetIsFresh(t *testing.T) {
+	c := testConfig("h1", ipA, "rocc")
+	c.MaxQPs = 1
+	e, err := NewEngine(c, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pf := pendingFlow{id: 1, dst: 0x0a000002}
+	e.startFlow(0, &pf)
+	s := &e.qps[e.active[0]]
+	s.rp.OnFeedback(0, &ccalgo.Feedback{Kind: ccalgo.FeedbackRoCCRate, RateBps: 1e9})
+	if s.rp.RateBps() != 1e9 {
+		t.Fatal("feedback not applied")
+	}
+	e.complete(10, e.active[0], s)
+	e.startFlow(20, &pf)
+	if r := e.qps[e.active[0]].rp.RateBps(); r != 10e9 {
+		t.Fatalf("reused RP starts at %v, want the line rate", r)
+	}
+}
+
+func BenchmarkReceiveData(b *testing.B) {
+	_, rx, data, _ := hotPath(b, "dcqcn")
+	var out Controls
+	buf := make([]byte, 512)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if k := rx.Receive(int64(i), data, &out); k > 0 {
+			rx.BuildControl(buf, &out.C[0])
+		}
+	}
+}
+
+func BenchmarkAckPath(b *testing.B) {
+	tx, _, _, ack := hotPath(b, "dcqcn")
+	var out Controls
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		tx.Receive(int64(i), ack, &out)
+		tx.Service(int64(i))
+	}
+}
+
+// BenchmarkNextData measures building and pacing one data packet with 1000
+// active QPs.
+func BenchmarkNextData(b *testing.B) {
+	c := testConfig("h1", ipA, "none")
+	c.MaxQPs = 1000
+	c.Incast = []IncastConfig{{Dst: ipB, Flows: 1000, SizeBytes: 1 << 40}}
+	c.LinkGbps = 1e6 // no line-rate ceiling: measure the engine
+	e, err := NewEngine(c, 0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	e.Service(0)
+	buf := make([]byte, 2048)
+	now := int64(1)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if e.NextData(now, buf) == 0 {
+			now += 100
+		}
+	}
+	b.StopTimer()
+	if _, tx := e.Counters(); tx.DataFrames == 0 {
+		b.Fatal("nothing sent")
+	}
+	_ = wire.KindData
+}

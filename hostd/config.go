@@ -1,0 +1,451 @@
+package hostd
+
+import (
+	"bytes"
+	"fmt"
+	"math"
+	"net"
+	"path/filepath"
+
+	"github.com/BurntSushi/toml"
+
+	"github.com/ccbed/ccbed/ccalgo"
+	"github.com/ccbed/ccbed/config"
+	"github.com/ccbed/ccbed/wire"
+)
+
+// Config is one host: its addresses, NIC line rate, congestion-control scheme and
+// the traffic it offers. It is the [host] table of a hostd TOML file (see
+// configs/host-*.toml) and what a testbed builds for each host it starts. Zero
+// values of optional fields take the defaults named in their comments
+// (ApplyDefaults).
+type Config struct {
+	Name string `toml:"name"`
+	IP   string `toml:"ip"`  // IPv4 address of the host's NIC
+	MAC  string `toml:"mac"` // NIC MAC; "" = the port's own (the adapter's caller fills it)
+	// GatewayMAC is the destination MAC of every frame to a peer not listed in
+	// Peers: the switch port's MAC, or a peer's in a back-to-back setup.
+	// Default ff:ff:ff:ff:ff:ff.
+	GatewayMAC string  `toml:"gateway_mac"`
+	LinkGbps   float64 `toml:"link_gbps"` // NIC line rate: the pacing ceiling (default 10)
+	// MTUBytes is the application payload of a full data packet (default 1024;
+	// the frame adds 58 bytes of headers, 100 with HPCC's INT stack).
+	MTUBytes  int     `toml:"mtu_bytes"`
+	BaseRTTUs float64 `toml:"base_rtt_us"` // expected base RTT: Env.BaseRTT and the ideal FCT (default 10)
+	Scheme    string  `toml:"scheme"`      // ccalgo scheme name (default "none")
+	// CC holds the scheme's parameters ([host.cc] table, the keys of the scheme's
+	// Params struct); keys not given keep the paper's defaults.
+	CC map[string]any `toml:"cc"`
+	// ExpectedFlows is Env.ExpectedFlows (HPCC's N); default 100.
+	ExpectedFlows int `toml:"expected_flows"`
+
+	AckEvery      int     `toml:"ack_every"`       // receiver ACKs every k-th in-order packet and every last one (default 1)
+	NakIntervalUs float64 `toml:"nak_interval_us"` // repeat a NAK for the same gap after this (default 4 x base RTT, at least 100)
+	RTOUs         float64 `toml:"rto_us"`          // go back to snd_una after this long without progress (default 1000)
+	MaxQPs        int     `toml:"max_qps"`         // concurrent sender QPs (default 1024)
+	MaxRxFlows    int     `toml:"max_rx_flows"`    // receiver flow table size (default 65536)
+	MaxPending    int     `toml:"max_pending"`     // flows waiting for a free QP (default 65536)
+	// BurstBytes is each QP's token-bucket burst: the lateness of the tx loop it
+	// absorbs (default 16 full frames).
+	BurstBytes  int64 `toml:"burst_bytes"`
+	PFCPriority int   `toml:"pfc_priority"` // priority of data frames: PFC frames pausing it stop data (default 3)
+	// SampleUs is the period of the per-flow rate time series (default 100);
+	// MaxSamples bounds it (default 1,000,000 rows, further samples are counted).
+	SampleUs   float64 `toml:"sample_us"`
+	MaxSamples int     `toml:"max_samples"`
+	MaxFCTs    int     `toml:"max_fcts"` // FCT records kept (default 1,000,000)
+	Seed       uint64  `toml:"seed"`     // workload generator seed (default 1)
+
+	Peers     []Peer           `toml:"peers"`
+	Flows     []FlowConfig     `toml:"flows"`
+	Incast    []IncastConfig   `toml:"incast"`
+	Workloads []WorkloadConfig `toml:"workloads"`
+}
+
+// Peer gives the MAC frames to one IPv4 address go to.
+type Peer struct {
+	IP  string `toml:"ip"`
+	MAC string `toml:"mac"`
+}
+
+// FlowConfig is one static flow: a single message of SizeBytes (0: unlimited,
+// a long-lived flow) to Dst, starting at StartUs, paced at most at RateGbps
+// (the application's offered rate; 0: no cap besides the RP and the line rate).
+type FlowConfig struct {
+	ID        int     `toml:"id"` // flow id in results; unique in the experiment
+	Dst       string  `toml:"dst"`
+	SizeBytes int64   `toml:"size_bytes"`
+	StartUs   float64 `toml:"start_us"`
+	RateGbps  float64 `toml:"rate_gbps"`
+}
+
+// IncastConfig is an incast group: Flows flows of SizeBytes each to Dst,
+// starting together at StartUs, the whole group repeated Repeat times (default
+// 1) every PeriodUs. Flow ids are IDBase, IDBase+1, ... in start order. Several
+// hosts with groups of the same start time and destination make an N-to-1 incast.
+type IncastConfig struct {
+	IDBase    int     `toml:"id_base"`
+	Dst       string  `toml:"dst"`
+	Flows     int     `toml:"flows"`
+	SizeBytes int64   `toml:"size_bytes"`
+	StartUs   float64 `toml:"start_us"`
+	Repeat    int     `toml:"repeat"`
+	PeriodUs  float64 `toml:"period_us"`
+	RateGbps  float64 `toml:"rate_gbps"`
+}
+
+// WorkloadConfig generates flows with sizes drawn from a flow-size CDF file
+// (../shared/workloads/*.cdf format: "size probability" lines) and Poisson
+// arrivals whose mean offered load is Load x the host's line rate, from StartUs
+// to StopUs (0: no end), each to a destination drawn uniformly from Dsts. Flow
+// ids are IDBase, IDBase+1, ... in arrival order; MaxFlows (0: no limit) bounds
+// their number.
+type WorkloadConfig struct {
+	IDBase   int      `toml:"id_base"`
+	CDF      string   `toml:"cdf"` // path, relative to the config file's directory
+	Dsts     []string `toml:"dsts"`
+	Load     float64  `toml:"load"`
+	StartUs  float64  `toml:"start_us"`
+	StopUs   float64  `toml:"stop_us"`
+	MaxFlows int      `toml:"max_flows"`
+	RateGbps float64  `toml:"rate_gbps"`
+}
+
+// ApplyDefaults fills the zero optional fields with their defaults.
+func (c *Config) ApplyDefaults() {
+	if c.LinkGbps == 0 {
+		c.LinkGbps = 10
+	}
+	if c.MTUBytes == 0 {
+		c.MTUBytes = 1024
+	}
+	if c.BaseRTTUs == 0 {
+		c.BaseRTTUs = 10
+	}
+	if c.Scheme == "" {
+		c.Scheme = "none"
+	}
+	if c.ExpectedFlows == 0 {
+		c.ExpectedFlows = 100
+	}
+	if c.AckEvery == 0 {
+		c.AckEvery = 1
+	}
+	if c.NakIntervalUs == 0 {
+		c.NakIntervalUs = max(4*c.BaseRTTUs, 100)
+	}
+	if c.RTOUs == 0 {
+		c.RTOUs = 1000
+	}
+	if c.MaxQPs == 0 {
+		c.MaxQPs = 1024
+	}
+	if c.MaxRxFlows == 0 {
+		c.MaxRxFlows = 65536
+	}
+	if c.MaxPending == 0 {
+		c.MaxPending = 65536
+	}
+	if c.BurstBytes == 0 {
+		c.BurstBytes = 16 * int64(c.MTUBytes+dataOverhead+wire.INTLen)
+	}
+	if c.PFCPriority == 0 {
+		c.PFCPriority = 3
+	}
+	if c.SampleUs == 0 {
+		c.SampleUs = 100
+	}
+	if c.MaxSamples == 0 {
+		c.MaxSamples = 1_000_000
+	}
+	if c.MaxFCTs == 0 {
+		c.MaxFCTs = 1_000_000
+	}
+	if c.Seed == 0 {
+		c.Seed = 1
+	}
+	for i := range c.Incast {
+		if c.Incast[i].Repeat == 0 {
+			c.Incast[i].Repeat = 1
+		}
+	}
+}
+
+// dataOverhead is the frame bytes of a data packet beyond its application
+// payload, without INT: Ethernet 14, IPv4 20, UDP 8, BTH 12, DataHeader 8, ICRC 4.
+const dataOverhead = wire.EthernetLen + wire.IPv4MinLen + wire.UDPLen + wire.BTHLen + wire.DataHeaderLen + wire.ICRCLen
+
+// phyOverhead is what a frame costs on the wire beyond its bytes: preamble and
+// start delimiter 8, FCS 4, inter-frame gap 12.
+const phyOverhead = 24
+
+// maxFrame is the largest data frame a host builds for mtu.
+func maxFrame(mtu int) int { return mtu + dataOverhead + wire.INTLen }
+
+// configError names a key of the config; with a *config.File it carries the
+// key's line.
+func configError(f *config.File, key, format string, args ...any) error {
+	if f != nil {
+		return f.Errorf(key, format, args...)
+	}
+	return fmt.Errorf("hostd: %s: %s", key, fmt.Sprintf(format, args...))
+}
+
+// resolved is a validated Config turned into the engine's units.
+type resolved struct {
+	ip         uint32
+	mac        wire.MAC
+	gateway    wire.MAC
+	linkBps    float64
+	mtu        int
+	baseRTT    int64
+	scheme     ccalgo.Scheme
+	params     any
+	env        ccalgo.Env
+	intStack   bool
+	ackEvery   uint32
+	nakIv      int64
+	rto        int64
+	burst      int64
+	pfcPrio    int
+	sampleNs   int64
+	peers      map[uint32]wire.MAC
+	flows      []FlowConfig
+	incast     []IncastConfig
+	workloads  []workloadSpec
+	cfg        Config
+	flowDst    []uint32
+	incastDst  []uint32
+	seed       uint64
+	maxSamples int
+}
+
+type workloadSpec struct {
+	cfg  WorkloadConfig
+	cdf  *CDF
+	dsts []uint32
+}
+
+// ParseIPv4 parses a dotted IPv4 address into host byte order.
+func ParseIPv4(s string) (uint32, error) {
+	ip := net.ParseIP(s).To4()
+	if ip == nil {
+		return 0, fmt.Errorf("%q is not an IPv4 address", s)
+	}
+	return uint32(ip[0])<<24 | uint32(ip[1])<<16 | uint32(ip[2])<<8 | uint32(ip[3]), nil
+}
+
+// FormatIPv4 formats a host-byte-order IPv4 address.
+func FormatIPv4(a uint32) string {
+	return fmt.Sprintf("%d.%d.%d.%d", a>>24, a>>16&0xff, a>>8&0xff, a&0xff)
+}
+
+// ParseMAC parses a colon-separated Ethernet address.
+func ParseMAC(s string) (wire.MAC, error) {
+	hw, err := net.ParseMAC(s)
+	if err != nil || len(hw) != 6 {
+		return wire.MAC{}, fmt.Errorf("%q is not an Ethernet MAC address", s)
+	}
+	return wire.MAC(hw), nil
+}
+
+// resolve validates c (after ApplyDefaults) and converts it. f, when not nil,
+// locates errors in the file; keyPrefix is the table c was decoded from
+// ("host"); baseDir resolves relative CDF paths.
+func resolve(c *Config, f *config.File, keyPrefix, baseDir string) (*resolved, error) {
+	k := func(s string) string {
+		if keyPrefix == "" {
+			return s
+		}
+		return keyPrefix + "." + s
+	}
+	r := &resolved{cfg: *c}
+	var err error
+	if r.ip, err = ParseIPv4(c.IP); err != nil {
+		return nil, configError(f, k("ip"), "%v", err)
+	}
+	if c.MAC != "" {
+		if r.mac, err = ParseMAC(c.MAC); err != nil {
+			return nil, configError(f, k("mac"), "%v", err)
+		}
+	}
+	r.gateway = wire.MAC{0xff, 0xff, 0xff, 0xff, 0xff, 0xff}
+	if c.GatewayMAC != "" {
+		if r.gateway, err = ParseMAC(c.GatewayMAC); err != nil {
+			return nil, configError(f, k("gateway_mac"), "%v", err)
+		}
+	}
+	switch {
+	case !(c.LinkGbps > 0) || math.IsInf(c.LinkGbps, 0):
+		return nil, configError(f, k("link_gbps"), "must be a finite number > 0")
+	case c.MTUBytes < 64 || maxFrame(c.MTUBytes) > 9216:
+		return nil, configError(f, k("mtu_bytes"), "%d out of range [64, %d]", c.MTUBytes, 9216-dataOverhead-wire.INTLen)
+	case !(c.BaseRTTUs > 0):
+		return nil, configError(f, k("base_rtt_us"), "must be > 0")
+	case c.AckEvery < 1:
+		return nil, configError(f, k("ack_every"), "must be >= 1")
+	case !(c.NakIntervalUs > 0):
+		return nil, configError(f, k("nak_interval_us"), "must be > 0")
+	case !(c.RTOUs > 0):
+		return nil, configError(f, k("rto_us"), "must be > 0")
+	case c.MaxQPs < 1 || c.MaxQPs > 1<<16:
+		return nil, configError(f, k("max_qps"), "%d out of range [1, 65536]", c.MaxQPs)
+	case c.MaxRxFlows < 1 || c.MaxRxFlows > 1<<22:
+		return nil, configError(f, k("max_rx_flows"), "%d out of range [1, 4194304]", c.MaxRxFlows)
+	case c.MaxPending < 1:
+		return nil, configError(f, k("max_pending"), "must be >= 1")
+	case c.BurstBytes < 0:
+		return nil, configError(f, k("burst_bytes"), "must be >= 0")
+	case c.PFCPriority < 0 || c.PFCPriority > 7:
+		return nil, configError(f, k("pfc_priority"), "must be in [0, 7]")
+	case !(c.SampleUs > 0):
+		return nil, configError(f, k("sample_us"), "must be > 0")
+	case c.MaxSamples < 1 || c.MaxFCTs < 1:
+		return nil, configError(f, k("max_samples"), "max_samples and max_fcts must be >= 1")
+	}
+	r.linkBps = c.LinkGbps * 1e9
+	r.mtu = c.MTUBytes
+	r.baseRTT = int64(c.BaseRTTUs * 1000)
+	r.ackEvery = uint32(c.AckEvery)
+	r.nakIv = int64(c.NakIntervalUs * 1000)
+	r.rto = int64(c.RTOUs * 1000)
+	r.burst = c.BurstBytes
+	r.pfcPrio = c.PFCPriority
+	r.sampleNs = max(int64(c.SampleUs*1000), 1)
+	r.seed = c.Seed
+	r.maxSamples = c.MaxSamples
+
+	if r.scheme, err = ccalgo.Lookup(c.Scheme); err != nil {
+		return nil, configError(f, k("scheme"), "%v", err)
+	}
+	if r.scheme.NewRP == nil {
+		return nil, configError(f, k("scheme"), "scheme %q has no reaction point", c.Scheme)
+	}
+	r.intStack = c.Scheme == "hpcc"
+	r.env = ccalgo.Env{
+		LinkBps:       r.linkBps,
+		BaseRTT:       r.baseRTT,
+		MTU:           r.mtu,
+		MaxFlows:      c.MaxRxFlows,
+		ExpectedFlows: c.ExpectedFlows,
+		ID:            r.ip,
+	}
+	r.params = r.scheme.DefaultParams(r.env)
+	if len(c.CC) > 0 {
+		var buf bytes.Buffer
+		if err := toml.NewEncoder(&buf).Encode(c.CC); err != nil {
+			return nil, configError(f, k("cc"), "%v", err)
+		}
+		if _, err := config.Decode(k("cc"), buf.String(), r.params); err != nil {
+			return nil, configError(f, k("cc"), "scheme %s: %v", c.Scheme, err)
+		}
+	}
+	// Build one RP and, when the scheme has one, the NP now, so that bad
+	// parameters are reported against the config.
+	if _, err := r.scheme.NewRP(r.params, r.env); err != nil {
+		return nil, configError(f, k("cc"), "%v", err)
+	}
+	if r.scheme.NewNP != nil {
+		if _, err := r.scheme.NewNP(r.params, r.env); err != nil {
+			return nil, configError(f, k("cc"), "%v", err)
+		}
+	}
+
+	r.peers = map[uint32]wire.MAC{}
+	for i, p := range c.Peers {
+		ip, err := ParseIPv4(p.IP)
+		if err != nil {
+			return nil, configError(f, fmt.Sprintf("%s[%d].ip", k("peers"), i), "%v", err)
+		}
+		m, err := ParseMAC(p.MAC)
+		if err != nil {
+			return nil, configError(f, fmt.Sprintf("%s[%d].mac", k("peers"), i), "%v", err)
+		}
+		r.peers[ip] = m
+	}
+	rate := func(key string, g float64) error {
+		if g < 0 || math.IsNaN(g) || math.IsInf(g, 0) {
+			return configError(f, key, "must be a finite number >= 0")
+		}
+		return nil
+	}
+	for i, fl := range c.Flows {
+		key := func(s string) string { return fmt.Sprintf("%s[%d].%s", k("flows"), i, s) }
+		ip, err := ParseIPv4(fl.Dst)
+		if err != nil {
+			return nil, configError(f, key("dst"), "%v", err)
+		}
+		if fl.SizeBytes < 0 {
+			return nil, configError(f, key("size_bytes"), "must be >= 0 (0: unlimited)")
+		}
+		if fl.StartUs < 0 {
+			return nil, configError(f, key("start_us"), "must be >= 0")
+		}
+		if err := rate(key("rate_gbps"), fl.RateGbps); err != nil {
+			return nil, err
+		}
+		r.flowDst = append(r.flowDst, ip)
+	}
+	r.flows = c.Flows
+	for i, g := range c.Incast {
+		key := func(s string) string { return fmt.Sprintf("%s[%d].%s", k("incast"), i, s) }
+		ip, err := ParseIPv4(g.Dst)
+		if err != nil {
+			return nil, configError(f, key("dst"), "%v", err)
+		}
+		switch {
+		case g.Flows < 1:
+			return nil, configError(f, key("flows"), "must be >= 1")
+		case g.SizeBytes < 1:
+			return nil, configError(f, key("size_bytes"), "must be >= 1")
+		case g.Repeat < 1:
+			return nil, configError(f, key("repeat"), "must be >= 1")
+		case g.Repeat > 1 && !(g.PeriodUs > 0):
+			return nil, configError(f, key("period_us"), "must be > 0 with repeat > 1")
+		case g.StartUs < 0:
+			return nil, configError(f, key("start_us"), "must be >= 0")
+		}
+		if err := rate(key("rate_gbps"), g.RateGbps); err != nil {
+			return nil, err
+		}
+		r.incastDst = append(r.incastDst, ip)
+	}
+	r.incast = c.Incast
+	for i, w := range c.Workloads {
+		key := func(s string) string { return fmt.Sprintf("%s[%d].%s", k("workloads"), i, s) }
+		ws := workloadSpec{cfg: w}
+		path := w.CDF
+		if path == "" {
+			return nil, configError(f, key("cdf"), "missing")
+		}
+		if !filepath.IsAbs(path) && baseDir != "" {
+			path = filepath.Join(baseDir, path)
+		}
+		if ws.cdf, err = LoadCDF(path); err != nil {
+			return nil, configError(f, key("cdf"), "%v", err)
+		}
+		if len(w.Dsts) == 0 {
+			return nil, configError(f, key("dsts"), "needs at least one destination")
+		}
+		for _, d := range w.Dsts {
+			ip, err := ParseIPv4(d)
+			if err != nil {
+				return nil, configError(f, key("dsts"), "%v", err)
+			}
+			ws.dsts = append(ws.dsts, ip)
+		}
+		switch {
+		case !(w.Load > 0) || w.Load > 1:
+			return nil, configError(f, key("load"), "must be in (0, 1]")
+		case w.StartUs < 0 || w.StopUs < 0 || (w.StopUs > 0 && w.StopUs <= w.StartUs):
+			return nil, configError(f, key("stop_us"), "need 0 <= start_us < stop_us (or stop_us 0)")
+		case w.MaxFlows < 0:
+			return nil, configError(f, key("max_flows"), "must be >= 0")
+		}
+		if err := rate(key("rate_gbps"), w.RateGbps); err != nil {
+			return nil, err
+		}
+		r.workloads = append(r.workloads, ws)
+	}
+	return r, nil
+}

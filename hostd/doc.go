@@ -1,0 +1,60 @@
+// Package hostd is ccbed's traffic-generator host (DESIGN.md, "hostd"): a
+// software RoCEv2-like NIC that sends flows on queue pairs (QPs), each paced by
+// its own token bucket (pacer.Scheduler) at the rate and window its reaction
+// point (RP) sets, receives and acknowledges data with the scheme's notification
+// point (NP), and records flow completion times and rates.
+//
+// Where it sits: one Engine per host. The engine is pure Go and never reads a
+// clock: every entry point takes the time in ns (a lcore.TSCClock on DPDK,
+// virtual time in tests). host.go adapts it to a port.Port and a mempool with
+// two Poll functions (rx, tx) or one (both), per the testbed's composition
+// contract.
+//
+// What the engine implements, and the sources it follows:
+//
+//   - QP state per sender flow: PSN (24-bit on the wire, 64-bit packet numbers
+//     inside), snd_una, snd_nxt, snd_max, message boundaries (BTH SEND First /
+//     Middle / Last / Only), go-back-N on NAK and on a retransmission timeout,
+//     as a RoCEv2 RC QP does (specs/rocev2.md).
+//   - Receiver: in-order check per (source, QP); an ACK every AckEvery packets,
+//     on the last packet of a message and on AckReq; a PSN-sequence-error NAK on
+//     a gap, repeated after NakInterval; duplicates are re-acknowledged. ACKs
+//     carry ccbed's extension: the send timestamp echo, the ECN / TCD mark echo,
+//     the INT echo (HPCC Section 4.2: the receiver copies the INT stack into the
+//     ACK) and RCC's assigned window, active flows and B_R, as filled by the NP.
+//   - NP duties: the scheme's NotificationPoint sees every data packet; a CNP
+//     goes back when it asks (DCQCN: at most one per 50 us per QP, enforced by
+//     ccalgo/dcqcn's NP).
+//   - RP hooks for every scheme, driven by real packets: OnSend per data packet,
+//     OnAck / OnNak per ACK / NAK (AckEvent with snd_una, snd_nxt, RTT from the
+//     echoed timestamp and the echo fields), OnCNP per CNP, OnFeedback per RoCC
+//     rate message and P4QCN / QCN feedback packet, OnTimer at NextTimer; the
+//     RP's RateBps, WindowBytes and HaltUntil go to the pacer after each call.
+//   - Pacing: per-QP rate = min(RP rate, the flow's offered-rate cap, line
+//     rate); a NIC-level token bucket at the line rate (frame + 24 bytes of
+//     preamble, FCS and gap per frame) is the host's ceiling; HPCC Section 4.2
+//     describes the same NIC scheduler shape (per-QP rate and window).
+//   - PFC: a received pause frame for the data priority stops data until its
+//     quanta (at the line rate) expire; 0 quanta resumes.
+//   - Traffic: static flows, incast groups, and Poisson workloads with sizes from
+//     a flow-size CDF at a target load (HPCC Section 5.1 and RoCC Section VI use
+//     this generator with the web-search and FB-Hadoop distributions).
+//   - Results: per-flow goodput time series (rate.csv), FCT with slowdown
+//     (fct.csv, slowdown = FCT / ideal FCT, ideal = base RTT + the message's
+//     frames at line rate), counters (counters.json).
+//
+// Deviations and choices:
+//
+//   - One message per flow; a flow occupies a QP slot from its start to its last
+//     ACK, then the slot is reused with a new QP number (generation in the high
+//     bits), so late packets of the old flow are recognised as stale.
+//   - Sequence numbers given to RPs are byte offsets (packet number x MTU), as
+//     ccalgo expects; every packet but the last of a message is full.
+//   - The receiver never frees its per-flow state during a run (MaxRxFlows
+//     entries); a new message on a reused (source, QP) restarts it.
+//   - An RP is reset for a new flow by copying a pristine instance when its type
+//     holds no references (every scheme today); otherwise it is rebuilt, which
+//     allocates once per flow start (counted as rp_rebuilds).
+//   - Rates sampled in rate.csv are goodput at the sender (newly acknowledged
+//     payload per sample period), not the RP's rate.
+package hostd

@@ -1,0 +1,1224 @@
+package hostd
+
+import (
+	"fmt"
+	"math"
+	"math/bits"
+	"math/rand/v2"
+	"reflect"
+	"sort"
+
+	"github.com/ccbed/ccbed/ccalgo"
+	"github.com/ccbed/ccbed/config"
+	"github.com/ccbed/ccbed/pacer"
+	"github.com/ccbed/ccbed/wire"
+)
+
+const psnMask = 1<<24 - 1
+
+// nicBurstFrames is the burst of the NIC's line-rate bucket, in full frames.
+const nicBurstFrames = 32
+
+// signext24 interprets a 24-bit PSN difference as a signed number in
+// [-2^23, 2^23).
+func signext24(d uint32) int64 { return int64(int32(d<<8) >> 8) }
+
+// Engine is one host's NIC: sender QPs paced by a pacer.Scheduler under their
+// RPs, and the receiver with the scheme's NP. It has two sides, each owned by one
+// goroutine (lcore): the rx side (Receive, BuildControl) and the tx side
+// (Service, NextData, CanSend, ChargeControl, the flow table and every RP). The
+// rx side hands ACKs, NAKs, CNPs, feedback and PFC pauses to the tx side through
+// a lock-free single-producer single-consumer ring. Results (Samples, FCTs,
+// RxFlows, Counters) are read once the loops have stopped.
+type Engine struct {
+	r *resolved
+
+	// tx side
+	sched     *pacer.Scheduler
+	nic       pacer.TokenBucket // line-rate ceiling of the NIC
+	qps       []sendQP
+	free      []int32
+	active    []int32
+	timers    *timerHeap
+	slotBits  uint
+	rpTmpl    reflect.Value // pristine RP to reset a QP's RP from; invalid: rebuild
+	starts    []pendingFlow // static and incast flows, by start time
+	startIdx  int
+	pending   []pendingFlow // ring of flows waiting for a free QP
+	pendHead  int
+	pendLen   int
+	wls       []wlState
+	rng       *rand.Rand
+	pause     int64 // PFC: no data before this time
+	nextSweep int64
+	nextSamp  int64
+	lastSamp  int64
+	ackEv     ccalgo.AckEvent
+	samples   []RateSample
+	fcts      []FCT
+	tc        TxCounters
+
+	// shared, written only at construction
+	ev *evRing
+
+	// rx side
+	np       ccalgo.NotificationPoint
+	table    *flowTable
+	rflows   []recvFlow
+	freeRx   []int32     // unused receiver slots
+	doneQ    []doneEntry // ring of completed receiver flows, oldest first
+	doneHead int
+	doneLen  int
+	evictAge int64 // a completed receiver flow may be evicted this long after its last packet
+	fr       wire.Frame
+	da       ccalgo.DataArrival
+	rc       RxCounters
+}
+
+// sendQP is the sender state of one QP slot (one flow at a time).
+type sendQP struct {
+	rp       ccalgo.ReactionPoint
+	rpv      reflect.Value // *rp's struct, for resets
+	active   bool
+	gen      uint32
+	qpn      uint32
+	flowID   int64
+	ep       wire.Endpoints
+	size     uint64 // message bytes; 0 = unlimited
+	npkts    uint64 // packets of the message; 0 = unlimited
+	sndNxt   uint64 // next packet number to send
+	sndUna   uint64 // packets below this are acknowledged
+	sndMax   uint64 // highest packet number sent + 1
+	capBps   float64
+	rate     float64
+	window   int64
+	halt     int64
+	timer    int64
+	start    int64 // arrival (post) time of the message
+	progress int64 // last time snd_una advanced, or sending resumed from idle
+	sampled  uint64
+	actIdx   int32
+}
+
+// pendingFlow is a flow (one message) waiting for its start time or a free QP.
+type pendingFlow struct {
+	id     int64
+	dst    uint32
+	size   int64 // 0 = unlimited
+	start  int64
+	capBps float64
+}
+
+// wlState is a running workload generator.
+type wlState struct {
+	spec    *workloadSpec
+	next    int64   // next arrival, ns
+	stop    int64   // no arrival at or after this; Never when unbounded
+	meanIv  float64 // mean inter-arrival, ns
+	count   int64
+	capBps  float64
+	maxFlow int64
+}
+
+// doneEntry names a receiver flow that completed its message; epoch tells
+// whether the slot has been reused since.
+type doneEntry struct {
+	slot  int32
+	epoch uint32
+}
+
+// recvFlow is the receiver state of one incoming flow (source IP, QP number).
+type recvFlow struct {
+	key        uint64
+	used       bool
+	epoch      uint32
+	srcIP      uint32
+	qpn        uint32
+	exp        uint64 // next packet number expected
+	bytes      uint64 // payload bytes received in order
+	msn        uint32
+	sinceAck   uint32
+	nakSent    bool
+	done       bool
+	nakPkt     uint64
+	nakTime    int64
+	frames     uint64
+	frameBytes uint64
+	first      int64
+	last       int64
+	firstTS    int64 // send timestamps of the first and last in-order packets
+	lastTS     int64
+}
+
+// RateSample is one row of the per-flow rate time series: the goodput (bytes
+// newly acknowledged) of a flow over the sample period ending at T.
+type RateSample struct {
+	T    int64 // ns
+	Flow int64
+	Gbps float64
+}
+
+// FCT is one completed message.
+type FCT struct {
+	Flow      int64
+	Dst       uint32
+	SizeBytes int64
+	StartNs   int64 // when the message was posted
+	FCTNs     int64 // from StartNs to the ACK of its last byte
+	IdealNs   int64 // base RTT + its frames' transmission time at line rate
+}
+
+// Slowdown is FCT / ideal FCT.
+func (f *FCT) Slowdown() float64 { return float64(f.FCTNs) / float64(f.IdealNs) }
+
+// RxFlow is what the receiver measured of one incoming flow.
+type RxFlow struct {
+	SrcIP      uint32
+	QPN        uint32
+	Bytes      uint64 // payload bytes delivered in order
+	Frames     uint64 // data frames received (duplicates and gaps included)
+	FrameBytes uint64 // their bytes
+	FirstNs    int64  // first and last data frame arrival
+	LastNs     int64
+	// FirstSendNs and LastSendNs are the sender's timestamps of the first and
+	// last packets delivered in order: the sender's time base.
+	FirstSendNs int64
+	LastSendNs  int64
+	Messages    uint32 // messages completed
+}
+
+// RxCounters are the receive side's counters.
+type RxCounters struct {
+	Frames        uint64 `json:"frames"`
+	Malformed     uint64 `json:"malformed"`
+	Other         uint64 `json:"other"`
+	NotForUs      uint64 `json:"not_for_us"`
+	Data          uint64 `json:"data"`
+	DataBytes     uint64 `json:"data_bytes"`
+	InOrder       uint64 `json:"in_order"`
+	Duplicate     uint64 `json:"duplicate"`
+	OutOfOrder    uint64 `json:"out_of_order"`
+	NewFlows      uint64 `json:"new_flows"`
+	FlowTableFull uint64 `json:"flow_table_full"`
+	Evicted       uint64 `json:"evicted"`
+	AcksOwed      uint64 `json:"acks_owed"`
+	NaksOwed      uint64 `json:"naks_owed"`
+	CNPsOwed      uint64 `json:"cnps_owed"`
+	Acks          uint64 `json:"acks"`
+	Naks          uint64 `json:"naks"`
+	CNPs          uint64 `json:"cnps"`
+	RoCCRate      uint64 `json:"rocc_rate"`
+	P4QCN         uint64 `json:"p4qcn"`
+	QCN           uint64 `json:"qcn"`
+	PFC           uint64 `json:"pfc"`
+	EventsDropped uint64 `json:"events_dropped"`
+	BuildErrors   uint64 `json:"build_errors"`
+}
+
+// TxCounters are the send side's counters.
+type TxCounters struct {
+	DataFrames     uint64 `json:"data_frames"`
+	DataBytes      uint64 `json:"data_bytes"`
+	PayloadBytes   uint64 `json:"payload_bytes"`
+	RetxFrames     uint64 `json:"retx_frames"`
+	NakRewinds     uint64 `json:"nak_rewinds"`
+	Timeouts       uint64 `json:"timeouts"`
+	StaleEvents    uint64 `json:"stale_events"`
+	BadAcks        uint64 `json:"bad_acks"`
+	ControlFrames  uint64 `json:"control_frames"`
+	ControlBytes   uint64 `json:"control_bytes"`
+	PauseFrames    uint64 `json:"pause_frames"`
+	FlowsStarted   uint64 `json:"flows_started"`
+	FlowsCompleted uint64 `json:"flows_completed"`
+	PendingDropped uint64 `json:"pending_dropped"`
+	SamplesDropped uint64 `json:"samples_dropped"`
+	FCTsDropped    uint64 `json:"fcts_dropped"`
+	BuildErrors    uint64 `json:"build_errors"`
+	RPRebuilds     uint64 `json:"rp_rebuilds"`
+}
+
+// Controls are the control frames the receive side owes after one data frame:
+// an ACK or NAK, and a CNP. The caller owns it and reuses it.
+type Controls struct {
+	N int
+	C [2]Control
+}
+
+// ControlKind is the kind of a Control.
+type ControlKind uint8
+
+// Control kinds.
+const (
+	CtlAck ControlKind = iota + 1
+	CtlNak
+	CtlCNP
+)
+
+// Control is one control frame to build with BuildControl.
+type Control struct {
+	Kind   ControlKind
+	Ep     wire.Endpoints
+	Spec   wire.AckSpec // DestQP for a CNP too
+	Fields ccalgo.AckFields
+}
+
+// NewEngine builds an engine from cfg at time now (ns). cfg is completed with
+// ApplyDefaults; relative CDF paths are taken from the working directory. Use
+// New with a *config.File to get errors located in the file.
+func NewEngine(cfg Config, now int64) (*Engine, error) {
+	cfg.ApplyDefaults()
+	r, err := resolve(&cfg, nil, "", "")
+	if err != nil {
+		return nil, err
+	}
+	return newEngine(r, now)
+}
+
+// NewEngineFromFile is NewEngine for a Config decoded from f under the table
+// keyPrefix ("host"): errors name the file, line and key, and CDF paths are
+// relative to baseDir (the file's directory).
+func NewEngineFromFile(cfg Config, f *config.File, keyPrefix, baseDir string, now int64) (*Engine, error) {
+	cfg.ApplyDefaults()
+	r, err := resolve(&cfg, f, keyPrefix, baseDir)
+	if err != nil {
+		return nil, err
+	}
+	return newEngine(r, now)
+}
+
+func newEngine(r *resolved, now int64) (*Engine, error) {
+	c := &r.cfg
+	e := &Engine{r: r}
+	sched, err := pacer.NewScheduler(pacer.Config{
+		MaxQPs:         c.MaxQPs,
+		MaxPacketBytes: int64(r.mtu),
+		RateBps:        r.linkBps,
+		BurstBytes:     r.burst,
+	}, now)
+	if err != nil {
+		return nil, fmt.Errorf("hostd: %w", err)
+	}
+	e.sched = sched
+	// The NIC bucket holds one tx burst of full frames (the adapter hands the
+	// port 32 frames at a time): the line rate holds over any longer interval,
+	// and a tx loop that polls a little late does not lose line capacity.
+	e.nic.Init(r.linkBps, nicBurstFrames*int64(maxFrame(r.mtu)+phyOverhead), now)
+	e.slotBits = uint(max(bits.Len(uint(c.MaxQPs-1)), 1))
+	e.qps = make([]sendQP, c.MaxQPs)
+	e.free = make([]int32, 0, c.MaxQPs)
+	e.active = make([]int32, 0, c.MaxQPs)
+	e.timers = newTimerHeap(c.MaxQPs)
+	tmpl, err := r.scheme.NewRP(r.params, r.env)
+	if err != nil {
+		return nil, err
+	}
+	if tv := reflect.ValueOf(tmpl); tv.Kind() == reflect.Pointer && tv.Elem().Kind() == reflect.Struct && plainData(tv.Elem().Type()) {
+		e.rpTmpl = tv.Elem()
+	}
+	for i := c.MaxQPs - 1; i >= 0; i-- {
+		s := &e.qps[i]
+		if s.rp, err = r.scheme.NewRP(r.params, r.env); err != nil {
+			return nil, err
+		}
+		if e.rpTmpl.IsValid() {
+			s.rpv = reflect.ValueOf(s.rp).Elem()
+		}
+		s.timer = ccalgo.Never
+		s.actIdx = -1
+		e.free = append(e.free, int32(i))
+	}
+	e.ev = newEvRing(8192)
+	if r.scheme.NewNP != nil {
+		if e.np, err = r.scheme.NewNP(r.params, r.env); err != nil {
+			return nil, err
+		}
+	}
+	e.table = newFlowTable(c.MaxRxFlows)
+	e.rflows = make([]recvFlow, c.MaxRxFlows)
+	e.freeRx = make([]int32, 0, c.MaxRxFlows)
+	for i := c.MaxRxFlows - 1; i >= 0; i-- {
+		e.freeRx = append(e.freeRx, int32(i))
+	}
+	e.doneQ = make([]doneEntry, c.MaxRxFlows)
+	e.evictAge = 4 * r.rto
+
+	// Static and incast flows, by start time (stable: config order on ties).
+	for i, f := range r.flows {
+		e.starts = append(e.starts, pendingFlow{id: int64(f.ID), dst: r.flowDst[i], size: f.SizeBytes,
+			start: now + int64(f.StartUs*1000), capBps: f.RateGbps * 1e9})
+	}
+	for i, g := range r.incast {
+		id := int64(g.IDBase)
+		for k := 0; k < g.Repeat; k++ {
+			t := now + int64((g.StartUs+float64(k)*g.PeriodUs)*1000)
+			for j := 0; j < g.Flows; j++ {
+				e.starts = append(e.starts, pendingFlow{id: id, dst: r.incastDst[i], size: g.SizeBytes,
+					start: t, capBps: g.RateGbps * 1e9})
+				id++
+			}
+		}
+	}
+	sort.SliceStable(e.starts, func(i, j int) bool { return e.starts[i].start < e.starts[j].start })
+	e.pending = make([]pendingFlow, c.MaxPending)
+	e.rng = rand.New(rand.NewPCG(r.seed, 0x9e3779b97f4a7c15^uint64(r.ip)))
+	for i := range r.workloads {
+		w := &r.workloads[i]
+		ws := wlState{spec: w, stop: ccalgo.Never, capBps: w.cfg.RateGbps * 1e9, maxFlow: int64(w.cfg.MaxFlows)}
+		ws.meanIv = MeanInterarrivalNs(w.cdf.Mean(), w.cfg.Load, r.linkBps)
+		ws.next = now + int64(w.cfg.StartUs*1000) + int64(e.rng.ExpFloat64()*ws.meanIv)
+		if w.cfg.StopUs > 0 {
+			ws.stop = now + int64(w.cfg.StopUs*1000)
+		}
+		e.wls = append(e.wls, ws)
+	}
+	e.samples = make([]RateSample, 0, r.maxSamples)
+	e.fcts = make([]FCT, 0, c.MaxFCTs)
+	e.nextSweep = now + r.rto/4
+	e.nextSamp = now + r.sampleNs
+	e.lastSamp = now
+	return e, nil
+}
+
+// plainData reports whether values of t hold no references (pointers, slices,
+// maps, interfaces, channels, functions, strings), so that a struct copy makes
+// an independent value.
+func plainData(t reflect.Type) bool {
+	switch t.Kind() {
+	case reflect.Bool, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr,
+		reflect.Float32, reflect.Float64, reflect.Complex64, reflect.Complex128:
+		return true
+	case reflect.Array:
+		return plainData(t.Elem())
+	case reflect.Struct:
+		for i := 0; i < t.NumField(); i++ {
+			if !plainData(t.Field(i).Type) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
+}
+
+// LinkBps is the NIC line rate, bits/s.
+func (e *Engine) LinkBps() float64 { return e.r.linkBps }
+
+// IP is the host's IPv4 address (host byte order).
+func (e *Engine) IP() uint32 { return e.r.ip }
+
+// SetMAC sets the host's MAC (the port's address) before the engine runs.
+func (e *Engine) SetMAC(m wire.MAC) { e.r.mac = m }
+
+// MaxFrameBytes is the largest frame the engine builds: mbufs must hold it.
+func (e *Engine) MaxFrameBytes() int { return maxFrame(e.r.mtu) }
+
+// ---------------------------------------------------------------- rx side
+
+// Receive handles one frame received at now. Data frames run the NP and the
+// receiver's in-order check and fill out with the ACK / NAK and CNP owed
+// (returned count, also out.N); control frames (ACK, NAK, CNP, RoCC rate
+// message, P4QCN / QCN feedback, PFC) become events for the tx side and owe
+// nothing. Malformed and foreign frames are counted and ignored. frame is only
+// read, and not kept.
+func (e *Engine) Receive(now int64, frame []byte, out *Controls) int {
+	out.N = 0
+	e.rc.Frames++
+	fr := &e.fr
+	if err := wire.Decode(frame, fr); err != nil {
+		e.rc.Malformed++
+		return 0
+	}
+	if fr.Kind == wire.KindPFC {
+		e.rc.PFC++
+		p := e.r.pfcPrio
+		if !fr.PFC.Enabled(p) {
+			return 0
+		}
+		if ev := e.ev.slot(); ev != nil {
+			ev.kind = evPause
+			ev.t = now + wire.QuantaNs(fr.PFC.PauseQuanta(p), e.r.linkBps)
+			e.ev.commit()
+		} else {
+			e.rc.EventsDropped++
+		}
+		return 0
+	}
+	if fr.Kind == wire.KindOther {
+		e.rc.Other++
+		return 0
+	}
+	if fr.IP.Dst() != e.r.ip {
+		e.rc.NotForUs++
+		return 0
+	}
+	var kind evKind
+	switch fr.Kind {
+	case wire.KindData:
+		return e.rxData(now, frame, out)
+	case wire.KindAck:
+		e.rc.Acks++
+		kind = evAck
+	case wire.KindNak:
+		e.rc.Naks++
+		kind = evNak
+	case wire.KindCNP:
+		e.rc.CNPs++
+		kind = evCNP
+	case wire.KindRoCCRate:
+		e.rc.RoCCRate++
+		kind = evFeedback
+	case wire.KindP4QCN:
+		e.rc.P4QCN++
+		kind = evFeedback
+	case wire.KindQCN:
+		e.rc.QCN++
+		kind = evFeedback
+	default:
+		e.rc.Other++
+		return 0
+	}
+	ev := e.ev.slot()
+	if ev == nil {
+		e.rc.EventsDropped++
+		return 0
+	}
+	ev.kind = kind
+	switch fr.Kind {
+	case wire.KindAck, wire.KindNak:
+		ev.qpn = fr.BTH.DestQP()
+		ev.psn = fr.BTH.PSN()
+		ev.fields = ccalgo.AckFields{}
+		if fr.Ext != nil {
+			fr.Ext.Fields(&ev.fields)
+		}
+		if fr.INT != nil {
+			fr.INT.Stack(&ev.fields.INT)
+		}
+	case wire.KindCNP:
+		ev.qpn = fr.BTH.DestQP()
+	case wire.KindRoCCRate:
+		fr.Rate.Feedback(&ev.fb)
+		ev.qpn = ev.fb.Flow.DestQP
+	case wire.KindP4QCN:
+		fr.Feedback.Feedback(&ev.fb, ccalgo.FeedbackP4QCN, fr.BTH.DestQP())
+		ev.qpn = ev.fb.Flow.DestQP
+	case wire.KindQCN:
+		fr.Feedback.Feedback(&ev.fb, ccalgo.FeedbackQCN, fr.BTH.DestQP())
+		ev.qpn = ev.fb.Flow.DestQP
+	}
+	e.ev.commit()
+	return 0
+}
+
+func (e *Engine) rxData(now int64, frame []byte, out *Controls) int {
+	fr := &e.fr
+	e.rc.Data++
+	e.rc.DataBytes += uint64(len(frame))
+	src := fr.IP.Src()
+	bth := fr.BTH
+	qpn := bth.DestQP()
+	key := uint64(src)<<32 | uint64(qpn)
+	idx, found := e.table.find(key)
+	var slot int32
+	if found {
+		slot = e.table.vals[idx] - 1
+	} else {
+		if slot = e.allocRx(now); slot < 0 {
+			e.rc.FlowTableFull++
+			return 0
+		}
+		idx, _ = e.table.find(key) // an eviction may have moved entries
+		e.table.insertAt(idx, key, slot)
+	}
+	rf := &e.rflows[slot]
+	op := bth.Opcode()
+	psn := bth.PSN()
+	if !found || (rf.done && psn == 0 && wire.IsFirstOpcode(op)) {
+		// A new flow, or a completed (source, QP) reused by the sender for a
+		// new message stream.
+		e.rc.NewFlows++
+		ep := rf.epoch + 1
+		*rf = recvFlow{key: key, used: true, epoch: ep, srcIP: src, qpn: qpn, first: now}
+	}
+	rf.frames++
+	rf.frameBytes += uint64(len(frame))
+	rf.last = now
+	pn := int64(rf.exp) + signext24(psn-uint32(rf.exp))
+	payload := len(fr.Payload) - wire.DataHeaderLen
+	last := wire.IsLastOpcode(op)
+
+	d := &e.da
+	d.QP = slot
+	d.Seq = rf.bytes
+	if pn != int64(rf.exp) {
+		d.Seq = uint64(max(int64(rf.bytes)+(pn-int64(rf.exp))*int64(e.r.mtu), 0))
+	}
+	d.PayloadBytes = payload
+	d.WireBytes = len(frame)
+	d.SendTS = fr.Data.SendTS()
+	d.Mark = wire.MarkFromECN(fr.IP.ECN())
+	d.FirstOfMessage = wire.IsFirstOpcode(op)
+	d.LastOfMessage = last
+	d.INT.NHops = 0
+	if fr.INT != nil {
+		fr.INT.Stack(&d.INT)
+	}
+	c := &out.C[0]
+	ack := &c.Fields
+	*ack = ccalgo.AckFields{}
+	cnp := false
+	if e.np != nil {
+		cnp = e.np.OnData(now, d, ack)
+	}
+	if ack.EchoTS == 0 {
+		ack.EchoTS = d.SendTS
+	}
+	ack.Mark = ack.Mark.Max(d.Mark)
+	if fr.INT != nil && ack.INT.NHops == 0 {
+		ack.INT = d.INT
+	}
+
+	var kind ControlKind
+	switch {
+	case pn == int64(rf.exp):
+		e.rc.InOrder++
+		if rf.exp == 0 {
+			rf.firstTS = d.SendTS
+		}
+		rf.lastTS = d.SendTS
+		rf.exp++
+		rf.bytes += uint64(max(payload, 0))
+		rf.nakSent = false
+		rf.sinceAck++
+		if last {
+			rf.msn++
+			rf.done = true
+			e.markDone(slot, rf.epoch)
+		}
+		if rf.sinceAck >= e.r.ackEvery || last || bth.AckReq() {
+			kind = CtlAck
+		}
+	case pn > int64(rf.exp):
+		e.rc.OutOfOrder++
+		if !rf.nakSent || rf.nakPkt != rf.exp || now-rf.nakTime >= e.r.nakIv {
+			rf.nakSent, rf.nakPkt, rf.nakTime = true, rf.exp, now
+			kind = CtlNak
+		}
+	default:
+		// A duplicate of delivered data (a go-back-N resend, or an ACK was
+		// lost): acknowledge again so that the sender moves on.
+		e.rc.Duplicate++
+		if last || bth.AckReq() || rf.sinceAck+1 >= e.r.ackEvery {
+			kind = CtlAck
+		} else {
+			rf.sinceAck++
+		}
+	}
+	n := 0
+	if kind != 0 {
+		c.Kind = kind
+		e.fillEp(&c.Ep, fr)
+		c.Spec = wire.AckSpec{DestQP: qpn, MSN: rf.msn, EchoINT: fr.INT != nil}
+		if fr.INT != nil {
+			c.Spec.PathID = fr.INT.PathID()
+		}
+		if kind == CtlAck {
+			c.Spec.PSN = uint32(rf.exp-1) & psnMask
+			c.Spec.Syndrome = wire.SyndromeAckNoCred
+			rf.sinceAck = 0
+			e.rc.AcksOwed++
+		} else {
+			c.Spec.PSN = uint32(rf.exp) & psnMask
+			c.Spec.Syndrome = wire.SyndromeNAKSeq
+			e.rc.NaksOwed++
+		}
+		n++
+	}
+	if cnp {
+		cc := &out.C[n]
+		cc.Kind = CtlCNP
+		e.fillEp(&cc.Ep, fr)
+		cc.Spec = wire.AckSpec{DestQP: qpn}
+		e.rc.CNPsOwed++
+		n++
+	}
+	out.N = n
+	return n
+}
+
+// allocRx returns a free receiver slot, evicting the flow that completed first
+// if it completed at least evictAge ago (so that a resend of its tail, after a
+// lost ACK, still finds it); -1 when none can be had.
+func (e *Engine) allocRx(now int64) int32 {
+	if n := len(e.freeRx); n > 0 {
+		s := e.freeRx[n-1]
+		e.freeRx = e.freeRx[:n-1]
+		return s
+	}
+	for e.doneLen > 0 {
+		d := e.doneQ[e.doneHead]
+		rf := &e.rflows[d.slot]
+		if rf.done && rf.epoch == d.epoch && now-rf.last < e.evictAge {
+			return -1 // the oldest completion is still too recent
+		}
+		e.doneHead = (e.doneHead + 1) % len(e.doneQ)
+		e.doneLen--
+		if !rf.done || rf.epoch != d.epoch {
+			continue // restarted since: not a candidate
+		}
+		e.table.remove(rf.key)
+		rf.used = false
+		e.rc.Evicted++
+		return d.slot
+	}
+	return -1
+}
+
+// markDone queues a completed receiver flow for eviction.
+func (e *Engine) markDone(slot int32, epoch uint32) {
+	if e.doneLen == len(e.doneQ) {
+		e.doneHead = (e.doneHead + 1) % len(e.doneQ)
+		e.doneLen--
+	}
+	e.doneQ[(e.doneHead+e.doneLen)%len(e.doneQ)] = doneEntry{slot: slot, epoch: epoch}
+	e.doneLen++
+}
+
+// fillEp addresses a control frame back to the sender of the data frame fr.
+func (e *Engine) fillEp(ep *wire.Endpoints, fr *wire.Frame) {
+	*ep = wire.Endpoints{
+		DstMAC:  fr.Eth.Src(),
+		SrcMAC:  e.r.mac,
+		SrcIP:   e.r.ip,
+		DstIP:   fr.IP.Src(),
+		SrcPort: fr.UDP.SrcPort(),
+		DSCP:    fr.IP.DSCP(),
+	}
+}
+
+// BuildControl writes c into b and returns the frame length, 0 when b is too
+// small (counted). Called by the side that owns b (the rx side in 2-lcore mode).
+func (e *Engine) BuildControl(b []byte, c *Control) int {
+	var n int
+	var err error
+	if c.Kind == CtlCNP {
+		n, err = wire.BuildCNP(b, &c.Ep, c.Spec.DestQP)
+	} else {
+		n, err = wire.BuildAck(b, &c.Ep, &c.Spec, &c.Fields)
+	}
+	if err != nil {
+		e.rc.BuildErrors++
+		return 0
+	}
+	return n
+}
+
+// ---------------------------------------------------------------- tx side
+
+// seqBytes is the byte offset of packet number pn of a QP.
+func (e *Engine) seqBytes(s *sendQP, pn uint64) uint64 {
+	b := pn * uint64(e.r.mtu)
+	if s.size > 0 && b > s.size {
+		return s.size
+	}
+	return b
+}
+
+// ChargeControl accounts a control frame of n bytes sent at now against the
+// NIC's line rate (control frames are never held back by it).
+func (e *Engine) ChargeControl(now int64, n int) {
+	e.nic.Take(int64(n+phyOverhead), now)
+	e.tc.ControlFrames++
+	e.tc.ControlBytes += uint64(n)
+}
+
+// Service does the tx side's work due at now, other than sending data: it
+// applies the events from the rx side (ACK, NAK, CNP, feedback, PFC) to the QPs
+// and their RPs, runs due RP timers, starts due flows and workload arrivals,
+// checks retransmission timeouts and takes rate samples. It returns the number
+// of events and timers handled.
+func (e *Engine) Service(now int64) int {
+	n := 0
+	for ; n < 1024; n++ {
+		ev := e.ev.peek()
+		if ev == nil {
+			break
+		}
+		e.handleEvent(now, ev)
+		e.ev.pop()
+	}
+	for e.timers.len() > 0 {
+		qp, t := e.timers.top()
+		if t > now {
+			break
+		}
+		s := &e.qps[qp]
+		e.timers.set(qp, ccalgo.Never)
+		s.timer = ccalgo.Never
+		if s.rp.NextTimer() <= now {
+			s.rp.OnTimer(now)
+		}
+		e.syncRP(qp, s, now)
+		n++
+	}
+	e.startFlows(now)
+	if now >= e.nextSweep {
+		e.sweepRTO(now)
+		e.nextSweep = now + max(e.r.rto/4, 1)
+	}
+	if now >= e.nextSamp {
+		e.sample(now)
+	}
+	return n
+}
+
+// qpOf returns the active QP slot that qpn names, or -1.
+func (e *Engine) qpOf(qpn uint32) int32 {
+	slot := int32(qpn & (1<<e.slotBits - 1))
+	if int(slot) >= len(e.qps) {
+		return -1
+	}
+	s := &e.qps[slot]
+	if !s.active || s.qpn != qpn {
+		return -1
+	}
+	return slot
+}
+
+func (e *Engine) handleEvent(now int64, ev *event) {
+	if ev.kind == evPause {
+		e.tc.PauseFrames++
+		e.pause = ev.t
+		return
+	}
+	qp := e.qpOf(ev.qpn)
+	if qp < 0 {
+		e.tc.StaleEvents++
+		return
+	}
+	s := &e.qps[qp]
+	switch ev.kind {
+	case evAck, evNak:
+		e.onAck(now, qp, s, ev)
+		return
+	case evCNP:
+		s.rp.OnCNP(now)
+	case evFeedback:
+		s.rp.OnFeedback(now, &ev.fb)
+	}
+	e.syncRP(qp, s, now)
+}
+
+func (e *Engine) onAck(now int64, qp int32, s *sendQP, ev *event) {
+	nak := ev.kind == evNak
+	pn := int64(s.sndUna) + signext24(ev.psn-uint32(s.sndUna))
+	through := pn + 1 // ACK: every packet up to pn arrived
+	if nak {
+		through = pn // NAK: every packet below pn arrived; resend from pn
+	}
+	if through < 0 || uint64(through) > s.sndMax || (nak && uint64(through) < s.sndUna) {
+		e.tc.BadAcks++
+		return
+	}
+	th := uint64(through)
+	var newly int64
+	if th > s.sndUna {
+		newly = int64(e.seqBytes(s, th) - e.seqBytes(s, s.sndUna))
+		s.sndUna = th
+		s.progress = now
+	}
+	if s.sndNxt < s.sndUna {
+		s.sndNxt = s.sndUna
+	}
+	if nak && th < s.sndNxt {
+		s.sndNxt = th // go back N
+		e.tc.NakRewinds++
+	}
+	a := &e.ackEv
+	a.AckedSeq = e.seqBytes(s, s.sndUna)
+	a.NewlyAcked = newly
+	a.SndNxt = e.seqBytes(s, s.sndNxt)
+	a.RTT = 0
+	if ts := ev.fields.EchoTS; ts > 0 && now > ts {
+		a.RTT = now - ts
+	}
+	a.Fields = ev.fields
+	if nak {
+		s.rp.OnNak(now, a)
+	} else {
+		s.rp.OnAck(now, a)
+	}
+	if s.npkts > 0 && s.sndUna >= s.npkts {
+		e.complete(now, qp, s)
+		return
+	}
+	e.syncQueue(qp, s, now)
+	e.syncRP(qp, s, now)
+}
+
+// syncQueue tells the scheduler the QP's bytes in flight and backlog.
+func (e *Engine) syncQueue(qp int32, s *sendQP, now int64) {
+	una, nxt := e.seqBytes(s, s.sndUna), e.seqBytes(s, s.sndNxt)
+	if s.size == 0 {
+		e.sched.SetBacklog(int(qp), pacer.UnlimitedBacklog, now)
+	} else {
+		e.sched.SetBacklog(int(qp), int64(s.size-nxt), now)
+	}
+	e.sched.SetInflight(int(qp), int64(nxt-una), now)
+}
+
+// syncRP copies the RP's rate, window, halt and timer to the pacer and the timer
+// heap where they changed.
+func (e *Engine) syncRP(qp int32, s *sendQP, now int64) {
+	r := s.rp.RateBps()
+	if !(r > 0) {
+		r = 0
+	}
+	if s.capBps > 0 && s.capBps < r {
+		r = s.capBps
+	}
+	if r > e.r.linkBps {
+		r = e.r.linkBps
+	}
+	if r != s.rate {
+		s.rate = r
+		e.sched.SetRate(int(qp), r, now)
+	}
+	if w := s.rp.WindowBytes(); w != s.window {
+		s.window = w
+		e.sched.SetWindow(int(qp), w, now)
+	}
+	if h := s.rp.HaltUntil(); h != s.halt {
+		s.halt = h
+		e.sched.HoldUntil(int(qp), h, now)
+	}
+	if t := s.rp.NextTimer(); t != s.timer {
+		s.timer = t
+		e.timers.set(qp, t)
+	}
+}
+
+// CanSend reports whether NextData would build a packet at now.
+func (e *Engine) CanSend(now int64) bool {
+	if now < e.pause {
+		return false
+	}
+	e.nic.Advance(now)
+	return e.nic.ReadyAt(0) <= now && e.sched.NextEligible(now) <= now
+}
+
+// NextData builds into b the next data packet the pacer allows at now and
+// returns its length, or 0 when no QP may send (paused by PFC, the line rate,
+// every QP's rate, window, halt or backlog). The packet counts as sent: a caller
+// that fails to transmit it counts a drop, and go-back-N recovers it.
+func (e *Engine) NextData(now int64, b []byte) int {
+	if now < e.pause {
+		return 0
+	}
+	e.nic.Advance(now)
+	if e.nic.ReadyAt(0) > now {
+		return 0
+	}
+	q, ok := e.sched.Next(now)
+	if !ok {
+		return 0
+	}
+	qp := int32(q)
+	s := &e.qps[qp]
+	pn := s.sndNxt
+	payload := e.r.mtu
+	if s.size > 0 {
+		payload = int(min(uint64(payload), s.size-e.seqBytes(s, pn)))
+	}
+	last := s.npkts > 0 && pn == s.npkts-1
+	var op uint8
+	switch {
+	case pn == 0 && last:
+		op = wire.OpSendOnly
+	case pn == 0:
+		op = wire.OpSendFirst
+	case last:
+		op = wire.OpSendLast
+	default:
+		op = wire.OpSendMiddle
+	}
+	spec := wire.DataSpec{Opcode: op, DestQP: s.qpn, PSN: uint32(pn) & psnMask, AckReq: last,
+		SendTS: now, INT: e.r.intStack, PayloadLen: wire.DataHeaderLen + payload}
+	n, err := wire.BuildData(b, &s.ep, &spec)
+	if err != nil {
+		e.tc.BuildErrors++
+		return 0
+	}
+	s.ep.IPID++
+	if s.sndUna == s.sndNxt {
+		s.progress = now // the retransmission timer starts with the first outstanding packet
+	}
+	e.sched.OnSent(q, int64(n), now)
+	e.nic.Take(int64(n+phyOverhead), now)
+	s.rp.OnSend(now, e.seqBytes(s, pn), payload)
+	if pn < s.sndMax {
+		e.tc.RetxFrames++
+	}
+	s.sndNxt++
+	s.sndMax = max(s.sndMax, s.sndNxt)
+	e.tc.DataFrames++
+	e.tc.DataBytes += uint64(n)
+	e.tc.PayloadBytes += uint64(payload)
+	e.syncQueue(qp, s, now)
+	e.syncRP(qp, s, now)
+	return n
+}
+
+// NextWake is the earliest time the tx side has something to do, given no
+// received frame: a send, a timer, a flow start, a sweep or a sample.
+func (e *Engine) NextWake(now int64) int64 {
+	t := min(e.nextSweep, e.nextSamp)
+	if e.timers.len() > 0 {
+		_, tt := e.timers.top()
+		t = min(t, tt)
+	}
+	if e.startIdx < len(e.starts) {
+		t = min(t, e.starts[e.startIdx].start)
+	}
+	for i := range e.wls {
+		if w := &e.wls[i]; w.next < w.stop {
+			t = min(t, w.next)
+		}
+	}
+	if d := e.sched.NextEligible(now); d != pacer.Never {
+		d = max(d, e.pause)
+		e.nic.Advance(now)
+		d = max(d, e.nic.ReadyAt(0))
+		t = min(t, d)
+	}
+	return max(t, now)
+}
+
+func (e *Engine) startFlows(now int64) {
+	for e.startIdx < len(e.starts) && e.starts[e.startIdx].start <= now {
+		e.enqueue(&e.starts[e.startIdx])
+		e.startIdx++
+	}
+	for i := range e.wls {
+		w := &e.wls[i]
+		for w.next <= now && w.next < w.stop && (w.maxFlow == 0 || w.count < w.maxFlow) {
+			spec := w.spec
+			pf := pendingFlow{
+				id:     int64(spec.cfg.IDBase) + w.count,
+				dst:    spec.dsts[e.rng.IntN(len(spec.dsts))],
+				size:   spec.cdf.Sample(e.rng.Float64()),
+				start:  w.next,
+				capBps: w.capBps,
+			}
+			e.enqueue(&pf)
+			w.count++
+			w.next += max(int64(e.rng.ExpFloat64()*w.meanIv), 1)
+		}
+		if w.maxFlow > 0 && w.count >= w.maxFlow {
+			w.next = ccalgo.Never
+		}
+	}
+	for e.pendLen > 0 && len(e.free) > 0 {
+		pf := &e.pending[e.pendHead]
+		e.pendHead = (e.pendHead + 1) % len(e.pending)
+		e.pendLen--
+		e.startFlow(now, pf)
+	}
+}
+
+func (e *Engine) enqueue(pf *pendingFlow) {
+	if e.pendLen == len(e.pending) {
+		e.tc.PendingDropped++
+		return
+	}
+	e.pending[(e.pendHead+e.pendLen)%len(e.pending)] = *pf
+	e.pendLen++
+}
+
+func (e *Engine) startFlow(now int64, pf *pendingFlow) {
+	qp := e.free[len(e.free)-1]
+	e.free = e.free[:len(e.free)-1]
+	s := &e.qps[qp]
+	s.gen++
+	qpn := (s.gen<<e.slotBits | uint32(qp)) & psnMask
+	if qpn>>e.slotBits == 0 { // generation wrapped: skip 0 so that QP number 0 is never used
+		s.gen = 1
+		qpn = (s.gen<<e.slotBits | uint32(qp)) & psnMask
+	}
+	s.qpn = qpn
+	if e.rpTmpl.IsValid() {
+		s.rpv.Set(e.rpTmpl)
+	} else {
+		// The scheme's RP holds references: build a fresh one (allocates).
+		rp, err := e.r.scheme.NewRP(e.r.params, e.r.env)
+		if err == nil {
+			s.rp = rp
+		}
+		e.tc.RPRebuilds++
+	}
+	s.active = true
+	s.flowID = pf.id
+	mac, ok := e.r.peers[pf.dst]
+	if !ok {
+		mac = e.r.gateway
+	}
+	s.ep = wire.Endpoints{DstMAC: mac, SrcMAC: e.r.mac, SrcIP: e.r.ip, DstIP: pf.dst,
+		SrcPort: uint16(0xc000 | qpn&0x3fff)}
+	s.size = uint64(pf.size)
+	s.npkts = 0
+	if pf.size > 0 {
+		s.npkts = (s.size + uint64(e.r.mtu) - 1) / uint64(e.r.mtu)
+	}
+	s.sndNxt, s.sndUna, s.sndMax = 0, 0, 0
+	s.capBps = pf.capBps
+	s.start = pf.start
+	s.progress = now
+	s.sampled = 0
+	s.window = ccalgo.NoWindow
+	s.halt = 0
+	s.timer = ccalgo.Never
+	s.rate = e.r.linkBps
+	e.sched.Reset(int(qp), s.rate, e.r.burst, now)
+	s.actIdx = int32(len(e.active))
+	e.active = append(e.active, qp)
+	e.tc.FlowsStarted++
+	e.syncRP(qp, s, now)
+	e.syncQueue(qp, s, now)
+}
+
+func (e *Engine) complete(now int64, qp int32, s *sendQP) {
+	e.tc.FlowsCompleted++
+	if len(e.fcts) < cap(e.fcts) {
+		ov := dataOverhead + phyOverhead
+		if e.r.intStack {
+			ov += wire.INTLen
+		}
+		bitsOnWire := float64(s.size+s.npkts*uint64(ov)) * 8
+		e.fcts = append(e.fcts, FCT{
+			Flow:      s.flowID,
+			Dst:       s.ep.DstIP,
+			SizeBytes: int64(s.size),
+			StartNs:   s.start,
+			FCTNs:     now - s.start,
+			IdealNs:   e.r.baseRTT + int64(math.Ceil(bitsOnWire*1e9/e.r.linkBps)),
+		})
+	} else {
+		e.tc.FCTsDropped++
+	}
+	e.addSample(now, s)
+	s.active = false
+	e.sched.Reset(int(qp), e.r.linkBps, e.r.burst, now)
+	e.timers.set(qp, ccalgo.Never)
+	s.timer = ccalgo.Never
+	// Swap-remove from the active list.
+	i := s.actIdx
+	lastQP := e.active[len(e.active)-1]
+	e.active[i] = lastQP
+	e.qps[lastQP].actIdx = i
+	e.active = e.active[:len(e.active)-1]
+	s.actIdx = -1
+	e.free = append(e.free, qp)
+}
+
+// sweepRTO goes back to snd_una on every QP with packets outstanding and no
+// progress for the RTO.
+func (e *Engine) sweepRTO(now int64) {
+	for _, qp := range e.active {
+		s := &e.qps[qp]
+		if s.sndUna < s.sndMax && now-s.progress >= e.r.rto {
+			e.tc.Timeouts++
+			s.sndNxt = s.sndUna
+			s.progress = now
+			e.syncQueue(qp, s, now)
+		}
+	}
+}
+
+func (e *Engine) addSample(now int64, s *sendQP) {
+	dt := now - e.lastSamp
+	if dt <= 0 {
+		return
+	}
+	acked := e.seqBytes(s, s.sndUna)
+	if len(e.samples) == cap(e.samples) {
+		e.tc.SamplesDropped++
+		return
+	}
+	e.samples = append(e.samples, RateSample{T: now, Flow: s.flowID,
+		Gbps: float64(acked-s.sampled) * 8 / float64(dt)})
+	s.sampled = acked
+}
+
+func (e *Engine) sample(now int64) {
+	for _, qp := range e.active {
+		e.addSample(now, &e.qps[qp])
+	}
+	e.lastSamp = now
+	e.nextSamp += e.r.sampleNs
+	if e.nextSamp <= now {
+		e.nextSamp = now + e.r.sampleNs
+	}
+}
+
+// ---------------------------------------------------------------- results
+
+// Samples is the per-flow rate time series recorded so far (tx side: read it
+// when the loops have stopped).
+func (e *Engine) Samples() []RateSample { return e.samples }
+
+// FCTs are the completed messages so far (tx side).
+func (e *Engine) FCTs() []FCT { return e.fcts }
+
+// RxFlows is what the receiver measured of each incoming flow (rx side).
+func (e *Engine) RxFlows() []RxFlow {
+	var out []RxFlow
+	for i := range e.rflows {
+		rf := &e.rflows[i]
+		if !rf.used {
+			continue
+		}
+		out = append(out, RxFlow{SrcIP: rf.srcIP, QPN: rf.qpn, Bytes: rf.bytes, Frames: rf.frames,
+			FrameBytes: rf.frameBytes, FirstNs: rf.first, LastNs: rf.last, Messages: rf.msn,
+			FirstSendNs: rf.firstTS, LastSendNs: rf.lastTS})
+	}
+	return out
+}
+
+// FlowState is a snapshot of one active sender flow.
+type FlowState struct {
+	Flow       int64
+	QPN        uint32
+	SizeBytes  int64
+	AckedBytes int64
+	SentBytes  int64
+	RateBps    float64 // pacing rate in force: min(RP, cap, line rate)
+	Window     int64
+}
+
+// ActiveFlows returns the sender flows in progress (tx side).
+func (e *Engine) ActiveFlows() []FlowState {
+	out := make([]FlowState, 0, len(e.active))
+	for _, qp := range e.active {
+		s := &e.qps[qp]
+		out = append(out, FlowState{Flow: s.flowID, QPN: s.qpn, SizeBytes: int64(s.size),
+			AckedBytes: int64(e.seqBytes(s, s.sndUna)), SentBytes: int64(e.seqBytes(s, s.sndMax)),
+			RateBps: s.rate, Window: s.window})
+	}
+	return out
+}
+
+// RP returns the reaction point of the active flow with id flow, or nil (tx side;
+// for tests and telemetry).
+func (e *Engine) RP(flow int64) ccalgo.ReactionPoint {
+	for _, qp := range e.active {
+		if s := &e.qps[qp]; s.flowID == flow {
+			return s.rp
+		}
+	}
+	return nil
+}
+
+// Counters returns the engine's counters (read when the loops have stopped, or
+// accept a slightly torn snapshot).
+func (e *Engine) Counters() (RxCounters, TxCounters) { return e.rc, e.tc }
