@@ -1,0 +1,548 @@
+package switchd
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"math"
+	"net"
+	"regexp"
+	"sort"
+	"strings"
+
+	"github.com/BurntSushi/toml"
+
+	"github.com/ccbed/ccbed/ccalgo"
+	"github.com/ccbed/ccbed/config"
+	"github.com/ccbed/ccbed/wire"
+)
+
+// MaxPorts is the most ports a switch has.
+const MaxPorts = 8
+
+// Lcore modes.
+const (
+	ModeRTC      = "rtc"      // one lcore: rx, switching, tx+CC
+	ModePipeline = "pipeline" // three lcores over rte_rings: rx, switching, tx+CC
+)
+
+// Config is a switch: what cmd/switchd's TOML file decodes into, and what a Go
+// caller (testbed) fills to build an Engine. Fill it with DefaultConfig first:
+// keys absent from the file keep their defaults.
+type Config struct {
+	Switch    SwitchConfig    `toml:"switch"`
+	Ports     []PortConfig    `toml:"ports"`
+	Routes    []RouteConfig   `toml:"routes"`
+	CC        CCConfig        `toml:"cc"`
+	PFC       PFCConfig       `toml:"pfc"`
+	Telemetry TelemetryConfig `toml:"telemetry"`
+}
+
+// SwitchConfig holds the switch-wide settings.
+type SwitchConfig struct {
+	// ID is the 12-bit switch id XORed into HPCC INT stacks' pathID.
+	ID uint16 `toml:"id"`
+	// IP is the switch's IPv4 address: the source of the feedback packets its
+	// CPs send, and the base of the CP ids.
+	IP string `toml:"ip"`
+	// Mode is "rtc" (one lcore) or "pipeline" (rx, switching, tx+CC lcores).
+	Mode string `toml:"mode"`
+	// Lcores are the lcore ids the loops run on: 1 for rtc, 3 for pipeline
+	// (rx, switching, tx+CC). Empty: 0 (rtc) or 0, 1, 2 (pipeline).
+	Lcores []uint `toml:"lcores"`
+	// EALArgs are extra EAL arguments of cmd/switchd (e.g. "--no-huge", "-m",
+	// "512"). The daemon adds --vdev for vdev ports and -a for PCI ports.
+	EALArgs []string `toml:"eal_args"`
+	// Mbufs is the mempool's size; RingSize the descriptors / ring slots per port.
+	Mbufs    uint32 `toml:"mbufs"`
+	RingSize uint32 `toml:"ring_size"`
+	// Burst is the rx / tx burst size.
+	Burst int `toml:"burst"`
+	// DecrementTTL: routers decrement the IPv4 TTL; benchmarks that loop
+	// packets through the switch forever turn it off.
+	DecrementTTL bool `toml:"decrement_ttl"`
+	// FrameOverheadBytes is added to each frame's length (mbuf data, no FCS)
+	// for the shaper: preamble and SFD 8, FCS 4, inter-frame gap 12.
+	FrameOverheadBytes int `toml:"frame_overhead_bytes"`
+	// BurstBytes is the shaper's token-bucket depth: how far the link may
+	// catch up after a late poll.
+	BurstBytes int `toml:"burst_bytes"`
+}
+
+// PortConfig is one switch port.
+type PortConfig struct {
+	// Name is how routes refer to the port ("p0").
+	Name string `toml:"name"`
+	// Device is a PCI address ("0000:03:00.0") or a DPDK vdev string
+	// ("net_ring0", "net_af_packet0,iface=veth0"); empty when a Go caller hands
+	// the engine already-started ports.
+	Device string `toml:"device"`
+	// MAC is the port's own address (source of forwarded frames); empty: the
+	// device's address.
+	MAC string `toml:"mac"`
+	// PeerMAC is the address of the station on the other end of the link: the
+	// destination of every frame sent out of this port.
+	PeerMAC string `toml:"peer_mac"`
+	// LinkGbps is the emulated line rate the egress shaper enforces.
+	LinkGbps float64 `toml:"link_gbps"`
+	// DelayUs is an optional propagation delay added after the shaper.
+	DelayUs float64 `toml:"delay_us"`
+	// BufferBytes is the egress buffer: frames that do not fit are dropped at
+	// the tail. 0: 1 MiB (Validate fills it in).
+	BufferBytes int64 `toml:"buffer_bytes"`
+	// Scheme overrides cc.scheme for this port's CP.
+	Scheme string `toml:"scheme"`
+	// CPID overrides the id carried in this port's feedback (default: switch
+	// IP + port index).
+	CPID uint32 `toml:"cp_id"`
+}
+
+// RouteConfig is a static route: destinations in Prefix leave through Port.
+type RouteConfig struct {
+	Prefix string `toml:"prefix"` // "10.0.1.0/24"
+	Port   string `toml:"port"`   // a ports[].name
+}
+
+// CCConfig chooses the CP of each port and its parameters.
+type CCConfig struct {
+	// Scheme is the ccalgo scheme of every port without its own ("none",
+	// "rocc", "dcqcn", "dctcp", "hpcc", "p4qcn", "qcn", "acc", ...). Schemes
+	// without a CP role (none, rcc, timely) leave the port a plain FIFO.
+	Scheme string `toml:"scheme"`
+	// BaseRTTUs, MTU and ExpectedFlows describe the network to the schemes'
+	// defaults (ccalgo.Env).
+	BaseRTTUs     float64 `toml:"base_rtt_us"`
+	MTU           int     `toml:"mtu"`
+	ExpectedFlows int     `toml:"expected_flows"`
+	// Params holds per-scheme parameter tables ([cc.params.rocc] ...), decoded
+	// strictly into the scheme's parameter struct over its paper defaults for
+	// each port's link.
+	Params map[string]map[string]any `toml:"params"`
+	// Typed lets a Go caller pass a scheme's parameter struct directly (the
+	// pointer DefaultParams returns, modified), by scheme name; it wins over
+	// Params.
+	Typed map[string]any `toml:"-"`
+}
+
+// PFCConfig is priority flow control (specs/pfc.md), with static thresholds.
+type PFCConfig struct {
+	// Enabled turns on ingress accounting and pause generation.
+	Enabled bool `toml:"enabled"`
+	// Honor makes egress ports obey pause frames they receive (on by default,
+	// even with Enabled off).
+	Honor bool `toml:"honor"`
+	// XOFFBytes: a pause goes upstream when an ingress port's bytes of one
+	// priority in the switch exceed this.
+	XOFFBytes int64 `toml:"xoff_bytes"`
+	// XONOffsetBytes: resume once they fall below XOFFBytes - XONOffsetBytes.
+	XONOffsetBytes int64 `toml:"xon_offset_bytes"`
+	// PauseQuanta is the pause time sent, in quanta of 512 bit times.
+	PauseQuanta uint16 `toml:"pause_quanta"`
+	// Priority is the PFC priority of untagged frames (tagged ones use PCP).
+	Priority uint8 `toml:"priority"`
+}
+
+// TelemetryConfig says what the switch records.
+type TelemetryConfig struct {
+	// SampleUs is the sampling period of queue length and fair rate; 0: the
+	// RoCC T of port 0 when it runs RoCC, else 100 us.
+	SampleUs float64 `toml:"sample_us"`
+	// CSV is the time-series file (t_us,port,queue_bytes,fair_rate_gbps);
+	// JSON the counters written at exit. Empty: not written.
+	CSV  string `toml:"csv"`
+	JSON string `toml:"json"`
+	// Console prints a one-line summary every second.
+	Console bool `toml:"console"`
+	// SampleBuffer is the number of samples buffered between the tx lcore and
+	// the CSV writer.
+	SampleBuffer int `toml:"sample_buffer"`
+}
+
+// DefaultConfig returns the defaults every key falls back to.
+func DefaultConfig() Config {
+	return Config{
+		Switch: SwitchConfig{
+			ID: 1, IP: "10.0.0.254", Mode: ModeRTC, Mbufs: 16383, RingSize: 1024, Burst: 32,
+			DecrementTTL: true, FrameOverheadBytes: 24, BurstBytes: 16384,
+		},
+		CC:        CCConfig{Scheme: "none", BaseRTTUs: 10, MTU: 1024, ExpectedFlows: 16},
+		PFC:       PFCConfig{Honor: true, XOFFBytes: 500_000, XONOffsetBytes: 3_000, PauseQuanta: wire.PFCMaxQuanta, Priority: 3},
+		Telemetry: TelemetryConfig{Console: true, SampleBuffer: 1 << 16},
+	}
+}
+
+// LoadConfig reads a switch TOML file over DefaultConfig and validates it; every
+// error names the file, line and key.
+func LoadConfig(path string) (*Config, error) {
+	c := DefaultConfig()
+	f, err := config.Load(path, &c)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.Validate(f); err != nil {
+		return nil, err
+	}
+	return &c, nil
+}
+
+// DecodeConfig is LoadConfig on text already read; name is used in errors.
+func DecodeConfig(name, text string) (*Config, error) {
+	c := DefaultConfig()
+	f, err := config.Decode(name, text, &c)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.Validate(f); err != nil {
+		return nil, err
+	}
+	return &c, nil
+}
+
+var (
+	pciRe  = regexp.MustCompile(`^([0-9a-fA-F]{4}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]$`)
+	vdevRe = regexp.MustCompile(`^net_[a-z_]+[0-9]*(,[A-Za-z0-9_]+=[^,\s]+)*$`)
+	nameRe = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_-]{0,31}$`)
+)
+
+// IsPCIAddress reports whether dev is a PCI address (a real NIC).
+func IsPCIAddress(dev string) bool { return pciRe.MatchString(dev) }
+
+// DeviceName is the ethdev name of a device string: the PCI address, or the vdev
+// string up to its first comma.
+func DeviceName(dev string) string {
+	if i := strings.IndexByte(dev, ','); i >= 0 {
+		return dev[:i]
+	}
+	return dev
+}
+
+// Validate checks every value. f locates errors in the file; with a nil f
+// (a Config built in Go) errors name the key only.
+func (c *Config) Validate(f *config.File) error {
+	errf := func(key, format string, args ...any) error {
+		if f != nil {
+			return f.Errorf(key, format, args...)
+		}
+		return fmt.Errorf("%s: %s", key, fmt.Sprintf(format, args...))
+	}
+	s := &c.Switch
+	if s.ID > 0xfff {
+		return errf("switch.id", "%d does not fit the 12-bit INT switch id", s.ID)
+	}
+	if _, err := parseIPv4(s.IP); err != nil {
+		return errf("switch.ip", "%v", err)
+	}
+	switch s.Mode {
+	case ModeRTC:
+		if len(s.Lcores) > 1 {
+			return errf("switch.lcores", "rtc mode runs on 1 lcore, got %d", len(s.Lcores))
+		}
+	case ModePipeline:
+		if len(s.Lcores) != 0 && len(s.Lcores) != 3 {
+			return errf("switch.lcores", "pipeline mode needs 3 lcores (rx, switching, tx), got %d", len(s.Lcores))
+		}
+	default:
+		return errf("switch.mode", "%q: want %q or %q", s.Mode, ModeRTC, ModePipeline)
+	}
+	seen := map[uint]bool{}
+	for _, l := range s.Lcores {
+		if seen[l] {
+			return errf("switch.lcores", "lcore %d listed twice", l)
+		}
+		seen[l] = true
+	}
+	if s.Mbufs < 1023 {
+		return errf("switch.mbufs", "%d: want at least 1023", s.Mbufs)
+	}
+	if s.RingSize < 64 || s.RingSize&(s.RingSize-1) != 0 {
+		return errf("switch.ring_size", "%d: want a power of two >= 64", s.RingSize)
+	}
+	if s.Burst < 1 || s.Burst > 512 {
+		return errf("switch.burst", "%d: want 1..512", s.Burst)
+	}
+	if s.FrameOverheadBytes < 0 || s.FrameOverheadBytes > 64 {
+		return errf("switch.frame_overhead_bytes", "%d: want 0..64", s.FrameOverheadBytes)
+	}
+	if s.BurstBytes < 1518 {
+		return errf("switch.burst_bytes", "%d: want at least one full frame (1518)", s.BurstBytes)
+	}
+	if len(c.Ports) == 0 || len(c.Ports) > MaxPorts {
+		return errf("ports", "%d ports: want 1..%d", len(c.Ports), MaxPorts)
+	}
+	names := map[string]int{}
+	devs := map[string]int{}
+	for i := range c.Ports {
+		p := &c.Ports[i]
+		key := func(k string) string { return fmt.Sprintf("ports[%d].%s", i, k) }
+		if !nameRe.MatchString(p.Name) {
+			return errf(key("name"), "%q: want a letter then letters, digits, _ or -", p.Name)
+		}
+		if j, dup := names[p.Name]; dup {
+			return errf(key("name"), "%q already names ports[%d]", p.Name, j)
+		}
+		names[p.Name] = i
+		if p.Device != "" {
+			if !IsPCIAddress(p.Device) && !vdevRe.MatchString(p.Device) {
+				return errf(key("device"), "%q is neither a PCI address (0000:03:00.0) nor a vdev (net_ring0, net_af_packet0,iface=veth0)", p.Device)
+			}
+			dn := DeviceName(p.Device)
+			if j, dup := devs[dn]; dup {
+				return errf(key("device"), "%q already used by ports[%d]", dn, j)
+			}
+			devs[dn] = i
+		}
+		if p.MAC != "" {
+			if _, err := ParseMAC(p.MAC); err != nil {
+				return errf(key("mac"), "%v", err)
+			}
+		} else if p.Device == "" {
+			return errf(key("mac"), "needed when the port has no device")
+		}
+		if _, err := ParseMAC(p.PeerMAC); err != nil {
+			return errf(key("peer_mac"), "%v", err)
+		}
+		if !(p.LinkGbps > 0) || p.LinkGbps > 1600 {
+			return errf(key("link_gbps"), "%v: want (0, 1600]", p.LinkGbps)
+		}
+		if !(p.DelayUs >= 0) || p.DelayUs > 100_000 {
+			return errf(key("delay_us"), "%v: want [0, 100000]", p.DelayUs)
+		}
+		if p.BufferBytes == 0 {
+			p.BufferBytes = 1 << 20
+		}
+		if p.BufferBytes < 1518 || p.BufferBytes > 1<<30 {
+			return errf(key("buffer_bytes"), "%d: want [1518, 2^30]", p.BufferBytes)
+		}
+	}
+	if len(c.Routes) == 0 {
+		return errf("routes", "no routes: the switch would drop everything")
+	}
+	for i, r := range c.Routes {
+		key := func(k string) string { return fmt.Sprintf("routes[%d].%s", i, k) }
+		if _, _, err := parsePrefix(r.Prefix); err != nil {
+			return errf(key("prefix"), "%v", err)
+		}
+		if _, ok := names[r.Port]; !ok {
+			return errf(key("port"), "%q is not a port name", r.Port)
+		}
+	}
+	if _, err := c.routeTable(); err != nil {
+		return errf("routes", "%v", err)
+	}
+	if !(c.CC.BaseRTTUs > 0) {
+		return errf("cc.base_rtt_us", "%v: want > 0", c.CC.BaseRTTUs)
+	}
+	if c.CC.MTU < 64 || c.CC.MTU > 9000 {
+		return errf("cc.mtu", "%d: want 64..9000", c.CC.MTU)
+	}
+	if c.CC.ExpectedFlows < 1 {
+		return errf("cc.expected_flows", "%d: want >= 1", c.CC.ExpectedFlows)
+	}
+	for name := range c.CC.Params {
+		if _, err := ccalgo.Lookup(name); err != nil {
+			return errf("cc.params."+name, "%v", err)
+		}
+	}
+	if _, err := ccalgo.Lookup(c.CC.Scheme); err != nil {
+		return errf("cc.scheme", "%v", err)
+	}
+	for i := range c.Ports {
+		if c.Ports[i].Scheme != "" {
+			if _, err := ccalgo.Lookup(c.Ports[i].Scheme); err != nil {
+				return errf(fmt.Sprintf("ports[%d].scheme", i), "%v", err)
+			}
+		}
+		if _, err := c.newCP(i, f); err != nil {
+			return err
+		}
+	}
+	// A scheme whose parameters are given but that no port runs is still checked.
+	for name := range c.CC.Params {
+		if _, err := c.decodeParams(name, c.env(0), f); err != nil {
+			return err
+		}
+	}
+	p := &c.PFC
+	if p.Enabled {
+		if p.XOFFBytes <= 0 {
+			return errf("pfc.xoff_bytes", "%d: want > 0", p.XOFFBytes)
+		}
+		if p.XONOffsetBytes < 0 || p.XONOffsetBytes >= p.XOFFBytes {
+			return errf("pfc.xon_offset_bytes", "%d: want [0, xoff_bytes)", p.XONOffsetBytes)
+		}
+		if p.PauseQuanta == 0 {
+			return errf("pfc.pause_quanta", "0 would pause nothing")
+		}
+	}
+	if p.Priority > 7 {
+		return errf("pfc.priority", "%d: want 0..7", p.Priority)
+	}
+	t := &c.Telemetry
+	if !(t.SampleUs >= 0) || t.SampleUs > 1e6 {
+		return errf("telemetry.sample_us", "%v: want [0, 1e6]", t.SampleUs)
+	}
+	if t.SampleBuffer < 16 {
+		return errf("telemetry.sample_buffer", "%d: want >= 16", t.SampleBuffer)
+	}
+	return nil
+}
+
+// SchemeOf returns the scheme name port i runs.
+func (c *Config) SchemeOf(i int) string {
+	if s := c.Ports[i].Scheme; s != "" {
+		return s
+	}
+	return c.CC.Scheme
+}
+
+// LinkBps is port i's line rate in bits/s.
+func (c *Config) LinkBps(i int) float64 { return c.Ports[i].LinkGbps * 1e9 }
+
+// CPID is the id port i's CP puts in its feedback.
+func (c *Config) CPID(i int) uint32 {
+	if id := c.Ports[i].CPID; id != 0 {
+		return id
+	}
+	ip, _ := parseIPv4(c.Switch.IP)
+	return ip + uint32(i)
+}
+
+func (c *Config) env(i int) ccalgo.Env {
+	return ccalgo.Env{
+		LinkBps:       c.LinkBps(i),
+		BaseRTT:       int64(math.Round(c.CC.BaseRTTUs * 1e3)),
+		MTU:           c.CC.MTU,
+		MaxFlows:      1024,
+		ExpectedFlows: c.CC.ExpectedFlows,
+		ID:            c.CPID(i),
+	}
+}
+
+// decodeParams returns scheme's parameter struct for env: Typed if given, else
+// the paper defaults with the [cc.params.<scheme>] table decoded over them.
+func (c *Config) decodeParams(scheme string, env ccalgo.Env, f *config.File) (any, error) {
+	if p, ok := c.CC.Typed[scheme]; ok && p != nil {
+		return p, nil
+	}
+	sch, err := ccalgo.Lookup(scheme)
+	if err != nil {
+		return nil, err
+	}
+	params := sch.DefaultParams(env)
+	tbl, ok := c.CC.Params[scheme]
+	if !ok || len(tbl) == 0 {
+		return params, nil
+	}
+	// Re-encode the table and decode it strictly into the scheme's struct, so
+	// that unknown keys and wrong types are errors; map them back to the file.
+	var buf bytes.Buffer
+	if err := toml.NewEncoder(&buf).Encode(tbl); err != nil {
+		return nil, fmt.Errorf("cc.params.%s: %v", scheme, err)
+	}
+	base := "cc.params." + scheme
+	if _, err := config.Decode(base, buf.String(), params); err != nil {
+		var ce *config.Error
+		if errors.As(err, &ce) && f != nil {
+			key := base
+			if ce.Key != "" {
+				key += "." + ce.Key
+			}
+			return nil, f.Errorf(key, "%s", ce.Msg)
+		}
+		return nil, err
+	}
+	return params, nil
+}
+
+// newCP builds port i's congestion point (nil for schemes without one).
+func (c *Config) newCP(i int, f *config.File) (ccalgo.CongestionPoint, error) {
+	name := c.SchemeOf(i)
+	sch, err := ccalgo.Lookup(name)
+	if err != nil {
+		return nil, err
+	}
+	env := c.env(i)
+	params, err := c.decodeParams(name, env, f)
+	if err != nil {
+		return nil, err
+	}
+	if sch.NewCP == nil {
+		return nil, nil
+	}
+	cp, err := sch.NewCP(params, env)
+	if err != nil {
+		var pe *ccalgo.ParamError
+		if errors.As(err, &pe) && f != nil {
+			key := "cc.params." + name + "." + pe.Param
+			line := f.Line(key)
+			if line == 0 { // a default the table did not set, or several keys: point at the table
+				line = f.Line("cc.params." + name)
+			}
+			return nil, &config.Error{File: f.Path, Line: line, Key: key,
+				Msg: fmt.Sprintf("%v: %s (port %s)", pe.Value, pe.Reason, c.Ports[i].Name)}
+		}
+		return nil, fmt.Errorf("port %s: %w", c.Ports[i].Name, err)
+	}
+	return cp, nil
+}
+
+// routeTable builds the longest-prefix table of the routes.
+func (c *Config) routeTable() (*RouteTable, error) {
+	idx := map[string]int{}
+	for i, p := range c.Ports {
+		idx[p.Name] = i
+	}
+	rt := &RouteTable{}
+	for _, r := range c.Routes {
+		addr, plen, err := parsePrefix(r.Prefix)
+		if err != nil {
+			return nil, err
+		}
+		if err := rt.Add(addr, plen, idx[r.Port]); err != nil {
+			return nil, err
+		}
+	}
+	return rt, nil
+}
+
+// ParseMAC parses "aa:bb:cc:dd:ee:ff".
+func ParseMAC(s string) (wire.MAC, error) {
+	hw, err := net.ParseMAC(s)
+	if err != nil || len(hw) != 6 {
+		return wire.MAC{}, fmt.Errorf("%q is not a 6-byte MAC address", s)
+	}
+	return wire.MAC(hw), nil
+}
+
+func parseIPv4(s string) (uint32, error) {
+	ip := net.ParseIP(s).To4()
+	if ip == nil {
+		return 0, fmt.Errorf("%q is not an IPv4 address", s)
+	}
+	return uint32(ip[0])<<24 | uint32(ip[1])<<16 | uint32(ip[2])<<8 | uint32(ip[3]), nil
+}
+
+func parsePrefix(s string) (addr uint32, plen int, err error) {
+	_, n, err := net.ParseCIDR(s)
+	if err != nil || n.IP.To4() == nil {
+		return 0, 0, fmt.Errorf("%q is not an IPv4 prefix (10.0.1.0/24)", s)
+	}
+	ones, _ := n.Mask.Size()
+	ip := n.IP.To4()
+	a := uint32(ip[0])<<24 | uint32(ip[1])<<16 | uint32(ip[2])<<8 | uint32(ip[3])
+	return a, ones, nil
+}
+
+// SchemesInUse lists the distinct schemes the ports run, sorted.
+func (c *Config) SchemesInUse() []string {
+	m := map[string]bool{}
+	for i := range c.Ports {
+		m[c.SchemeOf(i)] = true
+	}
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}

@@ -1,0 +1,134 @@
+package switchd
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/ccbed/ccbed/ccalgo/dcqcn"
+	"github.com/ccbed/ccbed/ccalgo/rocc"
+)
+
+func TestExampleConfigs(t *testing.T) {
+	for _, tc := range []struct {
+		path    string
+		ports   int
+		mode    string
+		schemes []string
+		pci     bool
+	}{
+		{"../configs/switch-cloudlab.toml", 4, ModePipeline, []string{"rocc"}, true},
+		{"../configs/switch-vdev.toml", 4, ModeRTC, []string{"dcqcn", "hpcc"}, false},
+	} {
+		c, err := LoadConfig(tc.path)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.path, err)
+		}
+		if len(c.Ports) != tc.ports || c.Switch.Mode != tc.mode {
+			t.Errorf("%s: %d ports mode %s", tc.path, len(c.Ports), c.Switch.Mode)
+		}
+		if got := strings.Join(c.SchemesInUse(), ","); got != strings.Join(tc.schemes, ",") {
+			t.Errorf("%s: schemes %s", tc.path, got)
+		}
+		if IsPCIAddress(c.Ports[0].Device) != tc.pci {
+			t.Errorf("%s: device %q", tc.path, c.Ports[0].Device)
+		}
+	}
+	// The CloudLab config's RoCC parameters reach the CP: T = 100 us.
+	c, _ := LoadConfig("../configs/switch-cloudlab.toml")
+	p, err := c.decodeParams("rocc", c.env(0), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rp := p.(*rocc.Params)
+	if rp.T != 100_000 || rp.QRefBytes != 75_000 || rp.QMaxBytes != 210_000 || rp.DeltaQBytes != 600 {
+		t.Errorf("rocc params %+v", rp)
+	}
+	for i := range c.Ports {
+		c.Ports[i].MAC = "02:00:00:00:00:01"
+	}
+	e, err := New(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e.SampleNs() != 100_000 {
+		t.Errorf("sample period %d", e.SampleNs())
+	}
+}
+
+const minimal = `
+[switch]
+ip = "10.0.0.254"
+
+[[ports]]
+name = "p0"
+device = "net_ring0"
+peer_mac = "02:00:00:00:00:01"
+link_gbps = 10
+
+[[ports]]
+name = "p1"
+device = "0000:03:00.0"
+peer_mac = "02:00:00:00:00:02"
+link_gbps = 10
+
+[[routes]]
+prefix = "10.0.1.0/24"
+port = "p1"
+
+[cc]
+scheme = "dcqcn"
+`
+
+func TestConfigErrors(t *testing.T) {
+	if _, err := DecodeConfig("sw.toml", minimal); err != nil {
+		t.Fatalf("minimal config: %v", err)
+	}
+	for _, tc := range []struct {
+		name, old, new, want string
+	}{
+		{"unknown key", `link_gbps = 10
+
+[[ports]]`, `link_gbps = 10
+colour = "red"
+
+[[ports]]`, "sw.toml:10: ports.colour: unknown key"},
+		{"bad link", "link_gbps = 10\n\n[[routes]]", "link_gbps = -1\n\n[[routes]]", "sw.toml:15: ports[1].link_gbps"},
+		{"bad mac", `peer_mac = "02:00:00:00:00:02"`, `peer_mac = "02:00:00"`, "sw.toml:14: ports[1].peer_mac"},
+		{"bad pci", `device = "0000:03:00.0"`, `device = "0000:03:00.9"`, "sw.toml:13: ports[1].device"},
+		{"bad mode", `ip = "10.0.0.254"`, "ip = \"10.0.0.254\"\nmode = \"fast\"", "sw.toml:4: switch.mode"},
+		{"bad route port", `port = "p1"`, `port = "p7"`, "sw.toml:19: routes[0].port"},
+		{"bad prefix", `prefix = "10.0.1.0/24"`, `prefix = "10.0.1.0/33"`, "sw.toml:18: routes[0].prefix"},
+		{"unknown scheme", `scheme = "dcqcn"`, `scheme = "bbr"`, "sw.toml:22: cc.scheme"},
+		{"unknown param", `scheme = "dcqcn"`, "scheme = \"dcqcn\"\n[cc.params.dcqcn]\nkmin = 3", "cc.params.dcqcn.kmin: unknown key"},
+		{"bad param value", `scheme = "dcqcn"`, "scheme = \"dcqcn\"\n[cc.params.dcqcn]\nkmin_bytes = 300_000", "sw.toml:23: cc.params.dcqcn.kmax_bytes"},
+		{"bad param type", `scheme = "dcqcn"`, "scheme = \"dcqcn\"\n[cc.params.dcqcn]\npmax = \"high\"", "cc.params.dcqcn.pmax"},
+		{"bad rocc", `scheme = "dcqcn"`, "scheme = \"rocc\"\n[cc.params.rocc]\nq_mid_bytes = 1", "sw.toml:23: cc.params.rocc"},
+		{"pfc", `scheme = "dcqcn"`, "scheme = \"dcqcn\"\n[pfc]\nenabled = true\nxoff_bytes = 1000\nxon_offset_bytes = 2000", "sw.toml:26: pfc.xon_offset_bytes"},
+		{"lcores", `ip = "10.0.0.254"`, "ip = \"10.0.0.254\"\nmode = \"pipeline\"\nlcores = [1, 2]", "sw.toml:5: switch.lcores"},
+	} {
+		text := strings.Replace(minimal, tc.old, tc.new, 1)
+		if text == minimal {
+			t.Fatalf("%s: replacement did not apply", tc.name)
+		}
+		_, err := DecodeConfig("sw.toml", text)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: error %v, want %q", tc.name, err, tc.want)
+		}
+	}
+}
+
+func TestTypedParams(t *testing.T) {
+	c := testConfig(2, 10)
+	c.CC.Scheme = "dcqcn"
+	p := dcqcn.DefaultParams(c.env(0))
+	p.KminBytes, p.KmaxBytes = 1, 2
+	c.CC.Typed = map[string]any{"dcqcn": p}
+	h := newHarness(t, c)
+	for i := 0; i < 10; i++ {
+		h.inject(0, 0, dataFrame(t, 0, 1, 1, 500, false))
+	}
+	h.tx(0, 1)
+	if counters0(h.e, 1).MarkedCE == 0 {
+		t.Error("typed params with Kmax = 2 B did not mark")
+	}
+}

@@ -1,0 +1,129 @@
+package switchd
+
+import "sync/atomic"
+
+// counter indexes the per-port counter arrays. Each counter has one writer: the
+// ingress-side ones (rx, drops before queueing) the Classify lcore, the others
+// the tx+CC lcore.
+type counter int
+
+const (
+	cRxPackets counter = iota
+	cRxBytes
+	cTxPackets
+	cTxBytes
+	cDropBuffer     // drop-tail: egress buffer full
+	cDropNoRoute    // no route to the destination
+	cDropTTL        // TTL expired
+	cDropMalformed  // malformed frame (truncated, bad IPv4 header or checksum, bad RoCEv2)
+	cDropNotIPv4    // neither IPv4 nor PFC (ARP, IPv6, ...)
+	cDropControl    // control queue full (forwarded or generated control packets)
+	cDropTx         // the NIC refused the frame or no mbuf for a generated one
+	cMarkedCE       // packets this switch marked CE
+	cMarkedUE       // packets this switch marked UE (TCD)
+	cNotECT         // marks not applied: the packet is not ECN-capable
+	cINTStamped     // INT records pushed
+	cINTFull        // INT stamp asked on a full or absent INT stack
+	cRoCCRateSent   // RoCC rate messages sent out of this port
+	cP4QCNSent      // P4QCN feedback packets sent out of this port
+	cQCNSent        // QCN feedback packets sent out of this port
+	cFeedbackNoPort // feedback whose source has no route
+	cControlFwd     // control packets (CNP, rate, feedback) forwarded ahead of data
+	cPausesSent     // PFC XOFF frames sent (refreshes included)
+	cResumesSent    // PFC XON frames (pause time 0) sent
+	cPausesRecv     // PFC frames received with a non-zero pause time
+	cResumesRecv    // PFC frames received with pause time 0
+	cPausedNs       // time the port's data was held by received pauses
+	cQueueMax       // largest egress queue seen, bytes (a gauge)
+	cQueueBytes     // egress queue now, bytes (a gauge)
+	cFairRateBps    // RoCC fair rate, bits/s (a gauge; 0 without one)
+	numCounters
+)
+
+type counters [numCounters]uint64
+
+// published is the atomically readable copy of a counter array.
+type published [numCounters]atomic.Uint64
+
+func (p *published) store(c *counters) {
+	for i := range c {
+		p[i].Store(c[i])
+	}
+}
+
+// PortCounters are one port's counters, as Snapshot returns and the final JSON
+// holds them.
+type PortCounters struct {
+	Port           int     `json:"port"`
+	Name           string  `json:"name"`
+	RxPackets      uint64  `json:"rx_packets"`
+	RxBytes        uint64  `json:"rx_bytes"`
+	TxPackets      uint64  `json:"tx_packets"`
+	TxBytes        uint64  `json:"tx_bytes"`
+	DropBuffer     uint64  `json:"drop_buffer_full"`
+	DropNoRoute    uint64  `json:"drop_no_route"`
+	DropTTL        uint64  `json:"drop_ttl"`
+	DropMalformed  uint64  `json:"drop_malformed"`
+	DropNotIPv4    uint64  `json:"drop_not_ipv4"`
+	DropControl    uint64  `json:"drop_control_queue_full"`
+	DropTx         uint64  `json:"drop_tx"`
+	MarkedCE       uint64  `json:"ecn_marked_ce"`
+	MarkedUE       uint64  `json:"ecn_marked_ue"`
+	NotECT         uint64  `json:"mark_not_ect"`
+	INTStamped     uint64  `json:"int_stamped"`
+	INTFull        uint64  `json:"int_full"`
+	RoCCRateSent   uint64  `json:"rocc_rate_sent"`
+	P4QCNSent      uint64  `json:"p4qcn_feedback_sent"`
+	QCNSent        uint64  `json:"qcn_feedback_sent"`
+	FeedbackNoPort uint64  `json:"feedback_no_route"`
+	ControlFwd     uint64  `json:"control_forwarded"`
+	PausesSent     uint64  `json:"pfc_pauses_sent"`
+	ResumesSent    uint64  `json:"pfc_resumes_sent"`
+	PausesRecv     uint64  `json:"pfc_pauses_received"`
+	ResumesRecv    uint64  `json:"pfc_resumes_received"`
+	PausedNs       uint64  `json:"paused_ns"`
+	QueueMaxBytes  uint64  `json:"queue_max_bytes"`
+	QueueBytes     uint64  `json:"queue_bytes"`
+	FairRateGbps   float64 `json:"fair_rate_gbps"`
+	Scheme         string  `json:"scheme"`
+	FeedbackSent   uint64  `json:"feedback_sent"`
+	DropsTotal     uint64  `json:"drops"`
+	ECNMarkedTotal uint64  `json:"ecn_marked"`
+}
+
+func (pc *PortCounters) fill(rx, tx *published) {
+	get := func(c counter) uint64 { return rx[c].Load() + tx[c].Load() }
+	pc.RxPackets = get(cRxPackets)
+	pc.RxBytes = get(cRxBytes)
+	pc.TxPackets = get(cTxPackets)
+	pc.TxBytes = get(cTxBytes)
+	pc.DropBuffer = get(cDropBuffer)
+	pc.DropNoRoute = get(cDropNoRoute)
+	pc.DropTTL = get(cDropTTL)
+	pc.DropMalformed = get(cDropMalformed)
+	pc.DropNotIPv4 = get(cDropNotIPv4)
+	pc.DropControl = get(cDropControl)
+	pc.DropTx = get(cDropTx)
+	pc.MarkedCE = get(cMarkedCE)
+	pc.MarkedUE = get(cMarkedUE)
+	pc.NotECT = get(cNotECT)
+	pc.INTStamped = get(cINTStamped)
+	pc.INTFull = get(cINTFull)
+	pc.RoCCRateSent = get(cRoCCRateSent)
+	pc.P4QCNSent = get(cP4QCNSent)
+	pc.QCNSent = get(cQCNSent)
+	pc.FeedbackNoPort = get(cFeedbackNoPort)
+	pc.ControlFwd = get(cControlFwd)
+	pc.PausesSent = get(cPausesSent)
+	pc.ResumesSent = get(cResumesSent)
+	pc.PausesRecv = get(cPausesRecv)
+	pc.ResumesRecv = get(cResumesRecv)
+	pc.PausedNs = get(cPausedNs)
+	pc.QueueMaxBytes = get(cQueueMax)
+	pc.QueueBytes = get(cQueueBytes)
+	pc.FairRateGbps = float64(get(cFairRateBps)) / 1e9
+	pc.FeedbackSent = pc.RoCCRateSent + pc.P4QCNSent + pc.QCNSent
+	pc.DropsTotal = pc.DropBuffer + pc.DropNoRoute + pc.DropTTL + pc.DropMalformed +
+		pc.DropNotIPv4 + pc.DropControl + pc.DropTx
+	pc.ECNMarkedTotal = pc.MarkedCE + pc.MarkedUE
+}

@@ -1,0 +1,34 @@
+// Package switchd is the engine of ccbed's software switch (DESIGN.md, "Dataplane
+// model"; papers/rocc.md Section VI-B): up to 8 ports, static IPv4 routes,
+// a byte-accurate egress FIFO per port with a buffer limit, link-rate shaping, an
+// optional delay line, PFC, and one congestion point (CP) of ccalgo per port.
+//
+// The engine is pure Go. It takes frames as byte slices with an opaque Handle
+// (the adapter's mbuf pointer) and the time in nanoseconds as an argument; it
+// never reads a clock and never imports dpdk. The adapter in switchd/dataplane
+// connects it to mbufs, ports and lcores.
+//
+// A frame goes through two stages, so that the pipeline mode can run them on
+// different lcores:
+//
+//   - Classify (rx / switching lcore): parse at fixed offsets (wire.Decode), route
+//     (longest prefix), decrement the TTL with an incremental checksum update,
+//     rewrite the MACs to the egress port's and its peer's, and describe the
+//     frame in a Meta (ingress, egress, class, priority, offsets).
+//   - Enqueue, Transmit and Service (tx+CC lcore): drop-tail buffer limit,
+//     ingress accounting for PFC (XOFF / XON frames sent upstream), CP hooks
+//     (OnEnqueue, OnDequeue, OnTimer; ECN and TCD marks, INT stamping, feedback
+//     packets built toward each flow's source), PFC pause frames received
+//     (honoured per egress port and priority for their quanta), the shaper
+//     releasing bytes at the link rate, control packets ahead of data, the delay
+//     line, telemetry samples.
+//
+// State is split by writer: the ingress side (per-ingress counters and Classify's
+// scratch) is written by the lcore that calls Classify; everything else by the
+// lcore that calls Enqueue, Transmit and Service. Counters are published with
+// atomic stores every millisecond of engine time (and on Publish), so that the
+// control plane reads them without locks (Snapshot).
+//
+// Nothing on the per-packet path allocates, logs, locks or uses channels
+// (engine_test.go proves it with testing.AllocsPerRun).
+package switchd

@@ -1,0 +1,775 @@
+package switchd
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+
+	"github.com/ccbed/ccbed/ccalgo"
+	"github.com/ccbed/ccbed/wire"
+)
+
+// Class is how the switch treats a frame.
+type Class uint8
+
+// Frame classes.
+const (
+	// ClassOther goes through the data FIFO without CP hooks: ICMP, RoCEv2
+	// ACK / NAK, anything IPv4 that is not UDP.
+	ClassOther Class = iota
+	// ClassData is UDP: RoCEv2 data, and other UDP (iperf3 -u, the traffic of
+	// RoCC's Section VI-B testbed). It goes through the data FIFO and the CP.
+	ClassData
+	// ClassControl is CNPs, RoCC rate messages and P4QCN / QCN feedback: they
+	// go ahead of data and are never paused.
+	ClassControl
+	// ClassPFC is a PFC frame received on Meta.In: Enqueue applies it to that
+	// port's egress and the caller frees it.
+	ClassPFC
+)
+
+// Meta is what Classify found out about a frame and Enqueue needs. It is small
+// and fixed-size so that the pipeline adapter carries it with the mbuf
+// (Put / Get, MetaLen bytes).
+type Meta struct {
+	In, Out uint8
+	Class   Class
+	Prio    uint8  // PFC priority
+	IPOff   uint16 // IPv4 header
+	L4Off   uint16 // UDP header (ClassData); 0 otherwise
+	INTOff  uint16 // INT stack of a RoCEv2 data packet; 0 when none
+	RoCE    bool   // a BTH follows the UDP header (DestQP is part of the flow key)
+}
+
+// MetaLen is the encoded size of a Meta.
+const MetaLen = 11
+
+// Put encodes m into b[:MetaLen].
+func (m *Meta) Put(b []byte) {
+	_ = b[MetaLen-1]
+	b[0], b[1], b[2], b[3] = m.In, m.Out, uint8(m.Class), m.Prio
+	binary.LittleEndian.PutUint16(b[4:], m.IPOff)
+	binary.LittleEndian.PutUint16(b[6:], m.L4Off)
+	binary.LittleEndian.PutUint16(b[8:], m.INTOff)
+	b[10] = 0
+	if m.RoCE {
+		b[10] = 1
+	}
+}
+
+// Get decodes b[:MetaLen] into m.
+func (m *Meta) Get(b []byte) {
+	_ = b[MetaLen-1]
+	m.In, m.Out, m.Class, m.Prio = b[0], b[1], Class(b[2]), b[3]
+	m.IPOff = binary.LittleEndian.Uint16(b[4:])
+	m.L4Off = binary.LittleEndian.Uint16(b[6:])
+	m.INTOff = binary.LittleEndian.Uint16(b[8:])
+	m.RoCE = b[10] != 0
+}
+
+// TxItem is a frame Transmit hands to the adapter for the wire: a frame known by
+// its Handle (the adapter sends that buffer; Frame is its bytes, possibly
+// modified in place), or, with a nil H, a frame the switch generated, whose
+// bytes in Frame stay valid until the next Transmit call on the same port (the
+// adapter copies them into a fresh buffer).
+type TxItem struct {
+	H     Handle
+	Frame []byte
+}
+
+// ingress is the Classify side of a port.
+type ingress struct {
+	frame wire.Frame
+	c     counters
+	pub   published
+}
+
+// portAddr is a port's addresses, read-only after New.
+type portAddr struct {
+	mac, peer wire.MAC
+}
+
+// egress is the tx+CC side of a port.
+type egress struct {
+	idx       int
+	name      string
+	scheme    string
+	mac, peer wire.MAC
+	linkBps   float64
+	nsPerByte float64
+	burstNs   float64
+	delayNs   int64
+	bufLimit  int64
+
+	q      dataQueue
+	qBytes int64
+	ctl    handleRing
+	gen    genQueue
+	genRel uint32 // generated frames released by the last Transmit, freed at the next
+	dl     delayLine
+
+	busyUntil float64 // shaper: virtual time the link finishes what it was given
+
+	cp   ccalgo.CongestionPoint
+	fair ccalgo.FairRateReporter
+	ps   ccalgo.PortState
+	dp   ccalgo.DataPacket
+	sink ccalgo.FeedbackSink
+
+	// PFC received: data of priority i is held until pausedUntil[i].
+	pausedUntil [wire.PFCPriorities]int64
+	pauseStart  int64
+	// PFC sent: bytes in the switch that entered on this port, per priority.
+	inBytes   [wire.PFCPriorities]int64
+	xoff      [wire.PFCPriorities]bool
+	refreshAt [wire.PFCPriorities]int64
+	refreshNs int64
+
+	c   counters
+	pub published
+}
+
+// feedbackSink turns a CP's feedback into a packet toward the flow's source.
+type feedbackSink struct {
+	e    *Engine
+	from int
+}
+
+// Emit builds fb's packet into the generated-control queue of the port toward
+// fb.Flow.SrcIP. It runs on the tx+CC lcore.
+func (s *feedbackSink) Emit(now int64, fb *ccalgo.Feedback) {
+	s.e.emitFeedback(s.from, fb)
+}
+
+// Engine is the switch. Build it with New; see the package doc for which lcore
+// may call which method.
+type Engine struct {
+	n        int
+	routes   RouteTable
+	addr     []portAddr
+	ing      []ingress
+	eg       []egress
+	ip       uint32
+	switchID uint16
+	decTTL   bool
+	prio     uint8
+	overhead int
+
+	pfcOn       bool
+	honor       bool
+	xoffBytes   int64
+	xonBytes    int64
+	pauseQuanta uint16
+
+	sampleNs     int64
+	nextSample   int64
+	samples      *SampleRing
+	nextPubTx    int64
+	nextPubIn    int64
+	publishEvery int64
+	ep           wire.Endpoints // scratch for generated packets
+}
+
+// PublishEveryNs is how often (engine time) counters are published.
+const PublishEveryNs = 1_000_000
+
+// New builds an engine from a validated config (every port needs its MAC: a
+// caller with devices fills it from the device first).
+func New(cfg *Config) (*Engine, error) {
+	if err := cfg.Validate(nil); err != nil {
+		return nil, err
+	}
+	rt, err := cfg.routeTable()
+	if err != nil {
+		return nil, err
+	}
+	n := len(cfg.Ports)
+	ip, _ := parseIPv4(cfg.Switch.IP)
+	e := &Engine{
+		n:            n,
+		routes:       *rt,
+		addr:         make([]portAddr, n),
+		ing:          make([]ingress, n),
+		eg:           make([]egress, n),
+		ip:           ip,
+		switchID:     cfg.Switch.ID,
+		decTTL:       cfg.Switch.DecrementTTL,
+		prio:         cfg.PFC.Priority,
+		overhead:     cfg.Switch.FrameOverheadBytes,
+		pfcOn:        cfg.PFC.Enabled,
+		honor:        cfg.PFC.Honor,
+		xoffBytes:    cfg.PFC.XOFFBytes,
+		xonBytes:     cfg.PFC.XOFFBytes - cfg.PFC.XONOffsetBytes,
+		pauseQuanta:  cfg.PFC.PauseQuanta,
+		samples:      NewSampleRing(cfg.Telemetry.SampleBuffer),
+		publishEvery: PublishEveryNs,
+	}
+	for i := range cfg.Ports {
+		pc := &cfg.Ports[i]
+		if pc.MAC == "" {
+			return nil, fmt.Errorf("switchd: port %s: no MAC (fill it from the device)", pc.Name)
+		}
+		mac, err := ParseMAC(pc.MAC)
+		if err != nil {
+			return nil, fmt.Errorf("switchd: port %s: %w", pc.Name, err)
+		}
+		peer, _ := ParseMAC(pc.PeerMAC)
+		e.addr[i] = portAddr{mac: mac, peer: peer}
+		cp, err := cfg.newCP(i, nil)
+		if err != nil {
+			return nil, err
+		}
+		link := cfg.LinkBps(i)
+		g := &e.eg[i]
+		*g = egress{
+			idx:       i,
+			name:      pc.Name,
+			scheme:    cfg.SchemeOf(i),
+			mac:       mac,
+			peer:      peer,
+			linkBps:   link,
+			nsPerByte: 8e9 / link,
+			burstNs:   float64(cfg.Switch.BurstBytes) * 8e9 / link,
+			delayNs:   int64(math.Round(pc.DelayUs * 1e3)),
+			bufLimit:  pc.BufferBytes,
+			q:         newDataQueue(int(min(pc.BufferBytes/60+1, 1<<17))),
+			ctl:       newHandleRing(1024),
+			gen:       newGenQueue(4096),
+			cp:        cp,
+			ps:        ccalgo.PortState{LinkBps: link, LastOff: math.MinInt64},
+			refreshNs: wire.QuantaNs(cfg.PFC.PauseQuanta, link) / 2,
+		}
+		g.dl = newDelayLine(max(1024, int(float64(g.delayNs)*link/8e9/60)*2))
+		g.sink = &feedbackSink{e: e, from: i}
+		if cp != nil {
+			g.fair, _ = cp.(ccalgo.FairRateReporter)
+		}
+	}
+	e.sampleNs = int64(math.Round(cfg.Telemetry.SampleUs * 1e3))
+	if e.sampleNs == 0 {
+		e.sampleNs = 100_000
+		if cp := e.eg[0].cp; cp != nil {
+			if t := cp.NextTimer(); t > 0 && t != ccalgo.Never && e.eg[0].fair != nil {
+				e.sampleNs = t // RoCC's first timer is at T
+			}
+		}
+	}
+	e.nextSample = e.sampleNs
+	return e, nil
+}
+
+// NumPorts is the number of ports.
+func (e *Engine) NumPorts() int { return e.n }
+
+// SampleNs is the telemetry sampling period.
+func (e *Engine) SampleNs() int64 { return e.sampleNs }
+
+// Samples is the ring the tx+CC side writes queue / fair-rate samples into.
+func (e *Engine) Samples() *SampleRing { return e.samples }
+
+// CP returns port p's congestion point (nil for a plain FIFO port).
+func (e *Engine) CP(p int) ccalgo.CongestionPoint { return e.eg[p].cp }
+
+// QueueBytes is port p's egress data queue now (tx+CC lcore, or after stop).
+func (e *Engine) QueueBytes(p int) int64 { return e.eg[p].qBytes }
+
+// Classify parses a frame received on port in, routes it, decrements its TTL,
+// rewrites its MACs for the egress port and fills m. It reports false when the
+// frame is dropped (counted by reason); the caller then frees it. A PFC frame
+// is ClassPFC with Out = In. Call it from the rx / switching lcore.
+func (e *Engine) Classify(in int, frame []byte, m *Meta) bool {
+	ig := &e.ing[in]
+	ig.c[cRxPackets]++
+	ig.c[cRxBytes] += uint64(len(frame))
+	eth := wire.Ethernet(frame)
+	if !eth.IsValid() {
+		ig.c[cDropMalformed]++
+		return false
+	}
+	hl := eth.HeaderLen()
+	switch eth.EtherType() {
+	case wire.EtherTypeIPv4:
+	case wire.EtherTypeMACCtl:
+		if !wire.PFC(eth.Payload()).IsValid() {
+			ig.c[cDropNotIPv4]++
+			return false
+		}
+		*m = Meta{In: uint8(in), Out: uint8(in), Class: ClassPFC}
+		return true
+	default:
+		ig.c[cDropNotIPv4]++
+		return false
+	}
+	f := &ig.frame
+	err := wire.Decode(frame, f)
+	if err != nil && err != wire.ErrFragment {
+		ig.c[cDropMalformed]++
+		return false
+	}
+	ip := wire.IPv4(frame[hl:]) // Decode checked it, also for a fragment
+	out := e.routes.Lookup(ip.Dst())
+	if out < 0 {
+		ig.c[cDropNoRoute]++
+		return false
+	}
+	if e.decTTL && !ip.DecTTL() {
+		ig.c[cDropTTL]++
+		return false
+	}
+	a := &e.addr[out]
+	eth.SetDst(a.peer)
+	eth.SetSrc(a.mac)
+	*m = Meta{In: uint8(in), Out: uint8(out), Class: ClassOther, Prio: e.prio, IPOff: uint16(hl)}
+	if eth.HasVLAN() {
+		m.Prio = eth.PCP()
+	}
+	if err != nil {
+		return true // a fragment: forwarded as is
+	}
+	switch f.Kind {
+	case wire.KindData:
+		m.Class = ClassData
+		m.L4Off = uint16(hl + ip.HeaderLen())
+		m.RoCE = true
+		if f.INT != nil {
+			m.INTOff = uint16(cap(frame) - cap(f.INT))
+		}
+	case wire.KindCNP, wire.KindRoCCRate, wire.KindP4QCN, wire.KindQCN:
+		m.Class = ClassControl
+	case wire.KindAck, wire.KindNak:
+	default:
+		if f.UDP != nil {
+			m.Class = ClassData
+			m.L4Off = uint16(hl + ip.HeaderLen())
+		}
+	}
+	return true
+}
+
+// flowKey reads a data frame's flow key at the offsets of m.
+func flowKey(frame []byte, m *Meta) ccalgo.FlowKey {
+	ip := frame[m.IPOff:]
+	l4 := frame[m.L4Off:]
+	k := ccalgo.FlowKey{
+		SrcIP:   binary.BigEndian.Uint32(ip[12:]),
+		DstIP:   binary.BigEndian.Uint32(ip[16:]),
+		SrcPort: binary.BigEndian.Uint16(l4[0:]),
+		DstPort: binary.BigEndian.Uint16(l4[2:]),
+	}
+	if m.RoCE {
+		b := l4[wire.UDPLen:]
+		k.DestQP = uint32(b[5])<<16 | uint32(b[6])<<8 | uint32(b[7])
+	}
+	return k
+}
+
+// Enqueue puts a classified frame into its egress port's queue: control frames
+// into the control queue, data into the FIFO (drop-tail at the buffer limit),
+// with PFC ingress accounting and the CP's OnEnqueue. It reports whether the
+// engine took the frame; on false the caller frees it (a drop, counted, or a
+// PFC frame, applied). Call it from the tx+CC lcore.
+func (e *Engine) Enqueue(now int64, m *Meta, frame []byte, h Handle) bool {
+	g := &e.eg[m.Out]
+	switch m.Class {
+	case ClassPFC:
+		e.receivePFC(now, g, frame)
+		return false
+	case ClassControl:
+		if g.ctl.full() {
+			g.c[cDropControl]++
+			return false
+		}
+		g.ctl.push(h, frame)
+		g.c[cControlFwd]++
+		return true
+	}
+	l := int64(len(frame))
+	if g.qBytes+l > g.bufLimit || g.q.full() {
+		g.c[cDropBuffer]++
+		return false
+	}
+	en := g.q.push()
+	*en = qEntry{h: h, frame: frame, ipOff: m.IPOff, intOff: m.INTOff, in: m.In, prio: m.Prio & 7, class: m.Class}
+	g.qBytes += l
+	if uint64(g.qBytes) > g.c[cQueueMax] {
+		g.c[cQueueMax] = uint64(g.qBytes)
+	}
+	if e.pfcOn {
+		e.ingressAdd(now, int(m.In), en.prio, l)
+	}
+	if m.Class == ClassData {
+		en.flow = flowKey(frame, m)
+		en.mark = wire.MarkFromECN(frame[m.IPOff+1])
+		if g.cp != nil {
+			g.ps.QueueBytes = g.qBytes
+			g.dp = ccalgo.DataPacket{Flow: en.flow, WireBytes: len(frame), Mark: en.mark}
+			v := g.cp.OnEnqueue(now, &g.dp, &g.ps, g.sink)
+			e.applyMark(g, en, v.Mark)
+			en.stamp = v.StampINT
+		}
+	}
+	return true
+}
+
+// applyMark raises the entry's ECN mark to m (never lowering it), updating the
+// IPv4 checksum incrementally. A packet that is not ECN-capable is not marked.
+func (e *Engine) applyMark(g *egress, en *qEntry, m ccalgo.Mark) {
+	nm := en.mark.Max(m)
+	if nm == en.mark {
+		return
+	}
+	ip := wire.IPv4(en.frame[en.ipOff:])
+	if ip.ECN() == wire.ECNNotECT {
+		g.c[cNotECT]++
+		return
+	}
+	ip.SetECN(wire.ECNForMark(nm))
+	en.mark = nm
+	if nm == ccalgo.MarkCE {
+		g.c[cMarkedCE]++
+	} else {
+		g.c[cMarkedUE]++
+	}
+}
+
+// Transmit runs port p's shaper at now and fills out with the frames due on the
+// wire, control frames first; it returns how many. Data waits while its
+// priority is paused by PFC. Call it from the tx+CC lcore.
+func (e *Engine) Transmit(now int64, p int, out []TxItem) int {
+	g := &e.eg[p]
+	g.gen.done += g.genRel
+	g.genRel = 0
+	e.updatePause(now, g)
+	t := float64(now)
+	if g.busyUntil < t-g.burstNs {
+		g.busyUntil = t - g.burstNs
+	}
+	for g.busyUntil <= t && !g.dl.full() {
+		var h Handle
+		var frame []byte
+		switch {
+		case g.gen.pending():
+			frame = g.gen.next()
+		case g.ctl.len() > 0:
+			h, frame = g.ctl.pop()
+		case g.q.len() > 0 && g.pausedUntil[g.q.peek().prio] <= now:
+			h, frame = e.dequeueData(now, g)
+		default:
+			goto release
+		}
+		g.busyUntil += float64(len(frame)+e.overhead) * g.nsPerByte
+		g.ps.TxBytes += uint64(len(frame))
+		g.c[cTxPackets]++
+		g.c[cTxBytes] += uint64(len(frame))
+		at := now
+		if g.delayNs > 0 {
+			at = int64(g.busyUntil) + g.delayNs
+		}
+		g.dl.push(h, frame, at)
+	}
+release:
+	n := 0
+	for n < len(out) && g.dl.len() > 0 {
+		d := &g.dl.buf[g.dl.head&g.dl.mask]
+		if d.at > now {
+			break
+		}
+		out[n] = TxItem{H: d.h, Frame: d.frame}
+		if d.h == nil {
+			g.genRel++
+		}
+		*d = dlEntry{}
+		g.dl.head++
+		n++
+	}
+	return n
+}
+
+// dequeueData takes the head of the data FIFO for the wire: CP OnDequeue,
+// marks, INT record, PFC accounting.
+func (e *Engine) dequeueData(now int64, g *egress) (Handle, []byte) {
+	en := g.q.pop()
+	l := int64(len(en.frame))
+	g.qBytes -= l
+	if e.pfcOn {
+		e.ingressRelease(now, int(en.in), en.prio, l)
+	}
+	if en.class == ClassData && g.cp != nil {
+		g.ps.QueueBytes = g.qBytes
+		g.dp = ccalgo.DataPacket{Flow: en.flow, WireBytes: len(en.frame), Mark: en.mark}
+		v := g.cp.OnDequeue(now, &g.dp, &g.ps, g.sink)
+		e.applyMark(g, &en, v.Mark)
+		if v.StampINT || en.stamp {
+			e.stampINT(now, g, &en)
+		}
+	}
+	return en.h, en.frame
+}
+
+// stampINT pushes this hop's INT record (HPCC Section 4.1): B, TS = dequeue
+// time, txBytes = bytes the port sent before this packet, qLen = queue after
+// the dequeue.
+func (e *Engine) stampINT(now int64, g *egress, en *qEntry) {
+	if en.intOff == 0 {
+		g.c[cINTFull]++
+		return
+	}
+	q := max(g.qBytes, 0)
+	hop := ccalgo.INTHop{
+		LinkBps: g.linkBps,
+		TS:      uint32(uint64(now) % ccalgo.INTTSWrap),
+		TxBytes: uint32(g.ps.TxBytes % ccalgo.INTTxBytesWrap),
+		QLen:    uint32(min(q, ccalgo.INTQLenMax)),
+	}
+	if wire.INT(en.frame[en.intOff:]).Push(&hop, e.switchID) {
+		g.c[cINTStamped]++
+	} else {
+		g.c[cINTFull]++
+	}
+}
+
+// updatePause keeps PortState.Paused / LastOff (TCD) and the paused time of the
+// priority at the head of the data queue.
+func (e *Engine) updatePause(now int64, g *egress) {
+	prio := e.prio
+	if g.q.len() > 0 {
+		prio = g.q.peek().prio
+	}
+	until := g.pausedUntil[prio]
+	if until > now {
+		if !g.ps.Paused {
+			g.ps.Paused = true
+			g.pauseStart = now
+		}
+		g.ps.LastOff = now
+		return
+	}
+	if g.ps.Paused {
+		end := max(until, g.pauseStart)
+		g.c[cPausedNs] += uint64(end - g.pauseStart)
+		g.ps.Paused = false
+		g.ps.LastOff = end
+	}
+}
+
+// receivePFC applies a PFC frame received on g's port: data of each enabled
+// priority is held for its quanta at g's line rate; 0 resumes it.
+func (e *Engine) receivePFC(now int64, g *egress, frame []byte) {
+	pfc := wire.PFC(wire.Ethernet(frame).Payload())
+	paused := false
+	for i := 0; i < wire.PFCPriorities; i++ {
+		if !pfc.Enabled(i) {
+			continue
+		}
+		q := pfc.PauseQuanta(i)
+		if q != 0 {
+			paused = true
+		}
+		if !e.honor {
+			continue
+		}
+		if q == 0 {
+			g.pausedUntil[i] = min(g.pausedUntil[i], now)
+		} else {
+			g.pausedUntil[i] = now + wire.QuantaNs(q, g.linkBps)
+		}
+	}
+	if paused {
+		g.c[cPausesRecv]++
+	} else {
+		g.c[cResumesRecv]++
+	}
+	e.updatePause(now, g)
+}
+
+// ingressAdd counts l more bytes of priority prio from port in inside the switch
+// and sends XOFF upstream when they exceed the threshold (specs/pfc.md).
+func (e *Engine) ingressAdd(now int64, in int, prio uint8, l int64) {
+	g := &e.eg[in]
+	g.inBytes[prio] += l
+	if !g.xoff[prio] && g.inBytes[prio] > e.xoffBytes {
+		g.xoff[prio] = true
+		e.sendPause(now, g, prio, e.pauseQuanta)
+	}
+}
+
+// ingressRelease counts l bytes leaving and sends XON below the resume level.
+func (e *Engine) ingressRelease(now int64, in int, prio uint8, l int64) {
+	g := &e.eg[in]
+	g.inBytes[prio] -= l
+	if g.xoff[prio] && g.inBytes[prio] < e.xonBytes {
+		g.xoff[prio] = false
+		e.sendPause(now, g, prio, 0)
+	}
+}
+
+// sendPause queues a PFC frame for priority prio out of g's port (upstream).
+func (e *Engine) sendPause(now int64, g *egress, prio uint8, quanta uint16) {
+	g.refreshAt[prio] = now + g.refreshNs
+	b := g.gen.slot()
+	if b == nil {
+		g.c[cDropControl]++
+		if quanta != 0 {
+			g.refreshAt[prio] = now // retry at the next Service
+		}
+		return
+	}
+	var qs [wire.PFCPriorities]uint16
+	qs[prio] = quanta
+	n, _ := wire.BuildPFC(b, g.mac, 1<<prio, &qs)
+	g.gen.commit(n)
+	if quanta != 0 {
+		g.c[cPausesSent]++
+	} else {
+		g.c[cResumesSent]++
+	}
+}
+
+// emitFeedback builds a CP's feedback packet toward the flow's source.
+func (e *Engine) emitFeedback(from int, fb *ccalgo.Feedback) {
+	out := e.routes.Lookup(fb.Flow.SrcIP)
+	if out < 0 {
+		e.eg[from].c[cFeedbackNoPort]++
+		return
+	}
+	g := &e.eg[out]
+	b := g.gen.slot()
+	if b == nil {
+		g.c[cDropControl]++
+		return
+	}
+	e.ep = wire.Endpoints{
+		DstMAC: g.peer, SrcMAC: g.mac,
+		SrcIP: e.ip, DstIP: fb.Flow.SrcIP,
+		SrcPort: fb.Flow.DstPort,
+	}
+	n, err := wire.BuildFeedback(b, &e.ep, fb)
+	if err != nil {
+		g.c[cDropControl]++
+		return
+	}
+	g.gen.commit(n)
+	switch fb.Kind {
+	case ccalgo.FeedbackRoCCRate:
+		g.c[cRoCCRateSent]++
+	case ccalgo.FeedbackP4QCN:
+		g.c[cP4QCNSent]++
+	case ccalgo.FeedbackQCN:
+		g.c[cQCNSent]++
+	}
+}
+
+// Service runs the tx+CC side's periodic work due at now: CP timers (RoCC's
+// fair-rate update and rate messages), PFC pause refreshes, telemetry samples and
+// counter publication. Call it from the tx+CC lcore once per loop.
+func (e *Engine) Service(now int64) {
+	for i := range e.eg {
+		g := &e.eg[i]
+		if g.cp != nil && g.cp.NextTimer() <= now {
+			g.ps.QueueBytes = g.qBytes
+			g.cp.OnTimer(now, &g.ps, g.sink)
+		}
+		if e.pfcOn {
+			for p := range g.xoff {
+				if g.xoff[p] && now >= g.refreshAt[p] {
+					e.sendPause(now, g, uint8(p), e.pauseQuanta)
+				}
+			}
+		}
+	}
+	if now >= e.nextSample {
+		for i := range e.eg {
+			g := &e.eg[i]
+			s := Sample{TNs: now, Port: i, QueueBytes: g.qBytes, FairRateBps: -1}
+			if g.fair != nil {
+				s.FairRateBps = g.fair.FairRateBps()
+			}
+			e.samples.push(&s)
+		}
+		e.nextSample += e.sampleNs
+		if e.nextSample <= now {
+			e.nextSample = now + e.sampleNs
+		}
+	}
+	if now >= e.nextPubTx {
+		e.PublishEgress()
+		e.nextPubTx = now + e.publishEvery
+	}
+}
+
+// ServiceIngress publishes the Classify side's counters when due. Call it from
+// the lcore that calls Classify once per loop.
+func (e *Engine) ServiceIngress(now int64) {
+	if now >= e.nextPubIn {
+		e.PublishIngress()
+		e.nextPubIn = now + e.publishEvery
+	}
+}
+
+// CountTxDrop counts n frames of port p that the adapter could not send (NIC
+// ring full, no mbuf for a generated frame). tx+CC lcore.
+func (e *Engine) CountTxDrop(p, n int) { e.eg[p].c[cDropTx] += uint64(n) }
+
+// PublishEgress makes the tx+CC side's counters visible to Snapshot.
+func (e *Engine) PublishEgress() {
+	for i := range e.eg {
+		g := &e.eg[i]
+		g.c[cQueueBytes] = uint64(g.qBytes)
+		if g.fair != nil {
+			g.c[cFairRateBps] = uint64(g.fair.FairRateBps())
+		}
+		g.pub.store(&g.c)
+	}
+}
+
+// PublishIngress makes the Classify side's counters visible to Snapshot.
+func (e *Engine) PublishIngress() {
+	for i := range e.ing {
+		e.ing[i].pub.store(&e.ing[i].c)
+	}
+}
+
+// Snapshot returns every port's counters as last published. Any goroutine.
+func (e *Engine) Snapshot() Snapshot {
+	s := Snapshot{Ports: make([]PortCounters, e.n), SamplesDropped: e.samples.Dropped()}
+	for i := range s.Ports {
+		pc := &s.Ports[i]
+		pc.Port, pc.Name, pc.Scheme = i, e.eg[i].name, e.eg[i].scheme
+		pc.fill(&e.ing[i].pub, &e.eg[i].pub)
+	}
+	return s
+}
+
+// Drain hands every frame the engine still holds (queued, on the delay line)
+// to free and empties the queues. Call it only when no lcore runs the engine.
+func (e *Engine) Drain(free func(Handle)) int {
+	n := 0
+	for i := range e.eg {
+		g := &e.eg[i]
+		for g.q.len() > 0 {
+			en := g.q.pop()
+			free(en.h)
+			n++
+		}
+		g.qBytes = 0
+		for g.ctl.len() > 0 {
+			h, _ := g.ctl.pop()
+			free(h)
+			n++
+		}
+		for g.dl.len() > 0 {
+			d := &g.dl.buf[g.dl.head&g.dl.mask]
+			if d.h != nil {
+				free(d.h)
+				n++
+			}
+			*d = dlEntry{}
+			g.dl.head++
+		}
+		g.gen.sched, g.gen.done, g.genRel = g.gen.wr, g.gen.wr, 0
+		g.inBytes, g.xoff = [wire.PFCPriorities]int64{}, [wire.PFCPriorities]bool{}
+	}
+	e.PublishEgress()
+	e.PublishIngress()
+	return n
+}

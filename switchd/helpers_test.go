@@ -1,0 +1,116 @@
+package switchd
+
+import (
+	"fmt"
+	"testing"
+	"unsafe"
+
+	"github.com/ccbed/ccbed/ccalgo"
+	_ "github.com/ccbed/ccbed/ccalgo/all"
+	"github.com/ccbed/ccbed/wire"
+)
+
+// Test topology: host i (10.0.i.1, MAC 02:00:00:00:00:0i) hangs off port pi
+// (MAC 02:00:00:00:ff:0i); routes 10.0.i.0/24 -> pi.
+//
+//	h0 -- p0 +--------+ p1 -- h1
+//	         | switch |
+//	h2 -- p2 +--------+ p3 -- h3
+func hostIP(i int) uint32 { return 0x0a000001 | uint32(i)<<8 }
+
+func hostMAC(i int) wire.MAC { return wire.MAC{2, 0, 0, 0, 0, byte(i)} }
+
+func portMAC(i int) wire.MAC { return wire.MAC{2, 0, 0, 0, 0xff, byte(i)} }
+
+func testConfig(nports int, linkGbps float64) Config {
+	c := DefaultConfig()
+	for i := 0; i < nports; i++ {
+		c.Ports = append(c.Ports, PortConfig{
+			Name: fmt.Sprintf("p%d", i), MAC: fmt.Sprintf("02:00:00:00:ff:%02x", i),
+			PeerMAC: fmt.Sprintf("02:00:00:00:00:%02x", i), LinkGbps: linkGbps, BufferBytes: 1 << 20,
+		})
+		c.Routes = append(c.Routes, RouteConfig{Prefix: fmt.Sprintf("10.0.%d.0/24", i), Port: fmt.Sprintf("p%d", i)})
+	}
+	return c
+}
+
+// harness drives an engine with Go byte slices as frames.
+type harness struct {
+	tb     testing.TB
+	e      *Engine
+	meta   Meta
+	out    []TxItem
+	frames map[Handle][]byte
+}
+
+func newHarness(tb testing.TB, c Config) *harness {
+	tb.Helper()
+	e, err := New(&c)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return &harness{tb: tb, e: e, out: make([]TxItem, 64), frames: map[Handle][]byte{}}
+}
+
+// dataFrame builds a RoCEv2 data packet from host src to host dst.
+func dataFrame(tb testing.TB, src, dst int, qp uint32, payload int, withINT bool) []byte {
+	tb.Helper()
+	b := make([]byte, 2048)
+	ep := wire.Endpoints{DstMAC: portMAC(src), SrcMAC: hostMAC(src), SrcIP: hostIP(src), DstIP: hostIP(dst),
+		SrcPort: uint16(49152 + src), IPID: 1}
+	n, err := wire.BuildData(b, &ep, &wire.DataSpec{Opcode: wire.OpWriteOnly, DestQP: qp, PSN: 1, PayloadLen: payload, INT: withINT})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return b[:n]
+}
+
+func handleOf(b []byte) Handle { return Handle(unsafe.Pointer(&b[0])) }
+
+// inject classifies and enqueues a frame received on port in; it reports
+// whether the engine kept it.
+func (h *harness) inject(now int64, in int, frame []byte) bool {
+	if !h.e.Classify(in, frame, &h.meta) {
+		return false
+	}
+	hd := handleOf(frame)
+	if !h.e.Enqueue(now, &h.meta, frame, hd) {
+		return false
+	}
+	h.frames[hd] = frame
+	return true
+}
+
+// tx runs Service and Transmit on port p and returns copies of the frames sent.
+func (h *harness) tx(now int64, p int) [][]byte {
+	h.e.Service(now)
+	n := h.e.Transmit(now, p, h.out)
+	var res [][]byte
+	for _, it := range h.out[:n] {
+		res = append(res, append([]byte(nil), it.Frame...))
+		if it.H != nil {
+			if _, ok := h.frames[it.H]; !ok {
+				h.tb.Fatalf("port %d sent an unknown handle", p)
+			}
+			delete(h.frames, it.H)
+		}
+	}
+	return res
+}
+
+func decode(tb testing.TB, b []byte) *wire.Frame {
+	tb.Helper()
+	var f wire.Frame
+	if err := wire.Decode(b, &f); err != nil {
+		tb.Fatalf("decode: %v", err)
+	}
+	return &f
+}
+
+func counters0(e *Engine, p int) PortCounters {
+	e.PublishEgress()
+	e.PublishIngress()
+	return e.Snapshot().Ports[p]
+}
+
+var _ = ccalgo.Never

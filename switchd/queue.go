@@ -1,0 +1,168 @@
+package switchd
+
+import (
+	"unsafe"
+
+	"github.com/ccbed/ccbed/ccalgo"
+)
+
+// Handle is the adapter's opaque reference to a frame's buffer (the mbuf
+// pointer). The engine stores it and gives it back in TxItems or to Drain; it
+// never dereferences it.
+type Handle unsafe.Pointer
+
+// qEntry is one frame in an egress data FIFO.
+type qEntry struct {
+	h      Handle
+	frame  []byte
+	flow   ccalgo.FlowKey
+	ipOff  uint16
+	intOff uint16
+	in     uint8
+	prio   uint8
+	class  Class
+	mark   ccalgo.Mark
+	stamp  bool // a CP asked for an INT record at enqueue
+}
+
+// dataQueue is a fixed-capacity ring of qEntry (power of two).
+type dataQueue struct {
+	buf        []qEntry
+	mask       uint32
+	head, tail uint32
+}
+
+func newDataQueue(n int) dataQueue {
+	n = nextPow2(n)
+	return dataQueue{buf: make([]qEntry, n), mask: uint32(n - 1)}
+}
+
+func (q *dataQueue) len() int      { return int(q.tail - q.head) }
+func (q *dataQueue) full() bool    { return int(q.tail-q.head) >= len(q.buf) }
+func (q *dataQueue) peek() *qEntry { return &q.buf[q.head&q.mask] }
+
+// push returns the slot of a new tail entry; the caller checked full.
+func (q *dataQueue) push() *qEntry {
+	e := &q.buf[q.tail&q.mask]
+	q.tail++
+	return e
+}
+
+// pop removes the head and returns a copy of it, clearing the slot so the
+// ring keeps no reference to the frame.
+func (q *dataQueue) pop() qEntry {
+	e := &q.buf[q.head&q.mask]
+	v := *e
+	*e = qEntry{}
+	q.head++
+	return v
+}
+
+// handleRing is a FIFO of frames known by handle (forwarded control packets).
+type handleRing struct {
+	h          []Handle
+	f          [][]byte
+	mask       uint32
+	head, tail uint32
+}
+
+func newHandleRing(n int) handleRing {
+	n = nextPow2(n)
+	return handleRing{h: make([]Handle, n), f: make([][]byte, n), mask: uint32(n - 1)}
+}
+
+func (r *handleRing) len() int   { return int(r.tail - r.head) }
+func (r *handleRing) full() bool { return int(r.tail-r.head) >= len(r.h) }
+
+func (r *handleRing) push(h Handle, f []byte) {
+	i := r.tail & r.mask
+	r.h[i], r.f[i] = h, f
+	r.tail++
+}
+
+func (r *handleRing) pop() (Handle, []byte) {
+	i := r.head & r.mask
+	h, f := r.h[i], r.f[i]
+	r.h[i], r.f[i] = nil, nil
+	r.head++
+	return h, f
+}
+
+// genSlotLen is the room of one generated control frame (the largest, a P4QCN
+// feedback packet with a VLAN tag, is 94 bytes).
+const genSlotLen = 128
+
+// genQueue holds the control frames the switch itself builds (feedback, PFC)
+// for one port, in engine memory: written at wr, handed to the shaper at sched,
+// freed at done once the adapter has copied them out.
+type genQueue struct {
+	buf             []byte
+	lens            []uint16
+	mask            uint32
+	wr, sched, done uint32
+}
+
+func newGenQueue(n int) genQueue {
+	n = nextPow2(n)
+	return genQueue{buf: make([]byte, n*genSlotLen), lens: make([]uint16, n), mask: uint32(n - 1)}
+}
+
+// slot returns the room of the next frame, or nil when every slot is in use.
+func (g *genQueue) slot() []byte {
+	if int(g.wr-g.done) >= len(g.lens) {
+		return nil
+	}
+	i := int(g.wr & g.mask)
+	return g.buf[i*genSlotLen : (i+1)*genSlotLen]
+}
+
+// commit makes the frame of length n written into slot() ready to send.
+func (g *genQueue) commit(n int) {
+	g.lens[g.wr&g.mask] = uint16(n)
+	g.wr++
+}
+
+func (g *genQueue) pending() bool { return g.sched != g.wr }
+
+// next hands the oldest ready frame to the shaper.
+func (g *genQueue) next() []byte {
+	i := int(g.sched & g.mask)
+	g.sched++
+	return g.buf[i*genSlotLen : i*genSlotLen+int(g.lens[i])]
+}
+
+// dlEntry is a frame on the wire: released to the adapter at `at`.
+type dlEntry struct {
+	h     Handle // nil: a generated frame (a genQueue slot)
+	frame []byte
+	at    int64
+}
+
+// delayLine is the FIFO of frames that left the shaper and wait out the
+// propagation delay (or, without one, the end of the Transmit call).
+type delayLine struct {
+	buf        []dlEntry
+	mask       uint32
+	head, tail uint32
+}
+
+func newDelayLine(n int) delayLine {
+	n = nextPow2(n)
+	return delayLine{buf: make([]dlEntry, n), mask: uint32(n - 1)}
+}
+
+func (d *delayLine) len() int   { return int(d.tail - d.head) }
+func (d *delayLine) full() bool { return int(d.tail-d.head) >= len(d.buf) }
+
+func (d *delayLine) push(h Handle, f []byte, at int64) {
+	d.buf[d.tail&d.mask] = dlEntry{h: h, frame: f, at: at}
+	d.tail++
+}
+
+func nextPow2(n int) int {
+	p := 1
+	for p < n {
+		p <<= 1
+	}
+	return p
+}
