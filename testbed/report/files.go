@@ -1,0 +1,181 @@
+package report
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+)
+
+// The CSV headers of the results contract.
+const (
+	QueueCSVHeader    = "t_us,port,queue_bytes"
+	RateCSVHeader     = "t_us,flow,gbps"
+	FairRateCSVHeader = "t_us,port,gbps"
+	FCTCSVHeader      = "flow,size_bytes,fct_us,slowdown"
+)
+
+// The file names WriteAll writes into the results directory.
+const (
+	SummaryFile     = "summary.json"
+	QueueCSVFile    = "queue.csv"
+	RateCSVFile     = "rate.csv"
+	FairRateCSVFile = "fairrate.csv"
+	FCTCSVFile      = "fct.csv"
+	QueuePlotFile   = "queue.png"
+	RatePlotFile    = "rate.png"
+	FairPlotFile    = "fairrate.png"
+	FCTPlotFile     = "fct_slowdown.png"
+)
+
+// appendFloat appends x in the shortest form that reads back exactly.
+func appendFloat(b []byte, x float64) []byte {
+	return strconv.AppendFloat(b, x, 'f', -1, 64)
+}
+
+// writeSeriesCSV writes header, then one row "t,id,value" per sample of all
+// series, merged in time order (ties by id); values are written as integers
+// when intValues.
+func writeSeriesCSV(w io.Writer, header string, ss []*series, intValues bool) error {
+	bw := bufio.NewWriterSize(w, 64<<10)
+	bw.WriteString(header)
+	bw.WriteByte('\n')
+	pos := make([]int, len(ss)) // next sample of each series
+	var buf []byte
+	for {
+		// ss is ordered by id, so the first minimum found breaks ties by id.
+		best := -1
+		for k, s := range ss {
+			if pos[k] < len(s.t) && (best < 0 || s.t[pos[k]] < ss[best].t[pos[best]]) {
+				best = k
+			}
+		}
+		if best < 0 {
+			break
+		}
+		s, i := ss[best], pos[best]
+		pos[best]++
+		buf = appendFloat(buf[:0], s.t[i])
+		buf = append(buf, ',')
+		buf = strconv.AppendInt(buf, int64(s.id), 10)
+		buf = append(buf, ',')
+		if intValues {
+			buf = strconv.AppendInt(buf, int64(s.v[i]), 10)
+		} else {
+			buf = appendFloat(buf, s.v[i])
+		}
+		buf = append(buf, '\n')
+		bw.Write(buf)
+	}
+	return bw.Flush()
+}
+
+// WriteQueueCSV writes queue.csv (t_us,port,queue_bytes), in time order.
+func (r *Recorder) WriteQueueCSV(w io.Writer) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return writeSeriesCSV(w, QueueCSVHeader, r.queue.prepare(), true)
+}
+
+// WriteRateCSV writes rate.csv (t_us,flow,gbps), in time order.
+func (r *Recorder) WriteRateCSV(w io.Writer) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return writeSeriesCSV(w, RateCSVHeader, r.rate.prepare(), false)
+}
+
+// WriteFairRateCSV writes fairrate.csv (t_us,port,gbps), in time order.
+func (r *Recorder) WriteFairRateCSV(w io.Writer) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return writeSeriesCSV(w, FairRateCSVHeader, r.fair.prepare(), false)
+}
+
+// WriteFCTCSV writes fct.csv (flow,size_bytes,fct_us,slowdown), in the order
+// the records were added.
+func (r *Recorder) WriteFCTCSV(w io.Writer) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	bw := bufio.NewWriterSize(w, 64<<10)
+	bw.WriteString(FCTCSVHeader)
+	bw.WriteByte('\n')
+	var buf []byte
+	for _, rec := range r.fct {
+		buf = strconv.AppendInt(buf[:0], int64(rec.Flow), 10)
+		buf = append(buf, ',')
+		buf = strconv.AppendInt(buf, rec.SizeBytes, 10)
+		buf = append(buf, ',')
+		buf = appendFloat(buf, rec.FCTUs)
+		buf = append(buf, ',')
+		buf = appendFloat(buf, rec.Slowdown)
+		buf = append(buf, '\n')
+		bw.Write(buf)
+	}
+	return bw.Flush()
+}
+
+// HasFairRate reports whether any fair-rate sample was recorded.
+func (r *Recorder) HasFairRate() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.fair.samples() > 0
+}
+
+// writeFile creates path and fills it with write, reporting the first error
+// of write, flush or close.
+func writeFile(path string, write func(io.Writer) error) (err error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if cerr := f.Close(); err == nil && cerr != nil {
+			err = cerr
+		}
+	}()
+	if err := write(f); err != nil {
+		return fmt.Errorf("report: write %s: %w", path, err)
+	}
+	return nil
+}
+
+// WriteAll writes the results contract into dir (created if missing):
+// summary.json, queue.csv, rate.csv and fct.csv always (a CSV with no rows
+// has its header), fairrate.csv when a fair rate was recorded, and the PNG
+// plots whose data exist (see WritePlots). It returns the summary written.
+func (r *Recorder) WriteAll(dir string) (Summary, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return Summary{}, err
+	}
+	s := r.Summarize()
+	if err := writeFile(filepath.Join(dir, SummaryFile), func(w io.Writer) error {
+		return WriteSummaryJSON(w, s)
+	}); err != nil {
+		return s, err
+	}
+	writers := []struct {
+		name string
+		fn   func(io.Writer) error
+	}{
+		{QueueCSVFile, r.WriteQueueCSV},
+		{RateCSVFile, r.WriteRateCSV},
+		{FCTCSVFile, r.WriteFCTCSV},
+	}
+	if r.HasFairRate() {
+		writers = append(writers, struct {
+			name string
+			fn   func(io.Writer) error
+		}{FairRateCSVFile, r.WriteFairRateCSV})
+	}
+	for _, wr := range writers {
+		if err := writeFile(filepath.Join(dir, wr.name), wr.fn); err != nil {
+			return s, err
+		}
+	}
+	if _, err := r.WritePlots(dir); err != nil {
+		return s, err
+	}
+	return s, nil
+}

@@ -1,0 +1,301 @@
+// Package report turns the series a testbed run records into the results
+// contract of DESIGN.md ("Results contract (testbed/)"): summary.json,
+// queue.csv, rate.csv, fairrate.csv, fct.csv, PNG plots of the same and a
+// short human summary table.
+//
+// It sits at the very end of the pipeline, on the control plane: the runner
+// samples switch and host counters on a fixed period (never per packet) and
+// feeds a Recorder while the experiment runs or afterwards. The package is
+// pure Go; it knows nothing about DPDK or the engines.
+//
+// Conventions, used by every file the package writes:
+//   - time is t_us, microseconds since the start of the measured run
+//     (t = 0 is the first sample the runner takes);
+//   - the run lasts Meta.DurationS seconds, or, when that is zero, up to the
+//     latest sample recorded;
+//   - the steady half is t_us >= duration/2 ("steady_*" = last half of the run);
+//   - samples of one series are assumed evenly spaced (one sampling period),
+//     so the mean of the samples is the time average.
+package report
+
+import (
+	"math"
+	"sort"
+	"sync"
+)
+
+// Meta describes the run a Recorder records.
+type Meta struct {
+	// Experiment is the experiment's name (results/<experiment>/).
+	Experiment string
+	// Scheme is the CC scheme's registry name (ccalgo.Lookup).
+	Scheme string
+	// DurationS is the length of the measured run in seconds; zero means
+	// "up to the latest sample recorded".
+	DurationS float64
+	// WarmupS is how long traffic ran before t = 0 (before recording started);
+	// informational, written as "warmup_s" when non-zero.
+	WarmupS float64
+	// Scaling states a link-rate scaling applied to the experiment (for
+	// example "links 1 Gb/s instead of 10 Gb/s, times scaled x10"); written
+	// as "scaling" when non-empty.
+	Scaling string
+	// Notes is free text written as "notes" when non-empty.
+	Notes string
+}
+
+// FlowInfo is what the runner knows about one flow besides its rate samples.
+type FlowInfo struct {
+	// ID is the flow's id, the "flow" column of rate.csv and fct.csv.
+	ID int
+	// Src and Dst name the flow's endpoints (host names or addresses).
+	Src, Dst string
+	// Bytes is the number of payload bytes delivered to the receiver.
+	Bytes int64
+	// FCTUs is the flow's completion time in microseconds; zero when the flow
+	// did not complete (long-lived flow), in which case the mean of the FCT
+	// records added for this flow id, if any, is used.
+	FCTUs float64
+}
+
+// PortCounters are one switch port's event counters at the end of the run.
+type PortCounters struct {
+	// ID is the switch port's index, the "port" column of queue.csv.
+	ID int
+	// PFCPauses counts PFC pause frames the port sent.
+	PFCPauses uint64
+	// Drops counts packets the port's egress queue dropped.
+	Drops uint64
+	// ECNMarked counts packets the port's CP marked (ECN CE or TCD marks).
+	ECNMarked uint64
+	// CNPsSent counts congestion notifications the port's CP generated
+	// (RoCC CNPs, P4QCN/QCN feedback packets).
+	CNPsSent uint64
+}
+
+// FCTRecord is one completed flow: its size, completion time and slowdown.
+type FCTRecord struct {
+	// Flow is the flow's id.
+	Flow int
+	// SizeBytes is the flow's size.
+	SizeBytes int64
+	// FCTUs is its completion time in microseconds.
+	FCTUs float64
+	// Slowdown is FCTUs over the flow's ideal FCT (see Slowdown).
+	Slowdown float64
+}
+
+// series is one time series (one port's queue, one flow's rate, ...).
+type series struct {
+	id     int
+	t      []float64 // us
+	v      []float64
+	sorted bool // t is non-decreasing
+}
+
+func (s *series) add(t, v float64) {
+	if n := len(s.t); n > 0 && t < s.t[n-1] {
+		s.sorted = false
+	}
+	s.t = append(s.t, t)
+	s.v = append(s.v, v)
+}
+
+// sortByTime orders the samples by time, keeping the insertion order of
+// samples with equal time.
+func (s *series) sortByTime() {
+	if s.sorted {
+		return
+	}
+	sort.Stable(byTime{s})
+	s.sorted = true
+}
+
+type byTime struct{ s *series }
+
+func (b byTime) Len() int           { return len(b.s.t) }
+func (b byTime) Less(i, j int) bool { return b.s.t[i] < b.s.t[j] }
+func (b byTime) Swap(i, j int) {
+	b.s.t[i], b.s.t[j] = b.s.t[j], b.s.t[i]
+	b.s.v[i], b.s.v[j] = b.s.v[j], b.s.v[i]
+}
+
+// seriesSet holds the series of one kind, keyed by port or flow id.
+type seriesSet struct {
+	idx  map[int]int
+	list []series
+}
+
+func (ss *seriesSet) add(id int, t, v float64) {
+	i, ok := ss.idx[id]
+	if !ok {
+		if ss.idx == nil {
+			ss.idx = make(map[int]int)
+		}
+		i = len(ss.list)
+		ss.idx[id] = i
+		ss.list = append(ss.list, series{id: id, sorted: true})
+	}
+	ss.list[i].add(t, v)
+}
+
+func (ss *seriesSet) get(id int) *series {
+	if i, ok := ss.idx[id]; ok {
+		return &ss.list[i]
+	}
+	return nil
+}
+
+// prepare sorts every series by time and returns them ordered by id.
+func (ss *seriesSet) prepare() []*series {
+	out := make([]*series, len(ss.list))
+	for i := range ss.list {
+		ss.list[i].sortByTime()
+		out[i] = &ss.list[i]
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].id < out[j].id })
+	return out
+}
+
+func (ss *seriesSet) samples() int {
+	n := 0
+	for i := range ss.list {
+		n += len(ss.list[i].t)
+	}
+	return n
+}
+
+// Recorder collects the series and counters of one run. Its methods are safe
+// for concurrent use (a sampling goroutine may add while another summarizes),
+// and are meant for the control plane: adding a sample is an amortized append.
+type Recorder struct {
+	mu        sync.Mutex
+	meta      Meta
+	queue     seriesSet // port -> queue bytes
+	rate      seriesSet // flow -> Gb/s
+	fair      seriesSet // port -> fair rate Gb/s
+	fct       []FCTRecord
+	flows     map[int]FlowInfo
+	ports     map[int]PortCounters
+	nonFinite int
+}
+
+// NewRecorder returns an empty Recorder for the run described by meta.
+func NewRecorder(meta Meta) *Recorder {
+	return &Recorder{
+		meta:  meta,
+		flows: make(map[int]FlowInfo),
+		ports: make(map[int]PortCounters),
+	}
+}
+
+// Meta returns the run's description.
+func (r *Recorder) Meta() Meta {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.meta
+}
+
+// SetDuration sets the run's length in seconds (for a runner that learns it
+// only at the end).
+func (r *Recorder) SetDuration(seconds float64) {
+	r.mu.Lock()
+	r.meta.DurationS = seconds
+	r.mu.Unlock()
+}
+
+func finite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
+
+// AddQueueSample records port's egress queue length, in bytes, at tUs.
+func (r *Recorder) AddQueueSample(tUs float64, port int, bytes int64) {
+	r.mu.Lock()
+	if finite(tUs) {
+		r.queue.add(port, tUs, float64(bytes))
+	} else {
+		r.nonFinite++
+	}
+	r.mu.Unlock()
+}
+
+// AddRateSample records flow's rate, in Gb/s, over the sampling period
+// ending at tUs.
+func (r *Recorder) AddRateSample(tUs float64, flow int, gbps float64) {
+	r.mu.Lock()
+	if finite(tUs) && finite(gbps) {
+		r.rate.add(flow, tUs, gbps)
+	} else {
+		r.nonFinite++
+	}
+	r.mu.Unlock()
+}
+
+// AddFairRate records the fair rate, in Gb/s, that port's CP computed at tUs
+// (RoCC's F; other schemes have none).
+func (r *Recorder) AddFairRate(tUs float64, port int, gbps float64) {
+	r.mu.Lock()
+	if finite(tUs) && finite(gbps) {
+		r.fair.add(port, tUs, gbps)
+	} else {
+		r.nonFinite++
+	}
+	r.mu.Unlock()
+}
+
+// AddFCT records one completed flow of size bytes, its completion time in
+// microseconds and its slowdown (see Slowdown).
+func (r *Recorder) AddFCT(flow int, size int64, fctUs, slowdown float64) {
+	r.mu.Lock()
+	if finite(fctUs) && finite(slowdown) {
+		r.fct = append(r.fct, FCTRecord{Flow: flow, SizeBytes: size, FCTUs: fctUs, Slowdown: slowdown})
+	} else {
+		r.nonFinite++
+	}
+	r.mu.Unlock()
+}
+
+// SetFlow records (or replaces) what is known about flow f.ID.
+func (r *Recorder) SetFlow(f FlowInfo) {
+	r.mu.Lock()
+	r.flows[f.ID] = f
+	r.mu.Unlock()
+}
+
+// SetPortCounters records (or replaces) switch port c.ID's counters.
+func (r *Recorder) SetPortCounters(c PortCounters) {
+	r.mu.Lock()
+	r.ports[c.ID] = c
+	r.mu.Unlock()
+}
+
+// Rejected returns how many samples were ignored because a time or value was
+// NaN or infinite (JSON cannot carry them and they would poison the means).
+func (r *Recorder) Rejected() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.nonFinite
+}
+
+// Samples returns the number of queue, rate and fair-rate samples and FCT
+// records held.
+func (r *Recorder) Samples() (queue, rate, fair, fct int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.queue.samples(), r.rate.samples(), r.fair.samples(), len(r.fct)
+}
+
+// IdealFCTUs is the completion time, in microseconds, of a flow of sizeBytes
+// alone on an empty path: one base RTT plus the serialisation time at
+// linkGbps.
+func IdealFCTUs(sizeBytes int64, linkGbps, baseRTTUs float64) float64 {
+	return baseRTTUs + float64(sizeBytes)*8/(linkGbps*1e3)
+}
+
+// Slowdown is fctUs over IdealFCTUs(sizeBytes, linkGbps, baseRTTUs); it is
+// not clipped at 1. It returns 0 when the ideal FCT is not positive.
+func Slowdown(fctUs float64, sizeBytes int64, linkGbps, baseRTTUs float64) float64 {
+	ideal := IdealFCTUs(sizeBytes, linkGbps, baseRTTUs)
+	if !(ideal > 0) || math.IsInf(ideal, 0) {
+		return 0
+	}
+	return fctUs / ideal
+}

@@ -1,0 +1,394 @@
+package report
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"sort"
+)
+
+// Summary is the content of summary.json. The JSON names of Summary,
+// FlowSummary and PortSummary are the results contract's; fields tagged
+// omitempty are optional extras.
+type Summary struct {
+	// Experiment is Meta.Experiment.
+	Experiment string `json:"experiment"`
+	// Scheme is Meta.Scheme.
+	Scheme string `json:"scheme"`
+	// DurationS is the run's length (Meta.DurationS, or up to the latest
+	// sample).
+	DurationS float64 `json:"duration_s"`
+	// JainIndex is Jain's fairness index of the steady rates of the flows
+	// active in the steady half (SteadyGbps > 0); 0 when there are none.
+	JainIndex float64 `json:"jain_index"`
+	// Flows has one entry per flow given by SetFlow or having rate samples,
+	// by id; never null.
+	Flows []FlowSummary `json:"flows"`
+	// Ports has one entry per port given counters or having queue or
+	// fair-rate samples, by id; never null.
+	Ports []PortSummary `json:"ports"`
+
+	// SteadyFromS is where the steady half starts, duration_s / 2.
+	SteadyFromS float64 `json:"steady_from_s,omitempty"`
+	// WarmupS is Meta.WarmupS.
+	WarmupS float64 `json:"warmup_s,omitempty"`
+	// Scaling is Meta.Scaling.
+	Scaling string `json:"scaling,omitempty"`
+	// Notes is Meta.Notes.
+	Notes string `json:"notes,omitempty"`
+	// FCTBuckets is the FCT slowdown by flow size (FCTBuckets with
+	// DefaultBucketsPerDecade), when there are FCT records.
+	FCTBuckets []FCTBucket `json:"fct_buckets,omitempty"`
+}
+
+// FlowSummary is one entry of summary.json's "flows".
+type FlowSummary struct {
+	// ID is the flow's id.
+	ID int `json:"id"`
+	// Src is FlowInfo.Src.
+	Src string `json:"src"`
+	// Dst is FlowInfo.Dst.
+	Dst string `json:"dst"`
+	// Bytes is FlowInfo.Bytes (payload bytes delivered).
+	Bytes int64 `json:"bytes"`
+	// AvgGbps is the mean of the flow's rate samples over the whole run, or
+	// Bytes*8/duration when the flow has no rate samples.
+	AvgGbps float64 `json:"avg_gbps"`
+	// SteadyGbps is the mean of the flow's rate samples in the steady half.
+	SteadyGbps float64 `json:"steady_gbps"`
+	// FCTUs is the flow's completion time; 0 when it did not complete.
+	FCTUs float64 `json:"fct_us"`
+}
+
+// PortSummary is one entry of summary.json's "ports".
+type PortSummary struct {
+	// ID is the switch port's index.
+	ID int `json:"id"`
+	// AvgQueueBytes is the mean of the port's queue samples over the run.
+	AvgQueueBytes float64 `json:"avg_queue_bytes"`
+	// P99QueueBytes is the 99th percentile (nearest rank) of the samples.
+	P99QueueBytes float64 `json:"p99_queue_bytes"`
+	// SteadyQueueBytes is the mean of the queue samples in the steady half.
+	SteadyQueueBytes float64 `json:"steady_queue_bytes"`
+	// FairRateGbps is the mean of the port's fair-rate samples in the steady
+	// half; 0 when the scheme has no fair rate.
+	FairRateGbps float64 `json:"fair_rate_gbps"`
+	// PFCPauses is PortCounters.PFCPauses.
+	PFCPauses uint64 `json:"pfc_pauses"`
+	// Drops is PortCounters.Drops.
+	Drops uint64 `json:"drops"`
+	// ECNMarked is PortCounters.ECNMarked.
+	ECNMarked uint64 `json:"ecn_marked"`
+	// CNPsSent is PortCounters.CNPsSent.
+	CNPsSent uint64 `json:"cnps_sent"`
+}
+
+// FCTBucket is the FCT slowdown of the flows whose size lies in
+// [LoBytes, HiBytes).
+type FCTBucket struct {
+	// LoBytes is the bucket's lower edge (inclusive).
+	LoBytes int64 `json:"lo_bytes"`
+	// HiBytes is the bucket's upper edge (exclusive).
+	HiBytes int64 `json:"hi_bytes"`
+	// Count is the number of FCT records in the bucket.
+	Count int `json:"count"`
+	// MedianSlowdown is the median (nearest rank) slowdown.
+	MedianSlowdown float64 `json:"median_slowdown"`
+	// P99Slowdown is the 99th percentile (nearest rank) slowdown.
+	P99Slowdown float64 `json:"p99_slowdown"`
+	// MedianFCTUs is the median FCT in microseconds.
+	MedianFCTUs float64 `json:"median_fct_us"`
+	// P99FCTUs is the 99th percentile FCT in microseconds.
+	P99FCTUs float64 `json:"p99_fct_us"`
+}
+
+// DefaultBucketsPerDecade is the number of flow-size buckets per factor of
+// ten that Summarize and the slowdown plot use (edges 1 KB, 3.16 KB, 10 KB, ...).
+const DefaultBucketsPerDecade = 2
+
+// Jain returns Jain's fairness index (sum x)^2 / (n * sum x^2) of xs: 1 when
+// all are equal, 1/n when one takes everything. It returns 0 for an empty
+// slice or when every x is 0 (the index is undefined there).
+func Jain(xs []float64) float64 {
+	var sum, sq float64
+	for _, x := range xs {
+		sum += x
+		sq += x * x
+	}
+	if len(xs) == 0 || sq == 0 {
+		return 0
+	}
+	return sum * sum / (float64(len(xs)) * sq)
+}
+
+// Mean returns the arithmetic mean of xs, 0 for an empty slice.
+func Mean(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	var s float64
+	for _, x := range xs {
+		s += x
+	}
+	return s / float64(len(xs))
+}
+
+// Percentile returns the p-th percentile (0 <= p <= 100) of xs by the
+// nearest-rank method: the smallest sample such that at least p % of the
+// samples are <= it (p <= 0 gives the minimum, p >= 100 the maximum). It
+// returns 0 for an empty slice and does not modify xs.
+func Percentile(xs []float64, p float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := make([]float64, len(xs))
+	copy(s, xs)
+	sort.Float64s(s)
+	return PercentileSorted(s, p)
+}
+
+// PercentileSorted is Percentile for xs already sorted in increasing order.
+func PercentileSorted(xs []float64, p float64) float64 {
+	n := len(xs)
+	if n == 0 {
+		return 0
+	}
+	if !(p > 0) {
+		return xs[0]
+	}
+	rank := int(math.Ceil(p / 100 * float64(n)))
+	if rank < 1 {
+		rank = 1
+	}
+	if rank > n {
+		rank = n
+	}
+	return xs[rank-1]
+}
+
+// bucketEdge is the lower edge, in bytes, of size bucket i with perDecade
+// buckets per factor of ten: round(10^(i/perDecade)).
+func bucketEdge(i, perDecade int) int64 {
+	if i%perDecade == 0 {
+		return int64(math.Pow10(i / perDecade))
+	}
+	return int64(math.Round(math.Pow(10, float64(i)/float64(perDecade))))
+}
+
+// bucketOf returns the bucket index of a flow of size bytes (size >= 1).
+func bucketOf(size int64, perDecade int) int {
+	i := int(math.Floor(math.Log10(float64(size)) * float64(perDecade)))
+	for i > 0 && size < bucketEdge(i, perDecade) {
+		i--
+	}
+	for size >= bucketEdge(i+1, perDecade) {
+		i++
+	}
+	return i
+}
+
+// FCTBuckets groups recs by flow size into log-spaced buckets, perDecade
+// per factor of ten (edges round(10^(i/perDecade)) bytes; sizes below 1
+// byte go to [0, 1)), and returns the non-empty buckets in increasing size
+// with the median and 99th percentile (nearest rank) of slowdown and FCT.
+// perDecade < 1 means DefaultBucketsPerDecade.
+func FCTBuckets(recs []FCTRecord, perDecade int) []FCTBucket {
+	if perDecade < 1 {
+		perDecade = DefaultBucketsPerDecade
+	}
+	if len(recs) == 0 {
+		return nil
+	}
+	idx := make([]int, len(recs)) // bucket index + 1; 0 = [0, 1)
+	order := make([]int, len(recs))
+	for k, rec := range recs {
+		order[k] = k
+		if rec.SizeBytes >= 1 {
+			idx[k] = bucketOf(rec.SizeBytes, perDecade) + 1
+		}
+	}
+	sort.SliceStable(order, func(a, b int) bool { return idx[order[a]] < idx[order[b]] })
+	var out []FCTBucket
+	var slow, fct []float64
+	for start := 0; start < len(order); {
+		b := idx[order[start]]
+		end := start
+		slow, fct = slow[:0], fct[:0]
+		for end < len(order) && idx[order[end]] == b {
+			rec := recs[order[end]]
+			slow = append(slow, rec.Slowdown)
+			fct = append(fct, rec.FCTUs)
+			end++
+		}
+		sort.Float64s(slow)
+		sort.Float64s(fct)
+		var lo, hi int64 = 0, 1
+		if b > 0 {
+			lo, hi = bucketEdge(b-1, perDecade), bucketEdge(b, perDecade)
+		}
+		out = append(out, FCTBucket{
+			LoBytes:        lo,
+			HiBytes:        hi,
+			Count:          len(slow),
+			MedianSlowdown: PercentileSorted(slow, 50),
+			P99Slowdown:    PercentileSorted(slow, 99),
+			MedianFCTUs:    PercentileSorted(fct, 50),
+			P99FCTUs:       PercentileSorted(fct, 99),
+		})
+		start = end
+	}
+	return out
+}
+
+// steadyFrom returns the index of the first sample at or after tUs in a
+// series sorted by time.
+func steadyFrom(s *series, tUs float64) int {
+	return sort.SearchFloat64s(s.t, tUs)
+}
+
+// durationUs is the run's length in microseconds; the caller holds r.mu and
+// has sorted the series.
+func (r *Recorder) durationUs() float64 {
+	if r.meta.DurationS > 0 {
+		return r.meta.DurationS * 1e6
+	}
+	var last float64
+	for _, ss := range []*seriesSet{&r.queue, &r.rate, &r.fair} {
+		for i := range ss.list {
+			if s := &ss.list[i]; len(s.t) > 0 && s.t[len(s.t)-1] > last {
+				last = s.t[len(s.t)-1]
+			}
+		}
+	}
+	return last
+}
+
+// Summarize computes the summary of everything recorded so far.
+func (r *Recorder) Summarize() Summary {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	queues, rates, fairs := r.queue.prepare(), r.rate.prepare(), r.fair.prepare()
+	durUs := r.durationUs()
+	half := durUs / 2
+
+	sum := Summary{
+		Experiment:  r.meta.Experiment,
+		Scheme:      r.meta.Scheme,
+		DurationS:   durUs / 1e6,
+		SteadyFromS: half / 1e6,
+		WarmupS:     r.meta.WarmupS,
+		Scaling:     r.meta.Scaling,
+		Notes:       r.meta.Notes,
+		Flows:       []FlowSummary{},
+		Ports:       []PortSummary{},
+		FCTBuckets:  FCTBuckets(r.fct, DefaultBucketsPerDecade),
+	}
+
+	// Flows: every flow given by SetFlow or having rate samples, by id.
+	fctSum := make(map[int]float64)
+	fctN := make(map[int]int)
+	for _, rec := range r.fct {
+		fctSum[rec.Flow] += rec.FCTUs
+		fctN[rec.Flow]++
+	}
+	for _, id := range unionIDs(r.flows, rates) {
+		info, ok := r.flows[id]
+		if !ok {
+			info.ID = id
+		}
+		f := FlowSummary{ID: id, Src: info.Src, Dst: info.Dst, Bytes: info.Bytes, FCTUs: info.FCTUs}
+		if f.FCTUs == 0 && fctN[id] > 0 {
+			f.FCTUs = fctSum[id] / float64(fctN[id])
+		}
+		if s := r.rate.get(id); s != nil && len(s.v) > 0 {
+			f.AvgGbps = Mean(s.v)
+			f.SteadyGbps = Mean(s.v[steadyFrom(s, half):])
+		} else if durUs > 0 {
+			f.AvgGbps = float64(info.Bytes) * 8 / (durUs * 1e3)
+		}
+		sum.Flows = append(sum.Flows, f)
+	}
+
+	// Ports: every port given counters or having queue or fair-rate samples.
+	ids := unionIDs(r.ports, queues)
+	ids = mergeIDs(ids, fairs)
+	scratch := []float64(nil)
+	for _, id := range ids {
+		c := r.ports[id]
+		p := PortSummary{ID: id, PFCPauses: c.PFCPauses, Drops: c.Drops, ECNMarked: c.ECNMarked, CNPsSent: c.CNPsSent}
+		if s := r.queue.get(id); s != nil && len(s.v) > 0 {
+			p.AvgQueueBytes = Mean(s.v)
+			p.SteadyQueueBytes = Mean(s.v[steadyFrom(s, half):])
+			scratch = append(scratch[:0], s.v...)
+			sort.Float64s(scratch)
+			p.P99QueueBytes = PercentileSorted(scratch, 99)
+		}
+		if s := r.fair.get(id); s != nil {
+			p.FairRateGbps = Mean(s.v[steadyFrom(s, half):])
+		}
+		sum.Ports = append(sum.Ports, p)
+	}
+
+	var active []float64
+	for _, f := range sum.Flows {
+		if f.SteadyGbps > 0 {
+			active = append(active, f.SteadyGbps)
+		}
+	}
+	sum.JainIndex = Jain(active)
+	return sum
+}
+
+// unionIDs returns the sorted union of m's keys and the ids of ss.
+func unionIDs[V any](m map[int]V, ss []*series) []int {
+	ids := make([]int, 0, len(m)+len(ss))
+	for id := range m {
+		ids = append(ids, id)
+	}
+	sort.Ints(ids)
+	return mergeIDs(ids, ss)
+}
+
+// mergeIDs adds the ids of ss missing from the sorted ids, keeping it sorted.
+func mergeIDs(ids []int, ss []*series) []int {
+	for _, s := range ss {
+		k := sort.SearchInts(ids, s.id)
+		if k < len(ids) && ids[k] == s.id {
+			continue
+		}
+		ids = append(ids, 0)
+		copy(ids[k+1:], ids[k:])
+		ids[k] = s.id
+	}
+	return ids
+}
+
+// WriteSummaryJSON writes s as indented JSON.
+func WriteSummaryJSON(w io.Writer, s Summary) error {
+	b, err := json.MarshalIndent(s, "", "  ")
+	if err != nil {
+		return fmt.Errorf("report: encode summary: %w", err)
+	}
+	b = append(b, '\n')
+	_, err = w.Write(b)
+	return err
+}
+
+// LoadSummary reads a summary.json written by WriteSummaryJSON or WriteAll.
+// Unknown fields are errors.
+func LoadSummary(path string) (Summary, error) {
+	var s Summary
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return s, err
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&s); err != nil {
+		return s, fmt.Errorf("report: %s: %w", path, err)
+	}
+	return s, nil
+}
