@@ -24,9 +24,9 @@ const (
 	cNotECT         // marks not applied: the packet is not ECN-capable
 	cINTStamped     // INT records pushed
 	cINTFull        // INT stamp asked on a full or absent INT stack
-	cRoCCRateSent   // RoCC rate messages sent out of this port
-	cP4QCNSent      // P4QCN feedback packets sent out of this port
-	cQCNSent        // QCN feedback packets sent out of this port
+	cRoCCRateSent   // RoCC rate messages this port's CP generated
+	cP4QCNSent      // P4QCN feedback packets this port's CP generated
+	cQCNSent        // QCN feedback packets this port's CP generated
 	cFeedbackNoPort // feedback whose source has no route
 	cControlFwd     // control packets (CNP, rate, feedback) forwarded ahead of data
 	cPausesSent     // PFC XOFF frames sent (refreshes included)

@@ -649,13 +649,16 @@ func (e *Engine) emitFeedback(from int, fb *ccalgo.Feedback) {
 		return
 	}
 	g.gen.commit(n)
+	// Feedback is counted at the congestion point that generated it (the
+	// port whose queue the flow congests), not at the port it leaves by.
+	cp := &e.eg[from]
 	switch fb.Kind {
 	case ccalgo.FeedbackRoCCRate:
-		g.c[cRoCCRateSent]++
+		cp.c[cRoCCRateSent]++
 	case ccalgo.FeedbackP4QCN:
-		g.c[cP4QCNSent]++
+		cp.c[cP4QCNSent]++
 	case ccalgo.FeedbackQCN:
-		g.c[cQCNSent]++
+		cp.c[cQCNSent]++
 	}
 }
 

@@ -349,11 +349,11 @@ func TestCPHooks(t *testing.T) {
 					t.Errorf("source %d got %d rate messages in 2 ms at T = 40 us", s, n)
 				}
 			}
-			if c := counters0(h.e, 0); c.RoCCRateSent == 0 || c.FairRateGbps != 10 { // uncongested: F = F_max
+			if c := counters0(h.e, 0); c.RoCCRateSent != 0 || c.FairRateGbps != 10 { // uncongested: F = F_max
 				t.Errorf("port 0 counters: %+v", c)
 			}
-			if c := counters0(h.e, 3); c.FairRateGbps <= 0 || c.FairRateGbps >= 10 {
-				t.Errorf("port 3 fair rate %v Gb/s", c.FairRateGbps)
+			if c := counters0(h.e, 3); c.FairRateGbps <= 0 || c.FairRateGbps >= 10 || c.RoCCRateSent == 0 {
+				t.Errorf("port 3 (the congested CP): fair rate %v Gb/s, %d rate messages", c.FairRateGbps, c.RoCCRateSent)
 			}
 		}},
 		{"dcqcn", nil, false, func(t *testing.T, h *harness, data [][]byte, back map[int][][]byte) {
