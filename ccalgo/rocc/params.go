@@ -77,7 +77,7 @@ func DefaultParams(env ccalgo.Env) *Params {
 		DeltaFBps:     deltaF,
 		DeltaQBytes:   600,
 		FMin:          10,
-		FMax:          int64(math.Round(link / deltaF)),
+		FMax:          0, // link rate / Delta_F, derived with the Delta_F in force
 		T:             40_000,
 		QRefBytes:     int64(math.Round(pt.qref)),
 		QMidBytes:     int64(math.Round(pt.qmid)),

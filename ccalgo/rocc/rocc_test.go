@@ -56,9 +56,18 @@ func TestDefaultParams(t *testing.T) {
 			p.FlowTableSize != 1024 || p.RPTimer != 0 {
 			t.Errorf("%g: fixed defaults wrong: %+v", tc.link, p)
 		}
-		if p.FMax != tc.fMax || p.QRefBytes != tc.qref || p.QMidBytes != tc.qmid || p.QMaxBytes != tc.qmax {
-			t.Errorf("%g: got F_max %d Q %d/%d/%d, want %d %d/%d/%d", tc.link, p.FMax,
+		d, err := p.derive(tc.link)
+		if err != nil {
+			t.Fatalf("%g: %v", tc.link, err)
+		}
+		if p.FMax != 0 || d.fMax != tc.fMax || p.QRefBytes != tc.qref || p.QMidBytes != tc.qmid || p.QMaxBytes != tc.qmax {
+			t.Errorf("%g: got F_max %d (derived %d) Q %d/%d/%d, want 0 (%d) %d/%d/%d", tc.link, p.FMax, d.fMax,
 				p.QRefBytes, p.QMidBytes, p.QMaxBytes, tc.fMax, tc.qref, tc.qmid, tc.qmax)
+		}
+		// F_max follows a Delta_F changed after the defaults (a scaled testbed).
+		p.DeltaFBps = 1e6
+		if d, err := p.derive(tc.link); err != nil || d.fMax != 10*tc.fMax {
+			t.Errorf("%g: F_max with Delta_F 1 Mb/s = %d (%v), want %d", tc.link, d.fMax, err, 10*tc.fMax)
 		}
 		if math.Abs(p.Alpha-tc.alpha) > 1e-12 || math.Abs(p.Beta-tc.beta) > 1e-12 {
 			t.Errorf("%g: alpha/beta %g/%g, want %g/%g", tc.link, p.Alpha, p.Beta, tc.alpha, tc.beta)
@@ -460,7 +469,7 @@ func TestRegistry(t *testing.T) {
 	}
 	env := env10G()
 	p, ok := s.DefaultParams(env).(*Params)
-	if !ok || p.FMax != 1000 {
+	if d, err := p.derive(env.LinkBps); !ok || err != nil || d.fMax != 1000 {
 		t.Fatalf("DefaultParams %T %+v", s.DefaultParams(env), p)
 	}
 	if _, err := s.NewCP(p, env); err != nil {
