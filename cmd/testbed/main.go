@@ -1,0 +1,180 @@
+// Command testbed runs the papers' experiments on DPDK virtual devices and writes
+// results, a summary and plots (DESIGN.md "Results contract").
+//
+//	testbed run EXPERIMENT.toml [-o DIR] [-duration-ms N]
+//	testbed validate EXPERIMENT.toml...
+//	testbed schemes
+//	testbed nodes EXPERIMENT.toml      # per-node switchd/hostd configs for real NICs
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"runtime/pprof"
+	"strings"
+
+	"github.com/ccbed/ccbed/ccalgo"
+	_ "github.com/ccbed/ccbed/ccalgo/all"
+	"github.com/ccbed/ccbed/testbed"
+)
+
+func usage() {
+	fmt.Fprint(os.Stderr, `usage:
+  testbed run EXPERIMENT.toml [-o DIR] [-duration-ms N]
+  testbed validate EXPERIMENT.toml...
+  testbed schemes
+  testbed nodes EXPERIMENT.toml -o DIR
+`)
+	os.Exit(2)
+}
+
+func main() {
+	if len(os.Args) < 2 {
+		usage()
+	}
+	cmd, args := os.Args[1], os.Args[2:]
+	var err error
+	switch cmd {
+	case "run":
+		err = run(args)
+	case "validate":
+		err = validate(args)
+	case "schemes":
+		schemes()
+	case "nodes":
+		err = nodes(args)
+	default:
+		usage()
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "testbed:", err)
+		os.Exit(1)
+	}
+}
+
+// parse splits args into the experiment path and flags (flags may follow it).
+func parse(fs *flag.FlagSet, args []string) (string, error) {
+	var pos []string
+	for len(args) > 0 {
+		if err := fs.Parse(args); err != nil {
+			return "", err
+		}
+		args = fs.Args()
+		if len(args) > 0 {
+			pos = append(pos, args[0])
+			args = args[1:]
+		}
+	}
+	if len(pos) != 1 {
+		return "", fmt.Errorf("%s: want one experiment file, got %d", fs.Name(), len(pos))
+	}
+	return pos[0], nil
+}
+
+func run(args []string) error {
+	fs := flag.NewFlagSet("run", flag.ContinueOnError)
+	outDir := fs.String("o", "", "results directory (default: the experiment's output_dir)")
+	durMs := fs.Float64("duration-ms", 0, "override the experiment's duration")
+	cpuProfile := fs.String("cpuprofile", "", "write a Go CPU profile of the run to this file")
+	path, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
+	}
+	e, err := testbed.Load(path)
+	if err != nil {
+		return err
+	}
+	if *outDir != "" {
+		e.Experiment.OutputDir = *outDir
+	}
+	if *durMs > 0 {
+		e.Experiment.DurationMs = *durMs
+	}
+	fmt.Printf("experiment %s (%s), %d hosts at %g Gb/s, %g ms\n", e.Experiment.Name, e.CC.Scheme,
+		e.Topology.Hosts, e.Topology.LinkGbps, e.Experiment.DurationMs)
+	if e.Experiment.Mirrors != "" {
+		fmt.Println("mirrors:", e.Experiment.Mirrors)
+	}
+	if e.Experiment.Scaling != "" {
+		fmt.Println("scaling:", e.Experiment.Scaling)
+	}
+	res, err := testbed.Run(context.Background(), e, os.Stdout)
+	if err != nil {
+		return err
+	}
+	for _, l := range res.Loops {
+		fmt.Printf("lcore %d %-10s iterations %d busy %.1f%% worst stall %.2f ms\n", l.Lcore, l.Name,
+			l.Iterations, 100*float64(l.BusyPolls)/float64(max(l.Iterations, 1)), float64(l.MaxStallNs)/1e6)
+	}
+	if res.Interrupted {
+		fmt.Println("interrupted: results cover the run up to the signal")
+	}
+	if res.MbufsLeaked != 0 {
+		return fmt.Errorf("%d mbufs not returned to the pool", res.MbufsLeaked)
+	}
+	return nil
+}
+
+func validate(args []string) error {
+	if len(args) == 0 {
+		return fmt.Errorf("validate: no experiment files")
+	}
+	for _, p := range args {
+		e, err := testbed.Load(p)
+		if err != nil {
+			return err
+		}
+		fmt.Printf("%s: ok (%s, %s, %d hosts)\n", p, e.Experiment.Name, e.CC.Scheme, e.Topology.Hosts)
+	}
+	return nil
+}
+
+func schemes() {
+	for _, s := range ccalgo.Schemes() {
+		if strings.HasPrefix(s.Name, "sim-") {
+			continue // test-only schemes
+		}
+		role := func(has bool, name string) string {
+			if has {
+				return name
+			}
+			return "-"
+		}
+		r := s.Roles()
+		fmt.Printf("%s %s %s %s\n", s.Name, role(r&ccalgo.RoleCP != 0, "CP"), role(r&ccalgo.RoleNP != 0, "NP"), role(r&ccalgo.RoleRP != 0, "RP"))
+	}
+}
+
+func nodes(args []string) error {
+	fs := flag.NewFlagSet("nodes", flag.ContinueOnError)
+	outDir := fs.String("o", "nodes", "directory for the per-node files")
+	path, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	e, err := testbed.Load(path)
+	if err != nil {
+		return err
+	}
+	files, err := e.NodeFiles(*outDir)
+	if err != nil {
+		return err
+	}
+	for _, f := range files {
+		fmt.Println(f)
+	}
+	return nil
+}

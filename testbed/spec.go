@@ -1,0 +1,296 @@
+// Package testbed runs an experiment: the switch and the hosts of a topology, in
+// one process on DPDK virtual devices (each host port wired to a switch port by
+// a dpdk.NewEthCable pair), for the configured time, then writes the results
+// contract of DESIGN.md through testbed/report. With real NICs the same
+// experiment file drives switchd and hostd on separate nodes (NodeCommands).
+package testbed
+
+import (
+	"fmt"
+	"path/filepath"
+
+	"github.com/ccbed/ccbed/ccalgo"
+	"github.com/ccbed/ccbed/config"
+)
+
+// Experiment is an experiment file (configs/experiments/*.toml).
+type Experiment struct {
+	Experiment ExperimentInfo `toml:"experiment"`
+	Topology   Topology       `toml:"topology"`
+	CC         CC             `toml:"cc"`
+	PFC        PFC            `toml:"pfc"`
+	Flows      []Flow         `toml:"flows"`
+	Incast     []Incast       `toml:"incast"`
+	Workloads  []Workload     `toml:"workloads"`
+	Lcores     Lcores         `toml:"lcores"`
+
+	file *config.File
+	dir  string // directory of the file: relative paths start here
+}
+
+// ExperimentInfo names the experiment and says how long it runs.
+type ExperimentInfo struct {
+	Name string `toml:"name"`
+	// Mirrors is the paper figure or claim the experiment reproduces.
+	Mirrors string `toml:"mirrors"`
+	// Scaling states any link-rate scaling against the paper (and the timers
+	// scaled with it); it is copied into the summary.
+	Scaling    string  `toml:"scaling"`
+	DurationMs float64 `toml:"duration_ms"`
+	// WarmupMs is excluded from the averages (the steady half is always the last
+	// half of the run).
+	WarmupMs float64 `toml:"warmup_ms"`
+	// SampleUs is the period of the queue, fair-rate and flow-rate series.
+	SampleUs float64 `toml:"sample_us"`
+	// OutputDir is where results/<name>/ goes (default "results").
+	OutputDir string `toml:"output_dir"`
+}
+
+// Topology is a star: Hosts hosts, host i on switch port i.
+type Topology struct {
+	Hosts       int     `toml:"hosts"`
+	LinkGbps    float64 `toml:"link_gbps"`
+	DelayUs     float64 `toml:"delay_us"`     // propagation delay on each switch egress
+	BufferBytes int64   `toml:"buffer_bytes"` // egress buffer per switch port
+	MTUBytes    int     `toml:"mtu_bytes"`    // data payload per packet
+	BaseRTTUs   float64 `toml:"base_rtt_us"`  // expected base RTT (scheme defaults, ideal FCT)
+	AckEvery    int     `toml:"ack_every"`
+}
+
+// CC is the scheme of the whole experiment and its parameters
+// ([cc.params] holds the keys of the scheme's parameter struct).
+type CC struct {
+	Scheme        string         `toml:"scheme"`
+	ExpectedFlows int            `toml:"expected_flows"`
+	Params        map[string]any `toml:"params"`
+}
+
+// PFC turns priority flow control on in the switch.
+type PFC struct {
+	Enabled        bool  `toml:"enabled"`
+	XOFFBytes      int64 `toml:"xoff_bytes"`
+	XONOffsetBytes int64 `toml:"xon_offset_bytes"`
+}
+
+// Flow is a static flow between two hosts.
+type Flow struct {
+	ID        int     `toml:"id"`
+	Src       int     `toml:"src"`
+	Dst       int     `toml:"dst"`
+	SizeBytes int64   `toml:"size_bytes"` // 0: unlimited
+	StartUs   float64 `toml:"start_us"`
+	RateGbps  float64 `toml:"rate_gbps"` // offered-rate cap; 0: none
+}
+
+// Incast is Senders hosts each sending FlowsPerSender flows of SizeBytes to Dst
+// at StartUs, repeated Repeat times every PeriodUs.
+type Incast struct {
+	IDBase         int     `toml:"id_base"`
+	Senders        []int   `toml:"senders"`
+	Dst            int     `toml:"dst"`
+	FlowsPerSender int     `toml:"flows_per_sender"`
+	SizeBytes      int64   `toml:"size_bytes"`
+	StartUs        float64 `toml:"start_us"`
+	Repeat         int     `toml:"repeat"`
+	PeriodUs       float64 `toml:"period_us"`
+}
+
+// Workload draws flow sizes from a CDF with Poisson arrivals at Load of each
+// sender's line rate, to destinations drawn from Dsts.
+type Workload struct {
+	IDBase   int     `toml:"id_base"`
+	CDF      string  `toml:"cdf"` // relative to the experiment file
+	Senders  []int   `toml:"senders"`
+	Dsts     []int   `toml:"dsts"`
+	Load     float64 `toml:"load"`
+	StartUs  float64 `toml:"start_us"`
+	StopUs   float64 `toml:"stop_us"`
+	MaxFlows int     `toml:"max_flows"`
+}
+
+// Lcores places the loops. The default on a 2-core machine: the switch
+// (run-to-completion) on lcore 0, every host on lcore 1.
+type Lcores struct {
+	Switch uint   `toml:"switch"`
+	Hosts  []uint `toml:"hosts"` // host i runs on Hosts[i % len(Hosts)]
+	// EALArgs replace the default EAL arguments (--no-huge -m 1024 --no-pci
+	// --no-shconf); the lcore list is derived from Switch and Hosts.
+	EALArgs []string `toml:"eal_args"`
+}
+
+// Default returns an experiment with every optional field at its default.
+func Default() Experiment {
+	return Experiment{
+		Experiment: ExperimentInfo{DurationMs: 20, SampleUs: 100, OutputDir: "results"},
+		Topology:   Topology{Hosts: 4, LinkGbps: 10, BufferBytes: 4 << 20, MTUBytes: 1024, BaseRTTUs: 20, AckEvery: 1},
+		CC:         CC{Scheme: "none", ExpectedFlows: 16},
+		PFC:        PFC{XOFFBytes: 500_000, XONOffsetBytes: 3_000},
+		Lcores:     Lcores{Switch: 0, Hosts: []uint{1}},
+	}
+}
+
+// Load reads and validates an experiment file.
+func Load(path string) (*Experiment, error) {
+	e := Default()
+	f, err := config.Load(path, &e)
+	if err != nil {
+		return nil, err
+	}
+	e.file, e.dir = f, filepath.Dir(path)
+	if err := e.Validate(); err != nil {
+		return nil, err
+	}
+	return &e, nil
+}
+
+// Decode is Load on text already read; dir anchors relative paths.
+func Decode(name, text, dir string) (*Experiment, error) {
+	e := Default()
+	f, err := config.Decode(name, text, &e)
+	if err != nil {
+		return nil, err
+	}
+	e.file, e.dir = f, dir
+	if err := e.Validate(); err != nil {
+		return nil, err
+	}
+	return &e, nil
+}
+
+func (e *Experiment) errorf(key, format string, args ...any) error {
+	if e.file == nil {
+		return fmt.Errorf("%s: %s", key, fmt.Sprintf(format, args...))
+	}
+	return e.file.Errorf(key, format, args...)
+}
+
+// Validate checks the experiment; errors name the file, line and key.
+func (e *Experiment) Validate() error {
+	x, t := &e.Experiment, &e.Topology
+	switch {
+	case x.Name == "":
+		return e.errorf("experiment.name", "missing: every experiment needs a name")
+	case x.DurationMs <= 0:
+		return e.errorf("experiment.duration_ms", "must be > 0, got %v", x.DurationMs)
+	case x.WarmupMs < 0 || x.WarmupMs >= x.DurationMs:
+		return e.errorf("experiment.warmup_ms", "must be in [0, duration_ms), got %v", x.WarmupMs)
+	case x.SampleUs <= 0:
+		return e.errorf("experiment.sample_us", "must be > 0, got %v", x.SampleUs)
+	case t.Hosts < 2 || t.Hosts > 8:
+		return e.errorf("topology.hosts", "must be 2..8 (one switch port each), got %d", t.Hosts)
+	case t.LinkGbps <= 0 || t.LinkGbps > 400:
+		return e.errorf("topology.link_gbps", "must be in (0, 400], got %v", t.LinkGbps)
+	case t.DelayUs < 0:
+		return e.errorf("topology.delay_us", "must be >= 0, got %v", t.DelayUs)
+	case t.BufferBytes <= 0:
+		return e.errorf("topology.buffer_bytes", "must be > 0, got %d", t.BufferBytes)
+	case t.MTUBytes < 64 || t.MTUBytes > 9000:
+		return e.errorf("topology.mtu_bytes", "must be 64..9000, got %d", t.MTUBytes)
+	case t.BaseRTTUs <= 0:
+		return e.errorf("topology.base_rtt_us", "must be > 0, got %v", t.BaseRTTUs)
+	case t.AckEvery < 1:
+		return e.errorf("topology.ack_every", "must be >= 1, got %d", t.AckEvery)
+	case len(e.Lcores.Hosts) == 0:
+		return e.errorf("lcores.hosts", "needs at least one lcore")
+	}
+	if _, err := ccalgo.Lookup(e.CC.Scheme); err != nil {
+		return e.errorf("cc.scheme", "%v", err)
+	}
+	host := func(key string, h int) error {
+		if h < 0 || h >= t.Hosts {
+			return e.errorf(key, "host %d out of range 0..%d", h, t.Hosts-1)
+		}
+		return nil
+	}
+	if len(e.Flows)+len(e.Incast)+len(e.Workloads) == 0 {
+		return e.errorf("flows", "the experiment has no traffic: add [[flows]], [[incast]] or [[workloads]]")
+	}
+	ids := map[int]string{}
+	claim := func(key string, id int) error {
+		if prev, dup := ids[id]; dup {
+			return e.errorf(key, "flow id %d already used by %s", id, prev)
+		}
+		ids[id] = key
+		return nil
+	}
+	for i, f := range e.Flows {
+		k := fmt.Sprintf("flows[%d]", i)
+		if err := host(k+".src", f.Src); err != nil {
+			return err
+		}
+		if err := host(k+".dst", f.Dst); err != nil {
+			return err
+		}
+		switch {
+		case f.Src == f.Dst:
+			return e.errorf(k+".dst", "a flow from host %d to itself", f.Src)
+		case f.SizeBytes < 0:
+			return e.errorf(k+".size_bytes", "must be >= 0 (0: unlimited), got %d", f.SizeBytes)
+		case f.StartUs < 0:
+			return e.errorf(k+".start_us", "must be >= 0, got %v", f.StartUs)
+		case f.RateGbps < 0:
+			return e.errorf(k+".rate_gbps", "must be >= 0, got %v", f.RateGbps)
+		}
+		if err := claim(k+".id", f.ID); err != nil {
+			return err
+		}
+	}
+	for i, in := range e.Incast {
+		k := fmt.Sprintf("incast[%d]", i)
+		if len(in.Senders) == 0 {
+			return e.errorf(k+".senders", "needs at least one sender")
+		}
+		for _, s := range in.Senders {
+			if err := host(k+".senders", s); err != nil {
+				return err
+			}
+			if s == in.Dst {
+				return e.errorf(k+".senders", "host %d is also the destination", s)
+			}
+		}
+		if err := host(k+".dst", in.Dst); err != nil {
+			return err
+		}
+		if in.SizeBytes <= 0 {
+			return e.errorf(k+".size_bytes", "must be > 0, got %d", in.SizeBytes)
+		}
+		if in.FlowsPerSender < 0 || in.Repeat < 0 {
+			return e.errorf(k, "flows_per_sender and repeat must be >= 0")
+		}
+	}
+	for i, w := range e.Workloads {
+		k := fmt.Sprintf("workloads[%d]", i)
+		if w.CDF == "" {
+			return e.errorf(k+".cdf", "missing: a flow-size CDF file")
+		}
+		if w.Load <= 0 || w.Load > 1 {
+			return e.errorf(k+".load", "must be in (0, 1], got %v", w.Load)
+		}
+		if len(w.Senders) == 0 || len(w.Dsts) == 0 {
+			return e.errorf(k, "needs senders and dsts")
+		}
+		for _, h := range append(append([]int{}, w.Senders...), w.Dsts...) {
+			if err := host(k, h); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// HostIP is host i's IPv4 address, 10.0.0.(i+1), in host byte order.
+func HostIP(i int) uint32 { return 10<<24 | uint32(i+1) }
+
+// HostMAC is host i's MAC address.
+func HostMAC(i int) [6]byte { return [6]byte{0x02, 0xcc, 0xbe, 0xd0, 0x01, byte(i)} }
+
+// SwitchPortMAC is switch port i's MAC address.
+func SwitchPortMAC(i int) [6]byte { return [6]byte{0x02, 0xcc, 0xbe, 0xd0, 0x02, byte(i)} }
+
+func ipString(a uint32) string {
+	return fmt.Sprintf("%d.%d.%d.%d", a>>24, a>>16&0xff, a>>8&0xff, a&0xff)
+}
+
+func macString(m [6]byte) string {
+	return fmt.Sprintf("%02x:%02x:%02x:%02x:%02x:%02x", m[0], m[1], m[2], m[3], m[4], m[5])
+}
