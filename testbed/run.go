@@ -4,11 +4,14 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
+	"os/signal"
 	"path/filepath"
 	"runtime"
 	"sort"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	_ "github.com/ccbed/ccbed/ccalgo/all" // every scheme, chosen by name
@@ -67,6 +70,10 @@ func (e *Experiment) EALArgs() []string {
 // their lcores for the experiment's duration (or until ctx ends or SIGINT),
 // then writes results/<name>/ and a summary table to out.
 func Run(ctx context.Context, e *Experiment, out io.Writer) (*Result, error) {
+	// SIGINT / SIGTERM from here on end the run early but still write results
+	// (a signal during set-up ends the run as soon as it starts).
+	ctx, stopSignals := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stopSignals()
 	if err := dpdk.EALInit(e.EALArgs()); err != nil && err != dpdk.ErrEALInitialised {
 		return nil, fmt.Errorf("testbed: %w", err)
 	}
@@ -202,7 +209,7 @@ func Run(ctx context.Context, e *Experiment, out io.Writer) (*Result, error) {
 	close(done)
 	end := clock.Now()
 	drainSwitch()
-	res := &Result{Loops: loops, Interrupted: ctx.Err() == nil && runCtx.Err() != context.DeadlineExceeded}
+	res := &Result{Loops: loops, Interrupted: ctx.Err() != nil}
 	for _, l := range loops {
 		if l.Panic != "" {
 			return nil, fmt.Errorf("testbed: loop %s panicked: %s", l.Name, l.Panic)
