@@ -240,6 +240,31 @@ func (s *Scheduler) OnSent(qp int, bytes int64, now int64) {
 	s.place(i, now)
 }
 
+// OnSentQueue is OnSent for hosts that keep their own accounting of bytes in
+// flight and backlog (hostd counts them in payload bytes, from its sequence
+// numbers): QP qp sent a packet of bytes at time now, its bucket is debited by
+// bytes, and its bytes in flight and backlog become inflight and backlog (as
+// SetInflight and SetBacklog would set them). The QP is placed once, so the
+// call costs what OnSent costs, not OnSent plus two updates.
+func (s *Scheduler) OnSentQueue(qp int, bytes, inflight, backlog int64, now int64) {
+	i := int32(qp)
+	s.unlink(i)
+	q := &s.qps[qp]
+	q.tb.Take(bytes, now)
+	q.inflight = max(inflight, 0)
+	q.backlog = max(backlog, 0)
+	s.place(i, now)
+}
+
+// SetQueue sets the backlog and the bytes in flight of QP qp at time now, as
+// SetBacklog then SetInflight would, with a single update of its place.
+func (s *Scheduler) SetQueue(qp int, backlog, inflight int64, now int64) {
+	q := &s.qps[qp]
+	q.backlog = max(backlog, 0)
+	q.inflight = max(inflight, 0)
+	s.update(int32(qp), now)
+}
+
 // OnAck reports that bytes of QP qp were acknowledged at time now; bytes in flight
 // go down by that much (not below 0) and a QP blocked by its window may wake.
 func (s *Scheduler) OnAck(qp int, bytes int64, now int64) {

@@ -57,7 +57,7 @@ start_us = 20_000
 func TestValidateErrors(t *testing.T) {
 	for _, tc := range []struct {
 		name, edit, from, key string
-		line              int
+		line                  int
 	}{
 		{"no name", `name = "e2e"`, `name = ""`, "experiment.name", 3},
 		{"bad scheme", `scheme = "rocc"`, `scheme = "roc"`, "cc.scheme", 14},
