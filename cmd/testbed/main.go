@@ -119,6 +119,12 @@ func run(args []string) error {
 		fmt.Printf("lcore %d %-10s iterations %d busy %.1f%% worst stall %.2f ms\n", l.Lcore, l.Name,
 			l.Iterations, 100*float64(l.BusyPolls)/float64(max(l.Iterations, 1)), float64(l.MaxStallNs)/1e6)
 	}
+	for _, l := range res.Loops {
+		if l.MaxStallNs > 5e6 {
+			fmt.Printf("WARNING: lcore %d stalled for up to %.1f ms: other load on its CPU; emulated links drain only while their lcore runs, so results are degraded\n",
+				l.Lcore, float64(l.MaxStallNs)/1e6)
+		}
+	}
 	if res.Interrupted {
 		fmt.Println("interrupted: results cover the run up to the signal")
 	}
