@@ -425,3 +425,65 @@ type ParamError struct {
 func (e *ParamError) Error() string {
 	return fmt.Sprintf("ccalgo: %s: parameter %s = %v: %s", e.Scheme, e.Param, e.Value, e.Reason)
 }
+
+// ParamsAs converts the params argument of a Scheme constructor to the scheme's
+// own *P: nil (or a nil *P) means defaults(env); any other type is a ParamError
+// naming the scheme.
+func ParamsAs[P any](scheme string, v any, env Env, defaults func(Env) *P) (*P, error) {
+	switch p := v.(type) {
+	case nil:
+		return defaults(env), nil
+	case *P:
+		if p == nil {
+			return defaults(env), nil
+		}
+		return p, nil
+	}
+	var want *P
+	return nil, &ParamError{Scheme: scheme, Param: "params", Value: v, Reason: fmt.Sprintf("want %T", want)}
+}
+
+// CPFactory adapts a scheme's typed CP constructor to Scheme.NewCP.
+func CPFactory[P any, C CongestionPoint](scheme string, defaults func(Env) *P, newCP func(*P, Env) (C, error)) func(any, Env) (CongestionPoint, error) {
+	return func(v any, env Env) (CongestionPoint, error) {
+		p, err := ParamsAs(scheme, v, env, defaults)
+		if err != nil {
+			return nil, err
+		}
+		c, err := newCP(p, env)
+		if err != nil {
+			return nil, err
+		}
+		return c, nil
+	}
+}
+
+// NPFactory adapts a scheme's typed NP constructor to Scheme.NewNP.
+func NPFactory[P any, N NotificationPoint](scheme string, defaults func(Env) *P, newNP func(*P, Env) (N, error)) func(any, Env) (NotificationPoint, error) {
+	return func(v any, env Env) (NotificationPoint, error) {
+		p, err := ParamsAs(scheme, v, env, defaults)
+		if err != nil {
+			return nil, err
+		}
+		n, err := newNP(p, env)
+		if err != nil {
+			return nil, err
+		}
+		return n, nil
+	}
+}
+
+// RPFactory adapts a scheme's typed RP constructor to Scheme.NewRP.
+func RPFactory[P any, R ReactionPoint](scheme string, defaults func(Env) *P, newRP func(*P, Env) (R, error)) func(any, Env) (ReactionPoint, error) {
+	return func(v any, env Env) (ReactionPoint, error) {
+		p, err := ParamsAs(scheme, v, env, defaults)
+		if err != nil {
+			return nil, err
+		}
+		r, err := newRP(p, env)
+		if err != nil {
+			return nil, err
+		}
+		return r, nil
+	}
+}

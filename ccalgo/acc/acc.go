@@ -170,43 +170,13 @@ func (p *Params) validateCP() error {
 	return nil
 }
 
-func asParams(params any, env ccalgo.Env) (*Params, error) {
-	switch p := params.(type) {
-	case nil:
-		return DefaultParams(env), nil
-	case *Params:
-		if p == nil {
-			return DefaultParams(env), nil
-		}
-		return p, nil
-	}
-	return nil, paramErr("params", params, "want *acc.Params")
-}
-
 func init() {
 	ccalgo.Register(ccalgo.Scheme{
 		Name:          SchemeName,
 		Doc:           "ACC: ACK-driven CC with TCD ternary marking (NSDI'24, papers/acc.md)",
 		DefaultParams: func(env ccalgo.Env) any { return DefaultParams(env) },
-		NewCP: func(params any, env ccalgo.Env) (ccalgo.CongestionPoint, error) {
-			p, err := asParams(params, env)
-			if err != nil {
-				return nil, err
-			}
-			return NewCP(p)
-		},
-		NewNP: func(params any, env ccalgo.Env) (ccalgo.NotificationPoint, error) {
-			if _, err := asParams(params, env); err != nil {
-				return nil, err
-			}
-			return NewNP(), nil
-		},
-		NewRP: func(params any, env ccalgo.Env) (ccalgo.ReactionPoint, error) {
-			p, err := asParams(params, env)
-			if err != nil {
-				return nil, err
-			}
-			return NewRP(p, env)
-		},
+		NewCP:         ccalgo.CPFactory(SchemeName, DefaultParams, func(p *Params, _ ccalgo.Env) (*CP, error) { return NewCP(p) }),
+		NewNP:         ccalgo.NPFactory(SchemeName, DefaultParams, func(*Params, ccalgo.Env) (*NP, error) { return NewNP(), nil }),
+		NewRP:         ccalgo.RPFactory(SchemeName, DefaultParams, NewRP),
 	})
 }

@@ -146,39 +146,13 @@ func (p *Params) validateRP() error {
 	return nil
 }
 
-func params(v any) (*Params, error) {
-	p, ok := v.(*Params)
-	if !ok || p == nil {
-		return nil, bad("params", v, "want *dcqcn.Params")
-	}
-	return p, nil
-}
-
 func init() {
 	ccalgo.Register(ccalgo.Scheme{
 		Name:          Name,
 		Doc:           "DCQCN (SIGCOMM'15): RED/ECN marking, CNP per QP per 50 us, alpha-based rate machine",
 		DefaultParams: func(env ccalgo.Env) any { return DefaultParams(env) },
-		NewCP: func(v any, env ccalgo.Env) (ccalgo.CongestionPoint, error) {
-			p, err := params(v)
-			if err != nil {
-				return nil, err
-			}
-			return NewCP(p, env)
-		},
-		NewNP: func(v any, env ccalgo.Env) (ccalgo.NotificationPoint, error) {
-			p, err := params(v)
-			if err != nil {
-				return nil, err
-			}
-			return NewNP(p, env)
-		},
-		NewRP: func(v any, env ccalgo.Env) (ccalgo.ReactionPoint, error) {
-			p, err := params(v)
-			if err != nil {
-				return nil, err
-			}
-			return NewRP(p, env)
-		},
+		NewCP:         ccalgo.CPFactory(Name, DefaultParams, NewCP),
+		NewNP:         ccalgo.NPFactory(Name, DefaultParams, NewNP),
+		NewRP:         ccalgo.RPFactory(Name, DefaultParams, NewRP),
 	})
 }

@@ -64,14 +64,6 @@ func bad(param string, v any, reason string) error {
 	return &ccalgo.ParamError{Scheme: Name, Param: param, Value: v, Reason: reason}
 }
 
-func params(v any) (*Params, error) {
-	p, ok := v.(*Params)
-	if !ok || p == nil {
-		return nil, bad("params", v, "want *dctcp.Params")
-	}
-	return p, nil
-}
-
 // CP marks CE at dequeue when the queue left behind exceeds K.
 type CP struct {
 	ccalgo.CPBase
@@ -211,25 +203,8 @@ func init() {
 		Name:          Name,
 		Doc:           "DCTCP (SIGCOMM'10) for RDMA: ECN threshold K, ECN echo, window with alpha (g = 1/16)",
 		DefaultParams: func(env ccalgo.Env) any { return DefaultParams(env) },
-		NewCP: func(v any, env ccalgo.Env) (ccalgo.CongestionPoint, error) {
-			p, err := params(v)
-			if err != nil {
-				return nil, err
-			}
-			return NewCP(p, env)
-		},
-		NewNP: func(v any, env ccalgo.Env) (ccalgo.NotificationPoint, error) {
-			if _, err := params(v); err != nil {
-				return nil, err
-			}
-			return NP{}, nil
-		},
-		NewRP: func(v any, env ccalgo.Env) (ccalgo.ReactionPoint, error) {
-			p, err := params(v)
-			if err != nil {
-				return nil, err
-			}
-			return NewRP(p, env)
-		},
+		NewCP:         ccalgo.CPFactory(Name, DefaultParams, NewCP),
+		NewNP:         ccalgo.NPFactory(Name, DefaultParams, func(*Params, ccalgo.Env) (NP, error) { return NP{}, nil }),
+		NewRP:         ccalgo.RPFactory(Name, DefaultParams, NewRP),
 	})
 }

@@ -161,34 +161,14 @@ func resolve(p *Params, env ccalgo.Env) (resolved, error) {
 	return r, nil
 }
 
-func asParams(params any, env ccalgo.Env) (*Params, error) {
-	switch p := params.(type) {
-	case nil:
-		return DefaultParams(env), nil
-	case *Params:
-		return p, nil
-	}
-	return nil, &ccalgo.ParamError{Scheme: Name, Param: "params", Value: params, Reason: "want *hpcc.Params"}
-}
-
 func init() {
 	ccalgo.Register(ccalgo.Scheme{
 		Name:          Name,
 		Doc:           "HPCC: INT-based inflight-bytes window control (Li et al., SIGCOMM 2019, Alg. 1)",
 		DefaultParams: func(env ccalgo.Env) any { return DefaultParams(env) },
-		NewCP: func(params any, env ccalgo.Env) (ccalgo.CongestionPoint, error) {
-			return NewCP(), nil
-		},
-		NewNP: func(params any, env ccalgo.Env) (ccalgo.NotificationPoint, error) {
-			return NewNP(), nil
-		},
-		NewRP: func(params any, env ccalgo.Env) (ccalgo.ReactionPoint, error) {
-			p, err := asParams(params, env)
-			if err != nil {
-				return nil, err
-			}
-			return NewRP(p, env)
-		},
+		NewCP:         ccalgo.CPFactory(Name, DefaultParams, func(*Params, ccalgo.Env) (*CP, error) { return NewCP(), nil }),
+		NewNP:         ccalgo.NPFactory(Name, DefaultParams, func(*Params, ccalgo.Env) (*NP, error) { return NewNP(), nil }),
+		NewRP:         ccalgo.RPFactory(Name, DefaultParams, NewRP),
 	})
 }
 

@@ -61,12 +61,6 @@ func init() {
 		Name:          Name,
 		Doc:           "no congestion control: every QP sends at a fixed rate (default line rate)",
 		DefaultParams: func(env ccalgo.Env) any { return DefaultParams(env) },
-		NewRP: func(params any, env ccalgo.Env) (ccalgo.ReactionPoint, error) {
-			p, ok := params.(*Params)
-			if !ok || p == nil {
-				return nil, &ccalgo.ParamError{Scheme: Name, Param: "params", Value: params, Reason: "want *none.Params"}
-			}
-			return NewRP(p)
-		},
+		NewRP:         ccalgo.RPFactory(Name, DefaultParams, func(p *Params, _ ccalgo.Env) (*RP, error) { return NewRP(p) }),
 	})
 }

@@ -177,19 +177,6 @@ func (p *Params) validateRP() error {
 	return nil
 }
 
-func params(v any, env ccalgo.Env) (*Params, error) {
-	switch p := v.(type) {
-	case nil:
-		return DefaultParams(env), nil
-	case *Params:
-		if p == nil {
-			return DefaultParams(env), nil
-		}
-		return p, nil
-	}
-	return nil, perr("params", v, "want *p4qcn.Params")
-}
-
 // flowSlot is one entry of the CP's per-flow N_fb table.
 type flowSlot struct {
 	key  ccalgo.FlowKey
@@ -433,27 +420,7 @@ func init() {
 		Name:          Name,
 		Doc:           "P4QCN: Eq. 1 probabilistic switch feedback (1 per flow per N_fb), QCN-style RP FSM of Eqs. 2-4 (papers/p4qcn.md)",
 		DefaultParams: func(env ccalgo.Env) any { return DefaultParams(env) },
-		NewCP: func(v any, env ccalgo.Env) (ccalgo.CongestionPoint, error) {
-			p, err := params(v, env)
-			if err != nil {
-				return nil, err
-			}
-			cp, err := NewCP(p, env)
-			if err != nil {
-				return nil, err
-			}
-			return cp, nil
-		},
-		NewRP: func(v any, env ccalgo.Env) (ccalgo.ReactionPoint, error) {
-			p, err := params(v, env)
-			if err != nil {
-				return nil, err
-			}
-			rp, err := NewRP(p, env)
-			if err != nil {
-				return nil, err
-			}
-			return rp, nil
-		},
+		NewCP:         ccalgo.CPFactory(Name, DefaultParams, NewCP),
+		NewRP:         ccalgo.RPFactory(Name, DefaultParams, NewRP),
 	})
 }

@@ -128,19 +128,6 @@ func (p *Params) validateRP() error {
 	return nil
 }
 
-func params(v any, env ccalgo.Env) (*Params, error) {
-	switch p := v.(type) {
-	case nil:
-		return DefaultParams(env), nil
-	case *Params:
-		if p == nil {
-			return DefaultParams(env), nil
-		}
-		return p, nil
-	}
-	return nil, perr("params", v, "want *qcn.Params")
-}
-
 // CP is QCN's congestion point on one egress port.
 type CP struct {
 	ccalgo.CPBase
@@ -350,27 +337,7 @@ func init() {
 		Name:          Name,
 		Doc:           "IEEE 802.1Qau QCN: sampled Fb = -(Qoff + w Qdelta) feedback from the switch, byte-counter/timer RP (specs/qcn.md)",
 		DefaultParams: func(env ccalgo.Env) any { return DefaultParams(env) },
-		NewCP: func(v any, env ccalgo.Env) (ccalgo.CongestionPoint, error) {
-			p, err := params(v, env)
-			if err != nil {
-				return nil, err
-			}
-			cp, err := NewCP(p, env)
-			if err != nil {
-				return nil, err
-			}
-			return cp, nil
-		},
-		NewRP: func(v any, env ccalgo.Env) (ccalgo.ReactionPoint, error) {
-			p, err := params(v, env)
-			if err != nil {
-				return nil, err
-			}
-			rp, err := NewRP(p, env)
-			if err != nil {
-				return nil, err
-			}
-			return rp, nil
-		},
+		NewCP:         ccalgo.CPFactory(Name, DefaultParams, NewCP),
+		NewRP:         ccalgo.RPFactory(Name, DefaultParams, NewRP),
 	})
 }

@@ -200,37 +200,12 @@ func (p *Params) derive(linkBps float64) (derived, error) {
 	return d, nil
 }
 
-func asParams(params any, env ccalgo.Env) (*Params, error) {
-	if params == nil {
-		return DefaultParams(env), nil
-	}
-	p, ok := params.(*Params)
-	if !ok || p == nil {
-		return nil, paramErr("params", params, "want *rocc.Params")
-	}
-	return p, nil
-}
-
 func init() {
 	ccalgo.Register(ccalgo.Scheme{
-		Name: Name,
-		Doc:  "RoCC: switch PI fair rate with auto-tuning and MD, min-rate RP (Menikkumbura et al., TPDS 2023)",
-		DefaultParams: func(env ccalgo.Env) any {
-			return DefaultParams(env)
-		},
-		NewCP: func(params any, env ccalgo.Env) (ccalgo.CongestionPoint, error) {
-			p, err := asParams(params, env)
-			if err != nil {
-				return nil, err
-			}
-			return NewCP(p, env)
-		},
-		NewRP: func(params any, env ccalgo.Env) (ccalgo.ReactionPoint, error) {
-			p, err := asParams(params, env)
-			if err != nil {
-				return nil, err
-			}
-			return NewRP(p, env)
-		},
+		Name:          Name,
+		Doc:           "RoCC: switch PI fair rate with auto-tuning and MD, min-rate RP (Menikkumbura et al., TPDS 2023)",
+		DefaultParams: func(env ccalgo.Env) any { return DefaultParams(env) },
+		NewCP:         ccalgo.CPFactory(Name, DefaultParams, NewCP),
+		NewRP:         ccalgo.RPFactory(Name, DefaultParams, NewRP),
 	})
 }

@@ -143,18 +143,8 @@ func init() {
 		Name:          Name,
 		Doc:           "TIMELY: RTT-gradient rate control (Mittal et al., SIGCOMM 2015; specs/timely.md)",
 		DefaultParams: func(env ccalgo.Env) any { return DefaultParams(env) },
-		NewNP: func(any, ccalgo.Env) (ccalgo.NotificationPoint, error) {
-			return NewNP(), nil
-		},
-		NewRP: func(params any, env ccalgo.Env) (ccalgo.ReactionPoint, error) {
-			switch p := params.(type) {
-			case nil:
-				return NewRP(DefaultParams(env), env)
-			case *Params:
-				return NewRP(p, env)
-			}
-			return nil, &ccalgo.ParamError{Scheme: Name, Param: "params", Value: params, Reason: "want *timely.Params"}
-		},
+		NewNP:         ccalgo.NPFactory(Name, DefaultParams, func(*Params, ccalgo.Env) (*NP, error) { return NewNP(), nil }),
+		NewRP:         ccalgo.RPFactory(Name, DefaultParams, NewRP),
 	})
 }
 
