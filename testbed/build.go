@@ -58,6 +58,13 @@ func (e *Experiment) HostConfigs() []hostd.Config {
 		h.CC = e.CC.Params
 		h.ExpectedFlows = e.CC.ExpectedFlows
 		h.AckEvery = t.AckEvery
+		h.RTOUs, h.NakIntervalUs = t.RTOUs, t.NakIntervalUs
+		if h.RTOUs == 0 {
+			h.RTOUs = t.worstRTTUs()
+		}
+		if h.NakIntervalUs == 0 {
+			h.NakIntervalUs = t.worstRTTUs()
+		}
 		h.SampleUs = e.Experiment.SampleUs
 	}
 	for _, f := range e.Flows {

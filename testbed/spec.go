@@ -55,6 +55,20 @@ type Topology struct {
 	MTUBytes    int     `toml:"mtu_bytes"`    // data payload per packet
 	BaseRTTUs   float64 `toml:"base_rtt_us"`  // expected base RTT (scheme defaults, ideal FCT)
 	AckEvery    int     `toml:"ack_every"`
+	// RTOUs and NakIntervalUs are the hosts' retransmission timeout and NAK
+	// repeat interval. 0 derives both from the worst round trip the topology
+	// allows: 2 x (base RTT + time to drain a full buffer at the link rate) +
+	// 100 us. A timeout shorter than a full queue's delay makes every flow
+	// resend its window while the queue is full: congestion collapse.
+	RTOUs         float64 `toml:"rto_us"`
+	NakIntervalUs float64 `toml:"nak_interval_us"`
+}
+
+// worstRTTUs is 2 x (base RTT + the time a full egress buffer takes to drain) +
+// 100 us: the default timeout of the hosts.
+func (t *Topology) worstRTTUs() float64 {
+	drainUs := float64(t.BufferBytes) * 8 / (t.LinkGbps * 1e3)
+	return 2*(t.BaseRTTUs+drainUs) + 100
 }
 
 // CC is the scheme of the whole experiment and its parameters
@@ -190,6 +204,10 @@ func (e *Experiment) Validate() error {
 		return e.errorf("topology.base_rtt_us", "must be > 0, got %v", t.BaseRTTUs)
 	case t.AckEvery < 1:
 		return e.errorf("topology.ack_every", "must be >= 1, got %d", t.AckEvery)
+	case t.RTOUs < 0:
+		return e.errorf("topology.rto_us", "must be >= 0 (0: derived), got %v", t.RTOUs)
+	case t.NakIntervalUs < 0:
+		return e.errorf("topology.nak_interval_us", "must be >= 0 (0: derived), got %v", t.NakIntervalUs)
 	case len(e.Lcores.Hosts) == 0:
 		return e.errorf("lcores.hosts", "needs at least one lcore")
 	}

@@ -93,6 +93,10 @@ func TestConfigsMapping(t *testing.T) {
 		hc[0].Flows[0].Dst != "10.0.0.4" || hc[1].GatewayMAC != macString(SwitchPortMAC(1)) || hc[0].Scheme != "rocc" {
 		t.Fatalf("host configs %+v", hc)
 	}
+	// 1 MB at 1 Gb/s drains in 8000 us: timeouts wait for a full queue.
+	if want := 2*(20+8000.0) + 100; hc[0].RTOUs != want || hc[0].NakIntervalUs != want {
+		t.Fatalf("RTO %v NAK interval %v, want %v", hc[0].RTOUs, hc[0].NakIntervalUs, want)
+	}
 	args := strings.Join(e.EALArgs(), " ")
 	if !strings.Contains(args, "--no-huge") || !strings.Contains(args, "--lcores=0@0,1@1") {
 		t.Fatalf("EAL args %q", args)
