@@ -857,15 +857,21 @@ func (e *Engine) onAck(now int64, qp int32, s *sendQP, ev *event) {
 	e.syncRP(qp, s, now)
 }
 
-// syncQueue tells the scheduler the QP's bytes in flight and backlog.
-func (e *Engine) syncQueue(qp int32, s *sendQP, now int64) {
+// queueOf is the QP's backlog and bytes in flight, as the scheduler keeps them.
+func (e *Engine) queueOf(s *sendQP) (backlog, inflight int64) {
 	una, nxt := e.seqBytes(s, s.sndUna), e.seqBytes(s, s.sndNxt)
-	if s.size == 0 {
-		e.sched.SetBacklog(int(qp), pacer.UnlimitedBacklog, now)
-	} else {
-		e.sched.SetBacklog(int(qp), int64(s.size-nxt), now)
+	backlog = pacer.UnlimitedBacklog
+	if s.size != 0 {
+		backlog = int64(s.size - nxt)
 	}
-	e.sched.SetInflight(int(qp), int64(nxt-una), now)
+	return backlog, int64(nxt - una)
+}
+
+// syncQueue tells the scheduler the QP's bytes in flight and backlog (one
+// update of its place).
+func (e *Engine) syncQueue(qp int32, s *sendQP, now int64) {
+	backlog, inflight := e.queueOf(s)
+	e.sched.SetQueue(int(qp), backlog, inflight, now)
 }
 
 // syncRP copies the RP's rate, window, halt and timer to the pacer and the timer
@@ -954,7 +960,6 @@ func (e *Engine) NextData(now int64, b []byte) int {
 	if s.sndUna == s.sndNxt {
 		s.progress = now // the retransmission timer starts with the first outstanding packet
 	}
-	e.sched.OnSent(q, int64(n), now)
 	e.nic.Take(int64(n+phyOverhead), now)
 	s.rp.OnSend(now, e.seqBytes(s, pn), payload)
 	if pn < s.sndMax {
@@ -965,7 +970,10 @@ func (e *Engine) NextData(now int64, b []byte) int {
 	e.tc.DataFrames++
 	e.tc.DataBytes += uint64(n)
 	e.tc.PayloadBytes += uint64(payload)
-	e.syncQueue(qp, s, now)
+	// One scheduler update for the packet: the bucket pays n frame bytes, the
+	// backlog and bytes in flight are the QP's own (payload) accounting.
+	backlog, inflight := e.queueOf(s)
+	e.sched.OnSentQueue(q, int64(n), inflight, backlog, now)
 	e.syncRP(qp, s, now)
 	return n
 }

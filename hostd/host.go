@@ -2,6 +2,7 @@ package hostd
 
 import (
 	"fmt"
+	"sync/atomic"
 
 	"github.com/ccbed/ccbed/dpdk"
 	"github.com/ccbed/ccbed/port"
@@ -10,8 +11,13 @@ import (
 // This file is the thin adapter between the Engine and DPDK: mbufs, a port.Port
 // and a mempool. It is the only file of the package that imports dpdk.
 
-// Burst is the number of frames a poll receives or transmits at most.
+// Burst is the number of frames a poll receives, and of data frames it
+// transmits, at most.
 const Burst = 32
+
+// txBurst is the size of the tx array: the control frames owed for a received
+// burst (an ACK or NAK and a CNP per frame) and a burst of data frames.
+const txBurst = 3 * Burst
 
 // Host runs an Engine on a port. The testbed's composition contract: build it
 // from a Config (NewEngine) plus an already started port and a mempool, call
@@ -19,17 +25,25 @@ const Burst = 32
 // from one lcore loop), read Counters, call Close after the loops stop, and
 // write results with WriteResults.
 //
-// The rx side receives a burst and hands each frame to Engine.Receive; the ACK /
-// NAK it owes is built in place into the received mbuf (its data is no longer
-// needed), a CNP into a fresh one, and both go through a single-producer
-// single-consumer rte_ring to the tx side, which alone transmits on the port (a
-// net_ring or NIC queue takes one producer). The tx side runs Engine.Service,
-// transmits the control frames first, then data frames built by
-// Engine.NextData into mbufs from a per-lcore spare burst.
+// In 2-lcore mode (PollRx and PollTx on different lcores) the rx side receives
+// a burst and hands each frame to Engine.Receive; the ACK / NAK it owes is built
+// in place into the received mbuf (its data is no longer needed), a CNP into a
+// fresh one, and both go through a single-producer single-consumer rte_ring to
+// the tx side, which alone transmits on the port (a net_ring or NIC queue takes
+// one producer). The tx side transmits the control frames and, when the engine
+// has something due, runs Engine.Service and builds data frames with
+// Engine.NextData into mbufs from a per-lcore spare stack, all in one TxBurst.
+// In 1-lcore mode (Poll) the ring is skipped and the mbufs of received frames
+// that owe nothing (ACKs at a sender) are reused for data frames: a poll with
+// traffic costs an RxBurst and a TxBurst, an idle one an RxBurst.
+//
+// Mbufs received are reused for transmission as they are (single segment, the
+// offsets the sender left, flags not cleared), as for the in-place replies.
 type Host struct {
-	eng  *Engine
-	port port.Port
-	pool *dpdk.Mempool
+	eng      *Engine
+	port     port.Port
+	pool     *dpdk.Mempool
+	maxFrame int // largest frame the engine builds: a recycled mbuf must hold it
 
 	// rx side
 	rxb    *dpdk.Burst
@@ -40,13 +54,14 @@ type Host struct {
 	ctls   Controls
 	prx    PortCounter
 
-	ctl *dpdk.Ring // control frames, rx side to tx side
+	ctl     *dpdk.Ring  // control frames, rx side to tx side (2-lcore mode)
+	ctlUsed atomic.Bool // PollRx has put frames on ctl: Poll must look at it too
 
 	// tx side
-	ctlb  *dpdk.Burst
-	txb   *dpdk.Burst
-	txSp  *dpdk.Burst
+	txb   *dpdk.Burst // control frames then data frames: one TxBurst per poll
+	txSp  *dpdk.Burst // spare mbufs (fresh, or recycled from received frames in Poll)
 	nTxSp int
+	wake  int64 // the engine's tx side has nothing to do before this, unless events come
 	ptx   PortCounter
 }
 
@@ -65,10 +80,9 @@ func NewHost(eng *Engine, p port.Port, pool *dpdk.Mempool, name string) (*Host, 
 		return nil, fmt.Errorf("hostd: NewHost %s: %w", name, err)
 	}
 	return &Host{
-		eng: eng, port: p, pool: pool, ctl: ring,
+		eng: eng, port: p, pool: pool, ctl: ring, maxFrame: eng.MaxFrameBytes(),
 		rxb: dpdk.NewBurst(Burst), rxOut: dpdk.NewBurst(2 * Burst), rxFree: dpdk.NewBurst(Burst),
-		rxSp: dpdk.NewBurst(Burst), ctlb: dpdk.NewBurst(Burst), txb: dpdk.NewBurst(Burst),
-		txSp: dpdk.NewBurst(Burst),
+		rxSp: dpdk.NewBurst(Burst), txb: dpdk.NewBurst(txBurst), txSp: dpdk.NewBurst(2 * Burst),
 	}, nil
 }
 
@@ -123,6 +137,9 @@ func (h *Host) PollRx(now int64) int {
 		dpdk.FreeBulk(h.rxFree.Pkts[:nFree])
 	}
 	if nOut > 0 {
+		if !h.ctlUsed.Load() {
+			h.ctlUsed.Store(true)
+		}
 		q := h.ctl.EnqueueBurst(h.rxOut.Pkts[:nOut])
 		if q < nOut {
 			h.prx.CtlRingDrops += uint64(nOut - q)
@@ -132,56 +149,176 @@ func (h *Host) PollRx(now int64) int {
 	return n
 }
 
-// PollTx is one iteration of the tx side at now (ns): engine service (events,
-// timers, flow starts), control frames, then up to Burst data frames. It returns
-// the work done (events, frames).
+// PollTx is one iteration of the tx side at now (ns): control frames from the
+// rx side, then, when the engine has something due (an event from the rx side,
+// or its NextWake has come), engine service (events, timers, flow starts) and up
+// to Burst data frames; controls and data leave in one TxBurst. It returns the
+// work done (events, frames).
 func (h *Host) PollTx(now int64) int {
-	work := h.eng.Service(now)
-	if c := h.ctl.DequeueBurst(h.ctlb.Pkts); c > 0 {
-		for _, m := range h.ctlb.Pkts[:c] {
-			h.eng.ChargeControl(now, m.Len())
-		}
-		sent := h.port.TxBurst(h.ctlb.Pkts[:c])
-		h.ptx.TxFrames += uint64(sent)
-		if sent < c {
-			h.ptx.TxDrops += uint64(c - sent)
-			dpdk.FreeBulk(h.ctlb.Pkts[sent:c])
-		}
-		work += c
-	}
-	k := 0
-	for k < len(h.txb.Pkts) && h.eng.CanSend(now) {
-		if h.nTxSp == 0 {
-			if h.pool.AllocBulk(h.txSp.Pkts) != nil {
-				h.ptx.NoMbuf++
-				break
-			}
-			h.nTxSp = len(h.txSp.Pkts)
-		}
-		m := h.txSp.Pkts[h.nTxSp-1]
-		l := h.eng.NextData(now, m.Room())
-		if l == 0 {
-			break
-		}
-		h.nTxSp--
-		m.SetLen(l)
-		h.txb.Pkts[k] = m
-		k++
-	}
-	if k > 0 {
-		sent := h.port.TxBurst(h.txb.Pkts[:k])
-		h.ptx.TxFrames += uint64(sent)
-		if sent < k {
-			h.ptx.TxDrops += uint64(k - sent)
-			dpdk.FreeBulk(h.txb.Pkts[sent:k])
-		}
-		work += k
-	}
-	return work
+	c := h.ctl.DequeueBurst(h.txb.Pkts[:Burst])
+	return h.txSide(now, c)
 }
 
-// Poll is PollRx then PollTx: the 1-lcore mode.
-func (h *Host) Poll(now int64) int { return h.PollRx(now) + h.PollTx(now) }
+// Poll is one iteration of both sides at now, for a host whose two sides share
+// one lcore (the 1-lcore mode; several hosts' Polls may share a loop). It does
+// what PollRx then PollTx do, cheaper: the control frames owed go straight to
+// the tx array instead of through the ring, received frames that owe nothing
+// become the spare mbufs of the data frames (no free, no allocation), controls
+// and data leave in one TxBurst, and the tx side's work is skipped until the
+// engine has something due. An idle host costs one RxBurst. A full rx burst is
+// followed by another, up to maxRxBursts, so that a receiver that several
+// senders polled from the same loop feed is drained as fast as they fill it.
+// Drive a Host either with Poll or with PollRx and PollTx.
+func (h *Host) Poll(now int64) int {
+	total, nOut := 0, 0
+	for round := 1; ; round++ {
+		n := h.port.RxBurst(h.rxb.Pkts)
+		if n == 0 {
+			break
+		}
+		total += n
+		nOut = h.receive(now, n, nOut)
+		if n < len(h.rxb.Pkts) || round == maxRxBursts {
+			break
+		}
+		// More is waiting: send the controls owed so far, and receive again.
+		h.chargeControls(now, nOut)
+		h.transmit(nOut)
+		nOut = 0
+	}
+	if h.ctlUsed.Load() && nOut <= txBurst-2*Burst {
+		nOut += h.ctl.DequeueBurst(h.txb.Pkts[nOut : nOut+Burst])
+	}
+	return total + h.txSide(now, nOut)
+}
+
+// maxRxBursts is the number of rx bursts one Poll takes at most.
+const maxRxBursts = 4
+
+// receive hands the n frames of the rx burst to the engine (1-lcore mode),
+// builds the control frames owed into the tx array from index nOut on, and
+// returns the new count there.
+func (h *Host) receive(now int64, n, nOut int) int {
+	h.prx.RxFrames += uint64(n)
+	nFree := 0
+	for i := 0; i < n; i++ {
+		m := h.rxb.Pkts[i]
+		k := h.eng.Receive(now, m.Data(), &h.ctls)
+		if k == 0 {
+			nFree = h.recycle(m, nFree)
+			continue
+		}
+		// The data frame has been read: its mbuf carries the first reply.
+		if l := h.eng.BuildControl(m.Room(), &h.ctls.C[0]); l > 0 {
+			m.SetLen(l)
+			h.txb.Pkts[nOut] = m
+			nOut++
+		} else {
+			nFree = h.recycle(m, nFree)
+		}
+		for j := 1; j < k; j++ {
+			if h.nTxSp == 0 && !h.refill() {
+				h.prx.NoMbuf++
+				continue
+			}
+			c := h.txSp.Pkts[h.nTxSp-1]
+			if l := h.eng.BuildControl(c.Room(), &h.ctls.C[j]); l > 0 {
+				h.nTxSp--
+				c.SetLen(l)
+				h.txb.Pkts[nOut] = c
+				nOut++
+			}
+		}
+	}
+	if nFree > 0 {
+		dpdk.FreeBulk(h.rxFree.Pkts[:nFree])
+	}
+	return nOut
+}
+
+// chargeControls accounts the first n frames of the tx array, control frames,
+// against the NIC's line rate.
+func (h *Host) chargeControls(now int64, n int) {
+	for _, m := range h.txb.Pkts[:n] {
+		h.eng.ChargeControl(now, m.Len())
+	}
+}
+
+// transmit sends the first k frames of the tx array; what the port does not
+// take is freed and counted.
+func (h *Host) transmit(k int) {
+	if k == 0 {
+		return
+	}
+	sent := h.port.TxBurst(h.txb.Pkts[:k])
+	h.ptx.TxFrames += uint64(sent)
+	if sent < k {
+		h.ptx.TxDrops += uint64(k - sent)
+		dpdk.FreeBulk(h.txb.Pkts[sent:k])
+	}
+}
+
+// recycle keeps a received mbuf whose frame has been handled as a spare for the
+// tx side (1-lcore mode), or adds it to the mbufs to free; it returns the new
+// count of those.
+func (h *Host) recycle(m *dpdk.Mbuf, nFree int) int {
+	if h.nTxSp < len(h.txSp.Pkts) && len(m.Room()) >= h.maxFrame {
+		h.txSp.Pkts[h.nTxSp] = m
+		h.nTxSp++
+		return nFree
+	}
+	h.rxFree.Pkts[nFree] = m
+	return nFree + 1
+}
+
+// refill allocates a burst of spare mbufs for the tx side; false when the pool
+// is empty.
+func (h *Host) refill() bool {
+	if h.pool.AllocBulk(h.txSp.Pkts[h.nTxSp:h.nTxSp+Burst]) != nil {
+		return false
+	}
+	h.nTxSp += Burst
+	return true
+}
+
+// txSide charges and transmits the nCtl control frames at the head of the tx
+// array, with the data frames the engine builds at now when it has work due.
+func (h *Host) txSide(now int64, nCtl int) int {
+	work := nCtl
+	h.chargeControls(now, nCtl)
+	k := nCtl
+	if now >= h.wake || !h.eng.ev.empty() {
+		work += h.eng.Service(now)
+		end := nCtl + Burst
+		for k < end {
+			if h.nTxSp == 0 {
+				if !h.eng.CanSend(now) {
+					break
+				}
+				if !h.refill() {
+					h.ptx.NoMbuf++
+					break
+				}
+			}
+			m := h.txSp.Pkts[h.nTxSp-1]
+			l := h.eng.NextData(now, m.Room())
+			if l == 0 {
+				break
+			}
+			h.nTxSp--
+			m.SetLen(l)
+			h.txb.Pkts[k] = m
+			k++
+		}
+		h.wake = now
+		if k < end {
+			h.wake = h.eng.NextWake(now)
+		}
+		work += k - nCtl
+	}
+	h.transmit(k)
+	return work
+}
 
 // PortCounters returns the adapter's counters (rx and tx sides summed).
 func (h *Host) PortCounters() PortCounter {
@@ -201,8 +338,8 @@ func (h *Host) Close() {
 	if h.ctl == nil {
 		return
 	}
-	for n := h.ctl.DequeueBurst(h.ctlb.Pkts); n > 0; n = h.ctl.DequeueBurst(h.ctlb.Pkts) {
-		dpdk.FreeBulk(h.ctlb.Pkts[:n])
+	for n := h.ctl.DequeueBurst(h.txb.Pkts); n > 0; n = h.ctl.DequeueBurst(h.txb.Pkts) {
+		dpdk.FreeBulk(h.txb.Pkts[:n])
 	}
 	port.Drain(h.port, h.rxb.Pkts)
 	dpdk.FreeBulk(h.rxSp.Pkts[:h.nRxSp])
@@ -210,7 +347,7 @@ func (h *Host) Close() {
 	h.nRxSp, h.nTxSp = 0, 0
 	h.ctl.Free()
 	h.ctl = nil
-	for _, b := range []*dpdk.Burst{h.rxb, h.rxOut, h.rxFree, h.rxSp, h.ctlb, h.txb, h.txSp} {
+	for _, b := range []*dpdk.Burst{h.rxb, h.rxOut, h.rxFree, h.rxSp, h.txb, h.txSp} {
 		b.Free()
 	}
 }

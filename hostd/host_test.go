@@ -113,12 +113,54 @@ func runSplit(t *testing.T, a, b *Host, stop func(now int64) bool) {
 	}
 }
 
+// runOne runs both hosts with Poll (the 1-lcore mode: each host's two sides in
+// one call) from a loop on lcore 1, as the testbed does, until stop says so or
+// 2 s pass.
+func runOne(t *testing.T, a, b *Host, stop func(now int64) bool) {
+	t.Helper()
+	clock := lcore.NewTSCClock(dpdk.TSCHz())
+	g := lcore.NewGroup()
+	if err := g.Launch(1, "a+b", func() int {
+		now := clock.Now()
+		n := a.Poll(now) + b.Poll(now)
+		if stop(now) {
+			g.Stop()
+		}
+		return n
+	}); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(2 * time.Second)
+	for !g.Stopped() && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	g.Stop()
+	for _, s := range g.Wait() {
+		if s.Panic != "" {
+			t.Fatalf("loop %s panicked: %s", s.Name, s.Panic)
+		}
+	}
+}
+
 func TestDPDKMessageCompletes(t *testing.T) {
+	tests := []struct {
+		name string
+		run  func(t *testing.T, a, b *Host, stop func(now int64) bool)
+	}{
+		{"split", runSplit},
+		{"poll", runOne},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) { testMessageCompletes(t, tc.name, tc.run) })
+	}
+}
+
+func testMessageCompletes(t *testing.T, name string, run func(t *testing.T, a, b *Host, stop func(now int64) bool)) {
 	const size = 1 << 20
 	ca, cb := oneFlow("dcqcn", size, 0)
-	a, b := cablePair(t, "msg", ca, cb)
+	a, b := cablePair(t, "msg"+name, ca, cb)
 	ea := a.Engine()
-	runSplit(t, a, b, func(int64) bool { return ea.tc.FlowsCompleted > 0 })
+	run(t, a, b, func(int64) bool { return ea.tc.FlowsCompleted > 0 })
 	fcts := ea.FCTs()
 	if len(fcts) != 1 || fcts[0].SizeBytes != size {
 		rx, tx := ea.Counters()
@@ -167,5 +209,34 @@ func TestDPDKRateCap(t *testing.T) {
 		_, txc := ea.Counters()
 		t.Logf("rx %+v\ntx %+v\nflow %+v", rxc, txc, f)
 		t.Fatalf("measured %.4f Gb/s, want 1 within 2%%", got)
+	}
+}
+
+// TestDPDKPollAllocatesNothing checks the adapter's loops: a Poll with traffic
+// (a sender and its receiver on a cable) and the split polls allocate nothing.
+func TestDPDKPollAllocatesNothing(t *testing.T) {
+	ca, cb := oneFlow("dcqcn", 0, 1)
+	a, b := cablePair(t, "allocs", ca, cb)
+	clock := lcore.NewTSCClock(dpdk.TSCHz())
+	polls := []struct {
+		name string
+		fn   func()
+	}{
+		{"Poll", func() { now := clock.Now(); a.Poll(now); b.Poll(now) }},
+		{"PollRx+PollTx", func() {
+			now := clock.Now()
+			a.PollRx(now)
+			a.PollTx(now)
+			b.PollRx(now)
+			b.PollTx(now)
+		}},
+	}
+	for _, p := range polls {
+		if n := testing.AllocsPerRun(2000, p.fn); n != 0 {
+			t.Errorf("%s allocates %.2f times per call", p.name, n)
+		}
+	}
+	if _, tx := a.Engine().Counters(); tx.DataFrames == 0 {
+		t.Fatal("no data frame sent: the polls did no work")
 	}
 }

@@ -70,6 +70,9 @@ func (r *evRing) peek() *event {
 	return &r.buf[h&r.mask]
 }
 
+// empty reports whether no event waits (either side may ask).
+func (r *evRing) empty() bool { return r.head.Load() == r.tail.Load() }
+
 func (r *evRing) pop() { r.head.Store(r.head.Load() + 1) }
 
 // timerHeap is a binary min-heap of the RP timers of the sender QPs, keyed on

@@ -604,7 +604,11 @@ func runOps(t *testing.T, nqp int, rnd func() uint64, steps int) {
 		switch v % 10 {
 		case 0, 1, 2:
 			if q, ok := s.Next(now); ok {
-				s.OnSent(q, 64+arg%1437, now)
+				if arg%3 == 0 {
+					s.OnSentQueue(q, 64+arg%1437, arg%4000, arg%3000, now)
+				} else {
+					s.OnSent(q, 64+arg%1437, now)
+				}
 			}
 		case 3:
 			s.OnAck(qp, arg, now)
@@ -621,8 +625,12 @@ func runOps(t *testing.T, nqp int, rnd func() uint64, steps int) {
 				s.AddBacklog(qp, arg, now)
 			}
 		case 8:
-			s.SetBacklog(qp, arg%3000, now)
-			s.SetInflight(qp, arg%4000, now)
+			if arg%2 == 0 {
+				s.SetQueue(qp, arg%3000, arg%4000, now)
+			} else {
+				s.SetBacklog(qp, arg%3000, now)
+				s.SetInflight(qp, arg%4000, now)
+			}
 		case 9:
 			if arg%50 == 0 {
 				s.Reset(qp, 1e9, arg%5000, now)
@@ -639,6 +647,68 @@ func runOps(t *testing.T, nqp int, rnd func() uint64, steps int) {
 				t.Fatalf("Next returned QP %d before its eligibility %d (now %d)", q, b.ReadyAt(0), now)
 			}
 		}
+	}
+}
+
+// TestCombinedUpdatesMatchSeparate checks that OnSentQueue and SetQueue leave a
+// scheduler exactly where the separate calls they replace (OnSent + SetBacklog +
+// SetInflight, SetBacklog + SetInflight) leave a twin: same states, bytes in
+// flight, backlogs, buckets and picks.
+func TestCombinedUpdatesMatchSeparate(t *testing.T) {
+	tests := []struct {
+		name           string
+		window         int64
+		rate           float64
+		inflight, back int64 // the host's own accounting after each packet
+	}{
+		{"unlimited", NoWindow, 10e9, 0, UnlimitedBacklog},
+		{"window blocks", 3000, 10e9, 2500, UnlimitedBacklog},
+		{"window fits", 3000, 10e9, 1000, UnlimitedBacklog},
+		{"backlog runs out", NoWindow, 1e9, 1000, 0},
+		{"slow rate waits", NoWindow, 1e6, 0, 5000},
+		{"stopped", NoWindow, 0, 0, 5000},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := Config{MaxQPs: 4, MaxPacketBytes: 1000, RateBps: 10e9, BurstBytes: 2000}
+			a, b := newScheduler(t, cfg), newScheduler(t, cfg)
+			for _, s := range []*Scheduler{a, b} {
+				for qp := range 4 {
+					s.AddBacklog(qp, UnlimitedBacklog, 0)
+				}
+				s.SetWindow(1, tc.window, 0)
+				s.SetRate(1, tc.rate, 0)
+			}
+			now := int64(0)
+			for step := range 50 {
+				now += 300
+				qa, oka := a.Next(now)
+				qb, okb := b.Next(now)
+				if qa != qb || oka != okb {
+					t.Fatalf("step %d: Next %d,%v vs %d,%v", step, qa, oka, qb, okb)
+				}
+				if oka {
+					a.OnSentQueue(qa, 1000, tc.inflight, tc.back, now)
+					b.OnSent(qb, 1000, now)
+					b.SetBacklog(qb, tc.back, now)
+					b.SetInflight(qb, tc.inflight, now)
+				}
+				qp := step % 4
+				a.SetQueue(qp, tc.back, int64(step*100), now)
+				b.SetBacklog(qp, tc.back, now)
+				b.SetInflight(qp, int64(step*100), now)
+				for q := range 4 {
+					if a.State(q) != b.State(q) || a.Inflight(q) != b.Inflight(q) || a.Backlog(q) != b.Backlog(q) ||
+						*a.Bucket(q) != *b.Bucket(q) {
+						t.Fatalf("step %d QP %d: %v/%d/%d vs %v/%d/%d", step, q, a.State(q), a.Inflight(q),
+							a.Backlog(q), b.State(q), b.Inflight(q), b.Backlog(q))
+					}
+				}
+				if a.NextEligible(now) != b.NextEligible(now) {
+					t.Fatalf("step %d: NextEligible %d vs %d", step, a.NextEligible(now), b.NextEligible(now))
+				}
+			}
+		})
 	}
 }
 
@@ -667,6 +737,13 @@ func TestSchedulerAllocs(t *testing.T) {
 		{"HoldUntil", func() { k = (k + 1) % n; s.HoldUntil(k, now+int64(k), now) }},
 		{"AddBacklog", func() { k = (k + 1) % n; s.AddBacklog(k, 1000, now) }},
 		{"NextEligible", func() { _ = s.NextEligible(now) }},
+		{"Next+OnSentQueue", func() {
+			now += 10
+			if qp, ok := s.Next(now); ok {
+				s.OnSentQueue(qp, 1000, 5000, UnlimitedBacklog, now)
+			}
+		}},
+		{"SetQueue", func() { k = (k + 1) % n; s.SetQueue(k, UnlimitedBacklog, int64(k), now) }},
 	}
 	for _, tc := range tests {
 		if a := testing.AllocsPerRun(5000, tc.f); a != 0 {
