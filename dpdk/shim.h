@@ -58,4 +58,14 @@ int ccbed_eth_link(uint16_t port, uint32_t *speed, int *up, int *duplex);
 int ccbed_eth_from_ring_pair(const char *name, struct rte_ring *rx, struct rte_ring *tx, unsigned socket);
 int ccbed_eth_dev_configure_simple(uint16_t port, uint16_t nrx, uint16_t ntx, uint32_t mtu);
 
+/* multi.c: rx / tx bursts of several (port, queue) pairs in one call. */
+struct ccbed_pq {
+	uint16_t port;
+	uint16_t queue;
+};
+uint32_t ccbed_rx_burst_multi(const struct ccbed_pq *pq, uint16_t n, struct rte_mbuf **pkts, uint16_t per,
+			      uint16_t *counts);
+uint32_t ccbed_tx_burst_multi(const struct ccbed_pq *pq, uint16_t n, struct rte_mbuf **pkts, uint16_t per,
+			      const uint16_t *want, uint16_t *sent, int free_unsent);
+
 #endif

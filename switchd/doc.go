@@ -11,10 +11,11 @@
 // A frame goes through two stages, so that the pipeline mode can run them on
 // different lcores:
 //
-//   - Classify (rx / switching lcore): parse at fixed offsets (wire.Decode), route
-//     (longest prefix), decrement the TTL with an incremental checksum update,
-//     rewrite the MACs to the egress port's and its peer's, and describe the
-//     frame in a Meta (ingress, egress, class, priority, offsets).
+//   - Classify (rx / switching lcore): parse at fixed offsets (wire.Classify:
+//     Decode's checks without building views), route (longest prefix),
+//     decrement the TTL with an incremental checksum update, rewrite the MACs
+//     to the egress port's and its peer's, and describe the frame in a Meta
+//     (ingress, egress, class, priority, offsets).
 //   - Enqueue, Transmit and Service (tx+CC lcore): drop-tail buffer limit,
 //     ingress accounting for PFC (XOFF / XON frames sent upstream), CP hooks
 //     (OnEnqueue, OnDequeue, OnTimer; ECN and TCD marks, INT stamping, feedback

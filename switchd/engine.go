@@ -79,9 +79,8 @@ type TxItem struct {
 
 // ingress is the Classify side of a port.
 type ingress struct {
-	frame wire.Frame
-	c     counters
-	pub   published
+	c   counters
+	pub published
 }
 
 // portAddr is a port's addresses, read-only after New.
@@ -110,11 +109,15 @@ type egress struct {
 
 	busyUntil float64 // shaper: virtual time the link finishes what it was given
 
-	cp   ccalgo.CongestionPoint
-	fair ccalgo.FairRateReporter
-	ps   ccalgo.PortState
-	dp   ccalgo.DataPacket
-	sink ccalgo.FeedbackSink
+	cp ccalgo.CongestionPoint
+	// hookEnq / hookDeq: cp's OnEnqueue / OnDequeue may do work (false
+	// when the method is ccalgo.CPBase's no-op, see cpHooks): the engine then
+	// skips the per-packet interface call.
+	hookEnq, hookDeq bool
+	fair             ccalgo.FairRateReporter
+	ps               ccalgo.PortState
+	dp               ccalgo.DataPacket
+	sink             ccalgo.FeedbackSink
 
 	// PFC received: data of priority i is held until pausedUntil[i].
 	pausedUntil [wire.PFCPriorities]int64
@@ -243,6 +246,7 @@ func New(cfg *Config) (*Engine, error) {
 		g.sink = &feedbackSink{e: e, from: i}
 		if cp != nil {
 			g.fair, _ = cp.(ccalgo.FairRateReporter)
+			g.hookEnq, g.hookDeq = cpHooks(cp)
 		}
 	}
 	e.sampleNs = int64(math.Round(cfg.Telemetry.SampleUs * 1e3))
@@ -281,32 +285,28 @@ func (e *Engine) Classify(in int, frame []byte, m *Meta) bool {
 	ig := &e.ing[in]
 	ig.c[cRxPackets]++
 	ig.c[cRxBytes] += uint64(len(frame))
-	eth := wire.Ethernet(frame)
-	if !eth.IsValid() {
-		ig.c[cDropMalformed]++
-		return false
-	}
-	hl := eth.HeaderLen()
-	switch eth.EtherType() {
-	case wire.EtherTypeIPv4:
-	case wire.EtherTypeMACCtl:
-		if !wire.PFC(eth.Payload()).IsValid() {
+	// wire.Classify runs Decode's checks without building views: the offsets
+	// are all the switch needs.
+	var s wire.Summary
+	err := wire.Classify(frame, &s)
+	if s.IPOff == 0 {
+		switch {
+		case s.Kind == wire.KindPFC:
+			*m = Meta{In: uint8(in), Out: uint8(in), Class: ClassPFC}
+			return true
+		case err == wire.ErrTruncated: // no whole Ethernet header
+			ig.c[cDropMalformed]++
+		default: // not IPv4, or MAC control that is not a whole PFC frame
 			ig.c[cDropNotIPv4]++
-			return false
 		}
-		*m = Meta{In: uint8(in), Out: uint8(in), Class: ClassPFC}
-		return true
-	default:
-		ig.c[cDropNotIPv4]++
 		return false
 	}
-	f := &ig.frame
-	err := wire.Decode(frame, f)
 	if err != nil && err != wire.ErrFragment {
 		ig.c[cDropMalformed]++
 		return false
 	}
-	ip := wire.IPv4(frame[hl:]) // Decode checked it, also for a fragment
+	hl := int(s.IPOff)
+	ip := wire.IPv4(frame[hl:]) // Classify checked it, also for a fragment
 	out := e.routes.Lookup(ip.Dst())
 	if out < 0 {
 		ig.c[cDropNoRoute]++
@@ -317,30 +317,28 @@ func (e *Engine) Classify(in int, frame []byte, m *Meta) bool {
 		return false
 	}
 	a := &e.addr[out]
-	eth.SetDst(a.peer)
-	eth.SetSrc(a.mac)
-	*m = Meta{In: uint8(in), Out: uint8(out), Class: ClassOther, Prio: e.prio, IPOff: uint16(hl)}
-	if eth.HasVLAN() {
-		m.Prio = eth.PCP()
+	copy(frame[0:6], a.peer[:])
+	copy(frame[6:12], a.mac[:])
+	*m = Meta{In: uint8(in), Out: uint8(out), Class: ClassOther, Prio: e.prio, IPOff: s.IPOff}
+	if hl != wire.EthernetLen {
+		m.Prio = frame[wire.EthernetLen] >> 5 // the VLAN tag's PCP
 	}
 	if err != nil {
 		return true // a fragment: forwarded as is
 	}
-	switch f.Kind {
+	switch s.Kind {
 	case wire.KindData:
 		m.Class = ClassData
-		m.L4Off = uint16(hl + ip.HeaderLen())
+		m.L4Off = s.L4Off
 		m.RoCE = true
-		if f.INT != nil {
-			m.INTOff = uint16(cap(frame) - cap(f.INT))
-		}
+		m.INTOff = s.INTOff
 	case wire.KindCNP, wire.KindRoCCRate, wire.KindP4QCN, wire.KindQCN:
 		m.Class = ClassControl
 	case wire.KindAck, wire.KindNak:
 	default:
-		if f.UDP != nil {
+		if s.L4Off != 0 {
 			m.Class = ClassData
-			m.L4Off = uint16(hl + ip.HeaderLen())
+			m.L4Off = s.L4Off
 		}
 	}
 	return true
@@ -348,19 +346,25 @@ func (e *Engine) Classify(in int, frame []byte, m *Meta) bool {
 
 // flowKey reads a data frame's flow key at the offsets of m.
 func flowKey(frame []byte, m *Meta) ccalgo.FlowKey {
+	var k ccalgo.FlowKey
+	readFlowKey(&k, frame, m)
+	return k
+}
+
+// readFlowKey is flowKey writing into *k (no struct copy on the hot path).
+func readFlowKey(k *ccalgo.FlowKey, frame []byte, m *Meta) {
 	ip := frame[m.IPOff:]
 	l4 := frame[m.L4Off:]
-	k := ccalgo.FlowKey{
-		SrcIP:   binary.BigEndian.Uint32(ip[12:]),
-		DstIP:   binary.BigEndian.Uint32(ip[16:]),
-		SrcPort: binary.BigEndian.Uint16(l4[0:]),
-		DstPort: binary.BigEndian.Uint16(l4[2:]),
-	}
+	_, _ = ip[19], l4[3]
+	k.SrcIP = binary.BigEndian.Uint32(ip[12:])
+	k.DstIP = binary.BigEndian.Uint32(ip[16:])
+	k.SrcPort = binary.BigEndian.Uint16(l4[0:])
+	k.DstPort = binary.BigEndian.Uint16(l4[2:])
+	k.DestQP = 0
 	if m.RoCE {
 		b := l4[wire.UDPLen:]
 		k.DestQP = uint32(b[5])<<16 | uint32(b[6])<<8 | uint32(b[7])
 	}
-	return k
 }
 
 // Enqueue puts a classified frame into its egress port's queue: control frames
@@ -388,8 +392,13 @@ func (e *Engine) Enqueue(now int64, m *Meta, frame []byte, h Handle) bool {
 		g.c[cDropBuffer]++
 		return false
 	}
+	// Field by field: a composite literal is built on the stack and then
+	// copied, which stalls on store forwarding; this is the hottest store.
 	en := g.q.push()
-	*en = qEntry{h: h, frame: frame, ipOff: m.IPOff, intOff: m.INTOff, in: m.In, prio: m.Prio & 7, class: m.Class}
+	en.h, en.frame = h, frame
+	en.ipOff, en.intOff = m.IPOff, m.INTOff
+	en.in, en.prio, en.class = m.In, m.Prio&7, m.Class
+	en.stamp = false
 	g.qBytes += l
 	if uint64(g.qBytes) > g.c[cQueueMax] {
 		g.c[cQueueMax] = uint64(g.qBytes)
@@ -397,16 +406,19 @@ func (e *Engine) Enqueue(now int64, m *Meta, frame []byte, h Handle) bool {
 	if e.pfcOn {
 		e.ingressAdd(now, int(m.In), en.prio, l)
 	}
-	if m.Class == ClassData {
-		en.flow = flowKey(frame, m)
-		en.mark = wire.MarkFromECN(frame[m.IPOff+1])
-		if g.cp != nil {
-			g.ps.QueueBytes = g.qBytes
-			g.dp = ccalgo.DataPacket{Flow: en.flow, WireBytes: len(frame), Mark: en.mark}
-			v := g.cp.OnEnqueue(now, &g.dp, &g.ps, g.sink)
-			e.applyMark(g, en, v.Mark)
-			en.stamp = v.StampINT
-		}
+	if m.Class != ClassData {
+		en.flow = ccalgo.FlowKey{}
+		en.mark = ccalgo.MarkNone
+		return true
+	}
+	readFlowKey(&en.flow, frame, m)
+	en.mark = wire.MarkFromECN(frame[m.IPOff+1])
+	if g.cp != nil && g.hookEnq {
+		g.ps.QueueBytes = g.qBytes
+		g.dp.Flow, g.dp.WireBytes, g.dp.Mark = en.flow, len(frame), en.mark
+		v := g.cp.OnEnqueue(now, &g.dp, &g.ps, g.sink)
+		e.applyMark(g, en, v.Mark)
+		en.stamp = v.StampINT
 	}
 	return true
 }
@@ -444,6 +456,11 @@ func (e *Engine) Transmit(now int64, p int, out []TxItem) int {
 	if g.busyUntil < t-g.burstNs {
 		g.busyUntil = t - g.burstNs
 	}
+	// Without a propagation delay a frame leaving the shaper is due at once:
+	// while nothing older waits on the delay line it goes straight into out,
+	// skipping the delay line's store and load.
+	direct := g.delayNs == 0 && g.dl.len() == 0
+	n := 0
 	for g.busyUntil <= t && !g.dl.full() {
 		var h Handle
 		var frame []byte
@@ -461,6 +478,15 @@ func (e *Engine) Transmit(now int64, p int, out []TxItem) int {
 		g.ps.TxBytes += uint64(len(frame))
 		g.c[cTxPackets]++
 		g.c[cTxBytes] += uint64(len(frame))
+		if direct && n < len(out) {
+			it := &out[n]
+			it.H, it.Frame = h, frame
+			if h == nil {
+				g.genRel++
+			}
+			n++
+			continue
+		}
 		at := now
 		if g.delayNs > 0 {
 			at = int64(g.busyUntil) + g.delayNs
@@ -468,18 +494,17 @@ func (e *Engine) Transmit(now int64, p int, out []TxItem) int {
 		g.dl.push(h, frame, at)
 	}
 release:
-	n := 0
 	for n < len(out) && g.dl.len() > 0 {
-		d := &g.dl.buf[g.dl.head&g.dl.mask]
+		d := g.dl.front()
 		if d.at > now {
 			break
 		}
-		out[n] = TxItem{H: d.h, Frame: d.frame}
+		it := &out[n]
+		it.H, it.Frame = d.h, d.frame
 		if d.h == nil {
 			g.genRel++
 		}
-		*d = dlEntry{}
-		g.dl.head++
+		g.dl.drop()
 		n++
 	}
 	return n
@@ -488,22 +513,26 @@ release:
 // dequeueData takes the head of the data FIFO for the wire: CP OnDequeue,
 // marks, INT record, PFC accounting.
 func (e *Engine) dequeueData(now int64, g *egress) (Handle, []byte) {
-	en := g.q.pop()
-	l := int64(len(en.frame))
+	en := g.q.peek()
+	h, frame := en.h, en.frame
+	l := int64(len(frame))
 	g.qBytes -= l
 	if e.pfcOn {
 		e.ingressRelease(now, int(en.in), en.prio, l)
 	}
-	if en.class == ClassData && g.cp != nil {
+	if en.class == ClassData && g.cp != nil && g.hookDeq {
 		g.ps.QueueBytes = g.qBytes
-		g.dp = ccalgo.DataPacket{Flow: en.flow, WireBytes: len(en.frame), Mark: en.mark}
+		g.dp.Flow, g.dp.WireBytes, g.dp.Mark = en.flow, len(frame), en.mark
 		v := g.cp.OnDequeue(now, &g.dp, &g.ps, g.sink)
-		e.applyMark(g, &en, v.Mark)
+		e.applyMark(g, en, v.Mark)
 		if v.StampINT || en.stamp {
-			e.stampINT(now, g, &en)
+			e.stampINT(now, g, en)
 		}
+	} else if en.stamp {
+		e.stampINT(now, g, en)
 	}
-	return en.h, en.frame
+	g.q.drop()
+	return h, frame
 }
 
 // stampINT pushes this hop's INT record (HPCC Section 4.1): B, TS = dequeue
@@ -761,13 +790,11 @@ func (e *Engine) Drain(free func(Handle)) int {
 			n++
 		}
 		for g.dl.len() > 0 {
-			d := &g.dl.buf[g.dl.head&g.dl.mask]
-			if d.h != nil {
+			if d := g.dl.front(); d.h != nil {
 				free(d.h)
 				n++
 			}
-			*d = dlEntry{}
-			g.dl.head++
+			g.dl.drop()
 		}
 		g.gen.sched, g.gen.done, g.genRel = g.gen.wr, g.gen.wr, 0
 		g.inBytes, g.xoff = [wire.PFCPriorities]int64{}, [wire.PFCPriorities]bool{}

@@ -48,14 +48,25 @@ func (q *dataQueue) push() *qEntry {
 	return e
 }
 
-// pop removes the head and returns a copy of it, clearing the slot so the
-// ring keeps no reference to the frame.
+// pop removes the head and returns a copy of it (see drop).
 func (q *dataQueue) pop() qEntry {
-	e := &q.buf[q.head&q.mask]
-	v := *e
-	*e = qEntry{}
-	q.head++
+	v := *q.peek()
+	q.drop()
 	return v
+}
+
+// drop removes the head, clearing the slot's references so the ring keeps no
+// frame alive. A queue that becomes empty restarts at slot 0: a queue that
+// drains as fast as it fills (the common case) then keeps reusing its first,
+// cache-hot slots instead of sweeping the whole ring (up to 1<<17 entries,
+// megabytes) through the cache one new line per packet.
+func (q *dataQueue) drop() {
+	e := &q.buf[q.head&q.mask]
+	e.h, e.frame = nil, nil
+	q.head++
+	if q.head == q.tail {
+		q.head, q.tail = 0, 0
+	}
 }
 
 // handleRing is a FIFO of frames known by handle (forwarded control packets).
@@ -155,8 +166,23 @@ func (d *delayLine) len() int   { return int(d.tail - d.head) }
 func (d *delayLine) full() bool { return int(d.tail-d.head) >= len(d.buf) }
 
 func (d *delayLine) push(h Handle, f []byte, at int64) {
-	d.buf[d.tail&d.mask] = dlEntry{h: h, frame: f, at: at}
+	e := &d.buf[d.tail&d.mask]
+	e.h, e.frame, e.at = h, f, at
 	d.tail++
+}
+
+// front is the oldest entry; the caller checked len.
+func (d *delayLine) front() *dlEntry { return &d.buf[d.head&d.mask] }
+
+// drop clears and removes the oldest entry; an emptied line restarts at slot
+// 0 (see dataQueue.pop).
+func (d *delayLine) drop() {
+	e := &d.buf[d.head&d.mask]
+	e.h, e.frame = nil, nil
+	d.head++
+	if d.head == d.tail {
+		d.head, d.tail = 0, 0
+	}
 }
 
 func nextPow2(n int) int {

@@ -92,7 +92,7 @@ func Decode(frame []byte, f *Frame) error {
 	if !ip.IsValid() {
 		return ErrBadIPv4
 	}
-	if !ip.VerifyChecksum() {
+	if !checksumOK(ip[:ip.HeaderLen()]) {
 		return ErrIPv4Checksum
 	}
 	if ip.IsFragment() {
@@ -116,7 +116,7 @@ func decodeICMP(p []byte, f *Frame) error {
 	if !r.IsValid() {
 		return ErrBadRoCCRate
 	}
-	if !r.VerifyChecksum() {
+	if !checksumOK(r[:RoCCRateLen]) {
 		return ErrICMPChecksum
 	}
 	f.Rate = r

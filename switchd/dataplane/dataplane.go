@@ -15,7 +15,9 @@
 // Every Poll has the signature func(now int64) int (now from an lcore.TSCClock),
 // so that a testbed can poll several engines from one lcore loop; each returns
 // the packets it handled. Burst arrays live in C memory (dpdk.NewBurst), one set
-// per lcore role; nothing in a Poll allocates, locks or logs.
+// per lcore role; nothing in a Poll allocates, locks or logs. When every port
+// is a port.EthQueue, the rx of all ports is one cgo call and their tx another
+// (dpdk.MultiPort); other ports get one call each.
 //
 // Ownership: the Switch owns every mbuf it received until it transmits or frees
 // it. Close (after the loops stopped) frees everything it still holds, so that
@@ -88,17 +90,21 @@ type Switch struct {
 	meta   switchd.Meta
 
 	// pipeline roles
-	rxb     lcoreBufs
-	swb     lcoreBufs
-	swMeta  switchd.Meta
-	stage   []*dpdk.Burst // per egress port, switching lcore
-	nstage  []int
-	inRing  []*dpdk.Ring // rx -> switching, per ingress port
-	egRing  []*dpdk.Ring // switching -> tx, per egress port
-	rxRR    int
-	stats   struct{ ringDrops, noRoom atomic.Uint64 }
-	closed  bool
-	rtcBufs lcoreBufs
+	rxb    lcoreBufs
+	swb    lcoreBufs
+	swMeta switchd.Meta
+	stage  []*dpdk.Burst // per egress port, switching lcore
+	nstage []int
+	inRing []*dpdk.Ring // rx -> switching, per ingress port
+	egRing []*dpdk.Ring // switching -> tx, per egress port
+	rxRR   int
+	// mrx / mtx batch the rx (rtc or pipeline rx lcore) and the tx (tx+CC
+	// lcore) of every port into one cgo call each; nil unless every port is
+	// a port.EthQueue.
+	mrx, mtx *dpdk.MultiPort
+	stats    struct{ ringDrops, noRoom atomic.Uint64 }
+	closed   bool
+	rtcBufs  lcoreBufs
 }
 
 // Config is how a Switch is wired: Pipeline selects the 3-lcore mode; Burst and
@@ -136,7 +142,7 @@ func New(eng *switchd.Engine, ports []port.Port, pool *dpdk.Mempool, c Config) (
 	}
 	if !c.Pipeline {
 		s.rtcBufs = newLcoreBufs(c.Burst)
-		return s, nil
+		return s.batched()
 	}
 	s.rxb, s.swb = newLcoreBufs(c.Burst), newLcoreBufs(c.Burst)
 	n := len(ports)
@@ -156,6 +162,15 @@ func New(eng *switchd.Engine, ports []port.Port, pool *dpdk.Mempool, c Config) (
 		}
 		s.egRing = append(s.egRing, r)
 	}
+	return s.batched()
+}
+
+// batched finishes New: it sets up the batched rx / tx when the ports allow.
+func (s *Switch) batched() (*Switch, error) {
+	if err := s.batchPorts(); err != nil {
+		s.Close()
+		return nil, err
+	}
 	return s, nil
 }
 
@@ -171,9 +186,18 @@ func mbuf(h switchd.Handle) *dpdk.Mbuf { return (*dpdk.Mbuf)(unsafe.Pointer(h)) 
 func (s *Switch) PollRTC(now int64) int {
 	b := &s.rtcBufs
 	work := 0
+	if s.mrx != nil {
+		s.mrx.RxBurst()
+	}
 	for i, p := range s.ports {
-		n := p.RxBurst(b.in.Pkts)
-		for _, m := range b.in.Pkts[:n] {
+		var pkts []*dpdk.Mbuf
+		if s.mrx != nil {
+			pkts = s.mrx.Segment(i)[:s.mrx.Count[i]]
+		} else {
+			pkts = b.in.Pkts[:p.RxBurst(b.in.Pkts)]
+		}
+		n := len(pkts)
+		for _, m := range pkts {
 			f := m.Data()
 			if s.eng.Classify(i, f, &s.meta) && s.eng.Enqueue(now, &s.meta, f, handle(m)) {
 				continue
@@ -191,35 +215,29 @@ func (s *Switch) PollRTC(now int64) int {
 func (s *Switch) transmit(now int64) int {
 	s.eng.Service(now)
 	work := 0
+	if s.mtx != nil {
+		due := 0
+		for p := range s.ports {
+			cnt := s.collect(now, p, s.mtx.Segment(p))
+			s.mtx.Count[p] = uint16(cnt)
+			due += cnt
+		}
+		if due > 0 {
+			work = s.mtx.TxBurst(true) // one cgo call for every port
+			for p := range s.ports {
+				if d := int(s.mtx.Count[p]) - int(s.mtx.Sent[p]); d > 0 {
+					s.eng.CountTxDrop(p, d)
+				}
+			}
+		}
+		s.txb.flush()
+		return work
+	}
 	for p, pt := range s.ports {
-		k := s.eng.Transmit(now, p, s.items)
-		if k == 0 {
+		cnt := s.collect(now, p, s.out.Pkts)
+		if cnt == 0 {
 			continue
 		}
-		cnt := 0
-		for _, it := range s.items[:k] {
-			if it.H != nil {
-				s.out.Pkts[cnt] = mbuf(it.H)
-				cnt++
-				continue
-			}
-			m := s.takeSpare()
-			if m == nil {
-				s.eng.CountTxDrop(p, 1)
-				continue
-			}
-			room := m.Room()
-			if len(room) < len(it.Frame) {
-				s.txb.freeLater(m)
-				s.eng.CountTxDrop(p, 1)
-				continue
-			}
-			copy(room, it.Frame)
-			m.SetLen(len(it.Frame))
-			s.out.Pkts[cnt] = m
-			cnt++
-		}
-		clear(s.items[:k])
 		sent := pt.TxBurst(s.out.Pkts[:cnt])
 		if sent < cnt {
 			dpdk.FreeBulk(s.out.Pkts[sent:cnt])
@@ -229,6 +247,56 @@ func (s *Switch) transmit(now int64) int {
 	}
 	s.txb.flush()
 	return work
+}
+
+// collect runs port p's shaper and puts the mbufs due on the wire into out
+// (len(out) >= burst): forwarded frames as they are, generated ones copied
+// into spare mbufs. It returns how many.
+func (s *Switch) collect(now int64, p int, out []*dpdk.Mbuf) int {
+	k := s.eng.Transmit(now, p, s.items)
+	cnt := 0
+	for _, it := range s.items[:k] {
+		if it.H != nil {
+			out[cnt] = mbuf(it.H)
+			cnt++
+			continue
+		}
+		m := s.takeSpare()
+		if m == nil {
+			s.eng.CountTxDrop(p, 1)
+			continue
+		}
+		room := m.Room()
+		if len(room) < len(it.Frame) {
+			s.txb.freeLater(m)
+			s.eng.CountTxDrop(p, 1)
+			continue
+		}
+		copy(room, it.Frame)
+		m.SetLen(len(it.Frame))
+		out[cnt] = m
+		cnt++
+	}
+	clear(s.items[:k])
+	return cnt
+}
+
+// batchPorts sets up mrx and mtx when every port is an ethdev queue.
+func (s *Switch) batchPorts() error {
+	pqs := make([]dpdk.PortQueue, len(s.ports))
+	for i, p := range s.ports {
+		q, ok := p.(port.EthQueue)
+		if !ok {
+			return nil // rings or other ports: one call per port
+		}
+		pqs[i] = dpdk.PortQueue{Port: q.Port, Queue: q.Queue}
+	}
+	var err error
+	if s.mtx, err = dpdk.NewMultiPort(pqs, s.burst); err != nil {
+		return err
+	}
+	s.mrx, err = dpdk.NewMultiPort(pqs, s.burst)
+	return err
 }
 
 // takeSpare returns a fresh mbuf for a generated frame, refilling the spare
@@ -247,14 +315,23 @@ func (s *Switch) takeSpare() *dpdk.Mbuf {
 // PollRx is the pipeline's rx lcore: one burst from each port into its ring.
 func (s *Switch) PollRx(now int64) int {
 	work := 0
+	if s.mrx != nil {
+		s.mrx.RxBurst()
+	}
 	for i, p := range s.ports {
-		n := p.RxBurst(s.rxb.in.Pkts)
+		var pkts []*dpdk.Mbuf
+		if s.mrx != nil {
+			pkts = s.mrx.Segment(i)[:s.mrx.Count[i]]
+		} else {
+			pkts = s.rxb.in.Pkts[:p.RxBurst(s.rxb.in.Pkts)]
+		}
+		n := len(pkts)
 		if n == 0 {
 			continue
 		}
-		k := s.inRing[i].EnqueueBurst(s.rxb.in.Pkts[:n])
+		k := s.inRing[i].EnqueueBurst(pkts)
 		if k < n {
-			dpdk.FreeBulk(s.rxb.in.Pkts[k:n])
+			dpdk.FreeBulk(pkts[k:n])
 			s.stats.ringDrops.Add(uint64(n - k))
 		}
 		work += n
@@ -394,6 +471,12 @@ func (s *Switch) Close() {
 	}
 	s.spare.Free()
 	s.out.Free()
+	if s.mrx != nil {
+		s.mrx.Free()
+	}
+	if s.mtx != nil {
+		s.mtx.Free()
+	}
 	b.release()
 	if s.pipeline {
 		s.rxb.release()

@@ -163,22 +163,35 @@ func (r *receiver) poll(hosts []port.Port) {
 
 func TestForward4Ports(t *testing.T) {
 	for _, tc := range []struct {
-		name     string
-		pipeline bool
-	}{{"rtc", false}, {"pipeline", true}} {
+		name      string
+		pipeline  bool
+		unbatched bool // ports that are not port.EthQueue: one cgo call per port
+		prefix    string
+	}{
+		{"rtc", false, false, "fwr"}, {"pipeline", true, false, "fwp"},
+		{"rtc-unbatched", false, true, "fur"}, {"pipeline-unbatched", true, true, "fup"},
+	} {
 		t.Run(tc.name, func(t *testing.T) {
-			mp := newPool(t, "fwd_"+tc.name, 4095)
-			hosts, sw := cables(t, "fw"+tc.name[:1], mp)
+			mp := newPool(t, "fwd_"+tc.prefix, 4095)
+			hosts, sw := cables(t, tc.prefix, mp)
+			if tc.unbatched {
+				for i := range sw {
+					sw[i] = plainPort{sw[i]}
+				}
+			}
 			cfg := switchConfig("dcqcn", []float64{10, 10, 10, 10})
 			eng, err := switchd.New(&cfg)
 			if err != nil {
 				t.Fatal(err)
 			}
-			s, err := New(eng, sw, mp, Config{Pipeline: tc.pipeline, Name: "fw" + tc.name})
+			s, err := New(eng, sw, mp, Config{Pipeline: tc.pipeline, Name: tc.prefix})
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer s.Close()
+			if batched := s.mrx != nil && s.mtx != nil; batched == tc.unbatched {
+				t.Fatalf("batched rx/tx %v with unbatched %v", batched, tc.unbatched)
+			}
 			clock := lcore.NewTSCClock(dpdk.TSCHz())
 			var g *lcore.Group
 			if tc.pipeline {
@@ -227,6 +240,10 @@ func TestForward4Ports(t *testing.T) {
 		})
 	}
 }
+
+// plainPort hides a port's type, so that the Switch falls back to one rx and
+// one tx call per port.
+type plainPort struct{ port.Port }
 
 // TestRoCCFeedbackThroughMbufs congests port 3 (0.2 Gb/s) and checks that the
 // RoCC rate messages the CP generates reach the three sources as frames.

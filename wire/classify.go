@@ -1,0 +1,199 @@
+package wire
+
+import (
+	"encoding/binary"
+
+	"github.com/ccbed/ccbed/ccalgo"
+)
+
+// Summary is what Classify finds out about a frame: its kind and the offsets of
+// the headers a switch needs, without views. Offsets are from the start of the
+// frame; 0 means absent (no header of a frame starts at offset 0 but the
+// Ethernet one).
+type Summary struct {
+	Kind Kind
+	// IPOff is the IPv4 header: set (14, or 18 behind a VLAN tag) as soon as
+	// the EtherType is IPv4, even when the IPv4 header then proves malformed.
+	IPOff uint16
+	// L4Off is the UDP header of a well-formed UDP datagram (Decode's f.UDP).
+	L4Off uint16
+	// INTOff is the INT stack of a data packet or the echoed one of an ACK
+	// (Decode's f.INT).
+	INTOff uint16
+}
+
+// Classify is Decode for the forwarding path: it runs the same checks in the
+// same order and returns the same error and kind as Decode, but fills only a
+// Summary of offsets instead of a Frame of views, reads each header field once
+// at its fixed offset and verifies the checksums with word-wide loads. Use it
+// where a frame is forwarded rather than consumed (the switch); use Decode
+// where its fields are read. It does not allocate.
+//
+// As with Decode, a malformed frame returns one of the package's errors with
+// s.Kind == KindOther; ErrFragment comes with IPOff set (a fragment is well
+// formed IPv4 that ccbed does not parse further).
+func Classify(frame []byte, s *Summary) error {
+	*s = Summary{}
+	if len(frame) < EthernetLen {
+		return ErrTruncated
+	}
+	hl := EthernetLen
+	et := binary.BigEndian.Uint16(frame[12:])
+	if et == EtherTypeVLAN {
+		if len(frame) < EthernetLen+VLANTagLen {
+			return ErrTruncated
+		}
+		hl += VLANTagLen
+		et = binary.BigEndian.Uint16(frame[16:])
+	}
+	switch et {
+	case EtherTypeIPv4:
+	case EtherTypeMACCtl:
+		pl := frame[hl:]
+		if len(pl) < 2 || binary.BigEndian.Uint16(pl) != MACCtlOpPFC {
+			return nil
+		}
+		if len(pl) < PFCLen {
+			return ErrBadPFC
+		}
+		s.Kind = KindPFC
+		return nil
+	default:
+		return nil
+	}
+	s.IPOff = uint16(hl)
+	ip := frame[hl:]
+	if len(ip) < IPv4MinLen {
+		return ErrTruncated
+	}
+	ihl := int(ip[0]&0xf) * 4
+	tl := int(binary.BigEndian.Uint16(ip[2:]))
+	if ip[0]>>4 != 4 || ihl < IPv4MinLen || ihl > tl || tl > len(ip) {
+		return ErrBadIPv4
+	}
+	if !checksumOK(ip[:ihl]) {
+		return ErrIPv4Checksum
+	}
+	if binary.BigEndian.Uint16(ip[6:])&(ipv4FlagMF|ipv4FragOffMask) != 0 {
+		return ErrFragment
+	}
+	p := ip[ihl:tl]
+	switch ip[9] {
+	case IPProtoICMP:
+		if len(p) < 1 || p[0] != ICMPTypeRoCCRate {
+			return nil
+		}
+		if len(p) < RoCCRateLen || p[1] != ICMPCodeRoCCRate || p[4] != RoCCRateVersion {
+			return ErrBadRoCCRate
+		}
+		if !checksumOK(p[:RoCCRateLen]) {
+			return ErrICMPChecksum
+		}
+		s.Kind = KindRoCCRate
+		return nil
+	case IPProtoUDP:
+	default:
+		return nil
+	}
+	if len(p) < UDPLen || int(binary.BigEndian.Uint16(p[4:])) != len(p) {
+		return ErrBadUDP // a Length below UDPLen cannot equal len(p) >= UDPLen
+	}
+	l4 := hl + ihl
+	s.L4Off = uint16(l4)
+	if binary.BigEndian.Uint16(p[2:]) != RoCEv2Port {
+		return nil
+	}
+	r := p[UDPLen:]
+	if len(r) < BTHLen+ICRCLen {
+		return ErrBadBTH
+	}
+	op, flags := r[0], r[8]&0x7f
+	bodyOff := l4 + UDPLen + BTHLen // offset of the body in frame
+	n := len(r) - BTHLen - ICRCLen  // body length
+	body := r[BTHLen:]              // body plus the ICRC: index below n only
+	switch {
+	case IsDataOpcode(op):
+		if flags&FlagINT != 0 {
+			if n < INTLen {
+				return ErrBadBTH
+			}
+			if int(body[0]>>4) > ccalgo.MaxINTHops {
+				return ErrBadINT
+			}
+			s.INTOff = uint16(bodyOff)
+			n -= INTLen
+		}
+		if n < DataHeaderLen {
+			s.INTOff = 0
+			return ErrBadBTH
+		}
+		s.Kind = KindData
+	case op == OpAcknowledge:
+		if n < AETHLen {
+			return ErrBadBTH
+		}
+		syn := body[0]
+		if flags&FlagAckExt != 0 {
+			if n < AETHLen+AckExtLen {
+				return ErrBadBTH
+			}
+			if flags&FlagINT != 0 {
+				if n < AETHLen+AckExtLen+INTLen {
+					return ErrBadBTH
+				}
+				if int(body[AETHLen+AckExtLen]>>4) > ccalgo.MaxINTHops {
+					return ErrBadINT
+				}
+				s.INTOff = uint16(bodyOff + AETHLen + AckExtLen)
+			}
+		}
+		switch syn & SyndromeTypeMask {
+		case SyndromeACK:
+			s.Kind = KindAck
+		case SyndromeNAK, SyndromeRNRNAK:
+			s.Kind = KindNak
+		}
+	case op == OpCNP:
+		if n < CNPPadLen {
+			return ErrBadBTH
+		}
+		s.Kind = KindCNP
+	case op == OpP4QCNFeedback || op == OpQCNFeedback:
+		if n < FeedbackMsgLen {
+			return ErrBadBTH
+		}
+		s.Kind = KindP4QCN
+		if op == OpQCNFeedback {
+			s.Kind = KindQCN
+		}
+	}
+	return nil
+}
+
+// checksumOK reports whether the Internet checksum (RFC 1071) over b, whose
+// length is a multiple of 4, is correct: the ones' complement sum of its 16-bit
+// words is 0xffff. It adds 32-bit native-order words into 64 bits and folds:
+// the ones' complement sum does not depend on the byte order (RFC 1071 Section
+// 2(B)) and 0xffff reads the same in both, so no byte swap is needed. A b of
+// other length falls back to sum16.
+func checksumOK(b []byte) bool {
+	if len(b)&3 != 0 {
+		return fold(sum16(b, 0)) == 0xffff
+	}
+	var s uint64
+	if len(b) >= 20 { // the IPv4 header without options, unrolled
+		s = uint64(binary.LittleEndian.Uint32(b)) + uint64(binary.LittleEndian.Uint32(b[4:])) +
+			uint64(binary.LittleEndian.Uint32(b[8:])) + uint64(binary.LittleEndian.Uint32(b[12:])) +
+			uint64(binary.LittleEndian.Uint32(b[16:]))
+		b = b[20:]
+	}
+	for len(b) >= 4 {
+		s += uint64(binary.LittleEndian.Uint32(b))
+		b = b[4:]
+	}
+	s = s&0xffffffff + s>>32
+	s = s&0xffffffff + s>>32
+	s = s&0xffff + s>>16
+	s = s&0xffff + s>>16
+	return s == 0xffff
+}
