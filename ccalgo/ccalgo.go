@@ -203,6 +203,14 @@ type CongestionPoint interface {
 	OnTimer(now int64, port *PortState, out FeedbackSink)
 }
 
+// PacketHooks is implemented by a CongestionPoint that does no work in one of
+// its per-packet hooks (it keeps CPBase's no-op): a switch may skip the hook it
+// reports false for, saving a call per packet. A CP without PacketHooks gets
+// both hooks called.
+type PacketHooks interface {
+	PacketHooks() (enqueue, dequeue bool)
+}
+
 // FairRateReporter is implemented by CPs that compute a fair rate (RoCC), for
 // telemetry.
 type FairRateReporter interface {

@@ -101,6 +101,9 @@ func (c *CP) Classify(now int64, port *ccalgo.PortState) TCDState {
 	return Congestion
 }
 
+// PacketHooks reports that both per-packet hooks do work (ccalgo.PacketHooks).
+func (*CP) PacketHooks() (enqueue, dequeue bool) { return true, true }
+
 // OnEnqueue records a pause seen at enqueue; marking happens at dequeue.
 func (c *CP) OnEnqueue(now int64, _ *ccalgo.DataPacket, port *ccalgo.PortState, _ ccalgo.FeedbackSink) ccalgo.Verdict {
 	c.notePause(now, port)

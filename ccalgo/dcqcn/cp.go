@@ -50,6 +50,9 @@ func (c *CP) uniform() float64 {
 	return float64((x*0x2545f4914f6cdd1d)>>11) / (1 << 53)
 }
 
+// PacketHooks reports that only OnDequeue does work (ccalgo.PacketHooks).
+func (*CP) PacketHooks() (enqueue, dequeue bool) { return false, true }
+
 // OnDequeue marks the leaving packet CE with MarkProbability of the queue it
 // leaves behind.
 func (c *CP) OnDequeue(now int64, pkt *ccalgo.DataPacket, port *ccalgo.PortState, out ccalgo.FeedbackSink) ccalgo.Verdict {

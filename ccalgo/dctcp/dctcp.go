@@ -80,6 +80,9 @@ func NewCP(p *Params, env ccalgo.Env) (*CP, error) {
 	return &CP{k: p.KBytes}, nil
 }
 
+// PacketHooks reports that only OnDequeue does work (ccalgo.PacketHooks).
+func (*CP) PacketHooks() (enqueue, dequeue bool) { return false, true }
+
 // OnDequeue marks the packet CE when port.QueueBytes > K.
 func (c *CP) OnDequeue(now int64, pkt *ccalgo.DataPacket, port *ccalgo.PortState, out ccalgo.FeedbackSink) ccalgo.Verdict {
 	if port.QueueBytes > c.k {

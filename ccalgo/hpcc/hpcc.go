@@ -183,6 +183,9 @@ var _ ccalgo.CongestionPoint = (*CP)(nil)
 // NewCP returns an HPCC congestion point.
 func NewCP() *CP { return &CP{} }
 
+// PacketHooks reports that only OnDequeue does work (ccalgo.PacketHooks).
+func (*CP) PacketHooks() (enqueue, dequeue bool) { return false, true }
+
 // OnDequeue asks the engine to stamp this hop's INT record (see Hop).
 func (*CP) OnDequeue(int64, *ccalgo.DataPacket, *ccalgo.PortState, ccalgo.FeedbackSink) ccalgo.Verdict {
 	return ccalgo.Verdict{StampINT: true}

@@ -244,6 +244,9 @@ func (c *CP) uniform() float64 {
 	return float64(z>>11) * (1.0 / (1 << 53))
 }
 
+// PacketHooks reports that only OnEnqueue does work (ccalgo.PacketHooks).
+func (*CP) PacketHooks() (enqueue, dequeue bool) { return true, false }
+
 // OnEnqueue draws Eq. 1 for the packet and sends its flow's source an FBP when
 // the draw says so and the flow had none in the last N_fb.
 func (c *CP) OnEnqueue(now int64, pkt *ccalgo.DataPacket, port *ccalgo.PortState, out ccalgo.FeedbackSink) ccalgo.Verdict {

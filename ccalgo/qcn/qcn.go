@@ -179,6 +179,9 @@ func (c *CP) SampleInterval(fbq uint8) int64 {
 	return c.p.SampleBaseBytes * FbMaxQuantized / (FbMaxQuantized + 9*int64(fbq))
 }
 
+// PacketHooks reports that only OnEnqueue does work (ccalgo.PacketHooks).
+func (*CP) PacketHooks() (enqueue, dequeue bool) { return true, false }
+
 // OnEnqueue samples the packet when the sampling byte count runs out, and sends
 // a notification to its source when the sample shows congestion.
 func (c *CP) OnEnqueue(now int64, pkt *ccalgo.DataPacket, port *ccalgo.PortState, out ccalgo.FeedbackSink) ccalgo.Verdict {

@@ -50,6 +50,9 @@ func NewCP(p *Params, env ccalgo.Env) (*CP, error) {
 	return c, nil
 }
 
+// PacketHooks reports that both per-packet hooks do work (ccalgo.PacketHooks).
+func (*CP) PacketHooks() (enqueue, dequeue bool) { return true, true }
+
 // OnEnqueue records the packet's flow in the flow table (seen in this interval,
 // one more packet in the queue).
 func (c *CP) OnEnqueue(_ int64, pkt *ccalgo.DataPacket, _ *ccalgo.PortState, _ ccalgo.FeedbackSink) ccalgo.Verdict {
