@@ -96,6 +96,11 @@ type sendQP struct {
 	timer    int64
 	start    int64 // arrival (post) time of the message
 	progress int64 // last time snd_una advanced, or sending resumed from idle
+	// rtoShift doubles the retransmission timeout after each timeout without
+	// progress (exponential backoff, at most maxRTOShift doublings), so that
+	// timeouts shorter than a full queue's delay do not resend a window into
+	// that queue again and again; an ACK that advances snd_una resets it.
+	rtoShift uint8
 	sampled  uint64
 	actIdx   int32
 }
@@ -827,6 +832,7 @@ func (e *Engine) onAck(now int64, qp int32, s *sendQP, ev *event) {
 		newly = int64(e.seqBytes(s, th) - e.seqBytes(s, s.sndUna))
 		s.sndUna = th
 		s.progress = now
+		s.rtoShift = 0
 	}
 	if s.sndNxt < s.sndUna {
 		s.sndNxt = s.sndUna
@@ -1082,6 +1088,7 @@ func (e *Engine) startFlow(now int64, pf *pendingFlow) {
 	s.capBps = pf.capBps
 	s.start = pf.start
 	s.progress = now
+	s.rtoShift = 0
 	s.sampled = 0
 	s.window = ccalgo.NoWindow
 	s.halt = 0
@@ -1131,13 +1138,19 @@ func (e *Engine) complete(now int64, qp int32, s *sendQP) {
 
 // sweepRTO goes back to snd_una on every QP with packets outstanding and no
 // progress for the RTO.
+// maxRTOShift bounds the retransmission timeout's backoff at 64 x rto_us.
+const maxRTOShift = 6
+
 func (e *Engine) sweepRTO(now int64) {
 	for _, qp := range e.active {
 		s := &e.qps[qp]
-		if s.sndUna < s.sndMax && now-s.progress >= e.r.rto {
+		if s.sndUna < s.sndMax && now-s.progress >= e.r.rto<<s.rtoShift {
 			e.tc.Timeouts++
 			s.sndNxt = s.sndUna
 			s.progress = now
+			if s.rtoShift < maxRTOShift {
+				s.rtoShift++
+			}
 			e.syncQueue(qp, s, now)
 		}
 	}

@@ -533,3 +533,41 @@ func TestConfigErrors(t *testing.T) {
 		t.Errorf("valid cc table refused: %v", err)
 	}
 }
+
+// TestRTOBackoff: while every ACK is lost the sender times out at rto, then 2,
+// 4, 8 ... x rto (at most 64 x), instead of resending its window every rto; once
+// ACKs get through again the message completes.
+func TestRTOBackoff(t *testing.T) {
+	const size = 16 * 1024
+	a, b := oneFlow("none", size, 0)
+	a.RTOUs, b.RTOUs = 200, 200
+	v := newVnet(t, a, b)
+	var dataTimes []int64
+	blackout := int64(30_000_000) // 30 ms without ACKs
+	v.onFrame = func(from int, fr *wire.Frame, _ []byte) bool {
+		switch fr.Kind {
+		case wire.KindData:
+			if fr.BTH.PSN() == 0 {
+				dataTimes = append(dataTimes, v.now)
+			}
+		case wire.KindAck, wire.KindNak:
+			return v.now > blackout
+		}
+		return true
+	}
+	v.run(100_000_000)
+	if len(v.eng[0].FCTs()) != 1 {
+		t.Fatal("message did not complete after the blackout")
+	}
+	_, txc := v.eng[0].Counters()
+	// Without backoff: 30 ms / 0.2 ms = 150 timeouts. With it: 0.2, 0.6, 1.4,
+	// 3, 6.2, 12.6, 25.4 ms, then every 12.8 ms: about 8.
+	if txc.Timeouts < 5 || txc.Timeouts > 12 {
+		t.Fatalf("%d timeouts in a 30 ms blackout with rto 200 us", txc.Timeouts)
+	}
+	for i := 2; i < len(dataTimes) && i < 6; i++ {
+		if gap, prev := dataTimes[i]-dataTimes[i-1], dataTimes[i-1]-dataTimes[i-2]; gap < prev*3/2 {
+			t.Fatalf("resend %d after %d ns, previous gap %d ns: no backoff (%v)", i, gap, prev, dataTimes)
+		}
+	}
+}
