@@ -8,6 +8,7 @@ package testbed
 import (
 	"fmt"
 	"path/filepath"
+	"runtime"
 
 	"github.com/ccbed/ccbed/ccalgo"
 	"github.com/ccbed/ccbed/config"
@@ -122,8 +123,10 @@ type Workload struct {
 	MaxFlows int     `toml:"max_flows"`
 }
 
-// Lcores places the loops. The default on a 2-core machine: the switch
-// (run-to-completion) on lcore 0, every host on lcore 1.
+// Lcores places the loops. The default (when the file sets no hosts list):
+// the switch (run-to-completion) on lcore 0, and the hosts spread over lcores
+// 1 .. min(hosts, CPUs - 1), one lcore per CPU; on a 2-core machine every host
+// shares lcore 1.
 type Lcores struct {
 	Switch uint   `toml:"switch"`
 	Hosts  []uint `toml:"hosts"` // host i runs on Hosts[i % len(Hosts)]
@@ -139,7 +142,7 @@ func Default() Experiment {
 		Topology:   Topology{Hosts: 4, LinkGbps: 10, BufferBytes: 4 << 20, MTUBytes: 1024, BaseRTTUs: 20, AckEvery: 1},
 		CC:         CC{Scheme: "none", ExpectedFlows: 16},
 		PFC:        PFC{XOFFBytes: 500_000, XONOffsetBytes: 3_000},
-		Lcores:     Lcores{Switch: 0, Hosts: []uint{1}},
+		Lcores:     Lcores{Switch: 0},
 	}
 }
 
@@ -208,8 +211,14 @@ func (e *Experiment) Validate() error {
 		return e.errorf("topology.rto_us", "must be >= 0 (0: derived), got %v", t.RTOUs)
 	case t.NakIntervalUs < 0:
 		return e.errorf("topology.nak_interval_us", "must be >= 0 (0: derived), got %v", t.NakIntervalUs)
-	case len(e.Lcores.Hosts) == 0:
-		return e.errorf("lcores.hosts", "needs at least one lcore")
+	}
+	if len(e.Lcores.Hosts) == 0 {
+		e.Lcores.Hosts = defaultHostLcores(e.Lcores.Switch, t.Hosts, runtime.NumCPU())
+	}
+	for i, l := range e.Lcores.Hosts {
+		if l >= 128 {
+			return e.errorf("lcores.hosts", "lcore %d (entry %d) out of range 0..127", l, i)
+		}
 	}
 	if _, err := ccalgo.Lookup(e.CC.Scheme); err != nil {
 		return e.errorf("cc.scheme", "%v", err)
@@ -311,4 +320,17 @@ func ipString(a uint32) string {
 
 func macString(m [6]byte) string {
 	return fmt.Sprintf("%02x:%02x:%02x:%02x:%02x:%02x", m[0], m[1], m[2], m[3], m[4], m[5])
+}
+
+// defaultHostLcores spreads hosts over the lcores after the switch's, one per
+// CPU the machine has beyond the switch's, at least one.
+func defaultHostLcores(sw uint, hosts, cpus int) []uint {
+	n := max(1, min(hosts, cpus-1))
+	out := make([]uint, 0, n)
+	for l := uint(0); len(out) < n; l++ {
+		if l != sw {
+			out = append(out, l)
+		}
+	}
+	return out
 }

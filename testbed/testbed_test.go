@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"image/png"
 	"os"
 	"path/filepath"
@@ -100,6 +101,24 @@ func TestConfigsMapping(t *testing.T) {
 	args := strings.Join(e.EALArgs(), " ")
 	if !strings.Contains(args, "--no-huge") || !strings.Contains(args, "--lcores=0@0,1@1") {
 		t.Fatalf("EAL args %q", args)
+	}
+}
+
+func TestDefaultHostLcores(t *testing.T) {
+	for _, tc := range []struct {
+		sw          uint
+		hosts, cpus int
+		want        string
+	}{
+		{0, 4, 2, "[1]"},
+		{0, 4, 1, "[1]"},
+		{0, 4, 16, "[1 2 3 4]"},
+		{0, 3, 3, "[1 2]"},
+		{2, 3, 16, "[0 1 3]"},
+	} {
+		if got := fmt.Sprint(defaultHostLcores(tc.sw, tc.hosts, tc.cpus)); got != tc.want {
+			t.Errorf("switch %d, %d hosts, %d CPUs: %s, want %s", tc.sw, tc.hosts, tc.cpus, got, tc.want)
+		}
 	}
 }
 
