@@ -116,3 +116,27 @@ func Drain(p Port, scratch []*dpdk.Mbuf) int {
 	}
 	return total
 }
+
+// Started is the set of ethdev ports a program brought up with Start: Close
+// stops and closes them all, in the order they were started, at shutdown.
+type Started struct {
+	ports []dpdk.EthPort
+}
+
+// Start is StartEth that remembers the port for Close.
+func (s *Started) Start(c EthConfig) (dpdk.EthPort, error) {
+	p, err := StartEth(c)
+	if err == nil {
+		s.ports = append(s.ports, p)
+	}
+	return p, err
+}
+
+// Close stops and closes every started port.
+func (s *Started) Close() {
+	for _, p := range s.ports {
+		p.Stop()
+		p.Close()
+	}
+	s.ports = nil
+}

@@ -11,7 +11,7 @@ import (
 
 func TestMain(m *testing.M) {
 	err := dpdk.EALInit([]string{"--no-huge", "-m", "256", "--no-pci", "--no-shconf", "--no-telemetry",
-		"-l", "0", "--log-level=lib.eal:error", "--vdev=net_ring0"})
+		"-l", "0", "--log-level=lib.eal:error", "--vdev=net_ring0", "--vdev=net_ring1"})
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "port tests need DPDK (scripts/setup.sh) and root: %v\n", err)
 		os.Exit(1)
@@ -95,4 +95,29 @@ func TestEthQueueAndRingPair(t *testing.T) {
 	if in := mp.InUse(); in != 0 {
 		t.Fatalf("%d mbufs not returned", in)
 	}
+}
+
+func TestStartedClosesEveryPort(t *testing.T) {
+	mp, err := dpdk.NewPktMbufPool("started_pool", 511, 0, dpdk.MbufDefaultDataRoom, dpdk.SocketAny)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer mp.Free()
+	var s port.Started
+	if _, err := s.Start(port.EthConfig{Name: "no_such_dev", Pool: mp}); err == nil {
+		t.Fatal("started a missing device")
+	}
+	p, err := s.Start(port.EthConfig{Name: "net_ring1", Pool: mp, RxDesc: 128, TxDesc: 128})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sendRecv(t, mp, port.EthQueue{Port: p}, port.EthQueue{Port: p})
+	s.Close()
+	if _, err := dpdk.EthPortByName("net_ring1"); err == nil {
+		t.Fatal("net_ring1 still exists after Close")
+	}
+	if in := mp.InUse(); in != 0 {
+		t.Fatalf("%d mbufs not returned", in)
+	}
+	s.Close() // a second Close does nothing
 }

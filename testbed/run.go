@@ -86,12 +86,9 @@ func Run(ctx context.Context, e *Experiment, out io.Writer) (*Result, error) {
 	if err != nil {
 		return nil, fmt.Errorf("testbed: mempool: %w", err)
 	}
-	var started []dpdk.EthPort
+	var started port.Started
 	defer func() {
-		for _, p := range started {
-			p.Stop()
-			p.Close()
-		}
+		started.Close()
 		pool.Free()
 	}()
 	swPorts := make([]port.Port, t.Hosts)
@@ -102,10 +99,9 @@ func Run(ctx context.Context, e *Experiment, out io.Writer) (*Result, error) {
 			return nil, fmt.Errorf("testbed: cable %d: %w", i, err)
 		}
 		for _, p := range []dpdk.EthPort{a, b} {
-			if _, err := port.StartEth(port.EthConfig{Name: p.Name(), Pool: pool, RxDesc: 4096, TxDesc: 4096}); err != nil {
+			if _, err := started.Start(port.EthConfig{Name: p.Name(), Pool: pool, RxDesc: 4096, TxDesc: 4096}); err != nil {
 				return nil, fmt.Errorf("testbed: %w", err)
 			}
-			started = append(started, p)
 		}
 		hostPorts[i], swPorts[i] = port.EthQueue{Port: a}, port.EthQueue{Port: b}
 	}

@@ -181,12 +181,9 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	var eths []dpdk.EthPort
+	var eths port.Started
 	defer func() {
-		for _, p := range eths {
-			p.Stop()
-			p.Close()
-		}
+		eths.Close()
 		pool.Free()
 	}()
 	pports := make([]port.Port, len(cfg.Ports))
@@ -195,11 +192,10 @@ func run() error {
 		if maxSize > 1514 {
 			mtu = uint32(maxSize - 14)
 		}
-		p, err := port.StartEth(port.EthConfig{Name: pc.Name, Pool: pool, MTU: mtu, Promisc: pc.Rx, SocketID: dpdk.SocketAny})
+		p, err := eths.Start(port.EthConfig{Name: pc.Name, Pool: pool, MTU: mtu, Promisc: pc.Rx, SocketID: dpdk.SocketAny})
 		if err != nil {
 			return err
 		}
-		eths = append(eths, p)
 		pports[i] = port.EthQueue{Port: p}
 	}
 	bl, err := pktgen.NewBlaster(&cfg, pports, pool)

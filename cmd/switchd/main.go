@@ -106,23 +106,19 @@ func serve(cfg *switchd.Config, duration time.Duration) error {
 	if err != nil {
 		return err
 	}
-	var eths []dpdk.EthPort
+	var eths port.Started
 	defer func() {
-		for _, p := range eths {
-			p.Stop()
-			p.Close()
-		}
+		eths.Close()
 		pool.Free()
 	}()
 	ports := make([]port.Port, len(cfg.Ports))
 	for i := range cfg.Ports {
 		pc := &cfg.Ports[i]
-		p, err := port.StartEth(port.EthConfig{Name: switchd.DeviceName(pc.Device), Pool: pool, Promisc: true,
+		p, err := eths.Start(port.EthConfig{Name: switchd.DeviceName(pc.Device), Pool: pool, Promisc: true,
 			RxDesc: uint16(cfg.Switch.RingSize), TxDesc: uint16(cfg.Switch.RingSize)})
 		if err != nil {
 			return err
 		}
-		eths = append(eths, p)
 		ports[i] = port.EthQueue{Port: p}
 		if pc.MAC == "" {
 			mac, err := p.MACAddr()
