@@ -1,6 +1,10 @@
 package switchd
 
-import "testing"
+import (
+	"os"
+	"strings"
+	"testing"
+)
 
 // FuzzClassify feeds arbitrary frames through Classify, Enqueue and Transmit: a
 // malformed frame is counted and dropped, never a panic.
@@ -32,6 +36,34 @@ func FuzzClassify(f *testing.F) {
 		e.Service(now)
 		for p := 0; p < 2; p++ {
 			e.Transmit(now, p, out)
+		}
+	})
+}
+
+// FuzzDecodeConfig: any text either decodes into a valid switch config or
+// fails with an error that names the file (and, where it can, line and key).
+func FuzzDecodeConfig(f *testing.F) {
+	for _, p := range []string{"../configs/switch-cloudlab.toml", "../configs/switch-vdev.toml"} {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(string(b))
+	}
+	f.Add("[switch]\nmode = \"rtc\"\n[[ports]]\nname = \"p0\"\nlink_gbps = -1\n")
+	f.Fuzz(func(t *testing.T, text string) {
+		if len(text) > 1<<14 {
+			return // configs are small; long inputs only slow the fuzzer down
+		}
+		c, err := DecodeConfig("fuzz.toml", text)
+		if err != nil {
+			if !strings.HasPrefix(err.Error(), "fuzz.toml") {
+				t.Fatalf("error does not name the file: %v", err)
+			}
+			return
+		}
+		if len(c.Ports) == 0 || len(c.Ports) > MaxPorts {
+			t.Fatalf("valid config with %d ports", len(c.Ports))
 		}
 	})
 }
