@@ -6,23 +6,8 @@ import (
 	"testing"
 
 	"github.com/ccbed/ccbed/ccalgo"
+	"github.com/ccbed/ccbed/ccalgo/cctest"
 )
-
-// recSink records every FBP a CP emits.
-type recSink struct {
-	t  []int64
-	fb []ccalgo.Feedback
-}
-
-func (s *recSink) Emit(now int64, fb *ccalgo.Feedback) {
-	s.t = append(s.t, now)
-	s.fb = append(s.fb, *fb)
-}
-
-// countSink counts FBPs without allocating.
-type countSink struct{ n int64 }
-
-func (s *countSink) Emit(int64, *ccalgo.Feedback) { s.n++ }
 
 func env10G() ccalgo.Env { return ccalgo.Env{LinkBps: 10e9, MTU: 1000, ID: 3} }
 
@@ -112,14 +97,14 @@ func TestFeedbackFrequency(t *testing.T) {
 		p := DefaultParams(env10G())
 		p.NFbNs = 0
 		c := newCP(t, p)
-		sink := &countSink{}
+		sink := &cctest.CountingSink{}
 		pkt := &ccalgo.DataPacket{Flow: flow(0), WireBytes: 1062}
 		port := &ccalgo.PortState{QueueBytes: tc.q, LinkBps: 10e9}
 		const n = 40_000
 		for i := int64(0); i < n; i++ {
 			c.OnEnqueue(i, pkt, port, sink)
 		}
-		if got := float64(sink.n) / n; math.Abs(got-tc.want) > 0.01 {
+		if got := float64(sink.N) / n; math.Abs(got-tc.want) > 0.01 {
 			t.Errorf("q = %d: FBP frequency %.4f, want %.2f", tc.q, got, tc.want)
 		}
 	}
@@ -130,7 +115,7 @@ func TestFeedbackFrequency(t *testing.T) {
 // 150 us; the packets in between are counted as limited.
 func TestPerFlowLimit(t *testing.T) {
 	c := newCP(t, nil)
-	sink := &recSink{}
+	sink := &cctest.RecordingSink{}
 	port := &ccalgo.PortState{QueueBytes: 300_000, LinkBps: 10e9}
 	a := &ccalgo.DataPacket{Flow: flow(0), WireBytes: 1062}
 	b := &ccalgo.DataPacket{Flow: flow(1), WireBytes: 1062}
@@ -139,15 +124,15 @@ func TestPerFlowLimit(t *testing.T) {
 		c.OnEnqueue(now+1, b, port, sink)
 	}
 	var gotA, gotB []int64
-	for i, fb := range sink.fb {
+	for i, fb := range sink.Feedback {
 		if fb.Kind != ccalgo.FeedbackP4QCN || fb.CPID != 3 || fb.Fb != 63 || fb.QOff != 280_000 {
 			t.Errorf("FBP %d = %+v", i, fb)
 		}
 		switch fb.Flow {
 		case a.Flow:
-			gotA = append(gotA, sink.t[i])
+			gotA = append(gotA, sink.T[i])
 		case b.Flow:
-			gotB = append(gotB, sink.t[i])
+			gotB = append(gotB, sink.T[i])
 		}
 	}
 	wantA := []int64{0, 50_000, 100_000, 150_000}
@@ -161,27 +146,27 @@ func TestPerFlowLimit(t *testing.T) {
 	}
 	// The boundary: 49.999 us after an FBP is limited, 50 us is not.
 	c = newCP(t, nil)
-	sink = &recSink{}
+	sink = &cctest.RecordingSink{}
 	c.OnEnqueue(1_000_000, a, port, sink)
 	c.OnEnqueue(1_049_999, a, port, sink)
 	c.OnEnqueue(1_050_000, a, port, sink)
-	if len(sink.t) != 2 || sink.t[1] != 1_050_000 {
-		t.Errorf("FBPs at %v, want [1000000 1050000]", sink.t)
+	if len(sink.T) != 2 || sink.T[1] != 1_050_000 {
+		t.Errorf("FBPs at %v, want [1000000 1050000]", sink.T)
 	}
 }
 
 // Below Q_min nothing is sent and nothing is drawn.
 func TestNoFeedbackBelowQmin(t *testing.T) {
 	c := newCP(t, nil)
-	sink := &countSink{}
+	sink := &cctest.CountingSink{}
 	port := &ccalgo.PortState{LinkBps: 10e9}
 	pkt := &ccalgo.DataPacket{Flow: flow(0), WireBytes: 1062}
 	for q := int64(0); q <= 20_000; q += 100 {
 		port.QueueBytes = q
 		c.OnEnqueue(q*1_000_000, pkt, port, sink)
 	}
-	if sink.n != 0 {
-		t.Errorf("%d FBPs at q <= Q_min", sink.n)
+	if sink.N != 0 {
+		t.Errorf("%d FBPs at q <= Q_min", sink.N)
 	}
 }
 
@@ -398,7 +383,7 @@ func TestRegistered(t *testing.T) {
 func TestHooksDoNotAllocate(t *testing.T) {
 	c := newCP(t, nil)
 	r := newRP(t, nil, 10e9)
-	sink := &countSink{}
+	sink := &cctest.CountingSink{}
 	pkt := &ccalgo.DataPacket{Flow: flow(0), WireBytes: 1062}
 	port := &ccalgo.PortState{QueueBytes: 150_000, LinkBps: 10e9}
 	fbp := &ccalgo.Feedback{Kind: ccalgo.FeedbackP4QCN}
@@ -420,8 +405,8 @@ func TestHooksDoNotAllocate(t *testing.T) {
 			t.Errorf("%s: %v allocs per call", tc.name, n)
 		}
 	}
-	if sink.n == 0 || c.Limited == 0 {
-		t.Errorf("the CP loop sent %d FBPs, limited %d: both paths should run", sink.n, c.Limited)
+	if sink.N == 0 || c.Limited == 0 {
+		t.Errorf("the CP loop sent %d FBPs, limited %d: both paths should run", sink.N, c.Limited)
 	}
 }
 
@@ -432,7 +417,7 @@ func BenchmarkCPOnEnqueue(b *testing.B) {
 	}{{"below-qmin", 10_000}, {"eq1-draw", 110_000}, {"above-qmax", 300_000}} {
 		b.Run(bc.name, func(b *testing.B) {
 			c := newCP(b, nil)
-			sink := &countSink{}
+			sink := &cctest.CountingSink{}
 			pkt := &ccalgo.DataPacket{Flow: flow(0), WireBytes: 1062}
 			port := &ccalgo.PortState{QueueBytes: bc.q, LinkBps: 10e9}
 			b.ReportAllocs()

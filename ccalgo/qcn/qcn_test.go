@@ -6,23 +6,8 @@ import (
 	"testing"
 
 	"github.com/ccbed/ccbed/ccalgo"
+	"github.com/ccbed/ccbed/ccalgo/cctest"
 )
-
-// recSink records every feedback a CP emits.
-type recSink struct {
-	t  []int64
-	fb []ccalgo.Feedback
-}
-
-func (s *recSink) Emit(now int64, fb *ccalgo.Feedback) {
-	s.t = append(s.t, now)
-	s.fb = append(s.fb, *fb)
-}
-
-// countSink counts feedback without allocating.
-type countSink struct{ n int64 }
-
-func (s *countSink) Emit(int64, *ccalgo.Feedback) { s.n++ }
 
 func env10G() ccalgo.Env { return ccalgo.Env{LinkBps: 10e9, MTU: 1000, ID: 7} }
 
@@ -93,7 +78,7 @@ func TestSampleInterval(t *testing.T) {
 // = 4; then 150000*63/99 = 95454 B later (96 packets).
 func TestCPSamplingAndFeedback(t *testing.T) {
 	c := newCP(t, nil)
-	sink := &recSink{}
+	sink := &cctest.RecordingSink{}
 	flow := ccalgo.FlowKey{SrcIP: 1, DstIP: 2, SrcPort: 3, DstPort: 4791, DestQP: 5}
 	port := &ccalgo.PortState{QueueBytes: 36_000, LinkBps: 10e9}
 	pkt := &ccalgo.DataPacket{Flow: flow, WireBytes: 1000}
@@ -103,14 +88,14 @@ func TestCPSamplingAndFeedback(t *testing.T) {
 	wantT := []int64{150, 173, 269}
 	wantFb := []uint8{39, 4, 4}
 	wantDelta := []int32{36_000, 0, 0}
-	if len(sink.t) != len(wantT) {
-		t.Fatalf("feedback at %v, want at %v", sink.t, wantT)
+	if len(sink.T) != len(wantT) {
+		t.Fatalf("feedback at %v, want at %v", sink.T, wantT)
 	}
 	for i := range wantT {
-		fb := sink.fb[i]
-		if sink.t[i] != wantT[i] || fb.Fb != wantFb[i] || fb.QDelta != wantDelta[i] || fb.QOff != 10_000 ||
+		fb := sink.Feedback[i]
+		if sink.T[i] != wantT[i] || fb.Fb != wantFb[i] || fb.QDelta != wantDelta[i] || fb.QOff != 10_000 ||
 			fb.Kind != ccalgo.FeedbackQCN || fb.Flow != flow || fb.CPID != 7 {
-			t.Errorf("feedback %d at %d = %+v, want t=%d Fb=%d QOff=10000 QDelta=%d", i, sink.t[i], fb, wantT[i], wantFb[i], wantDelta[i])
+			t.Errorf("feedback %d at %d = %+v, want t=%d Fb=%d QOff=10000 QDelta=%d", i, sink.T[i], fb, wantT[i], wantFb[i], wantDelta[i])
 		}
 	}
 	if c.Samples != 3 || c.Feedbacks != 3 {
@@ -118,12 +103,12 @@ func TestCPSamplingAndFeedback(t *testing.T) {
 	}
 	// Below the set point: samples, no feedback.
 	port.QueueBytes = 10_000
-	before := len(sink.t)
+	before := len(sink.T)
 	for i := 0; i < 2000; i++ {
 		c.OnEnqueue(1000, pkt, port, sink)
 	}
-	if len(sink.t) != before {
-		t.Errorf("feedback below the set point: %v", sink.fb[before:])
+	if len(sink.T) != before {
+		t.Errorf("feedback below the set point: %v", sink.Feedback[before:])
 	}
 }
 
@@ -366,7 +351,7 @@ func TestRegistered(t *testing.T) {
 func TestHooksDoNotAllocate(t *testing.T) {
 	c := newCP(t, nil)
 	r := newRP(t, nil, 10e9)
-	sink := &countSink{}
+	sink := &cctest.CountingSink{}
 	pkt := &ccalgo.DataPacket{Flow: ccalgo.FlowKey{SrcIP: 1}, WireBytes: 1000}
 	port := &ccalgo.PortState{QueueBytes: 100_000, LinkBps: 10e9}
 	fb := &ccalgo.Feedback{Kind: ccalgo.FeedbackQCN, Fb: 20}
@@ -388,14 +373,14 @@ func TestHooksDoNotAllocate(t *testing.T) {
 			t.Errorf("%s: %v allocs per call", tc.name, n)
 		}
 	}
-	if sink.n == 0 {
+	if sink.N == 0 {
 		t.Errorf("the CP loop sent no feedback: it did not exercise the emit path")
 	}
 }
 
 func BenchmarkCPOnEnqueue(b *testing.B) {
 	c := newCP(b, nil)
-	sink := &countSink{}
+	sink := &cctest.CountingSink{}
 	pkt := &ccalgo.DataPacket{Flow: ccalgo.FlowKey{SrcIP: 1}, WireBytes: 1062}
 	port := &ccalgo.PortState{QueueBytes: 50_000, LinkBps: 10e9}
 	b.ReportAllocs()

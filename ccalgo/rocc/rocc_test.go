@@ -8,17 +8,8 @@ import (
 	"testing"
 
 	"github.com/ccbed/ccbed/ccalgo"
+	"github.com/ccbed/ccbed/ccalgo/cctest"
 )
-
-// recSink records emitted feedback.
-type recSink struct{ fbs []ccalgo.Feedback }
-
-func (s *recSink) Emit(_ int64, fb *ccalgo.Feedback) { s.fbs = append(s.fbs, *fb) }
-
-// countSink counts emitted feedback without allocating.
-type countSink struct{ n int }
-
-func (s *countSink) Emit(int64, *ccalgo.Feedback) { s.n++ }
 
 func env10G() ccalgo.Env { return ccalgo.Env{LinkBps: 10e9, ID: 0x0a000001} }
 
@@ -205,7 +196,7 @@ func TestAlgorithm1(t *testing.T) {
 func TestAlgorithm1Sequence(t *testing.T) {
 	c := newTestCP(t, env10G())
 	port := &ccalgo.PortState{LinkBps: 10e9}
-	var sink countSink
+	var sink cctest.CountingSink
 	steps := []struct {
 		at    int64
 		queue int64 // bytes
@@ -236,7 +227,7 @@ func TestAlgorithm1Sequence(t *testing.T) {
 func TestTimerGrid(t *testing.T) {
 	c := newTestCP(t, env10G())
 	port := &ccalgo.PortState{}
-	var sink countSink
+	var sink cctest.CountingSink
 	c.OnTimer(39_999, port, &sink) // early: nothing
 	if c.Stats().Updates != 0 || c.NextTimer() != 40_000 {
 		t.Fatalf("early call ran: %+v next %d", c.Stats(), c.NextTimer())
@@ -259,14 +250,14 @@ func TestCPFeedback(t *testing.T) {
 	env := env10G()
 	c := newTestCP(t, env)
 	port := &ccalgo.PortState{LinkBps: 10e9}
-	var sink recSink
+	var sink cctest.RecordingSink
 	pkt := func(i int) *ccalgo.DataPacket { return &ccalgo.DataPacket{Flow: key(i), WireBytes: 1062} }
 	enq := func(i int) { port.QueueBytes += 1062; c.OnEnqueue(0, pkt(i), port, &sink) }
 	deq := func(i int) { port.QueueBytes -= 1062; c.OnDequeue(0, pkt(i), port, &sink) }
 	flowsMessaged := func() map[ccalgo.FlowKey]bool {
 		t.Helper()
 		got := map[ccalgo.FlowKey]bool{}
-		for _, fb := range sink.fbs {
+		for _, fb := range sink.Feedback {
 			wantUnits := c.FairRateUnits()
 			if fb.Kind != ccalgo.FeedbackRoCCRate || fb.CPID != env.ID || fb.RateUnits != wantUnits ||
 				fb.DeltaFBps != 10e6 || fb.RateBps != float64(wantUnits)*10e6 || c.FairRateBps() != fb.RateBps {
@@ -277,14 +268,14 @@ func TestCPFeedback(t *testing.T) {
 			}
 			got[fb.Flow] = true
 		}
-		sink.fbs = sink.fbs[:0]
+		sink.Reset()
 		return got
 	}
 
 	// Empty queue: F is computed, no message.
 	c.OnTimer(40_000, port, &sink)
-	if len(sink.fbs) != 0 || c.FairRateUnits() != 1000 {
-		t.Fatalf("empty queue: %d messages, F %d", len(sink.fbs), c.FairRateUnits())
+	if len(sink.Feedback) != 0 || c.FairRateUnits() != 1000 {
+		t.Fatalf("empty queue: %d messages, F %d", len(sink.Feedback), c.FairRateUnits())
 	}
 	// Interval 1: flows 1, 2, 2, 3 enter; flow 1 leaves again. All three were
 	// seen in the interval: all get the rate.
@@ -319,15 +310,15 @@ func TestCPFeedback(t *testing.T) {
 		t.Fatalf("tracked %d queue %d", c.FlowsTracked(), port.QueueBytes)
 	}
 	c.OnTimer(160_000, port, &sink)
-	if len(sink.fbs) != 0 {
+	if len(sink.Feedback) != 0 {
 		t.Fatalf("messages with an empty queue")
 	}
 	// A flow that passed through an emptied queue gets nothing either.
 	enq(4)
 	deq(4)
 	c.OnTimer(200_000, port, &sink)
-	if len(sink.fbs) != 0 || c.FlowsTracked() != 0 {
-		t.Fatalf("empty queue at T: %d messages, %d tracked", len(sink.fbs), c.FlowsTracked())
+	if len(sink.Feedback) != 0 || c.FlowsTracked() != 0 {
+		t.Fatalf("empty queue at T: %d messages, %d tracked", len(sink.Feedback), c.FlowsTracked())
 	}
 	if c.Stats().Messages != 5 {
 		t.Fatalf("stats %+v", c.Stats())
@@ -337,7 +328,7 @@ func TestCPFeedback(t *testing.T) {
 func TestCPClearsCountsOnEmptyQueue(t *testing.T) {
 	c := newTestCP(t, env10G())
 	port := &ccalgo.PortState{QueueBytes: 1000}
-	var sink countSink
+	var sink cctest.CountingSink
 	// Two packets of flow 1 counted, but the port says the queue emptied after one
 	// dequeue (a packet the CP never saw leave): the count must not survive the
 	// interval.
@@ -449,13 +440,13 @@ func TestFlowTableFull(t *testing.T) {
 		t.Fatal(err)
 	}
 	port := &ccalgo.PortState{QueueBytes: 3000}
-	var sink recSink
+	var sink cctest.RecordingSink
 	for i := range 3 {
 		c.OnEnqueue(0, &ccalgo.DataPacket{Flow: key(i)}, port, &sink)
 	}
 	c.OnTimer(40_000, port, &sink)
-	if len(sink.fbs) != 2 || c.Stats().TableFull != 1 {
-		t.Fatalf("%d messages, %+v", len(sink.fbs), c.Stats())
+	if len(sink.Feedback) != 2 || c.Stats().TableFull != 1 {
+		t.Fatalf("%d messages, %+v", len(sink.Feedback), c.Stats())
 	}
 }
 
@@ -631,7 +622,7 @@ func fill(c *CP, port *ccalgo.PortState, n int) {
 func TestZeroAllocs(t *testing.T) {
 	c := newTestCP(t, env10G())
 	port := &ccalgo.PortState{LinkBps: 10e9, QueueBytes: 100_000}
-	var sink countSink
+	var sink cctest.CountingSink
 	fill(c, port, 100)
 	pkt := &ccalgo.DataPacket{Flow: key(5000), WireBytes: 1062}
 	now := int64(0)
@@ -667,7 +658,7 @@ func TestZeroAllocs(t *testing.T) {
 			t.Errorf("%s: %v allocs per run", tc.name, a)
 		}
 	}
-	if sink.n == 0 {
+	if sink.N == 0 {
 		t.Fatal("OnTimer emitted nothing")
 	}
 }
@@ -694,7 +685,7 @@ func BenchmarkCPOnTimer(b *testing.B) {
 			c := newTestCP(b, env10G())
 			port := &ccalgo.PortState{LinkBps: 10e9, QueueBytes: 75_000}
 			fill(c, port, n)
-			var sink countSink
+			var sink cctest.CountingSink
 			b.ReportAllocs()
 			for b.Loop() {
 				c.OnTimer(c.NextTimer(), port, &sink)
