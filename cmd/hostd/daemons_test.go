@@ -1,0 +1,450 @@
+package main
+
+import (
+	"bufio"
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/ccbed/ccbed/hostd"
+	"github.com/ccbed/ccbed/switchd"
+)
+
+// hostdConfigEnv, when set, makes the test binary the hostd daemon: TestMain runs
+// main's logic on the file it names, so that TestDaemonsOverVeth runs each host
+// as its own process (own EAL, signals, exit code) without a separate go build.
+const hostdConfigEnv = "HOSTD_TEST_CONFIG"
+
+func TestMain(m *testing.M) {
+	if path := os.Getenv(hostdConfigEnv); path != "" {
+		if err := run(path); err != nil {
+			fmt.Fprintln(os.Stderr, "hostd:", err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// daemon is one child process with its combined stdout and stderr.
+type daemon struct {
+	name string
+	cmd  *exec.Cmd
+	mu   sync.Mutex
+	out  strings.Builder
+	// ready is closed at the first output line starting with the readiness
+	// prefix given to startDaemon (never when it is empty).
+	ready chan struct{}
+	done  chan struct{} // closed once the process has exited; err is then set
+	err   error
+	// logged: the test has logged the output already; the cleanup does not
+	// repeat it on failure.
+	logged bool
+}
+
+// startDaemon runs name's command line argv with extra environment env; a line
+// of its output starting with readyPrefix closes d.ready. The process is killed
+// in t's cleanup if it is still running.
+func startDaemon(t *testing.T, name, readyPrefix string, env []string, argv ...string) *daemon {
+	t.Helper()
+	d := &daemon{name: name, ready: make(chan struct{}), done: make(chan struct{})}
+	d.cmd = exec.Command(argv[0], argv[1:]...)
+	d.cmd.Env = append(os.Environ(), env...)
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.cmd.Stdout, d.cmd.Stderr = w, w
+	if err := d.cmd.Start(); err != nil {
+		r.Close()
+		w.Close()
+		t.Fatalf("%s: %v", name, err)
+	}
+	w.Close()
+	go func() {
+		sc := bufio.NewScanner(r)
+		isReady := false
+		for sc.Scan() {
+			l := sc.Text()
+			d.mu.Lock()
+			d.out.WriteString(l + "\n")
+			d.mu.Unlock()
+			if !isReady && readyPrefix != "" && strings.HasPrefix(l, readyPrefix) {
+				isReady = true
+				close(d.ready)
+			}
+		}
+		io.Copy(io.Discard, r)
+		r.Close()
+		d.err = d.cmd.Wait()
+		close(d.done)
+	}()
+	t.Cleanup(func() {
+		select {
+		case <-d.done:
+		default:
+			d.cmd.Process.Kill()
+			<-d.done
+		}
+		if t.Failed() && !d.logged {
+			t.Logf("%s output:\n%s", d.name, d.output())
+		}
+	})
+	return d
+}
+
+func (d *daemon) output() string {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.out.String()
+}
+
+// wait waits up to timeout for the process to exit and fails t unless it
+// exited 0.
+func (d *daemon) wait(t *testing.T, timeout time.Duration) {
+	t.Helper()
+	select {
+	case <-d.done:
+	case <-time.After(timeout):
+		t.Fatalf("%s still running after %v:\n%s", d.name, timeout, d.output())
+	}
+	if d.err != nil {
+		t.Fatalf("%s exit: %v\n%s", d.name, d.err, d.output())
+	}
+}
+
+// stop sends SIGTERM and waits for a clean exit.
+func (d *daemon) stop(t *testing.T, timeout time.Duration) {
+	t.Helper()
+	select {
+	case <-d.done:
+		t.Fatalf("%s exited before SIGTERM (%v):\n%s", d.name, d.err, d.output())
+	default:
+	}
+	if err := d.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatalf("%s: SIGTERM: %v", d.name, err)
+	}
+	d.wait(t, timeout)
+}
+
+func mustRun(tb testing.TB, args ...string) string {
+	tb.Helper()
+	out, err := exec.Command(args[0], args[1:]...).CombinedOutput()
+	if err != nil {
+		tb.Fatalf("%s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return string(out)
+}
+
+// vethMAC reads the MAC of interface dev in network namespace ns.
+func vethMAC(tb testing.TB, ns, dev string) string {
+	tb.Helper()
+	f := strings.Fields(mustRun(tb, "ip", "-n", ns, "-o", "link", "show", "dev", dev))
+	for i, w := range f {
+		if w == "link/ether" && i+1 < len(f) {
+			return f[i+1]
+		}
+	}
+	tb.Fatalf("no MAC in ip link output for %s/%s: %v", ns, dev, f)
+	return ""
+}
+
+// hasPacketSocket reports whether process pid has entered network namespace
+// ns and that namespace has a packet socket: the af_packet PMD of a daemon alone
+// in its namespace has opened its interface.
+func hasPacketSocket(pid int, ns string) bool {
+	want, err1 := os.Stat(filepath.Join("/var/run/netns", ns))
+	got, err2 := os.Stat(fmt.Sprintf("/proc/%d/ns/net", pid))
+	if err1 != nil || err2 != nil || !os.SameFile(want, got) {
+		return false
+	}
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/net/packet", pid))
+	return err == nil && strings.Count(strings.TrimSpace(string(b)), "\n") >= 1
+}
+
+func readJSON(tb testing.TB, path string, v any) {
+	tb.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if err := json.Unmarshal(b, v); err != nil {
+		tb.Fatalf("%s: %v", path, err)
+	}
+}
+
+// TestDaemonsOverVeth is the real-NIC path end to end, with veth pairs for
+// cables: one switchd and two hostd processes, each its own DPDK primary
+// process (--no-huge, one lcore), whose ports are net_af_packet vdevs on veths,
+// each process in its own network namespace:
+//
+//	ns H0                     ns S                                  ns H1
+//	sender 10.78.1.2          switchd (rocc)                        receiver 10.78.2.2
+//	af_packet0 H0 == veth == S0 af_packet0 p0 -- p1 af_packet1 S1 == veth == H1 af_packet0
+//	400 Mb/s                  200 Mb/s per port                     200 Mb/s
+//
+// The port to the receiver is a 2:1 bottleneck, so its queue builds and the
+// switch's RoCC CP sends the sender rate messages. The sender posts one 1 MiB
+// message; the test checks its FCT record, that every byte was acknowledged,
+// the switch's forwarding and feedback counters on both ports, that switchd
+// returned every mbuf, and that every process exits 0 (the sender after
+// duration_s, the receiver and switchd on SIGTERM).
+//
+// Why RoCC at these rates: its fair rate is counted in Delta_F = 10 Mb/s units
+// above F_min = 10 units, so any link above 100 Mb/s has a valid parameter set
+// (the queue thresholds scale with the link; at exactly 100 Mb/s F_max = F_min
+// is rejected), and its feedback goes from the switch straight to the sender,
+// so every rate message crosses two processes, not three (DCQCN's needs the
+// switch to mark and the receiver to send a CNP; it is not exercised here).
+func TestDaemonsOverVeth(t *testing.T) {
+	if testing.Short() {
+		t.Skip("multi-process veth test skipped in -short mode")
+	}
+	id := strconv.Itoa(os.Getpid() % 100000)
+	nsS, nsH0, nsH1 := "ccbdS"+id, "ccbdH0"+id, "ccbdH1"+id
+	s0, s1, h0, h1 := "ccbS0"+id, "ccbS1"+id, "ccbH0"+id, "ccbH1"+id
+	if out, err := exec.Command("ip", "netns", "add", nsS).CombinedOutput(); err != nil {
+		t.Skipf("cannot create network namespaces and veths (needs root and iproute2): %v %s", err, out)
+	}
+	t.Cleanup(func() { exec.Command("ip", "netns", "del", nsS).Run() })
+	for _, ns := range []string{nsH0, nsH1} {
+		mustRun(t, "ip", "netns", "add", ns)
+		t.Cleanup(func() { exec.Command("ip", "netns", "del", ns).Run() })
+	}
+	for _, ns := range []string{nsS, nsH0, nsH1} {
+		// No IPv6 autoconfiguration traffic on the veths: set before they exist.
+		mustRun(t, "ip", "netns", "exec", ns, "sysctl", "-qw",
+			"net.ipv6.conf.all.disable_ipv6=1", "net.ipv6.conf.default.disable_ipv6=1")
+	}
+	for _, c := range [][2]string{{s0, h0}, {s1, h1}} {
+		hns := nsH0
+		if c[1] == h1 {
+			hns = nsH1
+		}
+		mustRun(t, "ip", "link", "add", "name", c[0], "netns", nsS, "type", "veth", "peer", "name", c[1], "netns", hns)
+		mustRun(t, "ip", "-n", nsS, "link", "set", c[0], "up")
+		mustRun(t, "ip", "-n", hns, "link", "set", c[1], "up")
+	}
+	macS0, macS1 := vethMAC(t, nsS, s0), vethMAC(t, nsS, s1)
+	macH0, macH1 := vethMAC(t, nsH0, h0), vethMAC(t, nsH1, h1)
+
+	goTool, err := exec.LookPath("go")
+	if err != nil {
+		t.Fatalf("the go tool is needed to build switchd: %v", err)
+	}
+	dir := t.TempDir()
+	switchdBin := filepath.Join(dir, "switchd")
+	mustRun(t, goTool, "build", "-o", switchdBin, "../switchd")
+
+	const (
+		senderIP   = "10.78.1.2"
+		receiverIP = "10.78.2.2"
+		msgBytes   = 1 << 20
+		mtu        = 1024
+		durationS  = 3.0
+	)
+	// --no-shconf still makes each process's EAL runtime directory.
+	for _, prefix := range []string{"ccbsw", "ccbh0", "ccbh1"} {
+		t.Cleanup(func() { os.RemoveAll(filepath.Join("/var/run/dpdk", prefix+id)) })
+	}
+	eal := func(prefix, cpu, iface string) string {
+		return fmt.Sprintf(`["--no-huge", "-m", "256", "--no-pci", "--no-shconf", "--no-telemetry", "--lcores=0@%s", "--file-prefix=%s%s", "--log-level=lib.eal:error", "--vdev=net_af_packet0,iface=%s"]`,
+			cpu, prefix, id, iface)
+	}
+	swJSON, swCSV := filepath.Join(dir, "switch.json"), filepath.Join(dir, "switch.csv")
+	swCfg := fmt.Sprintf(`[switch]
+ip = "10.78.0.254"
+mode = "rtc"
+lcores = [0]
+eal_args = ["--no-huge", "-m", "256", "--no-pci", "--no-shconf", "--no-telemetry", "--lcores=0@1", "--file-prefix=ccbsw%s", "--log-level=lib.eal:error"]
+mbufs = 4095
+ring_size = 512
+
+[[ports]]
+name = "p0"
+device = "net_af_packet0,iface=%s"
+peer_mac = "%s"
+link_gbps = 0.2
+
+[[ports]]
+name = "p1"
+device = "net_af_packet1,iface=%s"
+peer_mac = "%s"
+link_gbps = 0.2
+
+[[routes]]
+prefix = "10.78.1.0/24"
+port = "p0"
+[[routes]]
+prefix = "10.78.2.0/24"
+port = "p1"
+
+[cc]
+scheme = "rocc"
+base_rtt_us = 100
+
+[telemetry]
+csv = "%s"
+json = "%s"
+console = false
+`, id, s0, macH0, s1, macH1, swCSV, swJSON)
+	hostCfg := func(name, ip, gw, ealArgs string, gbps float64, flows string) string {
+		return fmt.Sprintf(`eal_args = %s
+port = "net_af_packet0"
+lcores = [0]
+mbufs = 4095
+duration_s = %g
+results_dir = "%s"
+
+[host]
+name = "%s"
+ip = "%s"
+gateway_mac = "%s"
+link_gbps = %g
+mtu_bytes = %d
+base_rtt_us = 100
+scheme = "rocc"
+rto_us = 20000
+nak_interval_us = 5000
+%s`, ealArgs, durationS, filepath.Join(dir, name), name, ip, gw, gbps, mtu, flows)
+	}
+	// The receiver runs until SIGTERM (duration_s 0); the sender's message
+	// starts 200 ms into its run.
+	rxCfg := strings.Replace(hostCfg("receiver", receiverIP, macS1, eal("ccbh1", "0", h1), 0.2, ""),
+		fmt.Sprintf("duration_s = %g", durationS), "duration_s = 0", 1)
+	txCfg := hostCfg("sender", senderIP, macS0, eal("ccbh0", "0", h0), 0.4, fmt.Sprintf(`
+[[host.flows]]
+id = 1
+dst = "%s"
+size_bytes = %d
+start_us = 200000
+`, receiverIP, msgBytes))
+	write := func(name, text string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	swPath, rxPath, txPath := write("switch.toml", swCfg), write("receiver.toml", rxCfg), write("sender.toml", txCfg)
+
+	begin := time.Now()
+	sw := startDaemon(t, "switchd", "switchd: running", nil, "ip", "netns", "exec", nsS, switchdBin, "-c", swPath)
+	select {
+	case <-sw.ready:
+	case <-sw.done:
+		t.Fatalf("switchd exited before running (%v):\n%s", sw.err, sw.output())
+	case <-time.After(15 * time.Second):
+		t.Fatalf("switchd did not start:\n%s", sw.output())
+	}
+	self := []string{"ip", "netns", "exec", "", os.Args[0], "-test.run=^$"}
+	hostArgv := func(ns string) []string {
+		a := append([]string(nil), self...)
+		a[3] = ns
+		return a
+	}
+	rx := startDaemon(t, "receiver", "", []string{hostdConfigEnv + "=" + rxPath}, hostArgv(nsH1)...)
+	for deadline := time.Now().Add(15 * time.Second); !hasPacketSocket(rx.cmd.Process.Pid, nsH1); {
+		select {
+		case <-rx.done:
+			t.Fatalf("receiver exited before opening its port (%v):\n%s", rx.err, rx.output())
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("receiver did not open its af_packet port:\n%s", rx.output())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	tx := startDaemon(t, "sender", "", []string{hostdConfigEnv + "=" + txPath}, hostArgv(nsH0)...)
+	tx.wait(t, time.Duration(durationS*float64(time.Second))+15*time.Second)
+	rx.stop(t, 10*time.Second)
+	sw.stop(t, 10*time.Second)
+	t.Logf("three daemons ran for %.1f s", time.Since(begin).Seconds())
+	for _, d := range []*daemon{sw, rx, tx} {
+		t.Logf("%s:\n%s", d.name, strings.TrimSpace(d.output()))
+		d.logged = true
+	}
+
+	// The sender: one FCT row for the message, every byte acknowledged.
+	f, err := os.Open(filepath.Join(dir, "sender", "fct.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows, err := csv.NewReader(f).ReadAll()
+	f.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 2 || strings.Join(rows[0], ",") != "flow,size_bytes,fct_us,slowdown" {
+		t.Fatalf("sender fct.csv: want a header and one row, got %q", rows)
+	}
+	fctUs, _ := strconv.ParseFloat(rows[1][2], 64)
+	if rows[1][0] != "1" || rows[1][1] != strconv.Itoa(msgBytes) || !(fctUs > 0) || fctUs > durationS*1e6 {
+		t.Errorf("sender fct.csv row %q: want flow 1, %d bytes, 0 < fct_us < %g", rows[1], msgBytes, durationS*1e6)
+	}
+	var snd, rcv hostd.Report
+	readJSON(t, filepath.Join(dir, "sender", "counters.json"), &snd)
+	readJSON(t, filepath.Join(dir, "receiver", "counters.json"), &rcv)
+	t.Logf("sender: fct %.0f us (slowdown %s); tx %+v; rx acks %d naks %d rocc_rate %d; port %+v",
+		fctUs, rows[1][3], snd.Tx, snd.Rx.Acks, snd.Rx.Naks, snd.Rx.RoCCRate, snd.Port)
+	t.Logf("receiver: rx %+v; %d control frames sent; flows %+v; port %+v", rcv.Rx, rcv.Tx.ControlFrames, rcv.RxFlows, rcv.Port)
+	frames := uint64((msgBytes + mtu - 1) / mtu)
+	if snd.Tx.FlowsStarted != 1 || snd.Tx.FlowsCompleted != 1 || len(snd.Active) != 0 {
+		t.Errorf("sender: %d flows started, %d completed, %d still active (%+v): want 1, 1, 0",
+			snd.Tx.FlowsStarted, snd.Tx.FlowsCompleted, len(snd.Active), snd.Active)
+	}
+	if snd.Tx.DataFrames < frames || snd.Tx.PayloadBytes < msgBytes || snd.Rx.Acks == 0 {
+		t.Errorf("sender sent %d data frames (%d payload bytes) and got %d ACKs: want >= %d frames, >= %d bytes, > 0 ACKs",
+			snd.Tx.DataFrames, snd.Tx.PayloadBytes, snd.Rx.Acks, frames, msgBytes)
+	}
+	if len(rcv.RxFlows) != 1 || rcv.RxFlows[0].Src != senderIP || rcv.RxFlows[0].Bytes != msgBytes || rcv.RxFlows[0].Messages != 1 {
+		t.Errorf("receiver flows %+v: want one from %s with %d bytes in order, 1 message", rcv.RxFlows, senderIP, msgBytes)
+	}
+	if rcv.Tx.ControlFrames == 0 || snd.Rx.Acks > rcv.Tx.ControlFrames {
+		t.Errorf("receiver sent %d control frames, sender got %d ACKs", rcv.Tx.ControlFrames, snd.Rx.Acks)
+	}
+
+	// The switch: data in on p0 and out on p1, ACKs in on p1 and out on p0.
+	var res switchd.Results
+	readJSON(t, swJSON, &res)
+	if len(res.Counters.Ports) != 2 {
+		t.Fatalf("switch counters: %d ports, want 2", len(res.Counters.Ports))
+	}
+	p0, p1 := res.Counters.Ports[0], res.Counters.Ports[1]
+	t.Logf("switch p0: rx %d tx %d drops %d rocc_rate_sent %d feedback_no_route %d queue_max %d B; p1: rx %d tx %d drops %d rocc_rate_sent %d queue_max %d B fair %.3f Gb/s",
+		p0.RxPackets, p0.TxPackets, p0.DropsTotal, p0.RoCCRateSent, p0.FeedbackNoPort, p0.QueueMaxBytes,
+		p1.RxPackets, p1.TxPackets, p1.DropsTotal, p1.RoCCRateSent, p1.QueueMaxBytes, p1.FairRateGbps)
+	// Every frame of the message crossed p0 -> p1 at least once; every data
+	// frame the receiver counted left p1; every ACK and rate message the sender
+	// counted left p0.
+	if p0.RxPackets < frames || p1.TxPackets < rcv.Rx.Data || p0.RxPackets < p1.TxPackets {
+		t.Errorf("switch forwarded rx(p0) %d -> tx(p1) %d; the message has %d frames, the receiver got %d",
+			p0.RxPackets, p1.TxPackets, frames, rcv.Rx.Data)
+	}
+	if p1.RxPackets < snd.Rx.Acks || p0.TxPackets < snd.Rx.Acks+snd.Rx.RoCCRate {
+		t.Errorf("switch forwarded rx(p1) %d -> tx(p0) %d, the sender got %d ACKs and %d rate messages",
+			p1.RxPackets, p0.TxPackets, snd.Rx.Acks, snd.Rx.RoCCRate)
+	}
+	// The 2:1 bottleneck queues frames on p1 (one frame at 200 Mb/s outlasts
+	// RoCC's T = 40 us), so its CP sends the sender rate messages through p0.
+	if sent := p0.RoCCRateSent + p1.RoCCRateSent; p1.RoCCRateSent == 0 || snd.Rx.RoCCRate == 0 || snd.Rx.RoCCRate > sent {
+		t.Errorf("RoCC rate messages: p1 sent %d (p0 %d), the sender counted %d: want > 0 sent and 0 < received <= sent",
+			p1.RoCCRateSent, p0.RoCCRateSent, snd.Rx.RoCCRate)
+	}
+	if !strings.Contains(sw.output(), "mbufs in use 0\n") {
+		t.Errorf("switchd did not return every mbuf to its pool")
+	}
+	if p0.DropMalformed+p1.DropMalformed+p0.DropNoRoute+p1.DropNoRoute != 0 {
+		t.Errorf("switch dropped malformed / unroutable frames: p0 %+v p1 %+v", p0, p1)
+	}
+}
