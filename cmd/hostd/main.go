@@ -56,7 +56,9 @@ func run(path string) error {
 		return err
 	}
 	defer p.Close()
-	defer p.Stop()
+	defer p.Stop() // a second stop after the one at the end is harmless
+	scratch := dpdk.NewBurst(hostd.Burst)
+	defer scratch.Free()
 	clock := lcore.NewTSCClock(dpdk.TSCHz())
 	start := clock.Now()
 	eng, err := f.NewEngine(start)
@@ -110,6 +112,11 @@ func run(path string) error {
 			s.Lcore, s.Name, s.Iterations, s.BusyPolls, float64(s.MaxStallNs)/1000, panicNote(s.Panic))
 	}
 	fmt.Printf("  results in %s\n", f.ResultsDir)
+	if err := p.Stop(); err != nil {
+		return err
+	}
+	port.Drain(port.EthQueue{Port: p}, scratch.Pkts)
+	fmt.Printf("  mbufs in use %d\n", mp.InUse())
 	return nil
 }
 
