@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -87,6 +88,7 @@ func (g *Group) Launch(id uint, name string, poll Poll) error {
 	l := &loop{name: name, lcore: id, poll: poll, done: make(chan struct{})}
 	body := func() int {
 		defer close(l.done)
+		defer running.Add(-1)
 		defer func() {
 			// A panic must not take the process down without results: record
 			// it, stop the group, and let the control plane report it.
@@ -108,7 +110,21 @@ func (g *Group) Launch(id uint, name string, poll Poll) error {
 	}
 	g.used[id] = true
 	g.loops = append(g.loops, l)
+	reserveProcs()
 	return nil
+}
+
+// running counts the loops of every group in the process.
+var running atomic.Int32
+
+// reserveProcs keeps GOMAXPROCS at least two above the number of running
+// loops (DESIGN.md "Go runtime and busy lcores"): every busy loop holds a P,
+// and the collector, timers, signal handling and the control plane need their
+// own. It only ever raises GOMAXPROCS.
+func reserveProcs() {
+	if n := int(running.Add(1)) + 2; runtime.GOMAXPROCS(0) < n {
+		runtime.GOMAXPROCS(n)
+	}
 }
 
 func (l *loop) run(stop *atomic.Bool) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"runtime"
 	"syscall"
 	"testing"
 	"time"
@@ -71,6 +72,9 @@ func TestPipelineOverRings(t *testing.T) {
 	}
 	if err := g.Launch(7, "absent", func() int { return 0 }); err == nil {
 		t.Fatal("loop on a disabled lcore accepted")
+	}
+	if n := runtime.GOMAXPROCS(0); n < 4 {
+		t.Errorf("GOMAXPROCS %d with 2 busy loops, want >= 4", n)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 	defer cancel()

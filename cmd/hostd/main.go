@@ -10,7 +10,6 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"runtime"
 	"time"
 
 	"github.com/ccbed/ccbed/dpdk"
@@ -39,10 +38,6 @@ func run(path string) error {
 	f, err := hostd.LoadFile(path)
 	if err != nil {
 		return err
-	}
-	// Every busy lcore holds a P; leave two for the collector, timers and signals.
-	if n := len(f.Lcores) + 2; runtime.GOMAXPROCS(0) < n {
-		runtime.GOMAXPROCS(n)
 	}
 	if err := dpdk.EALInit(f.EALArgs); err != nil {
 		return err

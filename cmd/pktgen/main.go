@@ -16,7 +16,6 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"runtime"
 	"runtime/debug"
 	"strings"
 	"time"
@@ -159,10 +158,6 @@ func run() error {
 			workers = []uint{dpdk.MainLcore()}
 		}
 		lcs = workers[:1]
-	}
-	// Every busy loop holds a P: leave room for the GC, timers and stats.
-	if runtime.GOMAXPROCS(0) < len(lcs)+2 {
-		runtime.GOMAXPROCS(len(lcs) + 2)
 	}
 	debug.SetGCPercent(400)
 

@@ -20,7 +20,6 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"runtime"
 	"runtime/debug"
 	"strings"
 	"time"
@@ -93,11 +92,6 @@ func lcoresOf(cfg *switchd.Config) []uint {
 
 func serve(cfg *switchd.Config, duration time.Duration) error {
 	lcores := lcoresOf(cfg)
-	// Every busy loop holds a P; leave room for the collector, timers, signals
-	// and the telemetry goroutine (DESIGN.md "Go runtime and busy lcores").
-	if n := len(lcores) + 2; runtime.GOMAXPROCS(0) < n {
-		runtime.GOMAXPROCS(n)
-	}
 	debug.SetGCPercent(400)
 	if err := dpdk.EALInit(ealArgs(cfg)); err != nil {
 		return err
