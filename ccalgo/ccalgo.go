@@ -430,6 +430,7 @@ type ParamError struct {
 	Reason        string
 }
 
+// Error names the scheme, the parameter, its value and what is wrong.
 func (e *ParamError) Error() string {
 	return fmt.Sprintf("ccalgo: %s: parameter %s = %v: %s", e.Scheme, e.Param, e.Value, e.Reason)
 }

@@ -24,6 +24,7 @@ type Error struct {
 	Msg  string
 }
 
+// Error formats the error as file:line: key: message.
 func (e *Error) Error() string {
 	var b strings.Builder
 	b.WriteString(e.File)

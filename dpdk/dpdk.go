@@ -29,6 +29,7 @@ type Error struct {
 	Code int
 }
 
+// Error names the operation and DPDK's message for the errno.
 func (e *Error) Error() string {
 	return fmt.Sprintf("dpdk: %s: %s (errno %d)", e.Op, C.GoString(C.rte_strerror(C.int(e.Code))), e.Code)
 }
