@@ -29,6 +29,9 @@ type loopCase struct {
 	// queueTol bounds |mean queue - Q_ref| / Q_ref over the second half.
 	queueTol float64
 	equal    bool // equal shares: Jain's index of the goodputs must be >= 0.99
+	// jitter is the simulator's PacingJitter: real senders do not pace in
+	// lock step (see TestClosedLoopFairness, N = 100).
+	jitter float64
 }
 
 func longFlows(n int, offered float64) []sim.Flow {
@@ -52,7 +55,7 @@ func runLoop(t *testing.T, tc loopCase) {
 	p := DefaultParams(ccalgo.Env{LinkBps: tc.link})
 	p.T = tc.t
 	res, err := sim.Run(sim.Config{Scheme: Name, Params: p, LinkBps: tc.link,
-		Flows: tc.flows, Duration: tc.duration})
+		Flows: tc.flows, Duration: tc.duration, PacingJitter: tc.jitter, Seed: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -151,12 +154,13 @@ func TestClosedLoopTestbed(t *testing.T) {
 // simultaneous start at 36 Gb/s each fills the queue past Q_max before the
 // first T, so F falls to F_min and climbs back under AUTO_TUNE's small gains.
 //
-// N = 100 holds the mean but not a steady queue in this simulator: the 100
-// senders pace identical rates and release together whenever the rate rises,
-// so packets arrive in trains; the queue swings by about +-50 KB at the period
-// of the flows' packet spacing (21 us at 0.4 Gb/s), Algorithm 1 samples that
-// sawtooth every T and F wanders by about +-10 %. The case checks the means over
-// the second half, with the queue tolerance widened to 20 %.
+// N = 100 runs with 10 % pacing jitter. Paced exactly, the 100 identical
+// senders release in lock step, so packets arrive in trains; the queue then
+// swings by about +-50 KB (sd 35 KB) at the period of the flows' packet spacing
+// (21 us at 0.4 Gb/s) and F wanders by about +-10 %: an artifact of a
+// simulator without jitter, not of Algorithm 1. With 5-20 % jitter the queue
+// holds at Q_ref (mean 150.3 KB, sd 4.3 KB) and F at C/N (0.400 Gb/s), settling
+// in about 5 ms.
 func TestClosedLoopFairness(t *testing.T) {
 	cases := []loopCase{
 		{name: "N=2", link: 40e9, t: 40_000, flows: longFlows(2, 36e9), duration: 14e6,
@@ -164,7 +168,7 @@ func TestClosedLoopFairness(t *testing.T) {
 		{name: "N=10", link: 40e9, t: 40_000, flows: longFlows(10, 36e9), duration: 10e6,
 			wantRate: repeat(4e9, 10), fair: 4e9, maxSettle: 6e6, queueTol: 0.15, equal: true},
 		{name: "N=100", link: 40e9, t: 40_000, flows: longFlows(100, 36e9), duration: 16e6,
-			wantRate: repeat(0.4e9, 100), fair: 0.4e9, queueTol: 0.2, equal: true},
+			wantRate: repeat(0.4e9, 100), fair: 0.4e9, maxSettle: 8e6, queueTol: 0.05, equal: true, jitter: 0.1},
 		// "Results for B = 100 Gb/s are consistent with those for 40 Gb/s."
 		{name: "100G N=10", link: 100e9, t: 40_000, flows: longFlows(10, 90e9), duration: 8e6,
 			wantRate: repeat(10e9, 10), fair: 10e9, maxSettle: 5e6, queueTol: 0.15, equal: true},

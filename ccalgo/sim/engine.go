@@ -49,9 +49,10 @@ type flowState struct {
 	nakTime   int64
 	nakSent   bool
 	delivered int64
-	lastSampl int64 // delivered at the previous sample
-	unacked   int   // in-order packets received since the last ACK
-	delAckAt  int64 // pending delayed-ACK event, Never if none
+	lastSampl int64   // delivered at the previous sample
+	gap       float64 // factor on the next paced gap (PacingJitter), 1 without jitter
+	unacked   int     // in-order packets received since the last ACK
+	delAckAt  int64   // pending delayed-ACK event, Never if none
 	pendAck   ccalgo.AckFields
 }
 
@@ -73,6 +74,7 @@ type sim struct {
 	rto      int64
 	nakIv    int64
 	ackDelay int64
+	rng      uint64 // xorshift state for PacingJitter
 
 	cp      ccalgo.CongestionPoint
 	fairRep ccalgo.FairRateReporter
@@ -147,6 +149,7 @@ func newSim(cfg Config) (*sim, error) {
 	default:
 		s.rto = 0
 	}
+	s.rng = cfg.Seed*0x9e3779b97f4a7c15 | 1
 	s.ackDelay = cfg.AckDelay
 	if s.ackDelay == 0 {
 		s.ackDelay = s.baseRTT
@@ -191,6 +194,7 @@ func newSim(cfg Config) (*sim, error) {
 		fs.host = int32(f.Src)
 		fs.size = uint64(f.Bytes)
 		fs.lastSend = math.Inf(-1)
+		fs.gap = 1
 		fs.timerAt = ccalgo.Never
 		fs.timerRaw = ccalgo.Never
 		fs.rtoAt = ccalgo.Never
@@ -425,7 +429,7 @@ func (s *sim) sendable(fi int) (ok bool, readyAt float64) {
 	if !(r > 0) {
 		return false, 0
 	}
-	readyAt = f.lastSend + f.lastBits*1e9/r
+	readyAt = f.lastSend + f.lastBits*1e9/r*f.gap
 	if f.rp != nil {
 		if h := float64(f.rp.HaltUntil()); h > readyAt {
 			readyAt = h
@@ -502,6 +506,9 @@ func (s *sim) send(hi int32, fi int, ready float64) {
 	}
 	f.lastSend = start
 	f.lastBits = bits
+	if j := s.cfg.PacingJitter; j > 0 {
+		f.gap = 1 + j*(2*s.uniform()-1)
+	}
 	f.lastSendInt = s.now
 	if f.rp != nil {
 		f.rp.OnSend(s.now, f.sndNxt, payload)
@@ -775,4 +782,12 @@ func (s *sim) allocFb() int32 {
 	}
 	s.fbs = append(s.fbs, ccalgo.Feedback{})
 	return int32(len(s.fbs) - 1)
+}
+
+// uniform returns a deterministic pseudo-random number in [0, 1) (xorshift64*).
+func (s *sim) uniform() float64 {
+	s.rng ^= s.rng >> 12
+	s.rng ^= s.rng << 25
+	s.rng ^= s.rng >> 27
+	return float64((s.rng*0x2545f4914f6cdd1d)>>11) / (1 << 53)
 }

@@ -69,6 +69,12 @@ type Config struct {
 	// trigger an ACK is acknowledged at most AckDelay later. 0: the base RTT.
 	// Without it a window smaller than AckEvery packets would stall.
 	AckDelay int64
+	// PacingJitter spreads each flow's packet spacing uniformly over
+	// [1 - j, 1 + j] times its paced gap (mean 1: the rate is unchanged), as
+	// real NICs and hosts do; 0 paces exactly. Identical senders paced exactly
+	// release in lock step, a synchrony no testbed has. Seed seeds it.
+	PacingJitter float64
+	Seed         uint64
 }
 
 // Result is what a run measured. Series are indexed by sample; sample k is taken at
@@ -228,8 +234,9 @@ func (c *Config) validate() error {
 	case c.Duration <= 0:
 		return fmt.Errorf("sim: Duration = %d, must be > 0", c.Duration)
 	case c.LinkDelay < 0, c.MTU < 0, c.HeaderBytes < 0, c.BufferBytes < 0,
-		c.AckEvery < 0, c.SampleEvery < 0, c.ExpectedFlows < 0, c.NakInterval < 0, c.AckDelay < 0:
-		return errors.New("sim: negative LinkDelay, MTU, HeaderBytes, BufferBytes, AckEvery, SampleEvery, ExpectedFlows, NakInterval or AckDelay")
+		c.AckEvery < 0, c.SampleEvery < 0, c.ExpectedFlows < 0, c.NakInterval < 0, c.AckDelay < 0,
+		c.PacingJitter < 0, c.PacingJitter >= 1:
+		return errors.New("sim: negative LinkDelay, MTU, HeaderBytes, BufferBytes, AckEvery, SampleEvery, ExpectedFlows, NakInterval or AckDelay, or PacingJitter outside [0, 1)")
 	}
 	for i, f := range c.Flows {
 		if f.Src < 0 || f.Start < 0 || f.Bytes < 0 || f.MaxRateBps < 0 {
