@@ -106,11 +106,20 @@ func StartEth(c EthConfig) (dpdk.EthPort, error) {
 	return p, nil
 }
 
-// Drain receives and frees everything still queued on p and returns the count;
-// use it at shutdown so that every mbuf returns to its pool.
+// maxDrainBursts bounds Drain: a port that keeps receiving (a live NIC, a
+// net_null device that makes packets on every poll) never runs dry.
+const maxDrainBursts = 4096
+
+// Drain receives and frees what is queued on p (at most maxDrainBursts bursts:
+// a port with live traffic never empties) and returns the count; use it at
+// shutdown, after the senders stopped, so that every mbuf returns to its pool.
 func Drain(p Port, scratch []*dpdk.Mbuf) int {
 	total := 0
-	for n := p.RxBurst(scratch); n > 0; n = p.RxBurst(scratch) {
+	for i := 0; i < maxDrainBursts; i++ {
+		n := p.RxBurst(scratch)
+		if n == 0 {
+			break
+		}
 		dpdk.FreeBulk(scratch[:n])
 		total += n
 	}
