@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -77,12 +78,15 @@ func Run(ctx context.Context, e *Experiment, out io.Writer) (*Result, error) {
 	if err := dpdk.EALInit(e.EALArgs()); err != nil && err != dpdk.ErrEALInitialised {
 		return nil, fmt.Errorf("testbed: %w", err)
 	}
-	tag := fmt.Sprintf("tb%d", runSeq.next())
+	tag := fmt.Sprintf("tb%d", runSeq.Add(1))
 	t := &e.Topology
 	hostCfgs := e.HostConfigs()
 	swCfg := e.SwitchConfig()
 
-	pool, err := dpdk.NewPktMbufPool(tag+"_pool", 32767, 256, dpdk.MbufDefaultDataRoom, dpdk.SocketAny)
+	// Enough mbufs to fill every cable in both directions and still run.
+	const cableSlots = 4096
+	mbufs := uint32(2*cableSlots*t.Hosts + 16384 - 1)
+	pool, err := dpdk.NewPktMbufPool(tag+"_pool", mbufs, 256, dpdk.MbufDefaultDataRoom, dpdk.SocketAny)
 	if err != nil {
 		return nil, fmt.Errorf("testbed: mempool: %w", err)
 	}
@@ -94,12 +98,12 @@ func Run(ctx context.Context, e *Experiment, out io.Writer) (*Result, error) {
 	swPorts := make([]port.Port, t.Hosts)
 	hostPorts := make([]port.Port, t.Hosts)
 	for i := 0; i < t.Hosts; i++ {
-		a, b, err := dpdk.NewEthCable(fmt.Sprintf("%s_h%d", tag, i), fmt.Sprintf("%s_s%d", tag, i), 4096, dpdk.SocketAny)
+		a, b, err := dpdk.NewEthCable(fmt.Sprintf("%s_h%d", tag, i), fmt.Sprintf("%s_s%d", tag, i), cableSlots, dpdk.SocketAny)
 		if err != nil {
 			return nil, fmt.Errorf("testbed: cable %d: %w", i, err)
 		}
 		for _, p := range []dpdk.EthPort{a, b} {
-			if _, err := started.Start(port.EthConfig{Name: p.Name(), Pool: pool, RxDesc: 4096, TxDesc: 4096}); err != nil {
+			if _, err := started.Start(port.EthConfig{Name: p.Name(), Pool: pool, RxDesc: cableSlots, TxDesc: cableSlots}); err != nil {
 				return nil, fmt.Errorf("testbed: %w", err)
 			}
 		}
@@ -296,8 +300,5 @@ func (e *Experiment) flowDst(src int, id int64) string {
 	return "workload"
 }
 
-type counter struct{ n int }
-
-func (c *counter) next() int { c.n++; return c.n }
-
-var runSeq counter
+// runSeq numbers the runs of this process: DPDK object names must be unique.
+var runSeq atomic.Int64
