@@ -18,10 +18,7 @@ func TestIncastClosedLoop(t *testing.T) {
 		n   = 10
 		dur = 4_000_000
 	)
-	flows := make([]sim.Flow, n)
-	for i := range flows {
-		flows[i] = sim.Flow{Src: i}
-	}
+	flows := sim.LongFlows(n, 0)
 	res, err := sim.Run(sim.Config{Scheme: SchemeName, LinkBps: c, LinkDelay: 5000, Flows: flows,
 		Duration: dur, SampleEvery: 5000})
 	if err != nil {

@@ -365,10 +365,7 @@ func TestClosedLoop(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			flows := make([]sim.Flow, tc.n)
-			for i := range flows {
-				flows[i] = sim.Flow{Src: i, Start: int64(i) * 1_000_000}
-			}
+			flows := sim.LongFlows(tc.n, 1_000_000)
 			d := int64(40_000_000)
 			r, err := sim.Run(sim.Config{Scheme: "dcqcn", LinkBps: tc.link, Flows: flows, Duration: d, SampleEvery: 100 * us})
 			if err != nil {

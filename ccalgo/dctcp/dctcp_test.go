@@ -216,10 +216,7 @@ func TestClosedLoop(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			flows := make([]sim.Flow, tc.n)
-			for i := range flows {
-				flows[i] = sim.Flow{Src: i, Start: int64(i) * 500 * us}
-			}
+			flows := sim.LongFlows(tc.n, 500*us)
 			d := int64(10_000_000)
 			r, err := sim.Run(sim.Config{Scheme: "dctcp", LinkBps: tc.link, Flows: flows, Duration: d, SampleEvery: 100 * us})
 			if err != nil {

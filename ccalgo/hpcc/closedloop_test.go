@@ -49,10 +49,7 @@ func TestIncast16To1(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := sim.Config{Scheme: hpcc.Name, LinkBps: c, HostBps: c, LinkDelay: 1000, Duration: duration,
-				ExpectedFlows: tc.expected, AckEvery: tc.ackEvery}
-			for i := range nFlows {
-				cfg.Flows = append(cfg.Flows, sim.Flow{Src: i})
-			}
+				ExpectedFlows: tc.expected, AckEvery: tc.ackEvery, Flows: sim.LongFlows(nFlows, 0)}
 			if tc.tNs != 0 {
 				p := hpcc.DefaultParams(ccalgo.Env{ExpectedFlows: max(nFlows, tc.expected)})
 				p.TNs = tc.tNs
@@ -166,10 +163,8 @@ func queueBelow(res *sim.Result, limit int64) int64 {
 // (multiplicative increase, not additive).
 func TestJoinAndLeave(t *testing.T) {
 	const c = 100e9
-	cfg := sim.Config{Scheme: hpcc.Name, LinkBps: c, LinkDelay: 1000, Duration: 4_000_000}
-	for i := range 4 {
-		cfg.Flows = append(cfg.Flows, sim.Flow{Src: i, Start: int64(i) * 500_000})
-	}
+	cfg := sim.Config{Scheme: hpcc.Name, LinkBps: c, LinkDelay: 1000, Duration: 4_000_000,
+		Flows: sim.LongFlows(4, 500_000)}
 	cfg.Flows = append(cfg.Flows, sim.Flow{Src: 4, Start: 2_500_000, Bytes: 1_000_000})
 	res, err := sim.Run(cfg)
 	if err != nil {

@@ -157,10 +157,7 @@ func TestClosedLoopLongFlows(t *testing.T) {
 	const ms = 1_000_000
 	for _, n := range []int{2, 3} {
 		t.Run(fmt.Sprintf("%d-flows", n), func(t *testing.T) {
-			flows := make([]sim.Flow, n)
-			for i := range flows {
-				flows[i] = sim.Flow{Src: i}
-			}
+			flows := sim.LongFlows(n, 0)
 			cfg := sim.Config{Scheme: traceScheme, LinkBps: 10e9, MTU: 1000, HeaderBytes: 62, Flows: flows, Duration: 300 * ms}
 			res := runSim(t, cfg)
 			p := DefaultParams(ccalgo.Env{LinkBps: cfg.LinkBps})

@@ -55,10 +55,7 @@ func runIncast(t testing.TB, n int, linkBps float64, mut func(*rcc.Params)) inca
 	if mut != nil {
 		mut(p)
 	}
-	flows := make([]sim.Flow, n)
-	for i := range flows {
-		flows[i] = sim.Flow{Src: i}
-	}
+	flows := sim.LongFlows(n, 0)
 	res, err := sim.Run(sim.Config{Scheme: rcc.Name, Params: p, LinkBps: linkBps, MTU: mtu,
 		HeaderBytes: hdr, Flows: flows, Duration: duration, SampleEvery: sample})
 	if err != nil {

@@ -35,9 +35,9 @@ type loopCase struct {
 }
 
 func longFlows(n int, offered float64) []sim.Flow {
-	f := make([]sim.Flow, n)
+	f := sim.LongFlows(n, 0)
 	for i := range f {
-		f[i] = sim.Flow{Src: i, MaxRateBps: offered}
+		f[i].MaxRateBps = offered
 	}
 	return f
 }

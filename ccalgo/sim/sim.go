@@ -269,3 +269,13 @@ func (c *Config) fillDefaults() {
 		c.SampleEvery = DefaultSampleEvery
 	}
 }
+
+// LongFlows returns n unlimited flows, flow i on its own host i, starting at
+// i * stagger ns: the N-to-1 long-flow case of the papers' micro-benchmarks.
+func LongFlows(n int, stagger int64) []Flow {
+	f := make([]Flow, n)
+	for i := range f {
+		f[i] = Flow{Src: i, Start: int64(i) * stagger}
+	}
+	return f
+}

@@ -28,10 +28,8 @@ func TestConvergence(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			cfg := sim.Config{Scheme: timely.Name, LinkBps: tc.c, LinkDelay: 1000, Duration: duration}
-			for i := range tc.nFlows {
-				cfg.Flows = append(cfg.Flows, sim.Flow{Src: i})
-			}
+			cfg := sim.Config{Scheme: timely.Name, LinkBps: tc.c, LinkDelay: 1000, Duration: duration,
+				Flows: sim.LongFlows(tc.nFlows, 0)}
 			res, err := sim.Run(cfg)
 			if err != nil {
 				t.Fatal(err)
