@@ -271,7 +271,9 @@ func TestSIGINTStillWritesResults(t *testing.T) {
 	e.Experiment.Name = "sigint"
 	e.Experiment.OutputDir = t.TempDir()
 	go func() {
-		time.Sleep(300 * time.Millisecond)
+		// Late enough for the set-up (and the run's 50 ms pre-roll) to be over
+		// on a loaded machine, so that flows have delivered data.
+		time.Sleep(time.Second)
 		syscall.Kill(os.Getpid(), syscall.SIGINT)
 	}()
 	start := time.Now()
