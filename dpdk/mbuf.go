@@ -83,3 +83,12 @@ func (b *Burst) Free() {
 func mbufArray(pkts []*Mbuf) **C.struct_rte_mbuf {
 	return (**C.struct_rte_mbuf)(unsafe.Pointer(&pkts[0]))
 }
+
+// MbufAddr is m's address as an integer: a frame handle (node.Handle) that a
+// pure-Go engine stores without holding a Go pointer. Mbufs live in C memory,
+// which Go's collector neither moves nor frees, so the address stays valid
+// until the mbuf is freed.
+func MbufAddr(m *Mbuf) uintptr { return uintptr(unsafe.Pointer(m)) }
+
+// MbufAt is the mbuf at address a (from MbufAddr).
+func MbufAt(a uintptr) *Mbuf { return *(**Mbuf)(unsafe.Pointer(&a)) }

@@ -36,6 +36,10 @@ type Config struct {
 	// CC holds the scheme's parameters ([host.cc] table, the keys of the scheme's
 	// Params struct); keys not given keep the paper's defaults.
 	CC map[string]any `toml:"cc"`
+	// Typed lets a Go caller pass the scheme's parameter struct directly (the
+	// pointer DefaultParams returns, modified); it wins over CC. Every RP and
+	// the NP read it when they are built, and none writes it.
+	Typed any `toml:"-"`
 	// ExpectedFlows is Env.ExpectedFlows (HPCC's N); default 100.
 	ExpectedFlows int `toml:"expected_flows"`
 
@@ -47,8 +51,13 @@ type Config struct {
 	MaxPending    int     `toml:"max_pending"`     // flows waiting for a free QP (default 65536)
 	// BurstBytes is each QP's token-bucket burst: the lateness of the tx loop it
 	// absorbs (default 16 full frames).
-	BurstBytes  int64 `toml:"burst_bytes"`
-	PFCPriority int   `toml:"pfc_priority"` // priority of data frames: PFC frames pausing it stop data (default 3)
+	BurstBytes int64 `toml:"burst_bytes"`
+	// NICBurstFrames is the depth of the NIC's line-rate bucket in full frames:
+	// how many frames leave back to back after an idle spell, to absorb a late
+	// tx poll (default 32, one tx burst). The virtual-time fabric, which never
+	// polls late, uses 1.
+	NICBurstFrames int `toml:"nic_burst_frames"`
+	PFCPriority    int `toml:"pfc_priority"` // priority of data frames: PFC frames pausing it stop data (default 3)
 	// SampleUs is the period of the per-flow rate time series (default 100);
 	// MaxSamples bounds it (default 1,000,000 rows, further samples are counted).
 	SampleUs   float64 `toml:"sample_us"`
@@ -148,6 +157,9 @@ func (c *Config) ApplyDefaults() {
 	}
 	if c.BurstBytes == 0 {
 		c.BurstBytes = 16 * int64(c.MTUBytes+dataOverhead+wire.INTLen)
+	}
+	if c.NICBurstFrames == 0 {
+		c.NICBurstFrames = 32
 	}
 	if c.PFCPriority == 0 {
 		c.PFCPriority = 3
@@ -296,6 +308,8 @@ func resolve(c *Config, f *config.File, keyPrefix, baseDir string) (*resolved, e
 		return nil, configError(f, k("max_pending"), "must be >= 1")
 	case c.BurstBytes < 0:
 		return nil, configError(f, k("burst_bytes"), "must be >= 0")
+	case c.NICBurstFrames < 1:
+		return nil, configError(f, k("nic_burst_frames"), "must be >= 1")
 	case c.PFCPriority < 0 || c.PFCPriority > 7:
 		return nil, configError(f, k("pfc_priority"), "must be in [0, 7]")
 	case !(c.SampleUs > 0):
@@ -331,7 +345,9 @@ func resolve(c *Config, f *config.File, keyPrefix, baseDir string) (*resolved, e
 		ID:            r.ip,
 	}
 	r.params = r.scheme.DefaultParams(r.env)
-	if len(c.CC) > 0 {
+	if c.Typed != nil {
+		r.params = c.Typed
+	} else if len(c.CC) > 0 {
 		var buf bytes.Buffer
 		if err := toml.NewEncoder(&buf).Encode(c.CC); err != nil {
 			return nil, configError(f, k("cc"), "%v", err)

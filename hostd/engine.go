@@ -16,9 +16,6 @@ import (
 
 const psnMask = 1<<24 - 1
 
-// nicBurstFrames is the burst of the NIC's line-rate bucket, in full frames.
-const nicBurstFrames = 32
-
 // signext24 interprets a 24-bit PSN difference as a signed number in
 // [-2^23, 2^23).
 func signext24(d uint32) int64 { return int64(int32(d<<8) >> 8) }
@@ -307,7 +304,7 @@ func newEngine(r *resolved, now int64) (*Engine, error) {
 	// The NIC bucket holds one tx burst of full frames (the adapter hands the
 	// port 32 frames at a time): the line rate holds over any longer interval,
 	// and a tx loop that polls a little late does not lose line capacity.
-	e.nic.Init(r.linkBps, nicBurstFrames*int64(maxFrame(r.mtu)+phyOverhead), now)
+	e.nic.Init(r.linkBps, int64(c.NICBurstFrames)*int64(maxFrame(r.mtu)+phyOverhead), now)
 	e.slotBits = uint(max(bits.Len(uint(c.MaxQPs-1)), 1))
 	e.qps = make([]sendQP, c.MaxQPs)
 	e.free = make([]int32, 0, c.MaxQPs)
@@ -376,8 +373,10 @@ func newEngine(r *resolved, now int64) (*Engine, error) {
 		}
 		e.wls = append(e.wls, ws)
 	}
-	e.samples = make([]RateSample, 0, r.maxSamples)
-	e.fcts = make([]FCT, 0, c.MaxFCTs)
+	// The result slices grow as the run records (a few doublings, amortised),
+	// up to their bounds: a fabric of hundreds of hosts reserves nothing.
+	e.samples = make([]RateSample, 0, min(r.maxSamples, 1024))
+	e.fcts = make([]FCT, 0, min(c.MaxFCTs, 1024))
 	e.nextSweep = now + r.rto/4
 	e.nextSamp = now + r.sampleNs
 	e.lastSamp = now
@@ -1104,7 +1103,7 @@ func (e *Engine) startFlow(now int64, pf *pendingFlow) {
 
 func (e *Engine) complete(now int64, qp int32, s *sendQP) {
 	e.tc.FlowsCompleted++
-	if len(e.fcts) < cap(e.fcts) {
+	if len(e.fcts) < e.r.cfg.MaxFCTs {
 		ov := dataOverhead + phyOverhead
 		if e.r.intStack {
 			ov += wire.INTLen
@@ -1162,7 +1161,7 @@ func (e *Engine) addSample(now int64, s *sendQP) {
 		return
 	}
 	acked := e.seqBytes(s, s.sndUna)
-	if len(e.samples) == cap(e.samples) {
+	if len(e.samples) >= e.r.maxSamples {
 		e.tc.SamplesDropped++
 		return
 	}

@@ -17,8 +17,10 @@ import (
 	"github.com/ccbed/ccbed/wire"
 )
 
-// MaxPorts is the most ports a switch has.
-const MaxPorts = 8
+// MaxPorts is the most ports a switch has (a fabric's leaf or a k = 64
+// fat-tree's switch; Meta carries port numbers in a byte, and the engine keeps
+// its busy ports in a 64-bit set).
+const MaxPorts = 64
 
 // Lcore modes.
 const (
@@ -65,7 +67,8 @@ type SwitchConfig struct {
 	// for the shaper: preamble and SFD 8, FCS 4, inter-frame gap 12.
 	FrameOverheadBytes int `toml:"frame_overhead_bytes"`
 	// BurstBytes is the shaper's token-bucket depth: how far the link may
-	// catch up after a late poll.
+	// catch up after a late poll. 0 shapes exactly (the virtual-time fabric,
+	// which never polls late).
 	BurstBytes int `toml:"burst_bytes"`
 }
 
@@ -97,10 +100,20 @@ type PortConfig struct {
 	CPID uint32 `toml:"cp_id"`
 }
 
-// RouteConfig is a static route: destinations in Prefix leave through Port.
+// RouteConfig is a static route: destinations in Prefix leave through Port,
+// or through one of Ports (an ECMP group: each flow's 5-tuple hash picks one).
 type RouteConfig struct {
-	Prefix string `toml:"prefix"` // "10.0.1.0/24"
-	Port   string `toml:"port"`   // a ports[].name
+	Prefix string   `toml:"prefix"` // "10.0.1.0/24"
+	Port   string   `toml:"port"`   // a ports[].name
+	Ports  []string `toml:"ports"`  // ECMP: several ports[].name, instead of port
+}
+
+// portNames is the route's port, or its ECMP group.
+func (r *RouteConfig) portNames() []string {
+	if len(r.Ports) > 0 {
+		return r.Ports
+	}
+	return []string{r.Port}
 }
 
 // CCConfig chooses the CP of each port and its parameters.
@@ -263,8 +276,8 @@ func (c *Config) Validate(f *config.File) error {
 	if s.FrameOverheadBytes < 0 || s.FrameOverheadBytes > 64 {
 		return errf("switch.frame_overhead_bytes", "%d: want 0..64", s.FrameOverheadBytes)
 	}
-	if s.BurstBytes < 1518 {
-		return errf("switch.burst_bytes", "%d: want at least one full frame (1518)", s.BurstBytes)
+	if s.BurstBytes != 0 && s.BurstBytes < 1518 {
+		return errf("switch.burst_bytes", "%d: want 0 (exact) or at least one full frame (1518)", s.BurstBytes)
 	}
 	if len(c.Ports) == 0 || len(c.Ports) > MaxPorts {
 		return errf("ports", "%d ports: want 1..%d", len(c.Ports), MaxPorts)
@@ -322,8 +335,20 @@ func (c *Config) Validate(f *config.File) error {
 		if _, _, err := parsePrefix(r.Prefix); err != nil {
 			return errf(key("prefix"), "%v", err)
 		}
-		if _, ok := names[r.Port]; !ok {
-			return errf(key("port"), "%q is not a port name", r.Port)
+		if r.Port != "" && len(r.Ports) > 0 {
+			return errf(key("ports"), "give port or ports (ECMP), not both")
+		}
+		if r.Port == "" && len(r.Ports) == 0 {
+			return errf(key("port"), "missing: the route needs a port (or ports, for ECMP)")
+		}
+		k := "port"
+		if len(r.Ports) > 0 {
+			k = "ports"
+		}
+		for _, n := range r.portNames() {
+			if _, ok := names[n]; !ok {
+				return errf(key(k), "%q is not a port name", n)
+			}
 		}
 	}
 	if _, err := c.routeTable(); err != nil {
@@ -498,7 +523,11 @@ func (c *Config) routeTable() (*RouteTable, error) {
 		if err != nil {
 			return nil, err
 		}
-		if err := rt.Add(addr, plen, idx[r.Port]); err != nil {
+		var ports []int
+		for _, n := range r.portNames() {
+			ports = append(ports, idx[n])
+		}
+		if err := rt.AddECMP(addr, plen, ports); err != nil {
 			return nil, err
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"math/bits"
 
 	"github.com/ccbed/ccbed/ccalgo"
 	"github.com/ccbed/ccbed/wire"
@@ -69,7 +70,7 @@ func (m *Meta) Get(b []byte) {
 
 // TxItem is a frame Transmit hands to the adapter for the wire: a frame known by
 // its Handle (the adapter sends that buffer; Frame is its bytes, possibly
-// modified in place), or, with a nil H, a frame the switch generated, whose
+// modified in place), or, with H 0, a frame the switch generated, whose
 // bytes in Frame stay valid until the next Transmit call on the same port (the
 // adapter copies them into a fresh buffer).
 type TxItem struct {
@@ -154,6 +155,7 @@ type Engine struct {
 	eg       []egress
 	ip       uint32
 	switchID uint16
+	hashSeed uint32 // ECMP: this switch's hash seed
 	decTTL   bool
 	prio     uint8
 	overhead int
@@ -163,6 +165,10 @@ type Engine struct {
 	xoffBytes   int64
 	xonBytes    int64
 	pauseQuanta uint16
+
+	// active has bit p set while port p holds frames (queued, generated, on
+	// the delay line): Transmit and NextWake visit only those ports.
+	active uint64
 
 	sampleNs     int64
 	nextSample   int64
@@ -196,6 +202,7 @@ func New(cfg *Config) (*Engine, error) {
 		eg:           make([]egress, n),
 		ip:           ip,
 		switchID:     cfg.Switch.ID,
+		hashSeed:     uint32(cfg.Switch.ID)*0x9e3779b9 ^ ip,
 		decTTL:       cfg.Switch.DecrementTTL,
 		prio:         cfg.PFC.Priority,
 		overhead:     cfg.Switch.FrameOverheadBytes,
@@ -232,7 +239,7 @@ func New(cfg *Config) (*Engine, error) {
 			peer:      peer,
 			linkBps:   link,
 			nsPerByte: 8e9 / link,
-			burstNs:   float64(cfg.Switch.BurstBytes) * 8e9 / link,
+			burstNs:   max(float64(cfg.Switch.BurstBytes)*8e9/link, 1),
 			delayNs:   int64(math.Round(pc.DelayUs * 1e3)),
 			bufLimit:  pc.BufferBytes,
 			q:         newDataQueue(int(min(pc.BufferBytes/60+1, 1<<17))),
@@ -260,6 +267,17 @@ func New(cfg *Config) (*Engine, error) {
 	}
 	e.nextSample = e.sampleNs
 	return e, nil
+}
+
+// Start sets the engine's time origin: the first telemetry sample is one
+// period after now, counters publish from now, and every shaper starts idle at
+// now. Call it once before the first frame (New assumes 0).
+func (e *Engine) Start(now int64) {
+	e.nextSample = now + e.sampleNs
+	e.nextPubTx, e.nextPubIn = now, now
+	for i := range e.eg {
+		e.eg[i].busyUntil = float64(now)
+	}
 }
 
 // NumPorts is the number of ports.
@@ -307,7 +325,7 @@ func (e *Engine) Classify(in int, frame []byte, m *Meta) bool {
 	}
 	hl := int(s.IPOff)
 	ip := wire.IPv4(frame[hl:]) // Classify checked it, also for a fragment
-	out := e.routes.Lookup(ip.Dst())
+	out := e.egressOf(frame, ip, &s)
 	if out < 0 {
 		ig.c[cDropNoRoute]++
 		return false
@@ -342,6 +360,26 @@ func (e *Engine) Classify(in int, frame []byte, m *Meta) bool {
 		}
 	}
 	return true
+}
+
+// egressOf routes a frame: the port of the longest prefix holding its
+// destination, and within an ECMP group the port its 5-tuple hashes to (IP
+// addresses, protocol and, for UDP, the ports).
+func (e *Engine) egressOf(frame []byte, ip wire.IPv4, s *wire.Summary) int {
+	r := e.routes.find(ip.Dst())
+	if r == nil {
+		return -1
+	}
+	if r.n == 1 {
+		return int(e.routes.ports[r.first])
+	}
+	var sport, dport uint16
+	if s.L4Off != 0 {
+		l4 := frame[s.L4Off:]
+		sport, dport = binary.BigEndian.Uint16(l4[0:]), binary.BigEndian.Uint16(l4[2:])
+	}
+	h := FlowHash(e.hashSeed, ip.Src(), ip.Dst(), sport, dport, ip.Protocol())
+	return int(e.routes.ports[int(r.first)+int(h%uint32(r.n))])
 }
 
 // flowKey reads a data frame's flow key at the offsets of m.
@@ -385,6 +423,7 @@ func (e *Engine) Enqueue(now int64, m *Meta, frame []byte, h Handle) bool {
 		}
 		g.ctl.push(h, frame)
 		g.c[cControlFwd]++
+		e.active |= 1 << m.Out
 		return true
 	}
 	l := int64(len(frame))
@@ -399,6 +438,7 @@ func (e *Engine) Enqueue(now int64, m *Meta, frame []byte, h Handle) bool {
 	en.ipOff, en.intOff = m.IPOff, m.INTOff
 	en.in, en.prio, en.class = m.In, m.Prio&7, m.Class
 	en.stamp = false
+	e.active |= 1 << m.Out
 	g.qBytes += l
 	if uint64(g.qBytes) > g.c[cQueueMax] {
 		g.c[cQueueMax] = uint64(g.qBytes)
@@ -481,7 +521,7 @@ func (e *Engine) Transmit(now int64, p int, out []TxItem) int {
 		if direct && n < len(out) {
 			it := &out[n]
 			it.H, it.Frame = h, frame
-			if h == nil {
+			if h == 0 {
 				g.genRel++
 			}
 			n++
@@ -501,13 +541,55 @@ release:
 		}
 		it := &out[n]
 		it.H, it.Frame = d.h, d.frame
-		if d.h == nil {
+		if d.h == 0 {
 			g.genRel++
 		}
 		g.dl.drop()
 		n++
 	}
+	if g.q.len() == 0 && g.ctl.len() == 0 && !g.gen.pending() && g.dl.len() == 0 {
+		e.active &^= 1 << p
+	}
 	return n
+}
+
+// Active is the set of ports holding frames (bit p: port p): the ports a
+// driver must call Transmit on. Ports outside it have nothing to send.
+func (e *Engine) Active() uint64 { return e.active }
+
+// NextWake is the earliest time at or after now at which the engine has work:
+// a frame due on a port's wire (its shaper free, its priority not paused, its
+// delay over), a CP timer, a PFC refresh, a telemetry sample or a counter
+// publication. Frames received before then may bring it forward. tx+CC side.
+func (e *Engine) NextWake(now int64) int64 {
+	t := min(e.nextSample, e.nextPubTx, e.nextPubIn)
+	for i := range e.eg {
+		g := &e.eg[i]
+		if g.cp != nil {
+			t = min(t, g.cp.NextTimer())
+		}
+		if e.pfcOn {
+			for p := range g.xoff {
+				if g.xoff[p] {
+					t = min(t, g.refreshAt[p])
+				}
+			}
+		}
+	}
+	for a := e.active; a != 0; a &= a - 1 {
+		g := &e.eg[bits.TrailingZeros64(a)]
+		free := int64(math.Ceil(g.busyUntil))
+		switch {
+		case g.gen.pending() || g.ctl.len() > 0:
+			t = min(t, free)
+		case g.q.len() > 0:
+			t = min(t, max(free, g.pausedUntil[g.q.peek().prio]))
+		}
+		if g.dl.len() > 0 {
+			t = min(t, g.dl.front().at)
+		}
+	}
+	return max(t, now)
 }
 
 // dequeueData takes the head of the data FIFO for the wire: CP OnDequeue,
@@ -647,6 +729,7 @@ func (e *Engine) sendPause(now int64, g *egress, prio uint8, quanta uint16) {
 	qs[prio] = quanta
 	n, _ := wire.BuildPFC(b, g.mac, 1<<prio, &qs)
 	g.gen.commit(n)
+	e.active |= 1 << g.idx
 	if quanta != 0 {
 		g.c[cPausesSent]++
 	} else {
@@ -656,7 +739,8 @@ func (e *Engine) sendPause(now int64, g *egress, prio uint8, quanta uint16) {
 
 // emitFeedback builds a CP's feedback packet toward the flow's source.
 func (e *Engine) emitFeedback(from int, fb *ccalgo.Feedback) {
-	out := e.routes.Lookup(fb.Flow.SrcIP)
+	out := e.routes.LookupHash(fb.Flow.SrcIP,
+		FlowHash(e.hashSeed, e.ip, fb.Flow.SrcIP, fb.Flow.DstPort, fb.Flow.SrcPort, 0))
 	if out < 0 {
 		e.eg[from].c[cFeedbackNoPort]++
 		return
@@ -678,6 +762,7 @@ func (e *Engine) emitFeedback(from int, fb *ccalgo.Feedback) {
 		return
 	}
 	g.gen.commit(n)
+	e.active |= 1 << out
 	// Feedback is counted at the congestion point that generated it (the
 	// port whose queue the flow congests), not at the port it leaves by.
 	cp := &e.eg[from]
@@ -790,7 +875,7 @@ func (e *Engine) Drain(free func(Handle)) int {
 			n++
 		}
 		for g.dl.len() > 0 {
-			if d := g.dl.front(); d.h != nil {
+			if d := g.dl.front(); d.h != 0 {
 				free(d.h)
 				n++
 			}
@@ -799,6 +884,7 @@ func (e *Engine) Drain(free func(Handle)) int {
 		g.gen.sched, g.gen.done, g.genRel = g.gen.wr, g.gen.wr, 0
 		g.inBytes, g.xoff = [wire.PFCPriorities]int64{}, [wire.PFCPriorities]bool{}
 	}
+	e.active = 0
 	e.PublishEgress()
 	e.PublishIngress()
 	return n

@@ -65,7 +65,8 @@ func dataFrame(tb testing.TB, src, dst int, qp uint32, payload int, withINT bool
 	return b[:n]
 }
 
-func handleOf(b []byte) Handle { return Handle(unsafe.Pointer(&b[0])) }
+// handleOf names a test frame by its address, as the DPDK adapter names mbufs.
+func handleOf(b []byte) Handle { return Handle(uintptr(unsafe.Pointer(&b[0]))) }
 
 // inject classifies and enqueues a frame received on port in; it reports
 // whether the engine kept it.
@@ -88,7 +89,7 @@ func (h *harness) tx(now int64, p int) [][]byte {
 	var res [][]byte
 	for _, it := range h.out[:n] {
 		res = append(res, append([]byte(nil), it.Frame...))
-		if it.H != nil {
+		if it.H != 0 {
 			if _, ok := h.frames[it.H]; !ok {
 				h.tb.Fatalf("port %d sent an unknown handle", p)
 			}

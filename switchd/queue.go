@@ -1,15 +1,15 @@
 package switchd
 
 import (
-	"unsafe"
-
 	"github.com/ccbed/ccbed/ccalgo"
+	"github.com/ccbed/ccbed/node"
 )
 
-// Handle is the adapter's opaque reference to a frame's buffer (the mbuf
-// pointer). The engine stores it and gives it back in TxItems or to Drain; it
-// never dereferences it.
-type Handle unsafe.Pointer
+// Handle is the driver's integer name of a frame's buffer (an mbuf's address
+// on DPDK, an index in virtual time; node.Handle). The engine stores it and
+// gives it back in TxItems or to Drain; it never dereferences it. 0 is no
+// frame.
+type Handle = node.Handle
 
 // qEntry is one frame in an egress data FIFO.
 type qEntry struct {
@@ -25,27 +25,49 @@ type qEntry struct {
 	stamp  bool // a CP asked for an INT record at enqueue
 }
 
-// dataQueue is a fixed-capacity ring of qEntry (power of two).
+// dataQueue is a ring of qEntry (power of two) that starts small and doubles,
+// up to limit entries, when it fills: a switch of 64 ports with megabyte
+// buffers holds room for the frames it has actually queued, not for the worst
+// case on every port. A doubling allocates; it happens a few times per port in
+// a run, never in a steady state.
 type dataQueue struct {
 	buf        []qEntry
 	mask       uint32
 	head, tail uint32
+	limit      int
 }
 
-func newDataQueue(n int) dataQueue {
-	n = nextPow2(n)
-	return dataQueue{buf: make([]qEntry, n), mask: uint32(n - 1)}
+// initialQueueSlots is a queue's first capacity.
+const initialQueueSlots = 256
+
+func newDataQueue(limit int) dataQueue {
+	limit = nextPow2(limit)
+	n := min(limit, initialQueueSlots)
+	return dataQueue{buf: make([]qEntry, n), mask: uint32(n - 1), limit: limit}
 }
 
 func (q *dataQueue) len() int      { return int(q.tail - q.head) }
-func (q *dataQueue) full() bool    { return int(q.tail-q.head) >= len(q.buf) }
+func (q *dataQueue) full() bool    { return int(q.tail-q.head) >= q.limit }
 func (q *dataQueue) peek() *qEntry { return &q.buf[q.head&q.mask] }
 
 // push returns the slot of a new tail entry; the caller checked full.
 func (q *dataQueue) push() *qEntry {
+	if int(q.tail-q.head) == len(q.buf) {
+		q.grow()
+	}
 	e := &q.buf[q.tail&q.mask]
 	q.tail++
 	return e
+}
+
+// grow doubles the ring, keeping the entries' order.
+func (q *dataQueue) grow() {
+	nb := make([]qEntry, 2*len(q.buf))
+	n := copy(nb, q.buf[q.head&q.mask:])
+	copy(nb[n:], q.buf[:q.head&q.mask])
+	q.tail -= q.head
+	q.head = 0
+	q.buf, q.mask = nb, uint32(len(nb)-1)
 }
 
 // pop removes the head and returns a copy of it (see drop).
@@ -62,7 +84,7 @@ func (q *dataQueue) pop() qEntry {
 // megabytes) through the cache one new line per packet.
 func (q *dataQueue) drop() {
 	e := &q.buf[q.head&q.mask]
-	e.h, e.frame = nil, nil
+	e.h, e.frame = 0, nil
 	q.head++
 	if q.head == q.tail {
 		q.head, q.tail = 0, 0
@@ -94,7 +116,7 @@ func (r *handleRing) push(h Handle, f []byte) {
 func (r *handleRing) pop() (Handle, []byte) {
 	i := r.head & r.mask
 	h, f := r.h[i], r.f[i]
-	r.h[i], r.f[i] = nil, nil
+	r.h[i], r.f[i] = 0, nil
 	r.head++
 	return h, f
 }
@@ -106,25 +128,47 @@ const genSlotLen = 128
 // genQueue holds the control frames the switch itself builds (feedback, PFC)
 // for one port, in engine memory: written at wr, handed to the shaper at sched,
 // freed at done once the adapter has copied them out.
+//
+// It starts with a few slots and doubles, up to limit, when every slot is in use
+// (see dataQueue).
 type genQueue struct {
 	buf             []byte
 	lens            []uint16
 	mask            uint32
 	wr, sched, done uint32
+	limit           int
 }
 
-func newGenQueue(n int) genQueue {
-	n = nextPow2(n)
-	return genQueue{buf: make([]byte, n*genSlotLen), lens: make([]uint16, n), mask: uint32(n - 1)}
+func newGenQueue(limit int) genQueue {
+	limit = nextPow2(limit)
+	n := min(limit, 16)
+	return genQueue{buf: make([]byte, n*genSlotLen), lens: make([]uint16, n), mask: uint32(n - 1), limit: limit}
 }
 
 // slot returns the room of the next frame, or nil when every slot is in use.
 func (g *genQueue) slot() []byte {
 	if int(g.wr-g.done) >= len(g.lens) {
-		return nil
+		if len(g.lens) >= g.limit {
+			return nil
+		}
+		g.grow()
 	}
 	i := int(g.wr & g.mask)
 	return g.buf[i*genSlotLen : (i+1)*genSlotLen]
+}
+
+// grow doubles the slots: each slot in use moves to its index's place in the
+// larger ring (the indexes run free, so done, sched and wr stay valid).
+func (g *genQueue) grow() {
+	n := 2 * len(g.lens)
+	nb, nl := make([]byte, n*genSlotLen), make([]uint16, n)
+	nm := uint32(n - 1)
+	for i := g.done; i != g.wr; i++ {
+		o, p := int(i&g.mask), int(i&nm)
+		copy(nb[p*genSlotLen:(p+1)*genSlotLen], g.buf[o*genSlotLen:(o+1)*genSlotLen])
+		nl[p] = g.lens[o]
+	}
+	g.buf, g.lens, g.mask = nb, nl, nm
 }
 
 // commit makes the frame of length n written into slot() ready to send.
@@ -144,7 +188,7 @@ func (g *genQueue) next() []byte {
 
 // dlEntry is a frame on the wire: released to the adapter at `at`.
 type dlEntry struct {
-	h     Handle // nil: a generated frame (a genQueue slot)
+	h     Handle // 0: a generated frame (a genQueue slot)
 	frame []byte
 	at    int64
 }
@@ -178,7 +222,7 @@ func (d *delayLine) front() *dlEntry { return &d.buf[d.head&d.mask] }
 // 0 (see dataQueue.pop).
 func (d *delayLine) drop() {
 	e := &d.buf[d.head&d.mask]
-	e.h, e.frame = nil, nil
+	e.h, e.frame = 0, nil
 	d.head++
 	if d.head == d.tail {
 		d.head, d.tail = 0, 0

@@ -6,30 +6,48 @@ import (
 )
 
 // MaxRoutes bounds a RouteTable.
-const MaxRoutes = 1024
+const MaxRoutes = 65536
 
-// RouteTable is a static IPv4 longest-prefix-match table. Lookup scans the
-// routes from the longest prefix down and stops at the first match: no
-// allocation, no map, a few compares per route. A switch of ccbed has a handful
-// of routes (one or two per port), for which this beats a trie.
+// RouteTable is a static IPv4 longest-prefix-match table whose routes lead to
+// one port or to an ECMP group of ports (equal-cost paths, chosen per flow by
+// a 5-tuple hash). Lookup first reads a direct table of the /32 routes (a
+// fabric's switch has one per host, hundreds of them: one index, no scan), then
+// scans the shorter prefixes from the longest down and stops at the first
+// match. No allocation, no map.
 type RouteTable struct {
-	routes []route // sorted by prefix length, longest first
+	routes []route  // sorted by prefix length, longest first
+	ports  []uint8  // the ports of every route, route r's at [first, first+n)
+	exact  []uint32 // /32 routes: exact[dst-exactBase] = route index + 1; 0: none
+	base   uint32
+	short  int // routes[short:] are the routes shorter than /32
 }
 
 type route struct {
 	addr, mask uint32
 	plen       int
-	port       int
+	first, n   uint16
 }
+
+// maxExactSpan bounds the address span of the direct /32 table: beyond it the
+// /32 routes are scanned like the others.
+const maxExactSpan = 1 << 20
 
 // Add inserts addr/plen -> port. Host bits of addr must be zero; a prefix
 // already present is an error.
 func (t *RouteTable) Add(addr uint32, plen, port int) error {
+	return t.AddECMP(addr, plen, []int{port})
+}
+
+// AddECMP inserts addr/plen -> an ECMP group of ports (one port: a plain route).
+func (t *RouteTable) AddECMP(addr uint32, plen int, ports []int) error {
 	if plen < 0 || plen > 32 {
 		return fmt.Errorf("prefix length %d out of 0..32", plen)
 	}
 	if len(t.routes) >= MaxRoutes {
 		return fmt.Errorf("more than %d routes", MaxRoutes)
+	}
+	if len(ports) == 0 || len(ports) > MaxPorts {
+		return fmt.Errorf("%s/%d: %d ports, want 1..%d", ipString(addr), plen, len(ports), MaxPorts)
 	}
 	mask := uint32(0)
 	if plen > 0 {
@@ -43,24 +61,99 @@ func (t *RouteTable) Add(addr uint32, plen, port int) error {
 			return fmt.Errorf("%s/%d listed twice", ipString(addr), plen)
 		}
 	}
-	t.routes = append(t.routes, route{addr: addr, mask: mask, plen: plen, port: port})
+	r := route{addr: addr, mask: mask, plen: plen, first: uint16(len(t.ports)), n: uint16(len(ports))}
+	for _, p := range ports {
+		if p < 0 || p >= MaxPorts {
+			return fmt.Errorf("%s/%d: port %d out of range", ipString(addr), plen, p)
+		}
+		t.ports = append(t.ports, uint8(p))
+	}
+	t.routes = append(t.routes, r)
 	sort.SliceStable(t.routes, func(i, j int) bool { return t.routes[i].plen > t.routes[j].plen })
+	t.index()
 	return nil
 }
 
-// Lookup returns the port of the longest prefix holding dst, or -1.
-func (t *RouteTable) Lookup(dst uint32) int {
-	for i := range t.routes {
-		r := &t.routes[i]
-		if dst&r.mask == r.addr {
-			return r.port
+// index rebuilds the direct table of the /32 routes.
+func (t *RouteTable) index() {
+	t.short = sort.Search(len(t.routes), func(i int) bool { return t.routes[i].plen < 32 })
+	t.exact = nil
+	if t.short == 0 {
+		return
+	}
+	lo, hi := t.routes[0].addr, t.routes[0].addr
+	for _, r := range t.routes[:t.short] {
+		lo, hi = min(lo, r.addr), max(hi, r.addr)
+	}
+	if hi-lo >= maxExactSpan {
+		t.short = 0 // scan them all
+		return
+	}
+	t.base = lo
+	t.exact = make([]uint32, hi-lo+1)
+	for i, r := range t.routes[:t.short] {
+		t.exact[r.addr-lo] = uint32(i + 1)
+	}
+}
+
+// find returns the route holding dst, or nil.
+func (t *RouteTable) find(dst uint32) *route {
+	if d := dst - t.base; d < uint32(len(t.exact)) {
+		if i := t.exact[d]; i != 0 {
+			return &t.routes[i-1]
 		}
 	}
-	return -1
+	for i := t.short; i < len(t.routes); i++ {
+		r := &t.routes[i]
+		if dst&r.mask == r.addr {
+			return r
+		}
+	}
+	return nil
+}
+
+// Lookup returns the port of the longest prefix holding dst (the first of its
+// ECMP group), or -1.
+func (t *RouteTable) Lookup(dst uint32) int {
+	r := t.find(dst)
+	if r == nil {
+		return -1
+	}
+	return int(t.ports[r.first])
+}
+
+// LookupHash returns the port of the longest prefix holding dst: within an
+// ECMP group, the one hash picks (hash is only read for a group); -1 when no
+// route holds dst.
+func (t *RouteTable) LookupHash(dst uint32, hash uint32) int {
+	r := t.find(dst)
+	if r == nil {
+		return -1
+	}
+	if r.n == 1 {
+		return int(t.ports[r.first])
+	}
+	return int(t.ports[int(r.first)+int(hash%uint32(r.n))])
 }
 
 // Len is the number of routes.
 func (t *RouteTable) Len() int { return len(t.routes) }
+
+// FlowHash is the ECMP hash of a flow's 5-tuple under a switch's seed: a
+// multiply-xorshift mix (no table, no allocation). Every switch of a fabric has
+// its own seed, so that switches in series do not pick correlated ports (hash
+// polarisation).
+func FlowHash(seed, src, dst uint32, sport, dport uint16, proto uint8) uint32 {
+	h := uint64(seed)<<32 | uint64(src)
+	h ^= (uint64(dst)<<32 | uint64(sport)<<16 | uint64(dport)) * 0x9e3779b97f4a7c15
+	h ^= uint64(proto) << 56
+	h ^= h >> 33
+	h *= 0xff51afd7ed558ccd
+	h ^= h >> 33
+	h *= 0xc4ceb9fe1a85ec53
+	h ^= h >> 33
+	return uint32(h)
+}
 
 func ipString(a uint32) string {
 	return fmt.Sprintf("%d.%d.%d.%d", a>>24, a>>16&0xff, a>>8&0xff, a&0xff)

@@ -27,7 +27,6 @@ package dataplane
 import (
 	"fmt"
 	"sync/atomic"
-	"unsafe"
 
 	"github.com/ccbed/ccbed/dpdk"
 	"github.com/ccbed/ccbed/lcore"
@@ -177,9 +176,9 @@ func (s *Switch) batched() (*Switch, error) {
 // Engine is the engine the switch runs.
 func (s *Switch) Engine() *switchd.Engine { return s.eng }
 
-func handle(m *dpdk.Mbuf) switchd.Handle { return switchd.Handle(unsafe.Pointer(m)) }
+func handle(m *dpdk.Mbuf) switchd.Handle { return switchd.Handle(dpdk.MbufAddr(m)) }
 
-func mbuf(h switchd.Handle) *dpdk.Mbuf { return (*dpdk.Mbuf)(unsafe.Pointer(h)) }
+func mbuf(h switchd.Handle) *dpdk.Mbuf { return dpdk.MbufAt(uintptr(h)) }
 
 // PollRTC is one run-to-completion iteration: rx, switch and enqueue on every
 // port, then CP timers, shaping and tx on every port.
@@ -256,7 +255,7 @@ func (s *Switch) collect(now int64, p int, out []*dpdk.Mbuf) int {
 	k := s.eng.Transmit(now, p, s.items)
 	cnt := 0
 	for _, it := range s.items[:k] {
-		if it.H != nil {
+		if it.H != 0 {
 			out[cnt] = mbuf(it.H)
 			cnt++
 			continue

@@ -1,0 +1,58 @@
+package fabric
+
+import "github.com/ccbed/ccbed/node"
+
+// frameChunk is the number of buffers the store adds at a time.
+const frameChunk = 4096
+
+// frameStore is the virtual-time driver's frame buffers: fixed-room buffers in
+// chunks that never move (engines keep slices of them while frames wait in
+// queues), named by handles 1, 2, ..., recycled through a free list. The store
+// grows to the most frames ever in flight at once and stays there, so memory is
+// flat in the number of frames simulated.
+type frameStore struct {
+	room   int
+	chunks [][]byte
+	free   []node.Handle
+	inUse  int
+}
+
+func newFrameStore(room int) *frameStore { return &frameStore{room: room} }
+
+// Alloc returns a free buffer, adding a chunk when none is left.
+func (s *frameStore) Alloc() (node.Handle, []byte) {
+	if len(s.free) == 0 {
+		s.grow()
+	}
+	h := s.free[len(s.free)-1]
+	s.free = s.free[:len(s.free)-1]
+	s.inUse++
+	return h, s.bytes(h)
+}
+
+// Free gives a buffer back.
+func (s *frameStore) Free(h node.Handle) {
+	s.free = append(s.free, h)
+	s.inUse--
+}
+
+// bytes is buffer h's whole room.
+func (s *frameStore) bytes(h node.Handle) []byte {
+	i := int(h - 1)
+	c := s.chunks[i/frameChunk]
+	o := (i % frameChunk) * s.room
+	return c[o : o+s.room : o+s.room]
+}
+
+func (s *frameStore) grow() {
+	base := len(s.chunks) * frameChunk
+	s.chunks = append(s.chunks, make([]byte, frameChunk*s.room))
+	for i := frameChunk - 1; i >= 0; i-- {
+		s.free = append(s.free, node.Handle(base+i+1))
+	}
+}
+
+// Buffers is the number of buffers the store holds (the most ever in use).
+func (s *frameStore) Buffers() int { return len(s.chunks) * frameChunk }
+
+var _ node.Frames = (*frameStore)(nil)

@@ -1,0 +1,118 @@
+package fabric
+
+import (
+	"github.com/ccbed/ccbed/hostd"
+	"github.com/ccbed/ccbed/switchd"
+)
+
+// Result is what a driver's run produced: the engines as they ended (their
+// counters, samples, FCTs) and the switches' telemetry, on the engines' time
+// base, in which the experiment's time 0 is T0Ns.
+type Result struct {
+	Clock     string
+	Plan      *Plan
+	T0Ns      int64
+	EndNs     int64
+	Switches  []*switchd.Engine
+	Hosts     []*hostd.Engine
+	Samples   []SwitchSample
+	Events    int64 // events processed (virtual time)
+	WallNs    int64
+	Interrupt bool
+	// FrameBuffers is the most frame buffers the virtual driver held at once.
+	FrameBuffers int
+}
+
+// window selects samples with from < t <= to (experiment time, ns).
+func (r *Result) inWindow(t, from, to int64) bool {
+	t -= r.T0Ns
+	return t > from && t <= to
+}
+
+// MeanQueue is the mean queue of switch sw's port over (from, to], bytes.
+func (r *Result) MeanQueue(sw, port int, from, to int64) float64 {
+	sum, n := 0.0, 0
+	for i := range r.Samples {
+		s := &r.Samples[i]
+		if s.Switch == sw && s.Port == port && r.inWindow(s.TNs, from, to) {
+			sum += float64(s.QueueBytes)
+			n++
+		}
+	}
+	if n == 0 {
+		return 0
+	}
+	return sum / float64(n)
+}
+
+// MaxQueue is the largest queue sample of switch sw's port over (from, to].
+func (r *Result) MaxQueue(sw, port int, from, to int64) int64 {
+	var m int64
+	for i := range r.Samples {
+		s := &r.Samples[i]
+		if s.Switch == sw && s.Port == port && r.inWindow(s.TNs, from, to) {
+			m = max(m, s.QueueBytes)
+		}
+	}
+	return m
+}
+
+// MeanFairRate is the mean fair rate of switch sw's port over (from, to],
+// bits/s (RoCC; 0 when the port reports none).
+func (r *Result) MeanFairRate(sw, port int, from, to int64) float64 {
+	sum, n := 0.0, 0
+	for i := range r.Samples {
+		s := &r.Samples[i]
+		if s.Switch == sw && s.Port == port && s.FairRateBps >= 0 && r.inWindow(s.TNs, from, to) {
+			sum += s.FairRateBps
+			n++
+		}
+	}
+	if n == 0 {
+		return 0
+	}
+	return sum / float64(n)
+}
+
+// Goodput is flow id's acknowledged payload rate over (from, to], bits/s, from
+// its sender's rate samples (each the goodput of one sample period).
+func (r *Result) Goodput(id int64, from, to int64) float64 {
+	sum, n := 0.0, 0
+	for _, h := range r.Hosts {
+		for _, s := range h.Samples() {
+			if s.Flow == id && r.inWindow(s.T, from, to) {
+				sum += s.Gbps
+				n++
+			}
+		}
+	}
+	if n == 0 {
+		return 0
+	}
+	// Samples are one period apart: the time average is their mean over the
+	// window's periods (a flow that ended early counts zeros after its end).
+	periods := float64(to-from) / float64(r.Plan.Spec.SampleNs)
+	return sum * 1e9 / max(periods, float64(n))
+}
+
+// FCTs returns every completed flow of every host.
+func (r *Result) FCTs() []hostd.FCT {
+	var out []hostd.FCT
+	for _, h := range r.Hosts {
+		out = append(out, h.FCTs()...)
+	}
+	return out
+}
+
+// Jain is Jain's fairness index of x: (sum x)^2 / (n sum x^2).
+func Jain(x []float64) float64 {
+	s, s2 := 0.0, 0.0
+	for _, v := range x {
+		s += v
+		s2 += v * v
+	}
+	if s2 == 0 {
+		return 0
+	}
+	return s * s / (float64(len(x)) * s2)
+}

@@ -1,0 +1,394 @@
+package fabric
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/ccbed/ccbed/hostd"
+	"github.com/ccbed/ccbed/switchd"
+	"github.com/ccbed/ccbed/wire"
+)
+
+// Spec is an experiment on a topology: the scheme, the network's settings and
+// the traffic, in Go units (ns, bits/s). testbed's experiment files decode into
+// one; tests build one directly. Plan turns it into each node's config.
+type Spec struct {
+	Topo *Topology
+	// Scheme is the ccalgo scheme of every switch port and host.
+	Scheme string
+	// Params is the scheme's [cc.params] table (keys of its parameter struct);
+	// Typed the struct itself (the pointer DefaultParams returns, modified),
+	// which wins. Neither: the paper's defaults for each node's link.
+	Params map[string]any
+	Typed  any
+	// ExpectedFlows is the schemes' Env.ExpectedFlows (default 16).
+	ExpectedFlows int
+	// MTU is the data payload of a full packet (default 1000).
+	MTU int
+	// AckEvery: the receiver acknowledges every k-th packet (default 1).
+	AckEvery int
+	// BaseRTTNs is the base RTT the schemes and the ideal FCT assume; 0: the
+	// largest between any two hosts (a full data frame out, its ACK back).
+	BaseRTTNs int64
+	// BufferBytes is every switch port's egress buffer (default 4 MiB).
+	BufferBytes int64
+	// PFC turns priority flow control on in every switch.
+	PFC PFC
+	// RTONs and NakIntervalNs are the hosts' retransmission timeout and NAK
+	// repeat interval; 0: 2 x (base RTT + time to drain a full buffer at the
+	// slowest host link) + 100 us.
+	RTONs, NakIntervalNs int64
+	// SampleNs is the period of the queue, fair-rate and flow-rate series
+	// (default 100 us).
+	SampleNs int64
+	// Seed seeds the workload generators (default 1).
+	Seed uint64
+	// Exact shapes switch ports and host NICs without bursts: frames leave
+	// exactly when their predecessor's last bit has left. The virtual-time
+	// driver sets it; DPDK drivers keep the bursts that absorb late polls.
+	Exact bool
+
+	Flows     []Flow
+	Incast    []Incast
+	Workloads []Workload
+}
+
+// PFC is priority flow control with static per-ingress thresholds.
+type PFC struct {
+	Enabled        bool
+	XOFFBytes      int64
+	XONOffsetBytes int64
+}
+
+// Flow is a static flow (one message) between two hosts.
+type Flow struct {
+	ID        int
+	Src, Dst  int
+	SizeBytes int64 // 0: unlimited
+	StartNs   int64
+	RateBps   float64 // offered-rate cap; 0: none
+}
+
+// Incast is every sender sending FlowsPerSender flows of SizeBytes to Dst at
+// StartNs, repeated Repeat times every PeriodNs.
+type Incast struct {
+	IDBase         int
+	Senders        []int
+	Dst            int
+	FlowsPerSender int
+	SizeBytes      int64
+	StartNs        int64
+	Repeat         int
+	PeriodNs       int64
+}
+
+// Workload draws flow sizes from the CDF file with Poisson arrivals at Load of
+// each sender's line rate, to destinations drawn from Dsts.
+type Workload struct {
+	IDBase   int
+	CDF      string // path
+	Senders  []int
+	Dsts     []int
+	Load     float64
+	StartNs  int64
+	StopNs   int64 // 0: no end
+	MaxFlows int
+}
+
+// WorkloadIDBase is the first flow id of sender k of workload wi: each sender
+// of each workload gets its own range of a million ids.
+func WorkloadIDBase(w *Workload, wi, k, senders int) int {
+	return w.IDBase + (wi*senders+k)*1_000_000
+}
+
+// Plan is a Spec made concrete: every switch's and host's config, ready for a
+// driver to build the engines from.
+type Plan struct {
+	Spec     *Spec
+	Topo     *Topology
+	Switches []switchd.Config
+	Hosts    []hostd.Config
+	// BaseRTTNs is the base RTT the nodes were given.
+	BaseRTTNs int64
+}
+
+// frameOverhead is what a frame costs on the wire beyond its bytes: preamble
+// and start delimiter 8, FCS 4, inter-frame gap 12 (the shapers' overhead).
+const frameOverhead = 24
+
+// ackFrameBytes is a plain ACK's frame (Ethernet, IPv4, UDP, BTH, AETH, ICRC and
+// ccbed's ACK extension): an estimate for base RTTs.
+const ackFrameBytes = 90
+
+func (s *Spec) defaults() {
+	if s.ExpectedFlows == 0 {
+		s.ExpectedFlows = 16
+	}
+	if s.MTU == 0 {
+		s.MTU = 1000
+	}
+	if s.AckEvery == 0 {
+		s.AckEvery = 1
+	}
+	if s.BufferBytes == 0 {
+		s.BufferBytes = 4 << 20
+	}
+	if s.SampleNs == 0 {
+		s.SampleNs = 100_000
+	}
+	if s.Seed == 0 {
+		s.Seed = 1
+	}
+	if s.Scheme == "" {
+		s.Scheme = "none"
+	}
+	if s.PFC.Enabled {
+		if s.PFC.XOFFBytes == 0 {
+			s.PFC.XOFFBytes = 500_000
+		}
+		if s.PFC.XONOffsetBytes == 0 {
+			s.PFC.XONOffsetBytes = 3_000
+		}
+	}
+}
+
+// maxBaseRTT is the largest base RTT between two hosts, for a full data frame
+// of mtu payload out and an ACK back, on the first shortest path each way.
+func (t *Topology) maxBaseRTT(mtu int) int64 {
+	data := mtu + 58 // headers of a data frame without INT (hostd's dataOverhead)
+	// lat[d][v]: one-way latency from node v to host d of a frame of b bytes.
+	oneWay := func(d, b int) []float64 {
+		dist := t.hopsTo(d)
+		lat := make([]float64, t.NumNodes())
+		// Visit nodes in increasing distance: each takes its first next hop.
+		order := make([][]int, 0)
+		for v, x := range dist {
+			if x < 0 {
+				continue
+			}
+			for len(order) <= x {
+				order = append(order, nil)
+			}
+			order[x] = append(order[x], v)
+		}
+		for x := 1; x < len(order); x++ {
+			for _, v := range order[x] {
+				for p := range t.ports[v] {
+					u, _, dir := t.Peer(v, p)
+					if dist[u] == x-1 && (u == d || !t.IsHost(u)) {
+						lat[v] = lat[u] + float64(b+frameOverhead)*8e9/dir.Bps + float64(dir.DelayNs)
+						break
+					}
+				}
+			}
+		}
+		return lat
+	}
+	n := len(t.Hosts)
+	dataTo := make([][]float64, n)
+	ackTo := make([][]float64, n)
+	for h := 0; h < n; h++ {
+		dataTo[h], ackTo[h] = oneWay(h, data), oneWay(h, ackFrameBytes)
+	}
+	best := 0.0
+	for s := 0; s < n; s++ {
+		for d := 0; d < n; d++ {
+			if s != d {
+				best = math.Max(best, dataTo[d][s]+ackTo[s][d])
+			}
+		}
+	}
+	return int64(math.Ceil(best))
+}
+
+// Plan checks the spec and builds every node's config.
+func (s *Spec) Plan() (*Plan, error) {
+	if s.Topo == nil {
+		return nil, fmt.Errorf("fabric: spec without a topology")
+	}
+	t := s.Topo
+	if err := t.Validate(); err != nil {
+		return nil, err
+	}
+	s.defaults()
+	nh := len(t.Hosts)
+	host := func(what string, h int) error {
+		if h < 0 || h >= nh {
+			return fmt.Errorf("fabric: %s: host %d out of range 0..%d", what, h, nh-1)
+		}
+		return nil
+	}
+	for i, f := range s.Flows {
+		if err := host(fmt.Sprintf("flow %d src", i), f.Src); err != nil {
+			return nil, err
+		}
+		if err := host(fmt.Sprintf("flow %d dst", i), f.Dst); err != nil {
+			return nil, err
+		}
+		if f.Src == f.Dst {
+			return nil, fmt.Errorf("fabric: flow %d from host %d to itself", f.ID, f.Src)
+		}
+	}
+	for i, in := range s.Incast {
+		for _, h := range append([]int{in.Dst}, in.Senders...) {
+			if err := host(fmt.Sprintf("incast %d", i), h); err != nil {
+				return nil, err
+			}
+		}
+	}
+	for i, w := range s.Workloads {
+		for _, h := range append(append([]int{}, w.Senders...), w.Dsts...) {
+			if err := host(fmt.Sprintf("workload %d", i), h); err != nil {
+				return nil, err
+			}
+		}
+	}
+	p := &Plan{Spec: s, Topo: t, BaseRTTNs: s.BaseRTTNs}
+	if p.BaseRTTNs == 0 {
+		p.BaseRTTNs = t.maxBaseRTT(s.MTU)
+	}
+	baseUs := float64(p.BaseRTTNs) / 1e3
+	slowest := math.Inf(1)
+	for h := range t.Hosts {
+		_, _, d := t.Peer(h, 0)
+		slowest = math.Min(slowest, d.Bps)
+	}
+	worstUs := 2*(baseUs+float64(s.BufferBytes)*8e6/slowest) + 100
+	rtoUs, nakUs := worstUs, worstUs
+	if s.RTONs > 0 {
+		rtoUs = float64(s.RTONs) / 1e3
+	}
+	if s.NakIntervalNs > 0 {
+		nakUs = float64(s.NakIntervalNs) / 1e3
+	}
+
+	routes := t.routes()
+	for si, sw := range t.Switches {
+		c := switchd.DefaultConfig()
+		c.Switch.ID = sw.ID & 0xfff
+		c.Switch.IP = hostd.FormatIPv4(sw.IP)
+		c.Switch.Mode = switchd.ModeRTC
+		if s.Exact {
+			c.Switch.BurstBytes = 0
+		}
+		c.Telemetry.Console = false
+		c.Telemetry.SampleUs = float64(s.SampleNs) / 1e3
+		v := nh + si
+		for port := 0; port < t.NumPorts(v); port++ {
+			peer, peerPort, out := t.Peer(v, port)
+			var pm [6]byte
+			if t.IsHost(peer) {
+				pm = t.Hosts[peer].MAC
+			} else {
+				pm = t.Switches[peer-nh].PortMACs[peerPort]
+			}
+			c.Ports = append(c.Ports, switchd.PortConfig{
+				Name: fmt.Sprintf("p%d", port), MAC: macString(sw.PortMACs[port]), PeerMAC: macString(pm),
+				LinkGbps: out.Bps / 1e9, BufferBytes: s.BufferBytes,
+			})
+		}
+		for h, ports := range routes[si] {
+			if len(ports) == 0 {
+				continue
+			}
+			r := switchd.RouteConfig{Prefix: hostd.FormatIPv4(t.Hosts[h].IP) + "/32"}
+			if len(ports) == 1 {
+				r.Port = fmt.Sprintf("p%d", ports[0])
+			} else {
+				for _, q := range ports {
+					r.Ports = append(r.Ports, fmt.Sprintf("p%d", q))
+				}
+			}
+			c.Routes = append(c.Routes, r)
+		}
+		c.CC.Scheme = s.Scheme
+		c.CC.BaseRTTUs = baseUs
+		c.CC.MTU = s.MTU
+		c.CC.ExpectedFlows = s.ExpectedFlows
+		if s.Typed != nil {
+			c.CC.Typed = map[string]any{s.Scheme: s.Typed}
+		} else if len(s.Params) > 0 {
+			c.CC.Params = map[string]map[string]any{s.Scheme: s.Params}
+		}
+		c.PFC.Enabled = s.PFC.Enabled
+		if s.PFC.Enabled {
+			c.PFC.XOFFBytes, c.PFC.XONOffsetBytes = s.PFC.XOFFBytes, s.PFC.XONOffsetBytes
+		}
+		if err := c.Validate(nil); err != nil {
+			return nil, fmt.Errorf("fabric: switch %s: %w", sw.Name, err)
+		}
+		p.Switches = append(p.Switches, c)
+	}
+
+	frame := s.MTU + 58 + wire.INTLen
+	for h, hs := range t.Hosts {
+		peer, peerPort, out := t.Peer(h, 0)
+		c := hostd.Config{
+			Name: hs.Name, IP: hostd.FormatIPv4(hs.IP), MAC: macString(hs.MAC),
+			GatewayMAC: macString(t.Switches[peer-nh].PortMACs[peerPort]),
+			LinkGbps:   out.Bps / 1e9, MTUBytes: s.MTU, BaseRTTUs: baseUs,
+			Scheme: s.Scheme, CC: s.Params, Typed: s.Typed, ExpectedFlows: s.ExpectedFlows,
+			AckEvery: s.AckEvery, RTOUs: rtoUs, NakIntervalUs: nakUs,
+			SampleUs: float64(s.SampleNs) / 1e3, Seed: s.Seed,
+			MaxRxFlows: 4096, MaxPending: 16384,
+		}
+		if s.Exact {
+			c.NICBurstFrames = 1
+			c.BurstBytes = int64(frame)
+		}
+		p.Hosts = append(p.Hosts, c)
+	}
+	ip := func(h int) string { return hostd.FormatIPv4(t.Hosts[h].IP) }
+	for _, f := range s.Flows {
+		hc := &p.Hosts[f.Src]
+		hc.Flows = append(hc.Flows, hostd.FlowConfig{ID: f.ID, Dst: ip(f.Dst), SizeBytes: f.SizeBytes,
+			StartUs: float64(f.StartNs) / 1e3, RateGbps: f.RateBps / 1e9})
+	}
+	for _, in := range s.Incast {
+		per := max(in.FlowsPerSender, 1)
+		for k, snd := range in.Senders {
+			hc := &p.Hosts[snd]
+			hc.Incast = append(hc.Incast, hostd.IncastConfig{
+				IDBase: in.IDBase + k*per*max(in.Repeat, 1), Dst: ip(in.Dst), Flows: per, SizeBytes: in.SizeBytes,
+				StartUs: float64(in.StartNs) / 1e3, Repeat: in.Repeat, PeriodUs: float64(in.PeriodNs) / 1e3})
+		}
+	}
+	for wi := range s.Workloads {
+		w := &s.Workloads[wi]
+		var dsts []string
+		for _, d := range w.Dsts {
+			dsts = append(dsts, ip(d))
+		}
+		for k, snd := range w.Senders {
+			hc := &p.Hosts[snd]
+			hc.Workloads = append(hc.Workloads, hostd.WorkloadConfig{
+				IDBase: WorkloadIDBase(w, wi, k, len(w.Senders)), CDF: w.CDF, Dsts: dsts, Load: w.Load,
+				StartUs: float64(w.StartNs) / 1e3, StopUs: float64(w.StopNs) / 1e3, MaxFlows: w.MaxFlows})
+		}
+	}
+	return p, nil
+}
+
+// FlowDst returns the destination host of the flow with id sent by host src,
+// or -1 for a workload flow (its destination is drawn at random).
+func (s *Spec) FlowDst(src int, id int64) int {
+	for _, f := range s.Flows {
+		if f.Src == src && int64(f.ID) == id {
+			return f.Dst
+		}
+	}
+	for _, in := range s.Incast {
+		per := max(in.FlowsPerSender, 1) * max(in.Repeat, 1)
+		for k, snd := range in.Senders {
+			base := int64(in.IDBase + k*per)
+			if snd == src && id >= base && id < base+int64(per) {
+				return in.Dst
+			}
+		}
+	}
+	return -1
+}
+
+func macString(m [6]byte) string {
+	return fmt.Sprintf("%02x:%02x:%02x:%02x:%02x:%02x", m[0], m[1], m[2], m[3], m[4], m[5])
+}

@@ -1,0 +1,271 @@
+package fabric
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/ccbed/ccbed/hostd"
+	"github.com/ccbed/ccbed/node"
+	"github.com/ccbed/ccbed/switchd"
+)
+
+// ClockVirtual and ClockDPDK name the two drivers (Result.Clock).
+const (
+	ClockVirtual = "virtual"
+	ClockDPDK    = "dpdk"
+)
+
+// wireDir is one direction of a link in virtual time: frames start when the
+// previous one has left (store and forward), take their serialisation time at
+// the link's rate with the per-frame overhead, then the propagation delay, and
+// arrive in order.
+type wireDir struct {
+	to, toPort int32
+	nsPerByte  float64
+	delayNs    float64
+	free       float64 // when the wire's last bit leaves, ns
+	q          []inflight
+	head, n    int
+	// Frames and Bytes count what entered the wire.
+	frames, bytes uint64
+}
+
+// inflight is a frame on a wire, arriving at `at`.
+type inflight struct {
+	h   node.Handle
+	len int32
+	at  int64
+}
+
+func (w *wireDir) push(f inflight) {
+	if w.n == len(w.q) {
+		nq := make([]inflight, max(2*len(w.q), 16))
+		for i := 0; i < w.n; i++ {
+			nq[i] = w.q[(w.head+i)%len(w.q)]
+		}
+		w.q, w.head = nq, 0
+	}
+	w.q[(w.head+w.n)%len(w.q)] = f
+	w.n++
+}
+
+func (w *wireDir) front() *inflight { return &w.q[w.head] }
+
+func (w *wireDir) pop() {
+	w.head++
+	if w.head == len(w.q) {
+		w.head = 0
+	}
+	w.n--
+}
+
+// Virtual is the virtual-time driver: a discrete-event loop over the fabric's
+// nodes (the real switchd and hostd engines behind node.Node) and its links.
+// Single-threaded and deterministic: the same plan gives the same events in
+// the same order, whatever the machine.
+type Virtual struct {
+	plan      *Plan
+	frames    *frameStore
+	nodes     []node.Node
+	swNodes   []*switchd.Node
+	hostNodes []*hostd.Node
+	wires     []wireDir
+	portBase  []int // wires of node n: portBase[n] + port
+	wake      []int64
+	heap      eventHeap
+	out       []node.Tx
+	now       int64
+	events    int64
+	samples   []SwitchSample
+}
+
+// SwitchSample is one telemetry sample of a switch port.
+type SwitchSample struct {
+	Switch int
+	switchd.Sample
+}
+
+// NewVirtual builds every node's engine from the plan, at time 0.
+func NewVirtual(p *Plan) (*Virtual, error) {
+	t := p.Topo
+	room := 256 // the largest switch-generated frame fits
+	v := &Virtual{plan: p, out: make([]node.Tx, 64)}
+	hosts := make([]*hostd.Engine, len(p.Hosts))
+	for i := range p.Hosts {
+		e, err := hostd.NewEngine(p.Hosts[i], 0)
+		if err != nil {
+			return nil, fmt.Errorf("fabric: host %s: %w", t.Hosts[i].Name, err)
+		}
+		room = max(room, e.MaxFrameBytes())
+		hosts[i] = e
+	}
+	v.frames = newFrameStore(room)
+	for _, e := range hosts {
+		hn := hostd.NewNode(e, v.frames)
+		v.hostNodes = append(v.hostNodes, hn)
+		v.nodes = append(v.nodes, hn)
+	}
+	for i := range p.Switches {
+		c := p.Switches[i]
+		e, err := switchd.New(&c)
+		if err != nil {
+			return nil, fmt.Errorf("fabric: switch %s: %w", t.Switches[i].Name, err)
+		}
+		e.Start(0)
+		sn := switchd.NewNode(e, v.frames)
+		v.swNodes = append(v.swNodes, sn)
+		v.nodes = append(v.nodes, sn)
+	}
+	for n := 0; n < t.NumNodes(); n++ {
+		v.portBase = append(v.portBase, len(v.wires))
+		for port := 0; port < t.NumPorts(n); port++ {
+			peer, peerPort, out := t.Peer(n, port)
+			v.wires = append(v.wires, wireDir{to: int32(peer), toPort: int32(peerPort),
+				nsPerByte: 8e9 / out.Bps, delayNs: float64(out.DelayNs)})
+		}
+	}
+	v.wake = make([]int64, len(v.nodes))
+	for n := range v.nodes {
+		v.wake[n] = node.Never
+		v.schedule(n)
+	}
+	return v, nil
+}
+
+// schedule asks node n when it next needs to run and keeps one wake-up event
+// for the earliest such time (later ones become stale and are skipped).
+func (v *Virtual) schedule(n int) {
+	w := v.nodes[n].NextWake(v.now)
+	if w < v.wake[n] {
+		v.wake[n] = w
+		v.heap.push(w, evNode, int32(n))
+	}
+}
+
+// wakeNow makes node n run at the current time (a frame arrived).
+func (v *Virtual) wakeNow(n int) {
+	if v.wake[n] > v.now {
+		v.wake[n] = v.now
+		v.heap.push(v.now, evNode, int32(n))
+	}
+}
+
+// Progress is what a run reports while it goes.
+type Progress struct {
+	SimNs, EndNs int64
+	Events       int64
+	Wall         time.Duration
+}
+
+// Run runs the network until simulated time end (ns) or ctx ends; progress,
+// when not nil, is called about every second of wall time.
+func (v *Virtual) Run(ctx context.Context, end int64, progress func(Progress)) error {
+	start := time.Now()
+	nextReport := start.Add(time.Second)
+	nextDrain := v.now + 1_000_000
+	for v.heap.len() > 0 {
+		ev := v.heap.top()
+		if ev.t > end {
+			break
+		}
+		e := v.heap.pop()
+		v.now = e.t
+		v.events++
+		switch e.kind {
+		case evNode:
+			n := int(e.id)
+			if v.wake[n] != e.t {
+				continue // stale
+			}
+			v.wake[n] = node.Never
+			v.transmit(n)
+			v.schedule(n)
+		case evWire:
+			w := &v.wires[e.id]
+			f := w.front()
+			h, l := f.h, int(f.len)
+			w.pop()
+			if w.n > 0 {
+				v.heap.push(w.front().at, evWire, e.id)
+			}
+			to := int(w.to)
+			v.nodes[to].Receive(v.now, int(w.toPort), h, v.frames.bytes(h)[:l])
+			v.wakeNow(to)
+		}
+		if v.events&0xffff == 0 {
+			if v.now >= nextDrain {
+				v.drainSamples()
+				nextDrain = v.now + 1_000_000
+			}
+			if err := ctx.Err(); err != nil {
+				v.drainSamples()
+				return err
+			}
+			if progress != nil {
+				if now := time.Now(); now.After(nextReport) {
+					progress(Progress{SimNs: v.now, EndNs: end, Events: v.events, Wall: now.Sub(start)})
+					nextReport = now.Add(time.Second)
+				}
+			}
+		}
+	}
+	v.now = max(v.now, end)
+	v.drainSamples()
+	return nil
+}
+
+// transmit runs node n's Transmit at now until it has nothing more, and puts
+// each frame on its wire.
+func (v *Virtual) transmit(n int) {
+	for {
+		k := v.nodes[n].Transmit(v.now, v.out)
+		for _, tx := range v.out[:k] {
+			wi := v.portBase[n] + tx.Port
+			w := &v.wires[wi]
+			start := math.Max(float64(v.now), w.free)
+			w.free = start + float64(tx.Len+frameOverhead)*w.nsPerByte
+			w.frames++
+			w.bytes += uint64(tx.Len)
+			at := int64(math.Ceil(w.free + w.delayNs))
+			w.push(inflight{h: tx.H, len: int32(tx.Len), at: at})
+			if w.n == 1 {
+				v.heap.push(at, evWire, int32(wi))
+			}
+		}
+		if k < len(v.out) {
+			return
+		}
+	}
+}
+
+// drainSamples moves the switches' telemetry samples out of their rings.
+func (v *Virtual) drainSamples() {
+	for i, sn := range v.swNodes {
+		sn.Engine().Samples().Drain(func(s *switchd.Sample) {
+			v.samples = append(v.samples, SwitchSample{Switch: i, Sample: *s})
+		})
+	}
+}
+
+// Now is the simulated time reached.
+func (v *Virtual) Now() int64 { return v.now }
+
+// Events is the number of events processed.
+func (v *Virtual) Events() int64 { return v.events }
+
+// Result collects what the run produced. Call it after Run.
+func (v *Virtual) Result() *Result {
+	r := &Result{Clock: ClockVirtual, Plan: v.plan, T0Ns: 0, EndNs: v.now, Events: v.events,
+		Samples: v.samples, FrameBuffers: v.frames.Buffers()}
+	for _, sn := range v.swNodes {
+		sn.Engine().PublishEgress()
+		sn.Engine().PublishIngress()
+		r.Switches = append(r.Switches, sn.Engine())
+	}
+	for _, hn := range v.hostNodes {
+		r.Hosts = append(r.Hosts, hn.Engine())
+	}
+	return r
+}

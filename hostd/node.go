@@ -1,0 +1,133 @@
+package hostd
+
+import "github.com/ccbed/ccbed/node"
+
+// Node runs an Engine as a node.Node: one port, frames in buffers a driver owns
+// (node.Frames). It is the adapter of the virtual-time fabric, as Host is the
+// adapter of DPDK, and it drives the engine in the same order: a received frame
+// runs the receiver and NP at once and the control frames it owes (ACK / NAK,
+// CNP) are built into fresh buffers and leave first at the next Transmit; then
+// the tx side's service (events, timers, flow starts) and the data frames the
+// pacer allows. Nothing here allocates.
+type Node struct {
+	e      *Engine
+	frames node.Frames
+	ctls   Controls
+	// owed control frames, oldest first (a ring)
+	ctl        []node.Tx
+	head, size int
+	spare      node.Handle // a buffer NextData did not fill, kept for the next try
+	spareBuf   []byte
+	wake       int64
+	// NoFrame counts frames not built because the driver's store was empty.
+	NoFrame uint64
+}
+
+// NewNode wraps e for a driver whose frame store is frames; its buffers must
+// hold e.MaxFrameBytes().
+func NewNode(e *Engine, frames node.Frames) *Node {
+	return &Node{e: e, frames: frames, ctl: make([]node.Tx, 256)}
+}
+
+// Engine is the host's engine.
+func (n *Node) Engine() *Engine { return n.e }
+
+// NumPorts is 1: a host has one NIC port.
+func (n *Node) NumPorts() int { return 1 }
+
+// Receive runs the receive side on frame and frees it; control frames owed are
+// built now and sent at the next Transmit.
+func (n *Node) Receive(now int64, port int, h node.Handle, frame []byte) {
+	k := n.e.Receive(now, frame, &n.ctls)
+	n.frames.Free(h)
+	for j := 0; j < k; j++ {
+		ch, b := n.frames.Alloc()
+		if ch == 0 {
+			n.NoFrame++
+			continue
+		}
+		l := n.e.BuildControl(b, &n.ctls.C[j])
+		if l == 0 {
+			n.frames.Free(ch)
+			continue
+		}
+		if n.size == len(n.ctl) {
+			n.growCtl()
+		}
+		n.ctl[(n.head+n.size)%len(n.ctl)] = node.Tx{H: ch, Len: l}
+		n.size++
+	}
+}
+
+// growCtl doubles the ring of owed control frames (a receiver that many
+// senders feed at once; rare, amortised).
+func (n *Node) growCtl() {
+	nc := make([]node.Tx, 2*len(n.ctl))
+	for i := 0; i < n.size; i++ {
+		nc[i] = n.ctl[(n.head+i)%len(n.ctl)]
+	}
+	n.ctl, n.head = nc, 0
+}
+
+// Transmit sends the control frames owed, then, when the tx side has work due,
+// runs its service and builds the data frames the pacer allows at now.
+func (n *Node) Transmit(now int64, out []node.Tx) int {
+	k := 0
+	for ; k < len(out) && n.size > 0; k++ {
+		c := n.ctl[n.head]
+		n.head = (n.head + 1) % len(n.ctl)
+		n.size--
+		n.e.ChargeControl(now, c.Len)
+		out[k] = c
+	}
+	if k == len(out) || (now < n.wake && n.e.ev.empty()) {
+		return k
+	}
+	n.e.Service(now)
+	for k < len(out) {
+		if n.spare == 0 {
+			if !n.e.CanSend(now) {
+				break
+			}
+			if n.spare, n.spareBuf = n.frames.Alloc(); n.spare == 0 {
+				n.NoFrame++
+				break
+			}
+		}
+		l := n.e.NextData(now, n.spareBuf)
+		if l == 0 {
+			break
+		}
+		out[k] = node.Tx{H: n.spare, Len: l}
+		n.spare, n.spareBuf = 0, nil
+		k++
+	}
+	n.wake = now
+	if k < len(out) {
+		n.wake = n.e.NextWake(now)
+	}
+	return k
+}
+
+// NextWake is now while control frames are owed or events wait, else the
+// engine's next send, timer, flow start, sweep or sample.
+func (n *Node) NextWake(now int64) int64 {
+	if n.size > 0 || !n.e.ev.empty() {
+		return now
+	}
+	return max(n.wake, now)
+}
+
+// Close gives the buffers the node still holds back to the store.
+func (n *Node) Close() {
+	for ; n.size > 0; n.size-- {
+		n.frames.Free(n.ctl[n.head].H)
+		n.head = (n.head + 1) % len(n.ctl)
+	}
+	if n.spare != 0 {
+		n.frames.Free(n.spare)
+		n.spare, n.spareBuf = 0, nil
+	}
+}
+
+var _ node.Node = (*Node)(nil)
