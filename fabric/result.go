@@ -116,3 +116,39 @@ func Jain(x []float64) float64 {
 	}
 	return s * s / (float64(len(x)) * s2)
 }
+
+// MeanRate is flow id's mean sending rate (min of its RP's rate, its offered
+// cap and the line rate) over the samples in (from, to], bits/s; 0 when it has
+// none there.
+func (r *Result) MeanRate(id int64, from, to int64) float64 {
+	sum, n := 0.0, 0
+	for _, h := range r.Hosts {
+		for _, s := range h.Samples() {
+			if s.Flow == id && r.inWindow(s.T, from, to) {
+				sum += s.RateGbps
+				n++
+			}
+		}
+	}
+	if n == 0 {
+		return 0
+	}
+	return sum * 1e9 / float64(n)
+}
+
+// FCTOf returns flow id's completion record, false when it did not complete.
+func (r *Result) FCTOf(id int64) (hostd.FCT, bool) {
+	for _, h := range r.Hosts {
+		for _, f := range h.FCTs() {
+			if f.Flow == id {
+				return f, true
+			}
+		}
+	}
+	return hostd.FCT{}, false
+}
+
+// Port returns switch sw's port counters at the end of the run.
+func (r *Result) Port(sw, port int) switchd.PortCounters {
+	return r.Switches[sw].Snapshot().Ports[port]
+}

@@ -155,7 +155,7 @@ func (s *Spec) defaults() {
 // maxBaseRTT is the largest base RTT between two hosts, for a full data frame
 // of mtu payload out and an ACK back, on the first shortest path each way.
 func (t *Topology) maxBaseRTT(mtu int) int64 {
-	data := mtu + 58 // headers of a data frame without INT (hostd's dataOverhead)
+	data := mtu + hostd.DataOverhead
 	// lat[d][v]: one-way latency from node v to host d of a frame of b bytes.
 	oneWay := func(d, b int) []float64 {
 		dist := t.hopsTo(d)
@@ -320,7 +320,7 @@ func (s *Spec) Plan() (*Plan, error) {
 		p.Switches = append(p.Switches, c)
 	}
 
-	frame := s.MTU + 58 + wire.INTLen
+	frame := s.MTU + hostd.DataOverhead + wire.INTLen
 	for h, hs := range t.Hosts {
 		peer, peerPort, out := t.Peer(h, 0)
 		c := hostd.Config{

@@ -52,13 +52,17 @@ type Topology struct {
 func HostIP(i int) uint32 { return 10<<24 + uint32(i) + 1 }
 
 // HostMAC is host i's MAC address.
-func HostMAC(i int) [6]byte { return [6]byte{0x02, 0xcc, 0xbe, 0xd0 | byte(i>>16&0x0f), byte(i >> 8), byte(i)} }
+func HostMAC(i int) [6]byte {
+	return [6]byte{0x02, 0xcc, 0xbe, 0xd0 | byte(i>>16&0x0f), byte(i >> 8), byte(i)}
+}
 
 // SwitchIP is switch s's IPv4 address, 10.255.s.254 region: 10.254.0.0 + 256 s + 254.
 func SwitchIP(s int) uint32 { return 10<<24 | 254<<16 + uint32(s)<<8 + 254 }
 
 // SwitchPortMAC is the MAC of port p of switch s.
-func SwitchPortMAC(s, p int) [6]byte { return [6]byte{0x02, 0xcc, 0xbf, byte(s >> 8), byte(s), byte(p)} }
+func SwitchPortMAC(s, p int) [6]byte {
+	return [6]byte{0x02, 0xcc, 0xbf, byte(s >> 8), byte(s), byte(p)}
+}
 
 // AddHost adds a host named name (h<i> when empty) and returns its node number.
 func (t *Topology) AddHost(name string) int {

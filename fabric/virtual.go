@@ -269,3 +269,24 @@ func (v *Virtual) Result() *Result {
 	}
 	return r
 }
+
+// Simulate plans spec with exact shaping, runs it in virtual time for endNs
+// and returns the result: the one call a scheme's closed-loop test needs.
+func Simulate(spec *Spec, endNs int64) (*Result, error) {
+	spec.Exact = true
+	p, err := spec.Plan()
+	if err != nil {
+		return nil, err
+	}
+	v, err := NewVirtual(p)
+	if err != nil {
+		return nil, err
+	}
+	start := time.Now()
+	if err := v.Run(context.Background(), endNs, nil); err != nil {
+		return nil, err
+	}
+	r := v.Result()
+	r.WallNs = time.Since(start).Nanoseconds()
+	return r, nil
+}

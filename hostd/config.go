@@ -185,7 +185,11 @@ func (c *Config) ApplyDefaults() {
 
 // dataOverhead is the frame bytes of a data packet beyond its application
 // payload, without INT: Ethernet 14, IPv4 20, UDP 8, BTH 12, DataHeader 8, ICRC 4.
-const dataOverhead = wire.EthernetLen + wire.IPv4MinLen + wire.UDPLen + wire.BTHLen + wire.DataHeaderLen + wire.ICRCLen
+const dataOverhead = DataOverhead
+
+// DataOverhead is the frame bytes of a data packet beyond its application
+// payload, without INT.
+const DataOverhead = wire.EthernetLen + wire.IPv4MinLen + wire.UDPLen + wire.BTHLen + wire.DataHeaderLen + wire.ICRCLen
 
 // phyOverhead is what a frame costs on the wire beyond its bytes: preamble and
 // start delimiter 8, FCS 4, inter-frame gap 12.

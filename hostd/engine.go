@@ -153,11 +153,15 @@ type recvFlow struct {
 }
 
 // RateSample is one row of the per-flow rate time series: the goodput (bytes
-// newly acknowledged) of a flow over the sample period ending at T.
+// newly acknowledged) of a flow over the sample period ending at T, and the
+// sending rate and window in force at T (min(RP rate, offered cap, line
+// rate), and the RP's window).
 type RateSample struct {
-	T    int64 // ns
-	Flow int64
-	Gbps float64
+	T        int64 // ns
+	Flow     int64
+	Gbps     float64
+	RateGbps float64
+	Window   int64 // bytes; ccalgo.NoWindow when the RP has none
 }
 
 // FCT is one completed message.
@@ -404,6 +408,11 @@ func plainData(t reflect.Type) bool {
 	}
 	return false
 }
+
+// EventsPending reports whether the rx side has handed the tx side events
+// (ACKs, CNPs, feedback, pauses) that Service has not applied yet. Either side
+// may ask.
+func (e *Engine) EventsPending() bool { return !e.ev.empty() }
 
 // LinkBps is the NIC line rate, bits/s.
 func (e *Engine) LinkBps() float64 { return e.r.linkBps }
@@ -1166,7 +1175,7 @@ func (e *Engine) addSample(now int64, s *sendQP) {
 		return
 	}
 	e.samples = append(e.samples, RateSample{T: now, Flow: s.flowID,
-		Gbps: float64(acked-s.sampled) * 8 / float64(dt)})
+		Gbps: float64(acked-s.sampled) * 8 / float64(dt), RateGbps: s.rate / 1e9, Window: s.window})
 	s.sampled = acked
 }
 

@@ -18,6 +18,7 @@ import (
 	_ "github.com/ccbed/ccbed/ccalgo/all" // every scheme, chosen by name
 	"github.com/ccbed/ccbed/dpdk"
 	"github.com/ccbed/ccbed/hostd"
+	hostdp "github.com/ccbed/ccbed/hostd/dataplane"
 	"github.com/ccbed/ccbed/lcore"
 	"github.com/ccbed/ccbed/port"
 	"github.com/ccbed/ccbed/switchd"
@@ -126,13 +127,13 @@ func Run(ctx context.Context, e *Experiment, out io.Writer) (*Result, error) {
 	// the loops already run, so that no FCT counts set-up time.
 	const setupNs = 50_000_000
 	t0 := clock.Now() + setupNs
-	hosts := make([]*hostd.Host, t.Hosts)
+	hosts := make([]*hostdp.Host, t.Hosts)
 	for i, hc := range hostCfgs {
 		he, err := hostd.NewEngine(hc, t0)
 		if err != nil {
 			return nil, fmt.Errorf("testbed: host %d: %w", i, err)
 		}
-		h, err := hostd.NewHost(he, hostPorts[i], pool, fmt.Sprintf("%s_h%d", tag, i))
+		h, err := hostdp.NewHost(he, hostPorts[i], pool, fmt.Sprintf("%s_h%d", tag, i))
 		if err != nil {
 			return nil, fmt.Errorf("testbed: host %d: %w", i, err)
 		}
@@ -142,7 +143,7 @@ func Run(ctx context.Context, e *Experiment, out io.Writer) (*Result, error) {
 
 	// Loops: the switch on its lcore; hosts spread over theirs. A host lcore
 	// equal to the switch's shares that loop.
-	byLcore := map[uint][]*hostd.Host{}
+	byLcore := map[uint][]*hostdp.Host{}
 	for i, h := range hosts {
 		l := e.Lcores.Hosts[i%len(e.Lcores.Hosts)]
 		byLcore[l] = append(byLcore[l], h)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/ccbed/ccbed/dpdk"
 	"github.com/ccbed/ccbed/hostd"
+	hostdp "github.com/ccbed/ccbed/hostd/dataplane"
 	"github.com/ccbed/ccbed/lcore"
 	"github.com/ccbed/ccbed/port"
 	"github.com/ccbed/ccbed/wire"
@@ -52,7 +53,7 @@ func run(path string) error {
 	}
 	defer p.Close()
 	defer p.Stop() // a second stop after the one at the end is harmless
-	scratch := dpdk.NewBurst(hostd.Burst)
+	scratch := dpdk.NewBurst(hostdp.Burst)
 	defer scratch.Free()
 	clock := lcore.NewTSCClock(dpdk.TSCHz())
 	start := clock.Now()
@@ -67,7 +68,7 @@ func run(path string) error {
 		}
 		eng.SetMAC(wire.MAC(hw))
 	}
-	h, err := hostd.NewHost(eng, port.EthQueue{Port: p}, mp, "main")
+	h, err := hostdp.NewHost(eng, port.EthQueue{Port: p}, mp, "main")
 	if err != nil {
 		return err
 	}

@@ -1,7 +1,9 @@
-package hostd
+package dataplane
 
 import (
 	"fmt"
+	_ "github.com/ccbed/ccbed/ccalgo/all"
+	"github.com/ccbed/ccbed/hostd"
 	"math"
 	"os"
 	"strings"
@@ -29,7 +31,7 @@ func TestMain(m *testing.M) {
 
 // cablePair starts two hosts joined by a dpdk.NewEthCable and returns them with
 // their pool. Cleanup closes everything and checks that every mbuf came back.
-func cablePair(t *testing.T, name string, a, b Config) (*Host, *Host) {
+func cablePair(t *testing.T, name string, a, b hostd.Config) (*Host, *Host) {
 	t.Helper()
 	mp, err := dpdk.NewPktMbufPool("hp_"+name, 8191, 256, dpdk.MbufDefaultDataRoom, dpdk.SocketAny)
 	if err != nil {
@@ -45,13 +47,13 @@ func cablePair(t *testing.T, name string, a, b Config) (*Host, *Host) {
 	var hosts [2]*Host
 	for i, c := range []struct {
 		p   dpdk.EthPort
-		cfg Config
+		cfg hostd.Config
 	}{{pa, a}, {pb, b}} {
 		p, err := port.StartEth(port.EthConfig{Name: c.p.Name(), Pool: mp, RxDesc: 1024, TxDesc: 1024})
 		if err != nil {
 			t.Fatal(err)
 		}
-		e, err := NewEngine(c.cfg, 0)
+		e, err := hostd.NewEngine(c.cfg, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -160,7 +162,7 @@ func testMessageCompletes(t *testing.T, name string, run func(t *testing.T, a, b
 	ca, cb := oneFlow("dcqcn", size, 0)
 	a, b := cablePair(t, "msg"+name, ca, cb)
 	ea := a.Engine()
-	run(t, a, b, func(int64) bool { return ea.tc.FlowsCompleted > 0 })
+	run(t, a, b, func(int64) bool { _, tx := ea.Counters(); return tx.FlowsCompleted > 0 })
 	fcts := ea.FCTs()
 	if len(fcts) != 1 || fcts[0].SizeBytes != size {
 		rx, tx := ea.Counters()
@@ -190,7 +192,7 @@ func TestDPDKRateCap(t *testing.T) {
 	// that owns A's tx side.
 	ea := a.Engine()
 	const frames = 40_000
-	runSplit(t, a, b, func(int64) bool { return ea.tc.DataFrames >= frames })
+	runSplit(t, a, b, func(int64) bool { _, tx := ea.Counters(); return tx.DataFrames >= frames })
 	rx := b.Engine().RxFlows()
 	if len(rx) != 1 || rx[0].Frames < frames/2 {
 		t.Fatalf("receiver: %+v", rx)
@@ -199,7 +201,7 @@ func TestDPDKRateCap(t *testing.T) {
 	// send timestamps of the first and last frames delivered in order), so that
 	// the receiving loop's stalls do not count.
 	f := rx[0]
-	frameBytes := float64(1024 + dataOverhead)
+	frameBytes := float64(1024 + hostd.DataOverhead)
 	n := float64(f.Bytes) / 1024
 	got := (n - 1) * frameBytes * 8 / float64(f.LastSendNs-f.FirstSendNs)
 	t.Logf("QP capped at 1 Gb/s: %.4f Gb/s of frames over %.1f ms of send times (%.0f frames in order); port %+v",
@@ -239,4 +241,17 @@ func TestDPDKPollAllocatesNothing(t *testing.T) {
 	if _, tx := a.Engine().Counters(); tx.DataFrames == 0 {
 		t.Fatal("no data frame sent: the polls did no work")
 	}
+}
+
+// oneFlow returns the configs of a sender A with one static flow to B and of B.
+func oneFlow(scheme string, size int64, rateGbps float64) (hostd.Config, hostd.Config) {
+	cfg := func(name, ip string) hostd.Config {
+		return hostd.Config{
+			Name: name, IP: ip, MAC: "02:00:00:00:00:0" + name[len(name)-1:], LinkGbps: 10,
+			Scheme: scheme, BaseRTTUs: 4, MaxQPs: 16, MaxRxFlows: 64, SampleUs: 10,
+		}
+	}
+	a := cfg("h1", "10.0.0.1")
+	a.Flows = []hostd.FlowConfig{{ID: 7, Dst: "10.0.0.2", SizeBytes: size, RateGbps: rateGbps}}
+	return a, cfg("h2", "10.0.0.2")
 }

@@ -1,15 +1,17 @@
-package hostd
+// Package dataplane is the thin adapter between hostd's Engine and DPDK: mbufs,
+// a port.Port and a mempool, polled from lcores. The engine itself stays pure Go
+// (and runs in virtual time through hostd.Node); this package alone of hostd's
+// imports dpdk.
+package dataplane
 
 import (
 	"fmt"
 	"sync/atomic"
 
 	"github.com/ccbed/ccbed/dpdk"
+	"github.com/ccbed/ccbed/hostd"
 	"github.com/ccbed/ccbed/port"
 )
-
-// This file is the thin adapter between the Engine and DPDK: mbufs, a port.Port
-// and a mempool. It is the only file of the package that imports dpdk.
 
 // Burst is the number of frames a poll receives, and of data frames it
 // transmits, at most.
@@ -20,7 +22,7 @@ const Burst = 32
 const txBurst = 3 * Burst
 
 // Host runs an Engine on a port. The testbed's composition contract: build it
-// from a Config (NewEngine) plus an already started port and a mempool, call
+// from a hostd.Config (hostd.NewEngine) plus an already started port and a mempool, call
 // PollRx and PollTx from two lcores (or Poll from one, or several hosts' polls
 // from one lcore loop), read Counters, call Close after the loops stop, and
 // write results with WriteResults.
@@ -40,7 +42,7 @@ const txBurst = 3 * Burst
 // Mbufs received are reused for transmission as they are (single segment, the
 // offsets the sender left, flags not cleared), as for the in-place replies.
 type Host struct {
-	eng      *Engine
+	eng      *hostd.Engine
 	port     port.Port
 	pool     *dpdk.Mempool
 	maxFrame int // largest frame the engine builds: a recycled mbuf must hold it
@@ -51,8 +53,8 @@ type Host struct {
 	rxFree *dpdk.Burst // mbufs to free
 	rxSp   *dpdk.Burst // spare mbufs for CNPs
 	nRxSp  int
-	ctls   Controls
-	prx    PortCounter
+	ctls   hostd.Controls
+	prx    hostd.PortCounter
 
 	ctl     *dpdk.Ring  // control frames, rx side to tx side (2-lcore mode)
 	ctlUsed atomic.Bool // PollRx has put frames on ctl: Poll must look at it too
@@ -62,13 +64,13 @@ type Host struct {
 	txSp  *dpdk.Burst // spare mbufs (fresh, or recycled from received frames in Poll)
 	nTxSp int
 	wake  int64 // the engine's tx side has nothing to do before this, unless events come
-	ptx   PortCounter
+	ptx   hostd.PortCounter
 }
 
 // NewHost builds the adapter for eng on p with mbufs from pool; name makes the
 // internal ring's name unique in the process. The pool's mbufs must hold
 // eng.MaxFrameBytes() bytes.
-func NewHost(eng *Engine, p port.Port, pool *dpdk.Mempool, name string) (*Host, error) {
+func NewHost(eng *hostd.Engine, p port.Port, pool *dpdk.Mempool, name string) (*Host, error) {
 	if pool == nil || p == nil {
 		return nil, fmt.Errorf("hostd: NewHost %s: needs a port and a mempool", name)
 	}
@@ -87,7 +89,7 @@ func NewHost(eng *Engine, p port.Port, pool *dpdk.Mempool, name string) (*Host, 
 }
 
 // Engine is the host's engine.
-func (h *Host) Engine() *Engine { return h.eng }
+func (h *Host) Engine() *hostd.Engine { return h.eng }
 
 // PollRx is one iteration of the rx side at now (ns): receive a burst, run the
 // receiver and NP, queue the owed control frames for the tx side, pass control
@@ -287,7 +289,7 @@ func (h *Host) txSide(now int64, nCtl int) int {
 	work := nCtl
 	h.chargeControls(now, nCtl)
 	k := nCtl
-	if now >= h.wake || !h.eng.ev.empty() {
+	if now >= h.wake || h.eng.EventsPending() {
 		work += h.eng.Service(now)
 		end := nCtl + Burst
 		for k < end {
@@ -321,8 +323,8 @@ func (h *Host) txSide(now int64, nCtl int) int {
 }
 
 // PortCounters returns the adapter's counters (rx and tx sides summed).
-func (h *Host) PortCounters() PortCounter {
-	return PortCounter{
+func (h *Host) PortCounters() hostd.PortCounter {
+	return hostd.PortCounter{
 		RxFrames:     h.prx.RxFrames,
 		TxFrames:     h.ptx.TxFrames,
 		TxDrops:      h.ptx.TxDrops,
