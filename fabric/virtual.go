@@ -290,3 +290,17 @@ func Simulate(spec *Spec, endNs int64) (*Result, error) {
 	r.WallNs = time.Since(start).Nanoseconds()
 	return r, nil
 }
+
+// String is a one-line progress report: simulated time, share done, events
+// per second of wall time, and the time left at that pace.
+func (p Progress) String() string {
+	done := float64(p.SimNs) / float64(max(p.EndNs, 1))
+	evs := float64(p.Events) / max(p.Wall.Seconds(), 1e-9)
+	eta := "?"
+	if done > 0 {
+		eta = time.Duration(float64(p.Wall) * (1 - done) / done).Round(time.Second).String()
+	}
+	return fmt.Sprintf("virtual %.3f ms of %.3f ms (%.0f%%), %.2f M events/s, %.2e sim s / wall s, ETA %s",
+		float64(p.SimNs)/1e6, float64(p.EndNs)/1e6, 100*done, evs/1e6,
+		float64(p.SimNs)/1e9/max(p.Wall.Seconds(), 1e-9), eta)
+}

@@ -2,101 +2,219 @@ package testbed
 
 import (
 	"fmt"
+	"math"
 	"path/filepath"
+	"strings"
 
+	"github.com/ccbed/ccbed/fabric"
 	"github.com/ccbed/ccbed/hostd"
 	"github.com/ccbed/ccbed/switchd"
 )
 
-// SwitchConfig is the switch of the experiment: port i faces host i, with a /32
-// route to it, the experiment's link rate, delay and buffer, and the scheme's CP
-// on every port.
-func (e *Experiment) SwitchConfig() switchd.Config {
+// Topology kinds.
+const (
+	KindStar      = "star"
+	KindChain     = "chain"
+	KindLeafSpine = "leaf-spine"
+	KindFatTree   = "fat-tree"
+	KindExplicit  = "explicit"
+)
+
+// usToNs converts microseconds to nanoseconds, rounded.
+func usToNs(us float64) int64 { return int64(math.Round(us * 1e3)) }
+
+// buildTopology builds e.topo from the [topology] table; errors name the key.
+func (e *Experiment) buildTopology() error {
 	t := &e.Topology
-	c := switchd.DefaultConfig()
-	c.Switch.Mode = switchd.ModeRTC
-	c.Switch.Lcores = []uint{e.Lcores.Switch}
-	c.Telemetry.Console = false
-	c.Telemetry.SampleUs = e.Experiment.SampleUs
+	bps := t.LinkGbps * 1e9
+	delay := usToNs(t.DelayUs)
+	need := func(key string, v, lo, hi int) error {
+		if v < lo || v > hi {
+			return e.errorf("topology."+key, "must be %d..%d for a %s topology, got %d", lo, hi, t.Kind, v)
+		}
+		return nil
+	}
+	rate := func(key string, g float64) (float64, error) {
+		if g == 0 {
+			return bps, nil
+		}
+		if !(g > 0) || g > 1600 {
+			return 0, e.errorf("topology."+key, "must be in (0, 1600], got %v", g)
+		}
+		return g * 1e9, nil
+	}
+	switch t.Kind {
+	case KindStar, "":
+		if err := need("hosts", t.Hosts, 2, switchd.MaxPorts); err != nil {
+			return err
+		}
+		e.topo = fabric.Star(t.Hosts, bps, delay)
+	case KindChain:
+		if len(t.HostsPerSwitch) < 1 || len(t.HostsPerSwitch) > 256 {
+			return e.errorf("topology.hosts_per_switch", "a chain needs 1..256 switches, got %d", len(t.HostsPerSwitch))
+		}
+		for _, n := range t.HostsPerSwitch {
+			if n < 0 || n > switchd.MaxPorts-2 {
+				return e.errorf("topology.hosts_per_switch", "%d hosts on a switch: want 0..%d", n, switchd.MaxPorts-2)
+			}
+		}
+		trunk, err := rate("trunk_gbps", t.TrunkGbps)
+		if err != nil {
+			return err
+		}
+		e.topo = fabric.Chain(t.HostsPerSwitch, bps, trunk, delay)
+	case KindLeafSpine:
+		if err := need("leaves", t.Leaves, 1, switchd.MaxPorts); err != nil {
+			return err
+		}
+		if err := need("spines", t.Spines, 1, switchd.MaxPorts); err != nil {
+			return err
+		}
+		if err := need("hosts_per_leaf", t.HostsPerLeaf, 1, switchd.MaxPorts-t.Spines); err != nil {
+			return err
+		}
+		up, err := rate("uplink_gbps", t.UplinkGbps)
+		if err != nil {
+			return err
+		}
+		e.topo = fabric.LeafSpine(t.Leaves, t.Spines, t.HostsPerLeaf, bps, up, delay)
+	case KindFatTree:
+		topo, err := fabric.FatTree(t.K, bps, delay)
+		if err != nil {
+			return e.errorf("topology.k", "%v", err)
+		}
+		e.topo = topo
+	case KindExplicit:
+		if err := e.explicitTopology(); err != nil {
+			return err
+		}
+	default:
+		return e.errorf("topology.kind", "%q: want star, chain, leaf-spine, fat-tree or explicit", t.Kind)
+	}
+	if t.Kind != KindStar && t.Kind != "" && t.Kind != KindExplicit && t.Hosts != 0 && t.Hosts != len(e.topo.Hosts) {
+		return e.errorf("topology.hosts", "%d, but the %s has %d hosts (leave it out)", t.Hosts, t.Kind, len(e.topo.Hosts))
+	}
+	if err := e.topo.Validate(); err != nil {
+		return e.errorf("topology", "%v", err)
+	}
+	return nil
+}
+
+// explicitTopology builds an explicit topology: hosts h0..h(Hosts-1), the
+// named switches, the links.
+func (e *Experiment) explicitTopology() error {
+	t := &e.Topology
+	if t.Hosts < 2 {
+		return e.errorf("topology.hosts", "an explicit topology needs at least 2 hosts, got %d", t.Hosts)
+	}
+	topo := &fabric.Topology{}
+	names := map[string]int{}
 	for i := 0; i < t.Hosts; i++ {
-		name := fmt.Sprintf("p%d", i)
-		c.Ports = append(c.Ports, switchd.PortConfig{
-			Name: name, MAC: macString(SwitchPortMAC(i)), PeerMAC: macString(HostMAC(i)),
-			LinkGbps: t.LinkGbps, DelayUs: t.DelayUs, BufferBytes: t.BufferBytes,
-		})
-		c.Routes = append(c.Routes, switchd.RouteConfig{Prefix: ipString(HostIP(i)) + "/32", Port: name})
+		names[fmt.Sprintf("h%d", i)] = topo.AddHost("")
 	}
-	c.CC.Scheme = e.CC.Scheme
-	c.CC.BaseRTTUs = t.BaseRTTUs
-	c.CC.MTU = t.MTUBytes
-	c.CC.ExpectedFlows = e.CC.ExpectedFlows
-	if len(e.CC.Params) > 0 {
-		c.CC.Params = map[string]map[string]any{e.CC.Scheme: e.CC.Params}
+	if len(t.Switches) == 0 {
+		return e.errorf("topology.switches", "an explicit topology needs switches")
 	}
-	c.PFC.Enabled = e.PFC.Enabled
-	c.PFC.XOFFBytes = e.PFC.XOFFBytes
-	c.PFC.XONOffsetBytes = e.PFC.XONOffsetBytes
-	return c
+	for _, s := range t.Switches {
+		if _, dup := names[s]; dup || s == "" || strings.ContainsAny(s, " \t") {
+			return e.errorf("topology.switches", "%q: a switch name must be unique, not empty and not a host's (h0, h1, ...)", s)
+		}
+		names[s] = topo.AddSwitch(s)
+	}
+	for i, l := range t.Links {
+		k := fmt.Sprintf("topology.links[%d]", i)
+		a, okA := names[l.A]
+		b, okB := names[l.B]
+		switch {
+		case !okA:
+			return e.errorf(k+".a", "%q names no host or switch", l.A)
+		case !okB:
+			return e.errorf(k+".b", "%q names no host or switch", l.B)
+		case !(l.Gbps > 0) || l.Gbps > 1600 || l.GbpsBA < 0 || l.GbpsBA > 1600:
+			return e.errorf(k+".gbps", "must be in (0, 1600], got %v", l.Gbps)
+		case l.DelayUs < 0 || l.DelayUsBA < 0:
+			return e.errorf(k+".delay_us", "must be >= 0, got %v", l.DelayUs)
+		}
+		ab := fabric.Dir{Bps: l.Gbps * 1e9, DelayNs: usToNs(l.DelayUs)}
+		ba := ab
+		if l.GbpsBA > 0 {
+			ba.Bps = l.GbpsBA * 1e9
+		}
+		if l.DelayUsBA > 0 {
+			ba.DelayNs = usToNs(l.DelayUsBA)
+		}
+		if topo.NumPorts(a) >= switchd.MaxPorts || topo.NumPorts(b) >= switchd.MaxPorts {
+			return e.errorf(k, "more than %d ports on a switch", switchd.MaxPorts)
+		}
+		topo.Connect(a, b, ab, ba)
+	}
+	e.topo = topo
+	return nil
+}
+
+// Topo is the experiment's topology (built by Validate).
+func (e *Experiment) Topo() *fabric.Topology { return e.topo }
+
+// Spec is the experiment as a fabric.Spec: the topology, the scheme and its
+// parameters, the traffic; exact shaping in virtual time.
+func (e *Experiment) Spec() *fabric.Spec {
+	t := &e.Topology
+	s := &fabric.Spec{
+		Topo: e.topo, Scheme: e.CC.Scheme, Params: e.CC.Params, ExpectedFlows: e.CC.ExpectedFlows,
+		MTU: t.MTUBytes, AckEvery: t.AckEvery, BaseRTTNs: usToNs(t.BaseRTTUs), BufferBytes: t.BufferBytes,
+		PFC:   fabric.PFC{Enabled: e.PFC.Enabled, XOFFBytes: e.PFC.XOFFBytes, XONOffsetBytes: e.PFC.XONOffsetBytes},
+		RTONs: usToNs(t.RTOUs), NakIntervalNs: usToNs(t.NakIntervalUs),
+		SampleNs: usToNs(e.Experiment.SampleUs), Seed: e.Experiment.Seed,
+		Exact: e.Experiment.Clock == ClockVirtual,
+	}
+	for _, f := range e.Flows {
+		s.Flows = append(s.Flows, fabric.Flow{ID: f.ID, Src: f.Src, Dst: f.Dst, SizeBytes: f.SizeBytes,
+			StartNs: usToNs(f.StartUs), RateBps: f.RateGbps * 1e9})
+	}
+	s.Flows = append(s.Flows, e.ns3Flows...)
+	for _, in := range e.Incast {
+		s.Incast = append(s.Incast, fabric.Incast{IDBase: in.IDBase, Senders: in.Senders, Dst: in.Dst,
+			FlowsPerSender: in.FlowsPerSender, SizeBytes: in.SizeBytes, StartNs: usToNs(in.StartUs),
+			Repeat: in.Repeat, PeriodNs: usToNs(in.PeriodUs)})
+	}
+	for _, w := range e.Workloads {
+		cdf := w.CDF
+		if !filepath.IsAbs(cdf) {
+			cdf = filepath.Join(e.dir, cdf)
+		}
+		s.Workloads = append(s.Workloads, fabric.Workload{IDBase: w.IDBase, CDF: cdf, Senders: w.Senders,
+			Dsts: w.Dsts, Load: w.Load, StartNs: usToNs(w.StartUs), StopNs: usToNs(w.StopUs), MaxFlows: w.MaxFlows})
+	}
+	return s
+}
+
+// Plan is the experiment's fabric.Plan: every node's config.
+func (e *Experiment) Plan() (*fabric.Plan, error) {
+	p, err := e.Spec().Plan()
+	if err != nil {
+		return nil, e.errorf("topology", "%v", err)
+	}
+	return p, nil
+}
+
+// SwitchConfig is the first switch of the experiment (the switch of a star):
+// port i faces host i, with a /32 route to it, the experiment's link rate and
+// buffer, and the scheme's CP on every port.
+func (e *Experiment) SwitchConfig() switchd.Config {
+	p, err := e.Plan()
+	if err != nil {
+		return switchd.DefaultConfig()
+	}
+	return p.Switches[0]
 }
 
 // HostConfigs are the experiment's hosts: host i has HostIP(i), sends every
 // frame to its switch port, and offers the flows, incasts and workloads whose
 // sender it is.
 func (e *Experiment) HostConfigs() []hostd.Config {
-	t := &e.Topology
-	hosts := make([]hostd.Config, t.Hosts)
-	for i := range hosts {
-		h := &hosts[i]
-		h.Name = fmt.Sprintf("h%d", i)
-		h.IP = ipString(HostIP(i))
-		h.MAC = macString(HostMAC(i))
-		h.GatewayMAC = macString(SwitchPortMAC(i))
-		h.LinkGbps = t.LinkGbps
-		h.MTUBytes = t.MTUBytes
-		h.BaseRTTUs = t.BaseRTTUs
-		h.Scheme = e.CC.Scheme
-		h.CC = e.CC.Params
-		h.ExpectedFlows = e.CC.ExpectedFlows
-		h.AckEvery = t.AckEvery
-		h.RTOUs, h.NakIntervalUs = t.RTOUs, t.NakIntervalUs
-		if h.RTOUs == 0 {
-			h.RTOUs = t.worstRTTUs()
-		}
-		if h.NakIntervalUs == 0 {
-			h.NakIntervalUs = t.worstRTTUs()
-		}
-		h.SampleUs = e.Experiment.SampleUs
+	p, err := e.Plan()
+	if err != nil {
+		return nil
 	}
-	for _, f := range e.Flows {
-		hosts[f.Src].Flows = append(hosts[f.Src].Flows, hostd.FlowConfig{
-			ID: f.ID, Dst: ipString(HostIP(f.Dst)), SizeBytes: f.SizeBytes, StartUs: f.StartUs, RateGbps: f.RateGbps,
-		})
-	}
-	for _, in := range e.Incast {
-		per := max(in.FlowsPerSender, 1)
-		for k, s := range in.Senders {
-			hosts[s].Incast = append(hosts[s].Incast, hostd.IncastConfig{
-				IDBase: in.IDBase + k*per*max(in.Repeat, 1), Dst: ipString(HostIP(in.Dst)),
-				Flows: per, SizeBytes: in.SizeBytes, StartUs: in.StartUs, Repeat: in.Repeat, PeriodUs: in.PeriodUs,
-			})
-		}
-	}
-	for wi, w := range e.Workloads {
-		dsts := make([]string, len(w.Dsts))
-		for j, d := range w.Dsts {
-			dsts[j] = ipString(HostIP(d))
-		}
-		cdf := w.CDF
-		if !filepath.IsAbs(cdf) {
-			cdf = filepath.Join(e.dir, cdf)
-		}
-		for k, s := range w.Senders {
-			hosts[s].Workloads = append(hosts[s].Workloads, hostd.WorkloadConfig{
-				// Each sender of each workload gets its own id range.
-				IDBase: w.IDBase + (wi*len(w.Senders)+k)*1_000_000, CDF: cdf, Dsts: dsts,
-				Load: w.Load, StartUs: w.StartUs, StopUs: w.StopUs, MaxFlows: w.MaxFlows,
-			})
-		}
-	}
-	return hosts
+	return p.Hosts
 }

@@ -11,18 +11,15 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"syscall"
 	"time"
 
 	_ "github.com/ccbed/ccbed/ccalgo/all" // every scheme, chosen by name
-	"github.com/ccbed/ccbed/dpdk"
+	"github.com/ccbed/ccbed/fabric"
+	"github.com/ccbed/ccbed/fabric/dpdkrun"
 	"github.com/ccbed/ccbed/hostd"
-	hostdp "github.com/ccbed/ccbed/hostd/dataplane"
 	"github.com/ccbed/ccbed/lcore"
-	"github.com/ccbed/ccbed/port"
 	"github.com/ccbed/ccbed/switchd"
-	"github.com/ccbed/ccbed/switchd/dataplane"
 	"github.com/ccbed/ccbed/testbed/report"
 )
 
@@ -30,11 +27,19 @@ import (
 type Result struct {
 	Dir     string // results/<experiment>
 	Summary report.Summary
-	Loops   []lcore.Stats
-	Switch  switchd.Snapshot
-	Hosts   []hostd.Report
+	// Clock is the driver that ran it.
+	Clock string
+	// Fabric is the driver's result: the engines as they ended, the switches'
+	// telemetry.
+	Fabric *fabric.Result
+	// Loops are the lcores' statistics (DPDK clock).
+	Loops []lcore.Stats
+	// Switch is the first switch's counters (every switch: Switches).
+	Switch   switchd.Snapshot
+	Switches []switchd.Snapshot
+	Hosts    []hostd.Report
 	// MbufsLeaked is the pool's in-use count after shutdown (0 when every mbuf
-	// came back).
+	// came back; DPDK clock).
 	MbufsLeaked int
 	// Interrupted is true when SIGINT/SIGTERM ended the run early.
 	Interrupted bool
@@ -66,167 +71,118 @@ func (e *Experiment) EALArgs() []string {
 	return append(append([]string(nil), args...), "--lcores="+strings.Join(m, ","))
 }
 
-// Run runs the experiment on DPDK virtual devices in this process: it
-// initialises the EAL (once per process), wires host i to switch port i with
-// an ethdev cable, runs the switch in run-to-completion mode and the hosts on
-// their lcores for the experiment's duration (or until ctx ends or SIGINT),
+// Progress, when not nil, receives a live progress line about every second
+// of a virtual-time run.
+type Progress func(line string)
+
+// Run runs the experiment with its clock: in virtual time (fabric.Virtual), or
+// on DPDK virtual devices in this process (fabric/dpdkrun: the EAL initialises
+// once per process), for the experiment's duration or until ctx ends or SIGINT,
 // then writes results/<name>/ and a summary table to out.
 func Run(ctx context.Context, e *Experiment, out io.Writer) (*Result, error) {
+	return RunProgress(ctx, e, out, nil)
+}
+
+// RunProgress is Run with a progress callback.
+func RunProgress(ctx context.Context, e *Experiment, out io.Writer, progress Progress) (*Result, error) {
 	// SIGINT / SIGTERM from here on end the run early but still write results
 	// (a signal during set-up ends the run as soon as it starts).
 	ctx, stopSignals := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stopSignals()
-	if err := dpdk.EALInit(e.EALArgs()); err != nil && err != dpdk.ErrEALInitialised {
-		return nil, fmt.Errorf("testbed: %w", err)
-	}
-	tag := fmt.Sprintf("tb%d", runSeq.Add(1))
-	t := &e.Topology
-	hostCfgs := e.HostConfigs()
-	swCfg := e.SwitchConfig()
-
-	// Enough mbufs to fill every cable in both directions and still run.
-	const cableSlots = 4096
-	mbufs := uint32(2*cableSlots*t.Hosts + 16384 - 1)
-	pool, err := dpdk.NewPktMbufPool(tag+"_pool", mbufs, 256, dpdk.MbufDefaultDataRoom, dpdk.SocketAny)
+	plan, err := e.Plan()
 	if err != nil {
-		return nil, fmt.Errorf("testbed: mempool: %w", err)
+		return nil, err
 	}
-	var started port.Started
-	defer func() {
-		started.Close()
-		pool.Free()
-	}()
-	swPorts := make([]port.Port, t.Hosts)
-	hostPorts := make([]port.Port, t.Hosts)
-	for i := 0; i < t.Hosts; i++ {
-		a, b, err := dpdk.NewEthCable(fmt.Sprintf("%s_h%d", tag, i), fmt.Sprintf("%s_s%d", tag, i), cableSlots, dpdk.SocketAny)
+	durNs := usToNs(e.Experiment.DurationMs * 1e3)
+	res := &Result{Clock: e.Experiment.Clock}
+	var fr *fabric.Result
+	switch e.Experiment.Clock {
+	case ClockVirtual:
+		v, err := fabric.NewVirtual(plan)
 		if err != nil {
-			return nil, fmt.Errorf("testbed: cable %d: %w", i, err)
-		}
-		for _, p := range []dpdk.EthPort{a, b} {
-			if _, err := started.Start(port.EthConfig{Name: p.Name(), Pool: pool, RxDesc: cableSlots, TxDesc: cableSlots}); err != nil {
-				return nil, fmt.Errorf("testbed: %w", err)
-			}
-		}
-		hostPorts[i], swPorts[i] = port.EthQueue{Port: a}, port.EthQueue{Port: b}
-	}
-
-	eng, err := switchd.New(&swCfg)
-	if err != nil {
-		return nil, fmt.Errorf("testbed: switch: %w", err)
-	}
-	sw, err := dataplane.New(eng, swPorts, pool, dataplane.Config{Name: tag + "sw"})
-	if err != nil {
-		return nil, fmt.Errorf("testbed: switch: %w", err)
-	}
-	defer sw.Close()
-
-	clock := lcore.NewTSCClock(dpdk.TSCHz())
-	// Time 0 of the experiment lies a little ahead, past the rest of the
-	// set-up (hosts' adapters, lcore launch): flows due at 0 are posted when
-	// the loops already run, so that no FCT counts set-up time.
-	const setupNs = 50_000_000
-	t0 := clock.Now() + setupNs
-	hosts := make([]*hostdp.Host, t.Hosts)
-	for i, hc := range hostCfgs {
-		he, err := hostd.NewEngine(hc, t0)
-		if err != nil {
-			return nil, fmt.Errorf("testbed: host %d: %w", i, err)
-		}
-		h, err := hostdp.NewHost(he, hostPorts[i], pool, fmt.Sprintf("%s_h%d", tag, i))
-		if err != nil {
-			return nil, fmt.Errorf("testbed: host %d: %w", i, err)
-		}
-		hosts[i] = h
-		defer h.Close()
-	}
-
-	// Loops: the switch on its lcore; hosts spread over theirs. A host lcore
-	// equal to the switch's shares that loop.
-	byLcore := map[uint][]*hostdp.Host{}
-	for i, h := range hosts {
-		l := e.Lcores.Hosts[i%len(e.Lcores.Hosts)]
-		byLcore[l] = append(byLcore[l], h)
-	}
-	g := lcore.NewGroup()
-	tStart := t0
-	swHosts := byLcore[e.Lcores.Switch]
-	delete(byLcore, e.Lcores.Switch)
-	if err := g.Launch(e.Lcores.Switch, "switch", func() int {
-		now := clock.Now()
-		n := sw.PollRTC(now)
-		for _, h := range swHosts {
-			n += h.Poll(now)
-		}
-		return n
-	}); err != nil {
-		return nil, fmt.Errorf("testbed: %w", err)
-	}
-	for l, hs := range byLcore {
-		if err := g.Launch(l, fmt.Sprintf("hosts@%d", l), func() int {
-			now := clock.Now()
-			n := 0
-			for _, h := range hs {
-				n += h.Poll(now)
-			}
-			return n
-		}); err != nil {
-			g.Stop()
-			g.Wait()
 			return nil, fmt.Errorf("testbed: %w", err)
 		}
+		start := time.Now()
+		var report func(fabric.Progress)
+		if progress != nil {
+			report = func(p fabric.Progress) { progress(p.String()) }
+		}
+		if err := v.Run(ctx, durNs, report); err != nil && ctx.Err() == nil {
+			return nil, fmt.Errorf("testbed: %w", err)
+		}
+		fr = v.Result()
+		fr.WallNs = time.Since(start).Nanoseconds()
+		fr.Interrupt = ctx.Err() != nil
+	case ClockDPDK:
+		o, err := dpdkrun.Run(ctx, plan, dpdkrun.Options{EALArgs: e.EALArgs(), SwitchLcore: e.Lcores.Switch,
+			HostLcores: e.Lcores.Hosts, DurationNs: durNs})
+		if err != nil {
+			return nil, fmt.Errorf("testbed: %w", err)
+		}
+		fr = o.Result
+		res.Loops, res.MbufsLeaked = o.Loops, o.MbufsLeaked
+		for i, h := range fr.Hosts {
+			pc := o.HostPorts[i]
+			res.Hosts = append(res.Hosts, h.Report(&pc))
+		}
 	}
+	res.Fabric = fr
+	res.Interrupted = fr.Interrupt
+	if res.Hosts == nil {
+		for _, h := range fr.Hosts {
+			res.Hosts = append(res.Hosts, h.Report(&hostd.PortCounter{}))
+		}
+	}
+	for _, s := range fr.Switches {
+		res.Switches = append(res.Switches, s.Snapshot())
+	}
+	res.Switch = res.Switches[0]
 
+	rec := e.record(fr)
+	res.Dir = filepath.Join(e.Experiment.OutputDir, e.Experiment.Name)
+	sum, err := rec.WriteAll(res.Dir)
+	if err != nil {
+		return nil, fmt.Errorf("testbed: results: %w", err)
+	}
+	res.Summary = sum
+	if out != nil {
+		rec.PrintTable(out)
+		fmt.Fprintf(out, "results in %s\n", res.Dir)
+	}
+	return res, nil
+}
+
+// record turns a driver's result into the results contract's series and
+// counters. Switch ports are numbered across switches in switch order (a star's
+// ids are its port numbers) and named s<i>.p<port> when there are several
+// switches.
+func (e *Experiment) record(fr *fabric.Result) *report.Recorder {
+	t := e.topo
 	rec := report.NewRecorder(report.Meta{
 		Experiment: e.Experiment.Name, Scheme: e.CC.Scheme, Scaling: e.Experiment.Scaling,
-		Notes: e.Experiment.Mirrors,
+		Notes: e.Experiment.Mirrors, Clock: fr.Clock, Seed: e.Experiment.Seed, Topology: e.topologyString(),
 	})
-	usOf := func(ns int64) float64 { return float64(ns-tStart) / 1e3 }
-	drainSwitch := func() {
-		eng.Samples().Drain(func(s *switchd.Sample) {
-			tu := usOf(s.TNs)
-			if tu < 0 {
-				return // before time 0: the loops idle while the set-up ends
-			}
-			rec.AddQueueSample(tu, s.Port, s.QueueBytes)
-			if s.FairRateBps >= 0 {
-				rec.AddFairRate(tu, s.Port, s.FairRateBps/1e9)
-			}
-		})
+	usOf := func(ns int64) float64 { return float64(ns-fr.T0Ns) / 1e3 }
+	base := make([]int, len(fr.Switches)+1)
+	for i, s := range fr.Switches {
+		base[i+1] = base[i] + s.NumPorts()
 	}
-	dur := time.Duration(e.Experiment.DurationMs * float64(time.Millisecond))
-	runCtx, cancel := context.WithTimeout(ctx, time.Duration(t0-clock.Now())+dur)
-	defer cancel()
-	// Drain the switch's samples while the run goes on, so its ring never fills.
-	done := make(chan struct{})
-	go func() {
-		tick := time.NewTicker(10 * time.Millisecond)
-		defer tick.Stop()
-		for {
-			select {
-			case <-done:
-				return
-			case <-tick.C:
-				drainSwitch()
-			}
+	for i := range fr.Samples {
+		s := &fr.Samples[i]
+		tu := usOf(s.TNs)
+		if tu < 0 {
+			continue
 		}
-	}()
-	loops := g.Run(runCtx)
-	close(done)
-	end := clock.Now()
-	drainSwitch()
-	res := &Result{Loops: loops, Interrupted: ctx.Err() != nil}
-	for _, l := range loops {
-		if l.Panic != "" {
-			return nil, fmt.Errorf("testbed: loop %s panicked: %s", l.Name, l.Panic)
+		id := base[s.Switch] + s.Port
+		rec.AddQueueSample(tu, id, s.QueueBytes)
+		if s.FairRateBps >= 0 {
+			rec.AddFairRate(tu, id, s.FairRateBps/1e9)
 		}
 	}
-
-	// Results: flows from the hosts, ports from the switch.
-	rec.SetDuration(float64(end-tStart) / 1e9)
+	rec.SetDuration(float64(fr.EndNs-fr.T0Ns) / 1e9)
 	warm := e.Experiment.WarmupMs * 1e3
-	for i, h := range hosts {
-		he := h.Engine()
+	spec := fr.Plan.Spec
+	for i, he := range fr.Hosts {
 		for _, s := range he.Samples() {
 			if tu := usOf(s.T); tu >= warm {
 				rec.AddRateSample(tu, int(s.Flow), s.Gbps)
@@ -243,63 +199,49 @@ func Run(ctx context.Context, e *Experiment, out io.Writer) (*Result, error) {
 			delivered[f.Flow] += f.AckedBytes
 		}
 		for id, bytes := range delivered {
-			rec.SetFlow(report.FlowInfo{ID: int(id), Src: hostCfgs[i].Name, Dst: e.flowDst(i, id),
-				Bytes: bytes, FCTUs: fcts[id]})
+			dst := "workload"
+			if d := spec.FlowDst(i, id); d >= 0 {
+				dst = t.Hosts[d].Name
+			}
+			rec.SetFlow(report.FlowInfo{ID: int(id), Src: t.Hosts[i].Name, Dst: dst, Bytes: bytes, FCTUs: fcts[id]})
 		}
-		pc := h.PortCounters()
-		res.Hosts = append(res.Hosts, he.Report(&pc))
 	}
-	res.Switch = eng.Snapshot()
-	for i, pc := range res.Switch.Ports {
-		hrx, _ := hosts[i].Engine().Counters()
-		rec.SetPortCounters(report.PortCounters{
-			ID: i, PFCPauses: pc.PausesSent, Drops: pc.DropsTotal, ECNMarked: pc.ECNMarkedTotal,
+	for si, eng := range fr.Switches {
+		for _, pc := range eng.Snapshot().Ports {
 			// The port's congestion notifications: the switch CP's own feedback
 			// plus the CNPs of the host behind the port (DCQCN's NP).
-			CNPsSent: pc.FeedbackSent + hrx.CNPs,
-		})
-	}
-
-	sw.Close()
-	for _, h := range hosts {
-		h.Close()
-	}
-	scratch := dpdk.NewBurst(32)
-	for _, p := range append(append([]port.Port{}, swPorts...), hostPorts...) {
-		port.Drain(p, scratch.Pkts)
-	}
-	scratch.Free()
-	res.MbufsLeaked = pool.InUse()
-
-	res.Dir = filepath.Join(e.Experiment.OutputDir, e.Experiment.Name)
-	sum, err := rec.WriteAll(res.Dir)
-	if err != nil {
-		return nil, fmt.Errorf("testbed: results: %w", err)
-	}
-	res.Summary = sum
-	if out != nil {
-		rec.PrintTable(out)
-		fmt.Fprintf(out, "results in %s\n", res.Dir)
-	}
-	return res, nil
-}
-
-// flowDst names the destination host of flow id sent by host src.
-func (e *Experiment) flowDst(src int, id int64) string {
-	for _, f := range e.Flows {
-		if f.Src == src && int64(f.ID) == id {
-			return fmt.Sprintf("h%d", f.Dst)
-		}
-	}
-	for _, in := range e.Incast {
-		for _, s := range in.Senders {
-			if s == src {
-				return fmt.Sprintf("h%d", in.Dst)
+			cnps := pc.FeedbackSent
+			peer, _, _ := t.Peer(len(t.Hosts)+si, pc.Port)
+			if t.IsHost(peer) {
+				hrx, _ := fr.Hosts[peer].Counters()
+				cnps += hrx.CNPs
 			}
+			name := ""
+			if len(fr.Switches) > 1 {
+				name = fmt.Sprintf("%s.p%d", t.Switches[si].Name, pc.Port)
+			}
+			rec.SetPortCounters(report.PortCounters{
+				ID: base[si] + pc.Port, Name: name, PFCPauses: pc.PausesSent, Drops: pc.DropsTotal,
+				ECNMarked: pc.ECNMarkedTotal, CNPsSent: cnps,
+			})
 		}
 	}
-	return "workload"
+	return rec
 }
 
-// runSeq numbers the runs of this process: DPDK object names must be unique.
-var runSeq atomic.Int64
+// topologyString describes the topology in a few words.
+func (e *Experiment) topologyString() string {
+	t := &e.Topology
+	n := len(e.topo.Hosts)
+	switch t.Kind {
+	case KindChain:
+		return fmt.Sprintf("chain of %d switches, %d hosts", len(e.topo.Switches), n)
+	case KindLeafSpine:
+		return fmt.Sprintf("leaf-spine, %d leaves x %d hosts, %d spines", t.Leaves, t.HostsPerLeaf, t.Spines)
+	case KindFatTree:
+		return fmt.Sprintf("fat-tree k=%d, %d hosts", t.K, n)
+	case KindExplicit:
+		return fmt.Sprintf("explicit, %d switches, %d hosts", len(e.topo.Switches), n)
+	}
+	return fmt.Sprintf("star of %d hosts", n)
+}

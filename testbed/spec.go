@@ -1,8 +1,9 @@
-// Package testbed runs an experiment: the switch and the hosts of a topology, in
-// one process on DPDK virtual devices (each host port wired to a switch port by
-// a dpdk.NewEthCable pair), for the configured time, then writes the results
-// contract of DESIGN.md through testbed/report. With real NICs the same
-// experiment file drives switchd and hostd on separate nodes (NodeCommands).
+// Package testbed runs an experiment file: it decodes and checks it, turns it
+// into a fabric.Spec (topology, scheme, traffic), runs it with one of the two
+// drivers of the fabric (virtual time, exact and deterministic; or DPDK, real
+// time on lcores, each link an ethdev cable), and writes the results contract
+// (docs/results.md) through testbed/report. With real NICs the same
+// experiment file drives switchd and hostd on separate nodes (NodeFiles).
 package testbed
 
 import (
@@ -12,6 +13,7 @@ import (
 
 	"github.com/ccbed/ccbed/ccalgo"
 	"github.com/ccbed/ccbed/config"
+	"github.com/ccbed/ccbed/fabric"
 )
 
 // Experiment is an experiment file (configs/experiments/*.toml).
@@ -27,6 +29,10 @@ type Experiment struct {
 
 	file *config.File
 	dir  string // directory of the file: relative paths start here
+	// topo is the topology the [topology] table describes (Validate builds it).
+	topo *fabric.Topology
+	// ns3Flows are the flows of an ns3 topology's flow file.
+	ns3Flows []fabric.Flow
 }
 
 // ExperimentInfo names the experiment and says how long it runs.
@@ -45,17 +51,57 @@ type ExperimentInfo struct {
 	SampleUs float64 `toml:"sample_us"`
 	// OutputDir is where results/<name>/ goes (default "results").
 	OutputDir string `toml:"output_dir"`
+	// Clock is the driver: "virtual" (discrete events in virtual time, exact
+	// and deterministic, every link at its true rate) or "dpdk" (real time,
+	// the engines on lcores wired by ethdev cables; the default).
+	Clock string `toml:"clock"`
+	// Seed seeds the workload generators (default 1).
+	Seed uint64 `toml:"seed"`
 }
 
-// Topology is a star: Hosts hosts, host i on switch port i.
+// Clocks.
+const (
+	ClockVirtual = fabric.ClockVirtual
+	ClockDPDK    = fabric.ClockDPDK
+)
+
+// Topology is the network: Kind picks its shape, the keys of that shape size
+// it, and the rest applies to every kind.
+//
+//   - star (default): Hosts hosts on one switch, host i on port i.
+//   - chain: switches in a line, HostsPerSwitch[i] hosts on switch i (hosts
+//     numbered switch by switch), switch-to-switch links at TrunkGbps.
+//   - leaf-spine: Leaves leaves of HostsPerLeaf hosts, each leaf linked to
+//     every one of Spines spines at UplinkGbps; ECMP over the spines.
+//   - fat-tree: a K-ary fat-tree of K^3/4 hosts; ECMP over the cores.
+//   - explicit: Hosts hosts (h0, h1, ...), the Switches named, and Links
+//     between any of them.
+//   - ns3: the HPCC ns-3 simulator's topology.txt (NS3Topology), and its
+//     flow.txt (NS3Flows) as static flows.
 type Topology struct {
+	Kind        string  `toml:"kind"`
 	Hosts       int     `toml:"hosts"`
-	LinkGbps    float64 `toml:"link_gbps"`
-	DelayUs     float64 `toml:"delay_us"`     // propagation delay on each switch egress
+	LinkGbps    float64 `toml:"link_gbps"`    // host links (and every link of fat-tree)
+	DelayUs     float64 `toml:"delay_us"`     // one-way propagation delay of every link
 	BufferBytes int64   `toml:"buffer_bytes"` // egress buffer per switch port
 	MTUBytes    int     `toml:"mtu_bytes"`    // data payload per packet
-	BaseRTTUs   float64 `toml:"base_rtt_us"`  // expected base RTT (scheme defaults, ideal FCT)
-	AckEvery    int     `toml:"ack_every"`
+	// BaseRTTUs is the base RTT the schemes and the ideal FCT assume; 0: the
+	// topology's largest (a full data frame out and its ACK back, on idle links).
+	BaseRTTUs float64 `toml:"base_rtt_us"`
+	AckEvery  int     `toml:"ack_every"`
+
+	HostsPerSwitch []int      `toml:"hosts_per_switch"` // chain
+	TrunkGbps      float64    `toml:"trunk_gbps"`       // chain (default link_gbps)
+	Leaves         int        `toml:"leaves"`           // leaf-spine
+	Spines         int        `toml:"spines"`
+	HostsPerLeaf   int        `toml:"hosts_per_leaf"`
+	UplinkGbps     float64    `toml:"uplink_gbps"`  // leaf-spine (default link_gbps)
+	K              int        `toml:"k"`            // fat-tree
+	Switches       []string   `toml:"switches"`     // explicit: switch names
+	Links          []LinkSpec `toml:"links"`        // explicit
+	NS3Topology    string     `toml:"ns3_topology"` // ns3: path, relative to the experiment file
+	NS3Flows       string     `toml:"ns3_flows"`
+
 	// RTOUs and NakIntervalUs are the hosts' retransmission timeout and NAK
 	// repeat interval. 0 derives both from the worst round trip the topology
 	// allows: 2 x (base RTT + time to drain a full buffer at the link rate) +
@@ -65,11 +111,16 @@ type Topology struct {
 	NakIntervalUs float64 `toml:"nak_interval_us"`
 }
 
-// worstRTTUs is 2 x (base RTT + the time a full egress buffer takes to drain) +
-// 100 us: the default timeout of the hosts.
-func (t *Topology) worstRTTUs() float64 {
-	drainUs := float64(t.BufferBytes) * 8 / (t.LinkGbps * 1e3)
-	return 2*(t.BaseRTTUs+drainUs) + 100
+// LinkSpec is one link of an explicit topology, between two nodes named as in
+// the file (h0, h1, ... for hosts; the switches' names), with its rate and
+// delay from A to B, and from B to A when GbpsBA / DelayUsBA are given.
+type LinkSpec struct {
+	A         string  `toml:"a"`
+	B         string  `toml:"b"`
+	Gbps      float64 `toml:"gbps"`
+	DelayUs   float64 `toml:"delay_us"`
+	GbpsBA    float64 `toml:"gbps_ba"`
+	DelayUsBA float64 `toml:"delay_us_ba"`
 }
 
 // CC is the scheme of the whole experiment and its parameters
@@ -138,8 +189,8 @@ type Lcores struct {
 // Default returns an experiment with every optional field at its default.
 func Default() Experiment {
 	return Experiment{
-		Experiment: ExperimentInfo{DurationMs: 20, SampleUs: 100, OutputDir: "results"},
-		Topology:   Topology{Hosts: 4, LinkGbps: 10, BufferBytes: 4 << 20, MTUBytes: 1024, BaseRTTUs: 20, AckEvery: 1},
+		Experiment: ExperimentInfo{DurationMs: 20, SampleUs: 100, OutputDir: "results", Clock: ClockDPDK, Seed: 1},
+		Topology:   Topology{Kind: KindStar, LinkGbps: 10, BufferBytes: 4 << 20, MTUBytes: 1024, AckEvery: 1},
 		CC:         CC{Scheme: "none", ExpectedFlows: 16},
 		PFC:        PFC{XOFFBytes: 500_000, XONOffsetBytes: 3_000},
 		Lcores:     Lcores{Switch: 0},
@@ -193,8 +244,8 @@ func (e *Experiment) Validate() error {
 		return e.errorf("experiment.warmup_ms", "must be in [0, duration_ms), got %v", x.WarmupMs)
 	case x.SampleUs <= 0:
 		return e.errorf("experiment.sample_us", "must be > 0, got %v", x.SampleUs)
-	case t.Hosts < 2 || t.Hosts > 8:
-		return e.errorf("topology.hosts", "must be 2..8 (one switch port each), got %d", t.Hosts)
+	case x.Clock != ClockVirtual && x.Clock != ClockDPDK:
+		return e.errorf("experiment.clock", "%q: want %q or %q", x.Clock, ClockVirtual, ClockDPDK)
 	case t.LinkGbps <= 0 || t.LinkGbps > 400:
 		return e.errorf("topology.link_gbps", "must be in (0, 400], got %v", t.LinkGbps)
 	case t.DelayUs < 0:
@@ -203,8 +254,8 @@ func (e *Experiment) Validate() error {
 		return e.errorf("topology.buffer_bytes", "must be > 0, got %d", t.BufferBytes)
 	case t.MTUBytes < 64 || t.MTUBytes > 9000:
 		return e.errorf("topology.mtu_bytes", "must be 64..9000, got %d", t.MTUBytes)
-	case t.BaseRTTUs <= 0:
-		return e.errorf("topology.base_rtt_us", "must be > 0, got %v", t.BaseRTTUs)
+	case t.BaseRTTUs < 0:
+		return e.errorf("topology.base_rtt_us", "must be >= 0 (0: derived from the topology), got %v", t.BaseRTTUs)
 	case t.AckEvery < 1:
 		return e.errorf("topology.ack_every", "must be >= 1, got %d", t.AckEvery)
 	case t.RTOUs < 0:
@@ -212,8 +263,12 @@ func (e *Experiment) Validate() error {
 	case t.NakIntervalUs < 0:
 		return e.errorf("topology.nak_interval_us", "must be >= 0 (0: derived), got %v", t.NakIntervalUs)
 	}
+	if err := e.buildTopology(); err != nil {
+		return err
+	}
+	nHosts := len(e.topo.Hosts)
 	if len(e.Lcores.Hosts) == 0 {
-		e.Lcores.Hosts = defaultHostLcores(e.Lcores.Switch, t.Hosts, runtime.NumCPU())
+		e.Lcores.Hosts = defaultHostLcores(e.Lcores.Switch, nHosts, runtime.NumCPU())
 	}
 	for i, l := range e.Lcores.Hosts {
 		if l >= 128 {
@@ -224,12 +279,12 @@ func (e *Experiment) Validate() error {
 		return e.errorf("cc.scheme", "%v", err)
 	}
 	host := func(key string, h int) error {
-		if h < 0 || h >= t.Hosts {
-			return e.errorf(key, "host %d out of range 0..%d", h, t.Hosts-1)
+		if h < 0 || h >= nHosts {
+			return e.errorf(key, "host %d out of range 0..%d", h, nHosts-1)
 		}
 		return nil
 	}
-	if len(e.Flows)+len(e.Incast)+len(e.Workloads) == 0 {
+	if len(e.Flows)+len(e.Incast)+len(e.Workloads)+len(e.ns3Flows) == 0 {
 		return e.errorf("flows", "the experiment has no traffic: add [[flows]], [[incast]] or [[workloads]]")
 	}
 	ids := map[int]string{}
@@ -305,18 +360,15 @@ func (e *Experiment) Validate() error {
 	return nil
 }
 
-// HostIP is host i's IPv4 address, 10.0.0.(i+1), in host byte order.
-func HostIP(i int) uint32 { return 10<<24 | uint32(i+1) }
+// HostIP is host i's IPv4 address, 10.0.0.(i+1) for the first 254, in host
+// byte order (fabric.HostIP).
+func HostIP(i int) uint32 { return fabric.HostIP(i) }
 
-// HostMAC is host i's MAC address.
-func HostMAC(i int) [6]byte { return [6]byte{0x02, 0xcc, 0xbe, 0xd0, 0x01, byte(i)} }
+// HostMAC is host i's MAC address (fabric.HostMAC).
+func HostMAC(i int) [6]byte { return fabric.HostMAC(i) }
 
-// SwitchPortMAC is switch port i's MAC address.
-func SwitchPortMAC(i int) [6]byte { return [6]byte{0x02, 0xcc, 0xbe, 0xd0, 0x02, byte(i)} }
-
-func ipString(a uint32) string {
-	return fmt.Sprintf("%d.%d.%d.%d", a>>24, a>>16&0xff, a>>8&0xff, a&0xff)
-}
+// SwitchPortMAC is port i of the first switch's MAC address.
+func SwitchPortMAC(i int) [6]byte { return fabric.SwitchPortMAC(0, i) }
 
 func macString(m [6]byte) string {
 	return fmt.Sprintf("%02x:%02x:%02x:%02x:%02x:%02x", m[0], m[1], m[2], m[3], m[4], m[5])

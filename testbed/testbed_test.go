@@ -96,8 +96,17 @@ func TestConfigsMapping(t *testing.T) {
 		hc[0].Flows[0].Dst != "10.0.0.4" || hc[1].GatewayMAC != macString(SwitchPortMAC(1)) || hc[0].Scheme != "rocc" {
 		t.Fatalf("host configs %+v", hc)
 	}
-	// 1 MB at 1 Gb/s drains in 8000 us: timeouts wait for a full queue.
-	if want := 2*(20+8000.0) + 100; hc[0].RTOUs != want || hc[0].NakIntervalUs != want {
+	// 1 MB at 1 Gb/s drains in 8000 us: timeouts wait for a full queue. The
+	// base RTT is the topology's (no base_rtt_us in the file).
+	p, err := e.Plan()
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := float64(p.BaseRTTNs) / 1e3
+	if base < 15 || base > 25 || hc[0].BaseRTTUs != base {
+		t.Fatalf("derived base RTT %v us (hosts %v): want one 1 Gb/s round trip of a frame and its ACK, ~20 us", base, hc[0].BaseRTTUs)
+	}
+	if want := 2*(base+8000.0) + 100; hc[0].RTOUs != want || hc[0].NakIntervalUs != want {
 		t.Fatalf("RTO %v NAK interval %v, want %v", hc[0].RTOUs, hc[0].NakIntervalUs, want)
 	}
 	args := strings.Join(e.EALArgs(), " ")

@@ -1,7 +1,9 @@
-// Command testbed runs the papers' experiments on DPDK virtual devices and writes
-// results, a summary and plots (DESIGN.md "Results contract").
+// Command testbed runs the papers' experiments, in virtual time (the real
+// engines under a discrete-event clock, exact and deterministic) or on DPDK
+// virtual devices in real time, and writes results, a summary and plots
+// (docs/results.md).
 //
-//	testbed run EXPERIMENT.toml [-o DIR] [-duration-ms N]
+//	testbed run EXPERIMENT.toml [-clock virtual|dpdk] [-seed N] [-o DIR] [-duration-ms N]
 //	testbed validate EXPERIMENT.toml...
 //	testbed schemes
 //	testbed nodes EXPERIMENT.toml      # per-node switchd/hostd configs for real NICs
@@ -22,7 +24,7 @@ import (
 
 func usage() {
 	fmt.Fprint(os.Stderr, `usage:
-  testbed run EXPERIMENT.toml [-o DIR] [-duration-ms N]
+  testbed run EXPERIMENT.toml [-clock virtual|dpdk] [-seed N] [-o DIR] [-duration-ms N]
   testbed validate EXPERIMENT.toml...
   testbed schemes
   testbed nodes EXPERIMENT.toml -o DIR
@@ -77,6 +79,9 @@ func run(args []string) error {
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
 	outDir := fs.String("o", "", "results directory (default: the experiment's output_dir)")
 	durMs := fs.Float64("duration-ms", 0, "override the experiment's duration")
+	clock := fs.String("clock", "", "virtual (discrete events) or dpdk (real time on lcores); default: the file's experiment.clock")
+	seed := fs.Uint64("seed", 0, "override the experiment's seed")
+	quiet := fs.Bool("q", false, "no live progress line")
 	cpuProfile := fs.String("cpuprofile", "", "write a Go CPU profile of the run to this file")
 	path, err := parse(fs, args)
 	if err != nil {
@@ -103,17 +108,39 @@ func run(args []string) error {
 	if *durMs > 0 {
 		e.Experiment.DurationMs = *durMs
 	}
-	fmt.Printf("experiment %s (%s), %d hosts at %g Gb/s, %g ms\n", e.Experiment.Name, e.CC.Scheme,
-		e.Topology.Hosts, e.Topology.LinkGbps, e.Experiment.DurationMs)
+	if *clock != "" {
+		if *clock != testbed.ClockVirtual && *clock != testbed.ClockDPDK {
+			return fmt.Errorf("run: -clock %q: want %s or %s", *clock, testbed.ClockVirtual, testbed.ClockDPDK)
+		}
+		e.Experiment.Clock = *clock
+	}
+	if *seed != 0 {
+		e.Experiment.Seed = *seed
+	}
+	fmt.Printf("experiment %s (%s), %d hosts, %d switches, %g ms, clock %s, seed %d\n", e.Experiment.Name, e.CC.Scheme,
+		len(e.Topo().Hosts), len(e.Topo().Switches), e.Experiment.DurationMs, e.Experiment.Clock, e.Experiment.Seed)
 	if e.Experiment.Mirrors != "" {
 		fmt.Println("mirrors:", e.Experiment.Mirrors)
 	}
 	if e.Experiment.Scaling != "" {
 		fmt.Println("scaling:", e.Experiment.Scaling)
 	}
-	res, err := testbed.Run(context.Background(), e, os.Stdout)
+	var progress testbed.Progress
+	if !*quiet {
+		progress = func(line string) { fmt.Fprintf(os.Stderr, "\r%s   ", line) }
+	}
+	res, err := testbed.RunProgress(context.Background(), e, os.Stdout, progress)
+	if progress != nil && res != nil && res.Fabric != nil && res.Fabric.WallNs > 1e9 {
+		fmt.Fprintln(os.Stderr)
+	}
 	if err != nil {
 		return err
+	}
+	if f := res.Fabric; f.Clock == testbed.ClockVirtual {
+		wall := float64(f.WallNs) / 1e9
+		sim := float64(f.EndNs-f.T0Ns) / 1e9
+		fmt.Printf("virtual time: %d events in %.2f s of wall time (%.2f M events/s, %.3g simulated s per wall s), %d frame buffers\n",
+			f.Events, wall, float64(f.Events)/wall/1e6, sim/wall, f.FrameBuffers)
 	}
 	for _, l := range res.Loops {
 		fmt.Printf("lcore %d %-10s iterations %d busy %.1f%% worst stall %.2f ms\n", l.Lcore, l.Name,
@@ -143,7 +170,11 @@ func validate(args []string) error {
 		if err != nil {
 			return err
 		}
-		fmt.Printf("%s: ok (%s, %s, %d hosts)\n", p, e.Experiment.Name, e.CC.Scheme, e.Topology.Hosts)
+		if _, err := e.Plan(); err != nil {
+			return err
+		}
+		fmt.Printf("%s: ok (%s, %s, %d hosts, %d switches, clock %s)\n", p, e.Experiment.Name, e.CC.Scheme,
+			len(e.Topo().Hosts), len(e.Topo().Switches), e.Experiment.Clock)
 	}
 	return nil
 }

@@ -42,6 +42,13 @@ type Meta struct {
 	Scaling string
 	// Notes is free text written as "notes" when non-empty.
 	Notes string
+	// Clock is the driver that ran the experiment: "virtual" (discrete events
+	// in virtual time) or "dpdk" (real time on lcores).
+	Clock string
+	// Seed is the run's random seed (workload generators).
+	Seed uint64
+	// Topology describes the network ("star of 4 hosts", ...).
+	Topology string
 }
 
 // FlowInfo is what the runner knows about one flow besides its rate samples.
@@ -62,6 +69,9 @@ type FlowInfo struct {
 type PortCounters struct {
 	// ID is the switch port's index, the "port" column of queue.csv.
 	ID int
+	// Name names the port in the topology ("s0.p3": switch s0's port 3); empty
+	// for a one-switch experiment, whose ids are the port numbers.
+	Name string
 	// PFCPauses counts PFC pause frames the port sent.
 	PFCPauses uint64
 	// Drops counts packets the port's egress queue dropped.

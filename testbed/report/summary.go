@@ -39,6 +39,12 @@ type Summary struct {
 	Scaling string `json:"scaling,omitempty"`
 	// Notes is Meta.Notes.
 	Notes string `json:"notes,omitempty"`
+	// Clock is Meta.Clock: "virtual" or "dpdk".
+	Clock string `json:"clock,omitempty"`
+	// Seed is Meta.Seed.
+	Seed uint64 `json:"seed,omitempty"`
+	// Topology is Meta.Topology.
+	Topology string `json:"topology,omitempty"`
 	// FCTBuckets is the FCT slowdown by flow size (FCTBuckets with
 	// DefaultBucketsPerDecade), when there are FCT records.
 	FCTBuckets []FCTBucket `json:"fct_buckets,omitempty"`
@@ -67,6 +73,8 @@ type FlowSummary struct {
 type PortSummary struct {
 	// ID is the switch port's index.
 	ID int `json:"id"`
+	// Name is PortCounters.Name.
+	Name string `json:"name,omitempty"`
 	// AvgQueueBytes is the mean of the port's queue samples over the run.
 	AvgQueueBytes float64 `json:"avg_queue_bytes"`
 	// P99QueueBytes is the 99th percentile (nearest rank) of the samples.
@@ -282,6 +290,9 @@ func (r *Recorder) Summarize() Summary {
 		WarmupS:     r.meta.WarmupS,
 		Scaling:     r.meta.Scaling,
 		Notes:       r.meta.Notes,
+		Clock:       r.meta.Clock,
+		Seed:        r.meta.Seed,
+		Topology:    r.meta.Topology,
 		Flows:       []FlowSummary{},
 		Ports:       []PortSummary{},
 		FCTBuckets:  FCTBuckets(r.fct, DefaultBucketsPerDecade),
@@ -318,7 +329,7 @@ func (r *Recorder) Summarize() Summary {
 	scratch := []float64(nil)
 	for _, id := range ids {
 		c := r.ports[id]
-		p := PortSummary{ID: id, PFCPauses: c.PFCPauses, Drops: c.Drops, ECNMarked: c.ECNMarked, CNPsSent: c.CNPsSent}
+		p := PortSummary{ID: id, Name: c.Name, PFCPauses: c.PFCPauses, Drops: c.Drops, ECNMarked: c.ECNMarked, CNPsSent: c.CNPsSent}
 		if s := r.queue.get(id); s != nil && len(s.v) > 0 {
 			p.AvgQueueBytes = Mean(s.v)
 			p.SteadyQueueBytes = Mean(s.v[steadyFrom(s, half):])

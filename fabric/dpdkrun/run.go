@@ -1,0 +1,270 @@
+// Package dpdkrun is the fabric's DPDK driver: the engines of a fabric.Plan on
+// EAL lcores in one process, in real time, every link of the topology an ethdev
+// cable (two net_ring ports joined by crossed rte_rings, dpdk.NewEthCable). It is
+// the same plan the virtual-time driver (fabric.Virtual) runs: where the two
+// differ on one experiment, the difference is the dataplane's (polling, bursts,
+// CPU stalls), not the model's.
+//
+// Links have no rate of their own here: each switch port's shaper and each
+// host's NIC bucket pace at the link rate. Propagation delays sit on the switch
+// ports' delay lines: a switch-to-switch link's on the sending port, a host
+// link's both directions on the switch port toward the host (the round trip is
+// the same; one-way delays of host-to-switch frames are not modelled). Every
+// switch runs in the switch lcore's loop (run-to-completion); hosts are spread
+// over the host lcores.
+package dpdkrun
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/ccbed/ccbed/dpdk"
+	"github.com/ccbed/ccbed/fabric"
+	"github.com/ccbed/ccbed/hostd"
+	hostdp "github.com/ccbed/ccbed/hostd/dataplane"
+	"github.com/ccbed/ccbed/lcore"
+	"github.com/ccbed/ccbed/port"
+	"github.com/ccbed/ccbed/switchd"
+	"github.com/ccbed/ccbed/switchd/dataplane"
+)
+
+// Options place and time a run.
+type Options struct {
+	// EALArgs initialise the EAL (once per process; later runs reuse it).
+	EALArgs []string
+	// SwitchLcore runs every switch; HostLcores the hosts (host i on
+	// HostLcores[i % len]); a host lcore equal to SwitchLcore shares its loop.
+	SwitchLcore uint
+	HostLcores  []uint
+	// DurationNs is the run's length from its time 0.
+	DurationNs int64
+}
+
+// Outcome is a run's fabric.Result with what only real time has.
+type Outcome struct {
+	*fabric.Result
+	Loops []lcore.Stats
+	// HostPorts are the hosts' adapter counters (tx drops, no mbuf).
+	HostPorts []hostd.PortCounter
+	// MbufsLeaked is the pool's in-use count after shutdown (0 when every mbuf
+	// came back).
+	MbufsLeaked int
+}
+
+// runSeq numbers the runs of this process: DPDK object names must be unique.
+var runSeq atomic.Int64
+
+// cableSlots is each cable ring's size (and the ports' descriptors).
+const cableSlots = 4096
+
+// setupNs is how far ahead of the set-up's start time 0 lies: flows due at 0
+// are posted when the loops already run, so that no FCT counts set-up time.
+const setupNs = 50_000_000
+
+// Run runs plan on DPDK until o.DurationNs past time 0 or until ctx ends.
+func Run(ctx context.Context, plan *fabric.Plan, o Options) (*Outcome, error) {
+	if err := dpdk.EALInit(o.EALArgs); err != nil && err != dpdk.ErrEALInitialised {
+		return nil, fmt.Errorf("dpdkrun: %w", err)
+	}
+	if len(o.HostLcores) == 0 {
+		o.HostLcores = []uint{o.SwitchLcore}
+	}
+	tag := fmt.Sprintf("fr%d", runSeq.Add(1))
+	t := plan.Topo
+	nh := len(t.Hosts)
+
+	// Enough mbufs to fill every cable in both directions and still run.
+	mbufs := uint32(2*cableSlots*len(t.Links) + 16384 - 1)
+	pool, err := dpdk.NewPktMbufPool(tag+"_pool", mbufs, 256, dpdk.MbufDefaultDataRoom, dpdk.SocketAny)
+	if err != nil {
+		return nil, fmt.Errorf("dpdkrun: mempool: %w", err)
+	}
+	var started port.Started
+	defer func() {
+		started.Close()
+		pool.Free()
+	}()
+	ports := make([][]port.Port, t.NumNodes())
+	for n := range ports {
+		ports[n] = make([]port.Port, t.NumPorts(n))
+	}
+	for i, l := range t.Links {
+		a, b, err := dpdk.NewEthCable(fmt.Sprintf("%s_l%da", tag, i), fmt.Sprintf("%s_l%db", tag, i), cableSlots, dpdk.SocketAny)
+		if err != nil {
+			return nil, fmt.Errorf("dpdkrun: cable %d: %w", i, err)
+		}
+		for _, p := range []dpdk.EthPort{a, b} {
+			if _, err := started.Start(port.EthConfig{Name: p.Name(), Pool: pool, RxDesc: cableSlots, TxDesc: cableSlots}); err != nil {
+				return nil, fmt.Errorf("dpdkrun: %w", err)
+			}
+		}
+		ports[l.A][l.APort], ports[l.B][l.BPort] = port.EthQueue{Port: a}, port.EthQueue{Port: b}
+	}
+
+	var switches []*dataplane.Switch
+	var engines []*switchd.Engine
+	defer func() {
+		for _, s := range switches {
+			s.Close()
+		}
+	}()
+	for si := range plan.Switches {
+		c := plan.Switches[si]
+		c.Ports = append([]switchd.PortConfig(nil), c.Ports...)
+		v := nh + si
+		for p := range c.Ports {
+			peer, peerPort, out := t.Peer(v, p)
+			d := out.DelayNs
+			if t.IsHost(peer) {
+				_, _, back := t.Peer(peer, peerPort)
+				d += back.DelayNs
+			}
+			c.Ports[p].DelayUs = float64(d) / 1e3
+		}
+		eng, err := switchd.New(&c)
+		if err != nil {
+			return nil, fmt.Errorf("dpdkrun: switch %s: %w", t.Switches[si].Name, err)
+		}
+		sw, err := dataplane.New(eng, ports[v], pool, dataplane.Config{Name: fmt.Sprintf("%ss%d", tag, si)})
+		if err != nil {
+			return nil, fmt.Errorf("dpdkrun: switch %s: %w", t.Switches[si].Name, err)
+		}
+		engines = append(engines, eng)
+		switches = append(switches, sw)
+	}
+
+	clock := lcore.NewTSCClock(dpdk.TSCHz())
+	t0 := clock.Now() + setupNs
+	for _, eng := range engines {
+		eng.Start(t0)
+	}
+	hosts := make([]*hostdp.Host, nh)
+	defer func() {
+		for _, h := range hosts {
+			if h != nil {
+				h.Close()
+			}
+		}
+	}()
+	for i := range plan.Hosts {
+		he, err := hostd.NewEngine(plan.Hosts[i], t0)
+		if err != nil {
+			return nil, fmt.Errorf("dpdkrun: host %s: %w", t.Hosts[i].Name, err)
+		}
+		if hosts[i], err = hostdp.NewHost(he, ports[i][0], pool, fmt.Sprintf("%s_h%d", tag, i)); err != nil {
+			return nil, fmt.Errorf("dpdkrun: host %s: %w", t.Hosts[i].Name, err)
+		}
+	}
+
+	byLcore := map[uint][]*hostdp.Host{}
+	for i, h := range hosts {
+		l := o.HostLcores[i%len(o.HostLcores)]
+		byLcore[l] = append(byLcore[l], h)
+	}
+	g := lcore.NewGroup()
+	swHosts := byLcore[o.SwitchLcore]
+	delete(byLcore, o.SwitchLcore)
+	if err := g.Launch(o.SwitchLcore, "switch", func() int {
+		now := clock.Now()
+		n := 0
+		for _, s := range switches {
+			n += s.PollRTC(now)
+		}
+		for _, h := range swHosts {
+			n += h.Poll(now)
+		}
+		return n
+	}); err != nil {
+		return nil, fmt.Errorf("dpdkrun: %w", err)
+	}
+	for l, hs := range byLcore {
+		if err := g.Launch(l, fmt.Sprintf("hosts@%d", l), func() int {
+			now := clock.Now()
+			n := 0
+			for _, h := range hs {
+				n += h.Poll(now)
+			}
+			return n
+		}); err != nil {
+			g.Stop()
+			g.Wait()
+			return nil, fmt.Errorf("dpdkrun: %w", err)
+		}
+	}
+
+	res := &fabric.Result{Clock: fabric.ClockDPDK, Plan: plan, T0Ns: t0, Switches: engines}
+	var mu sync.Mutex
+	drain := func() {
+		mu.Lock()
+		defer mu.Unlock()
+		for si, eng := range engines {
+			eng.Samples().Drain(func(s *switchd.Sample) {
+				if s.TNs >= t0 { // before time 0 the loops idle while the set-up ends
+					res.Samples = append(res.Samples, fabric.SwitchSample{Switch: si, Sample: *s})
+				}
+			})
+		}
+	}
+	wall := time.Now()
+	runCtx, cancel := context.WithTimeout(ctx, time.Duration(t0-clock.Now()+o.DurationNs))
+	defer cancel()
+	// Drain the switches' samples while the run goes on, so their rings never fill.
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		tick := time.NewTicker(10 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-tick.C:
+				drain()
+			}
+		}
+	}()
+	loops := g.Run(runCtx)
+	close(done)
+	wg.Wait()
+	res.EndNs = clock.Now()
+	res.WallNs = time.Since(wall).Nanoseconds()
+	res.Interrupt = ctx.Err() != nil
+	drain()
+	for _, l := range loops {
+		if l.Panic != "" {
+			return nil, fmt.Errorf("dpdkrun: loop %s panicked: %s", l.Name, l.Panic)
+		}
+	}
+	out := &Outcome{Result: res, Loops: loops}
+	for _, eng := range engines {
+		eng.PublishEgress()
+		eng.PublishIngress()
+	}
+	for _, h := range hosts {
+		res.Hosts = append(res.Hosts, h.Engine())
+		out.HostPorts = append(out.HostPorts, h.PortCounters())
+	}
+
+	for _, s := range switches {
+		s.Close()
+	}
+	switches = nil
+	for i, h := range hosts {
+		h.Close()
+		hosts[i] = nil
+	}
+	scratch := dpdk.NewBurst(32)
+	for _, ps := range ports {
+		for _, p := range ps {
+			port.Drain(p, scratch.Pkts)
+		}
+	}
+	scratch.Free()
+	out.MbufsLeaked = pool.InUse()
+	return out, nil
+}
