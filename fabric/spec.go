@@ -330,11 +330,14 @@ func (s *Spec) Plan() (*Plan, error) {
 			Scheme: s.Scheme, CC: s.Params, Typed: s.Typed, ExpectedFlows: s.ExpectedFlows,
 			AckEvery: s.AckEvery, RTOUs: rtoUs, NakIntervalUs: nakUs,
 			SampleUs: float64(s.SampleNs) / 1e3, Seed: s.Seed,
-			MaxRxFlows: 4096, MaxPending: 16384,
+			MaxRxFlows: 4096, MaxPending: 4096,
 		}
 		if s.Exact {
 			c.NICBurstFrames = 1
 			c.BurstBytes = int64(frame)
+			// The virtual-time driver serves a host's send side right after
+			// each frame it receives: events never pile up.
+			c.EventRing = 256
 		}
 		p.Hosts = append(p.Hosts, c)
 	}

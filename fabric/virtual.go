@@ -126,6 +126,9 @@ func NewVirtual(p *Plan) (*Virtual, error) {
 				nsPerByte: 8e9 / out.Bps, delayNs: float64(out.DelayNs)})
 		}
 	}
+	if err := checkIDs(len(v.nodes), len(v.wires)); err != nil {
+		return nil, err
+	}
 	v.wake = make([]int64, len(v.nodes))
 	for n := range v.nodes {
 		v.wake[n] = node.Never
@@ -138,17 +141,9 @@ func NewVirtual(p *Plan) (*Virtual, error) {
 // for the earliest such time (later ones become stale and are skipped).
 func (v *Virtual) schedule(n int) {
 	w := v.nodes[n].NextWake(v.now)
-	if w < v.wake[n] {
+	if w < v.wake[n] && w <= MaxTimeNs {
 		v.wake[n] = w
-		v.heap.push(w, evNode, int32(n))
-	}
-}
-
-// wakeNow makes node n run at the current time (a frame arrived).
-func (v *Virtual) wakeNow(n int) {
-	if v.wake[n] > v.now {
-		v.wake[n] = v.now
-		v.heap.push(v.now, evNode, int32(n))
+		v.heap.push(eventKey(w, evNode, n))
 	}
 }
 
@@ -161,38 +156,44 @@ type Progress struct {
 
 // Run runs the network until simulated time end (ns) or ctx ends; progress,
 // when not nil, is called about every second of wall time.
+//
+// A frame that arrives at a node is received and the node's Transmit runs at
+// once, at the same time, as a run-to-completion loop would do; the node's
+// other work (shapers, timers) runs at the wake-ups it asks for.
 func (v *Virtual) Run(ctx context.Context, end int64, progress func(Progress)) error {
+	if end > MaxTimeNs {
+		return fmt.Errorf("fabric: end %d ns beyond the virtual clock's %d", end, int64(MaxTimeNs))
+	}
 	start := time.Now()
 	nextReport := start.Add(time.Second)
 	nextDrain := v.now + 1_000_000
 	for v.heap.len() > 0 {
-		ev := v.heap.top()
-		if ev.t > end {
+		if keyTime(v.heap.top()) > end {
 			break
 		}
-		e := v.heap.pop()
-		v.now = e.t
+		k := v.heap.pop()
+		v.now = keyTime(k)
 		v.events++
-		switch e.kind {
-		case evNode:
-			n := int(e.id)
-			if v.wake[n] != e.t {
+		id := keyID(k)
+		if keyKind(k) == evNode {
+			if v.wake[id] != v.now {
 				continue // stale
 			}
-			v.wake[n] = node.Never
-			v.transmit(n)
-			v.schedule(n)
-		case evWire:
-			w := &v.wires[e.id]
+			v.wake[id] = node.Never
+			v.transmit(id)
+			v.schedule(id)
+		} else {
+			w := &v.wires[id]
 			f := w.front()
 			h, l := f.h, int(f.len)
 			w.pop()
 			if w.n > 0 {
-				v.heap.push(w.front().at, evWire, e.id)
+				v.heap.push(eventKey(w.front().at, evWire, id))
 			}
 			to := int(w.to)
 			v.nodes[to].Receive(v.now, int(w.toPort), h, v.frames.bytes(h)[:l])
-			v.wakeNow(to)
+			v.transmit(to)
+			v.schedule(to)
 		}
 		if v.events&0xffff == 0 {
 			if v.now >= nextDrain {
@@ -231,7 +232,7 @@ func (v *Virtual) transmit(n int) {
 			at := int64(math.Ceil(w.free + w.delayNs))
 			w.push(inflight{h: tx.H, len: int32(tx.Len), at: at})
 			if w.n == 1 {
-				v.heap.push(at, evWire, int32(wi))
+				v.heap.push(eventKey(at, evWire, wi))
 			}
 		}
 		if k < len(v.out) {

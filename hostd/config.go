@@ -49,6 +49,11 @@ type Config struct {
 	MaxQPs        int     `toml:"max_qps"`         // concurrent sender QPs (default 1024)
 	MaxRxFlows    int     `toml:"max_rx_flows"`    // receiver flow table size (default 65536)
 	MaxPending    int     `toml:"max_pending"`     // flows waiting for a free QP (default 65536)
+	// EventRing is the size of the ring of events (ACKs, CNPs, feedback,
+	// pauses) from the receive side to the send side (default 8192: a burst
+	// of controls while the tx lcore is busy). A driver that serves both
+	// sides after every frame (the virtual-time fabric) needs a few.
+	EventRing int `toml:"event_ring"`
 	// BurstBytes is each QP's token-bucket burst: the lateness of the tx loop it
 	// absorbs (default 16 full frames).
 	BurstBytes int64 `toml:"burst_bytes"`
@@ -154,6 +159,9 @@ func (c *Config) ApplyDefaults() {
 	}
 	if c.MaxPending == 0 {
 		c.MaxPending = 65536
+	}
+	if c.EventRing == 0 {
+		c.EventRing = 8192
 	}
 	if c.BurstBytes == 0 {
 		c.BurstBytes = 16 * int64(c.MTUBytes+dataOverhead+wire.INTLen)
@@ -310,6 +318,8 @@ func resolve(c *Config, f *config.File, keyPrefix, baseDir string) (*resolved, e
 		return nil, configError(f, k("max_rx_flows"), "%d out of range [1, 4194304]", c.MaxRxFlows)
 	case c.MaxPending < 1:
 		return nil, configError(f, k("max_pending"), "must be >= 1")
+	case c.EventRing < 16 || c.EventRing > 1<<20:
+		return nil, configError(f, k("event_ring"), "%d out of range [16, 1048576]", c.EventRing)
 	case c.BurstBytes < 0:
 		return nil, configError(f, k("burst_bytes"), "must be >= 0")
 	case c.NICBurstFrames < 1:

@@ -333,7 +333,7 @@ func newEngine(r *resolved, now int64) (*Engine, error) {
 		s.actIdx = -1
 		e.free = append(e.free, int32(i))
 	}
-	e.ev = newEvRing(8192)
+	e.ev = newEvRing(c.EventRing)
 	if r.scheme.NewNP != nil {
 		if e.np, err = r.scheme.NewNP(r.params, r.env); err != nil {
 			return nil, err

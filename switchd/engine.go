@@ -115,10 +115,12 @@ type egress struct {
 	// when the method is ccalgo.CPBase's no-op, see cpHooks): the engine then
 	// skips the per-packet interface call.
 	hookEnq, hookDeq bool
-	fair             ccalgo.FairRateReporter
-	ps               ccalgo.PortState
-	dp               ccalgo.DataPacket
-	sink             ccalgo.FeedbackSink
+	// cpNext is cp.NextTimer() as last read (see Engine.cpDirty).
+	cpNext int64
+	fair   ccalgo.FairRateReporter
+	ps     ccalgo.PortState
+	dp     ccalgo.DataPacket
+	sink   ccalgo.FeedbackSink
 
 	// PFC received: data of priority i is held until pausedUntil[i].
 	pausedUntil [wire.PFCPriorities]int64
@@ -169,6 +171,11 @@ type Engine struct {
 	// active has bit p set while port p holds frames (queued, generated, on
 	// the delay line): Transmit and NextWake visit only those ports.
 	active uint64
+	// cpDirty has bit p set when port p's CP ran a hook or its timer since its
+	// NextTimer was last read into cpNext; cpMin is the earliest cpNext. The
+	// engine reads a CP's timer again only after the CP ran.
+	cpDirty uint64
+	cpMin   int64
 
 	sampleNs     int64
 	nextSample   int64
@@ -213,6 +220,7 @@ func New(cfg *Config) (*Engine, error) {
 		pauseQuanta:  cfg.PFC.PauseQuanta,
 		samples:      NewSampleRing(cfg.Telemetry.SampleBuffer),
 		publishEvery: PublishEveryNs,
+		cpMin:        ccalgo.Never,
 	}
 	for i := range cfg.Ports {
 		pc := &cfg.Ports[i]
@@ -251,9 +259,11 @@ func New(cfg *Config) (*Engine, error) {
 		}
 		g.dl = newDelayLine(max(1024, int(float64(g.delayNs)*link/8e9/60)*2))
 		g.sink = &feedbackSink{e: e, from: i}
+		g.cpNext = ccalgo.Never
 		if cp != nil {
 			g.fair, _ = cp.(ccalgo.FairRateReporter)
 			g.hookEnq, g.hookDeq = cpHooks(cp)
+			e.cpDirty |= 1 << i
 		}
 	}
 	e.sampleNs = int64(math.Round(cfg.Telemetry.SampleUs * 1e3))
@@ -457,6 +467,7 @@ func (e *Engine) Enqueue(now int64, m *Meta, frame []byte, h Handle) bool {
 		g.ps.QueueBytes = g.qBytes
 		g.dp.Flow, g.dp.WireBytes, g.dp.Mark = en.flow, len(frame), en.mark
 		v := g.cp.OnEnqueue(now, &g.dp, &g.ps, g.sink)
+		e.cpDirty |= 1 << m.Out
 		e.applyMark(g, en, v.Mark)
 		en.stamp = v.StampINT
 	}
@@ -562,13 +573,11 @@ func (e *Engine) Active() uint64 { return e.active }
 // delay over), a CP timer, a PFC refresh, a telemetry sample or a counter
 // publication. Frames received before then may bring it forward. tx+CC side.
 func (e *Engine) NextWake(now int64) int64 {
-	t := min(e.nextSample, e.nextPubTx, e.nextPubIn)
-	for i := range e.eg {
-		g := &e.eg[i]
-		if g.cp != nil {
-			t = min(t, g.cp.NextTimer())
-		}
-		if e.pfcOn {
+	e.readTimers()
+	t := min(e.nextSample, e.nextPubTx, e.nextPubIn, e.cpMin)
+	if e.pfcOn {
+		for i := range e.eg {
+			g := &e.eg[i]
 			for p := range g.xoff {
 				if g.xoff[p] {
 					t = min(t, g.refreshAt[p])
@@ -606,6 +615,7 @@ func (e *Engine) dequeueData(now int64, g *egress) (Handle, []byte) {
 		g.ps.QueueBytes = g.qBytes
 		g.dp.Flow, g.dp.WireBytes, g.dp.Mark = en.flow, len(frame), en.mark
 		v := g.cp.OnDequeue(now, &g.dp, &g.ps, g.sink)
+		e.cpDirty |= 1 << g.idx
 		e.applyMark(g, en, v.Mark)
 		if v.StampINT || en.stamp {
 			e.stampINT(now, g, en)
@@ -780,13 +790,20 @@ func (e *Engine) emitFeedback(from int, fb *ccalgo.Feedback) {
 // fair-rate update and rate messages), PFC pause refreshes, telemetry samples and
 // counter publication. Call it from the tx+CC lcore once per loop.
 func (e *Engine) Service(now int64) {
-	for i := range e.eg {
-		g := &e.eg[i]
-		if g.cp != nil && g.cp.NextTimer() <= now {
-			g.ps.QueueBytes = g.qBytes
-			g.cp.OnTimer(now, &g.ps, g.sink)
+	e.readTimers()
+	if e.cpMin <= now {
+		for i := range e.eg {
+			g := &e.eg[i]
+			if g.cpNext <= now {
+				g.ps.QueueBytes = g.qBytes
+				g.cp.OnTimer(now, &g.ps, g.sink)
+				e.cpDirty |= 1 << i
+			}
 		}
-		if e.pfcOn {
+	}
+	if e.pfcOn {
+		for i := range e.eg {
+			g := &e.eg[i]
 			for p := range g.xoff {
 				if g.xoff[p] && now >= g.refreshAt[p] {
 					e.sendPause(now, g, uint8(p), e.pauseQuanta)
@@ -812,6 +829,24 @@ func (e *Engine) Service(now int64) {
 		e.PublishEgress()
 		e.nextPubTx = now + e.publishEvery
 	}
+}
+
+// readTimers reads the timers of the CPs that ran since they were last read,
+// and keeps the earliest of every port's in cpMin.
+func (e *Engine) readTimers() {
+	if e.cpDirty == 0 {
+		return
+	}
+	for a := e.cpDirty; a != 0; a &= a - 1 {
+		g := &e.eg[bits.TrailingZeros64(a)]
+		g.cpNext = g.cp.NextTimer()
+	}
+	e.cpDirty = 0
+	m := ccalgo.Never
+	for i := range e.eg {
+		m = min(m, e.eg[i].cpNext)
+	}
+	e.cpMin = m
 }
 
 // ServiceIngress publishes the Classify side's counters when due. Call it from

@@ -1,0 +1,268 @@
+package fabric_test
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"reflect"
+	"strings"
+	"testing"
+
+	_ "github.com/ccbed/ccbed/ccalgo/all"
+	"github.com/ccbed/ccbed/fabric"
+	"github.com/ccbed/ccbed/hostd"
+)
+
+func TestRoutesECMP(t *testing.T) {
+	// 2 leaves of 2 hosts, 3 spines: a leaf reaches its own hosts on their
+	// port and the other leaf's through every spine.
+	ls := fabric.LeafSpine(2, 3, 2, 100e9, 100e9, 1000)
+	if len(ls.Hosts) != 4 || len(ls.Switches) != 5 {
+		t.Fatalf("leaf-spine: %d hosts, %d switches", len(ls.Hosts), len(ls.Switches))
+	}
+	r := ls.Routes(0)
+	if fmt.Sprint(r) != "[[0] [1] [2 3 4] [2 3 4]]" {
+		t.Fatalf("leaf0 routes %v", r)
+	}
+	if r := ls.Routes(2); fmt.Sprint(r) != "[[0] [0] [1] [1]]" {
+		t.Fatalf("spine0 routes %v", r)
+	}
+	// A k = 4 fat-tree: 16 hosts, 20 switches; an edge switch reaches another
+	// pod through both its aggregation switches, an aggregation switch through
+	// both its cores.
+	ft, err := fabric.FatTree(4, 100e9, 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ft.Hosts) != 16 || len(ft.Switches) != 20 {
+		t.Fatalf("fat-tree: %d hosts, %d switches", len(ft.Hosts), len(ft.Switches))
+	}
+	if err := ft.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	if r := ft.Routes(0); len(r[15]) != 2 || len(r[1]) != 1 || len(r[2]) != 2 {
+		t.Fatalf("edge0 routes %v", r)
+	}
+	if r := ft.Routes(8); len(r[15]) != 2 || len(r[0]) != 1 {
+		t.Fatalf("agg0_0 routes %v", r)
+	}
+	// A chain: the middle switch sends left and right.
+	ch := fabric.Chain([]int{1, 1, 1}, 10e9, 40e9, 1000)
+	if r := ch.Routes(1); fmt.Sprint(r) != "[[1] [0] [2]]" {
+		t.Fatalf("chain middle routes %v", r)
+	}
+	if _, err := fabric.FatTree(3, 1e9, 0); err == nil {
+		t.Fatal("odd k accepted")
+	}
+}
+
+func TestTopologyErrors(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		build func() *fabric.Topology
+		want  string
+	}{
+		{"two links on a host", func() *fabric.Topology {
+			t := &fabric.Topology{}
+			a, b := t.AddHost(""), t.AddHost("")
+			s := t.AddSwitch("")
+			t.ConnectSym(a, s, 1e9, 0)
+			t.ConnectSym(a, s, 1e9, 0)
+			t.ConnectSym(b, s, 1e9, 0)
+			return t
+		}, "has 2 links"},
+		{"unreachable", func() *fabric.Topology {
+			t := &fabric.Topology{}
+			a, b := t.AddHost(""), t.AddHost("")
+			s0, s1 := t.AddSwitch(""), t.AddSwitch("")
+			t.ConnectSym(a, s0, 1e9, 0)
+			t.ConnectSym(b, s1, 1e9, 0)
+			return t
+		}, "cannot reach"},
+		{"host to host", func() *fabric.Topology {
+			t := &fabric.Topology{}
+			a, b, c := t.AddHost(""), t.AddHost(""), t.AddHost("")
+			s := t.AddSwitch("")
+			t.ConnectSym(a, b, 1e9, 0)
+			t.ConnectSym(c, s, 1e9, 0)
+			return t
+		}, "two hosts"},
+		{"zero rate", func() *fabric.Topology {
+			return fabric.Star(2, 0, 0)
+		}, "rate must be > 0"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := tc.build().Validate()
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("got %v, want an error with %q", err, tc.want)
+			}
+		})
+	}
+}
+
+// TestLineRate: one long flow with no congestion control fills its link: the
+// payload goodput is C x MTU / (MTU + headers + wire overhead), exactly.
+func TestLineRate(t *testing.T) {
+	for _, gbps := range []float64{10, 100, 400} {
+		s := &fabric.Spec{Topo: fabric.Star(2, gbps*1e9, 1000), Flows: []fabric.Flow{{ID: 1, Src: 0, Dst: 1}}}
+		r, err := fabric.Simulate(s, 2_000_000)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := r.Goodput(1, 1_000_000, 2_000_000)
+		want := gbps * 1e9 * 1000 / (1000 + hostd.DataOverhead + 24)
+		t.Logf("%g Gb/s: goodput %.4f Gb/s, want %.4f", gbps, got/1e9, want/1e9)
+		if math.Abs(got-want) > 0.002*want {
+			t.Errorf("%g Gb/s link: goodput %.4f Gb/s, want %.4f", gbps, got/1e9, want/1e9)
+		}
+	}
+}
+
+// TestPropagationExact: a one-packet message's completion time grows by
+// exactly the four one-way delays it crosses (data out over two links, the
+// ACK back over two) when every link's delay grows.
+func TestPropagationExact(t *testing.T) {
+	fct := func(delayNs int64) int64 {
+		s := &fabric.Spec{Topo: fabric.Star(2, 25e9, delayNs), Flows: []fabric.Flow{{ID: 1, Src: 0, Dst: 1, SizeBytes: 1000}}}
+		r, err := fabric.Simulate(s, 1_000_000)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f, ok := r.FCTOf(1)
+		if !ok {
+			t.Fatal("message did not complete")
+		}
+		return f.FCTNs
+	}
+	a, b := fct(1000), fct(3500)
+	if b-a != 4*2500 {
+		t.Fatalf("FCT %d ns at 1 us links, %d ns at 3.5 us: difference %d, want %d", a, b, b-a, 4*2500)
+	}
+	// Serialisation: a 1000-byte message is one 1066-byte frame; at 25 Gb/s
+	// it takes (1066+24) x 0.32 ns on each of its two links.
+	if lo := int64(4*1000 + 2*349); a < lo || a > lo+200 {
+		t.Fatalf("FCT %d ns, want the data frame's serialisation and propagation plus an ACK's (~%d ns)", a, lo)
+	}
+}
+
+// workloadSpec is a small leaf-spine under the web-search workload.
+func workloadSpec(seed uint64, hosts int) *fabric.Spec {
+	leaves := hosts / 4
+	topo := fabric.LeafSpine(leaves, 2, 4, 100e9, 100e9, 1000)
+	all := make([]int, hosts)
+	for i := range all {
+		all[i] = i
+	}
+	return &fabric.Spec{Topo: topo, Scheme: "dcqcn", Seed: seed, SampleNs: 20_000,
+		Workloads: []fabric.Workload{{CDF: "../configs/workloads/websearch.cdf", Senders: all, Dsts: all,
+			Load: 0.3, StopNs: 2_000_000}}}
+}
+
+// TestDeterministic: the same spec and seed give identical samples, FCTs and
+// counters; another seed gives another run.
+func TestDeterministic(t *testing.T) {
+	run := func(seed uint64) (*fabric.Result, string) {
+		r, err := fabric.Simulate(workloadSpec(seed, 8), 3_000_000)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var b strings.Builder
+		for _, h := range r.Hosts {
+			fmt.Fprint(&b, h.Samples(), h.FCTs())
+			rc, tc := h.Counters()
+			fmt.Fprint(&b, rc, tc)
+		}
+		fmt.Fprint(&b, r.Samples)
+		for _, s := range r.Switches {
+			fmt.Fprint(&b, s.Snapshot())
+		}
+		return r, b.String()
+	}
+	r1, a := run(1)
+	_, b := run(1)
+	_, c := run(2)
+	if len(r1.FCTs()) < 10 {
+		t.Fatalf("only %d flows completed: the workload is too light to test anything", len(r1.FCTs()))
+	}
+	if a != b {
+		t.Fatal("two runs of the same spec and seed differ")
+	}
+	if a == c {
+		t.Fatal("seeds 1 and 2 gave the same run")
+	}
+}
+
+// TestECMPSpreadsFlows: many flows between two leaves use every spine.
+func TestECMPSpreadsFlows(t *testing.T) {
+	topo := fabric.LeafSpine(2, 4, 4, 10e9, 10e9, 1000)
+	s := &fabric.Spec{Topo: topo}
+	id := 1
+	for src := 0; src < 4; src++ {
+		for k := 0; k < 4; k++ {
+			s.Flows = append(s.Flows, fabric.Flow{ID: id, Src: src, Dst: 4 + (src+k)%4, SizeBytes: 100_000})
+			id++
+		}
+	}
+	r, err := fabric.Simulate(s, 2_000_000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(r.FCTs()); n != len(s.Flows) {
+		t.Fatalf("%d of %d flows completed", n, len(s.Flows))
+	}
+	var used []uint64
+	for p := 4; p < 8; p++ { // leaf 0's uplinks
+		used = append(used, r.Port(0, p).TxPackets)
+	}
+	for i, n := range used {
+		if n < 100 {
+			t.Fatalf("uplinks of leaf 0 sent %v packets: spine %d unused", used, i)
+		}
+	}
+	t.Logf("packets per uplink of leaf 0: %v", used)
+}
+
+// TestVirtualAllocatesNothing: once flows run, advancing the virtual clock
+// allocates nothing (engines, nodes, wires, event heap).
+func TestVirtualAllocatesNothing(t *testing.T) {
+	s := &fabric.Spec{Topo: fabric.Star(4, 100e9, 1000), Scheme: "rocc", Exact: true}
+	for i := 0; i < 3; i++ {
+		s.Flows = append(s.Flows, fabric.Flow{ID: i + 1, Src: i, Dst: 3})
+	}
+	p, err := s.Plan()
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := fabric.NewVirtual(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if err := v.Run(ctx, 5_000_000, nil); err != nil {
+		t.Fatal(err)
+	}
+	before := v.Events()
+	allocs := testing.AllocsPerRun(20, func() {
+		if err := v.Run(ctx, v.Now()+10_000, nil); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if ev := v.Events() - before; ev < 1000 {
+		t.Fatalf("only %d events in the measured steps", ev)
+	}
+	if allocs != 0 {
+		t.Fatalf("%.1f allocations per 10 us step of a 3-to-1 RoCC run", allocs)
+	}
+}
+
+// TestSameStateAfterReplan: Plan is a pure function of the spec.
+func TestPlanDeterministic(t *testing.T) {
+	a, err := workloadSpec(1, 8).Plan()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := workloadSpec(1, 8).Plan()
+	if !reflect.DeepEqual(a.Switches, b.Switches) || !reflect.DeepEqual(a.Hosts, b.Hosts) {
+		t.Fatal("two plans of one spec differ")
+	}
+}
