@@ -161,6 +161,7 @@ func (e *Experiment) record(fr *fabric.Result) *report.Recorder {
 	rec := report.NewRecorder(report.Meta{
 		Experiment: e.Experiment.Name, Scheme: e.CC.Scheme, Scaling: e.Experiment.Scaling,
 		Notes: e.Experiment.Mirrors, Clock: fr.Clock, Seed: e.Experiment.Seed, Topology: e.topologyString(),
+		LinkGbps: hostLinkGbps(t),
 	})
 	usOf := func(ns int64) float64 { return float64(ns-fr.T0Ns) / 1e3 }
 	base := make([]int, len(fr.Switches)+1)
@@ -244,4 +245,14 @@ func (e *Experiment) topologyString() string {
 		return fmt.Sprintf("explicit, %d switches, %d hosts", len(e.topo.Switches), n)
 	}
 	return fmt.Sprintf("star of %d hosts", n)
+}
+
+// hostLinkGbps is the fastest host link's rate.
+func hostLinkGbps(t *fabric.Topology) float64 {
+	g := 0.0
+	for h := range t.Hosts {
+		_, _, d := t.Peer(h, 0)
+		g = max(g, d.Bps/1e9)
+	}
+	return g
 }

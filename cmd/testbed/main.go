@@ -5,6 +5,7 @@
 //
 //	testbed run EXPERIMENT.toml [-clock virtual|dpdk] [-seed N] [-o DIR] [-duration-ms N]
 //	testbed validate EXPERIMENT.toml...
+//	testbed compare [-o DIR] [-port N] LABEL=RESULTS_DIR...  # queue and fair rate of several runs on shared axes
 //	testbed schemes
 //	testbed nodes EXPERIMENT.toml      # per-node switchd/hostd configs for real NICs
 package main
@@ -20,12 +21,14 @@ import (
 	"github.com/ccbed/ccbed/ccalgo"
 	_ "github.com/ccbed/ccbed/ccalgo/all"
 	"github.com/ccbed/ccbed/testbed"
+	"github.com/ccbed/ccbed/testbed/report"
 )
 
 func usage() {
 	fmt.Fprint(os.Stderr, `usage:
   testbed run EXPERIMENT.toml [-clock virtual|dpdk] [-seed N] [-o DIR] [-duration-ms N]
   testbed validate EXPERIMENT.toml...
+  testbed compare [-o DIR] [-port N] LABEL=RESULTS_DIR...
   testbed schemes
   testbed nodes EXPERIMENT.toml -o DIR
 `)
@@ -47,6 +50,8 @@ func main() {
 		schemes()
 	case "nodes":
 		err = nodes(args)
+	case "compare":
+		err = compare(args)
 	default:
 		usage()
 	}
@@ -207,6 +212,43 @@ func nodes(args []string) error {
 		return err
 	}
 	files, err := e.NodeFiles(*outDir)
+	if err != nil {
+		return err
+	}
+	for _, f := range files {
+		fmt.Println(f)
+	}
+	return nil
+}
+
+// compare draws several runs' queue and fair rate on shared axes, time scaled
+// to the fastest run's link rate and the fair rate normalised to each run's C.
+func compare(args []string) error {
+	fs := flag.NewFlagSet("compare", flag.ContinueOnError)
+	outDir := fs.String("o", "results/compare", "directory for the plots")
+	port := fs.Int("port", 0, "switch port (queue.csv / fairrate.csv id) to draw")
+	var runs []report.CompareRun
+	for len(args) > 0 {
+		if err := fs.Parse(args); err != nil {
+			return err
+		}
+		args = fs.Args()
+		if len(args) > 0 {
+			label, dir, ok := strings.Cut(args[0], "=")
+			if !ok || label == "" || dir == "" {
+				return fmt.Errorf("compare: %q: want LABEL=RESULTS_DIR", args[0])
+			}
+			runs = append(runs, report.CompareRun{Label: label, Dir: dir})
+			args = args[1:]
+		}
+	}
+	if len(runs) < 1 {
+		return fmt.Errorf("compare: no runs (LABEL=RESULTS_DIR ...)")
+	}
+	for i := range runs {
+		runs[i].Port = *port
+	}
+	files, err := report.ComparePlots(runs, *outDir)
 	if err != nil {
 		return err
 	}

@@ -49,6 +49,9 @@ type Meta struct {
 	Seed uint64
 	// Topology describes the network ("star of 4 hosts", ...).
 	Topology string
+	// LinkGbps is the hosts' line rate (the fastest host link), the C that
+	// rates are normalised to when runs are compared.
+	LinkGbps float64
 }
 
 // FlowInfo is what the runner knows about one flow besides its rate samples.

@@ -45,6 +45,8 @@ type Summary struct {
 	Seed uint64 `json:"seed,omitempty"`
 	// Topology is Meta.Topology.
 	Topology string `json:"topology,omitempty"`
+	// LinkGbps is Meta.LinkGbps.
+	LinkGbps float64 `json:"link_gbps,omitempty"`
 	// FCTBuckets is the FCT slowdown by flow size (FCTBuckets with
 	// DefaultBucketsPerDecade), when there are FCT records.
 	FCTBuckets []FCTBucket `json:"fct_buckets,omitempty"`
@@ -293,6 +295,7 @@ func (r *Recorder) Summarize() Summary {
 		Clock:       r.meta.Clock,
 		Seed:        r.meta.Seed,
 		Topology:    r.meta.Topology,
+		LinkGbps:    r.meta.LinkGbps,
 		Flows:       []FlowSummary{},
 		Ports:       []PortSummary{},
 		FCTBuckets:  FCTBuckets(r.fct, DefaultBucketsPerDecade),

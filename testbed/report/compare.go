@@ -1,0 +1,134 @@
+package report
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/plotutil"
+	"gonum.org/v1/plot/vg"
+)
+
+// CompareRun is one run drawn by ComparePlots: a results directory, a label,
+// and the switch port whose queue and fair rate are drawn.
+type CompareRun struct {
+	Label string
+	Dir   string
+	Port  int
+}
+
+// ComparePlots draws the queue and the fair rate of several runs of one
+// experiment on shared axes: compare_queue.png (KB) and compare_fairrate.png
+// (fair rate / C, C each run's summary link_gbps). Time is scaled to the
+// fastest run's link: a run at C/10 whose timers were scaled by 10 draws its
+// 10 ms at 1 ms, so a scaled emulation and the paper-scale run line up. It
+// returns the files written.
+func ComparePlots(runs []CompareRun, dir string) ([]string, error) {
+	type loaded struct {
+		run         CompareRun
+		link        float64
+		queue, fair *series
+	}
+	var ls []loaded
+	fastest := 0.0
+	for _, r := range runs {
+		s, err := LoadSummary(filepath.Join(r.Dir, "summary.json"))
+		if err != nil {
+			return nil, err
+		}
+		if !(s.LinkGbps > 0) {
+			return nil, fmt.Errorf("report: %s: summary.json has no link_gbps", r.Dir)
+		}
+		q, err := readPortSeries(filepath.Join(r.Dir, "queue.csv"), r.Port)
+		if err != nil {
+			return nil, err
+		}
+		f, err := readPortSeries(filepath.Join(r.Dir, "fairrate.csv"), r.Port)
+		if err != nil && !os.IsNotExist(err) {
+			return nil, err
+		}
+		ls = append(ls, loaded{run: r, link: s.LinkGbps, queue: q, fair: f})
+		fastest = max(fastest, s.LinkGbps)
+	}
+	if len(ls) == 0 {
+		return nil, fmt.Errorf("report: no runs to compare")
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	draw := func(name, title, yLabel string, pick func(*loaded) (*series, float64)) (string, error) {
+		p := plot.New()
+		p.Title.Text = title
+		p.X.Label.Text = fmt.Sprintf("time at %g Gb/s (ms)", fastest)
+		p.Y.Label.Text = yLabel
+		p.X.Min, p.Y.Min = 0, 0
+		p.Legend.Top = true
+		p.Add(plotter.NewGrid())
+		for k := range ls {
+			s, yScale := pick(&ls[k])
+			if s == nil || len(s.t) == 0 {
+				continue
+			}
+			xScale := 1e-3 * ls[k].link / fastest
+			l, err := plotter.NewLine(decimate(s.t, s.v, xScale, yScale, maxPlotPoints))
+			if err != nil {
+				return "", err
+			}
+			l.Color = plotutil.Color(k)
+			l.Width = vg.Points(1.2)
+			p.Add(l)
+			p.Legend.Add(ls[k].run.Label, l)
+		}
+		path := filepath.Join(dir, name)
+		return path, savePNG(p, path)
+	}
+	var out []string
+	f, err := draw("compare_queue.png", "egress queue", "queue (KB)", func(l *loaded) (*series, float64) { return l.queue, 1e-3 })
+	if err != nil {
+		return nil, err
+	}
+	out = append(out, f)
+	f, err = draw("compare_fairrate.png", "fair rate", "fair rate / C", func(l *loaded) (*series, float64) { return l.fair, 1 / l.link })
+	if err != nil {
+		return nil, err
+	}
+	return append(out, f), nil
+}
+
+// readPortSeries reads one port's (or flow's) series from a results CSV
+// (t_us,id,value).
+func readPortSeries(path string, id int) (*series, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	s := &series{id: id, sorted: true}
+	sc := bufio.NewScanner(f)
+	line := 0
+	for sc.Scan() {
+		line++
+		if line == 1 {
+			continue // header
+		}
+		parts := strings.Split(sc.Text(), ",")
+		if len(parts) != 3 {
+			return nil, fmt.Errorf("report: %s:%d: want 3 columns", path, line)
+		}
+		if p, err := strconv.Atoi(parts[1]); err != nil || p != id {
+			continue
+		}
+		t, err1 := strconv.ParseFloat(parts[0], 64)
+		v, err2 := strconv.ParseFloat(parts[2], 64)
+		if err1 != nil || err2 != nil {
+			return nil, fmt.Errorf("report: %s:%d: not numbers", path, line)
+		}
+		s.add(t, v)
+	}
+	return s, sc.Err()
+}
