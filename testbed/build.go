@@ -3,6 +3,7 @@ package testbed
 import (
 	"fmt"
 	"math"
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -18,6 +19,7 @@ const (
 	KindLeafSpine = "leaf-spine"
 	KindFatTree   = "fat-tree"
 	KindExplicit  = "explicit"
+	KindNS3       = "ns3"
 )
 
 // usToNs converts microseconds to nanoseconds, rounded.
@@ -88,8 +90,12 @@ func (e *Experiment) buildTopology() error {
 		if err := e.explicitTopology(); err != nil {
 			return err
 		}
+	case KindNS3:
+		if err := e.ns3Topology(); err != nil {
+			return err
+		}
 	default:
-		return e.errorf("topology.kind", "%q: want star, chain, leaf-spine, fat-tree or explicit", t.Kind)
+		return e.errorf("topology.kind", "%q: want star, chain, leaf-spine, fat-tree, explicit or ns3", t.Kind)
 	}
 	if t.Kind != KindStar && t.Kind != "" && t.Kind != KindExplicit && t.Hosts != 0 && t.Hosts != len(e.topo.Hosts) {
 		return e.errorf("topology.hosts", "%d, but the %s has %d hosts (leave it out)", t.Hosts, t.Kind, len(e.topo.Hosts))
@@ -149,6 +155,55 @@ func (e *Experiment) explicitTopology() error {
 		topo.Connect(a, b, ab, ba)
 	}
 	e.topo = topo
+	return nil
+}
+
+// ns3Topology reads the HPCC ns-3 simulator's topology file and, when given,
+// its flow file: the flows start when the file says, less the first start (the
+// simulator's files start traffic at 2 s), and take ids 0, 1, ... in file order.
+func (e *Experiment) ns3Topology() error {
+	t := &e.Topology
+	if t.NS3Topology == "" {
+		return e.errorf("topology.ns3_topology", "missing: the ns-3 topology.txt")
+	}
+	path := func(p string) string {
+		if filepath.IsAbs(p) {
+			return p
+		}
+		return filepath.Join(e.dir, p)
+	}
+	f, err := os.Open(path(t.NS3Topology))
+	if err != nil {
+		return e.errorf("topology.ns3_topology", "%v", err)
+	}
+	defer f.Close()
+	nt, err := fabric.ReadNS3Topology(f, t.NS3Topology)
+	if err != nil {
+		return e.errorf("topology.ns3_topology", "%v", err)
+	}
+	e.topo = nt.Topo
+	if t.NS3Flows == "" {
+		return nil
+	}
+	ff, err := os.Open(path(t.NS3Flows))
+	if err != nil {
+		return e.errorf("topology.ns3_flows", "%v", err)
+	}
+	defer ff.Close()
+	flows, err := fabric.ReadNS3Flows(ff, t.NS3Flows, nt)
+	if err != nil {
+		return e.errorf("topology.ns3_flows", "%v", err)
+	}
+	if len(flows) > 0 {
+		first := flows[0].StartNs
+		for _, fl := range flows {
+			first = min(first, fl.StartNs)
+		}
+		for i := range flows {
+			flows[i].StartNs -= first
+		}
+	}
+	e.ns3Flows = flows
 	return nil
 }
 

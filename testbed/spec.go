@@ -295,6 +295,11 @@ func (e *Experiment) Validate() error {
 		ids[id] = key
 		return nil
 	}
+	for _, f := range e.ns3Flows {
+		if err := claim("topology.ns3_flows", f.ID); err != nil {
+			return err
+		}
+	}
 	for i, f := range e.Flows {
 		k := fmt.Sprintf("flows[%d]", i)
 		if err := host(k+".src", f.Src); err != nil {
