@@ -41,7 +41,8 @@ func benchLeafSpine(b *testing.B, leaves int, scheme string) {
 		runtime.ReadMemStats(&ms)
 		peak = max(peak, ms.HeapInuse)
 		if i == 0 {
-			b.Logf("%d hosts: %d events, %d flows completed, %d frame buffers", leaves*16, r.Events, len(r.FCTs()), r.FrameBuffers)
+			b.Logf("%d hosts: %d events, %d flows completed, %d frame buffers",
+				leaves*16, r.Events, len(r.FCTs()), r.FrameBuffers)
 		}
 	}
 	b.ReportMetric(0.01*float64(b.N)/wall.Seconds(), "sim-s/wall-s")

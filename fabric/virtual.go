@@ -73,12 +73,13 @@ type Virtual struct {
 	hostNodes []*hostd.Node
 	wires     []wireDir
 	portBase  []int // wires of node n: portBase[n] + port
-	wake      []int64
-	heap      eventHeap
-	out       []node.Tx
-	now       int64
-	events    int64
-	samples   []SwitchSample
+	// agenda: entry n < len(nodes) is node n's next wake-up, entry
+	// len(nodes) + w wire w's next arrival.
+	agenda  *agenda
+	out     []node.Tx
+	now     int64
+	events  int64
+	samples []SwitchSample
 }
 
 // SwitchSample is one telemetry sample of a switch port.
@@ -129,22 +130,21 @@ func NewVirtual(p *Plan) (*Virtual, error) {
 	if err := checkIDs(len(v.nodes), len(v.wires)); err != nil {
 		return nil, err
 	}
-	v.wake = make([]int64, len(v.nodes))
+	v.agenda = newAgenda(len(v.nodes) + len(v.wires))
 	for n := range v.nodes {
-		v.wake[n] = node.Never
 		v.schedule(n)
 	}
 	return v, nil
 }
 
-// schedule asks node n when it next needs to run and keeps one wake-up event
-// for the earliest such time (later ones become stale and are skipped).
+// schedule asks node n when it next needs to run and moves its wake-up there.
 func (v *Virtual) schedule(n int) {
 	w := v.nodes[n].NextWake(v.now)
-	if w < v.wake[n] && w <= MaxTimeNs {
-		v.wake[n] = w
-		v.heap.push(eventKey(w, evNode, n))
+	if w > MaxTimeNs {
+		v.agenda.remove(n)
+		return
 	}
+	v.agenda.set(n, w)
 }
 
 // Progress is what a run reports while it goes.
@@ -167,28 +167,27 @@ func (v *Virtual) Run(ctx context.Context, end int64, progress func(Progress)) e
 	start := time.Now()
 	nextReport := start.Add(time.Second)
 	nextDrain := v.now + 1_000_000
-	for v.heap.len() > 0 {
-		if keyTime(v.heap.top()) > end {
+	nn := len(v.nodes)
+	for v.agenda.len() > 0 {
+		id, k := v.agenda.top()
+		if keyTime(k) > end {
 			break
 		}
-		k := v.heap.pop()
 		v.now = keyTime(k)
 		v.events++
-		id := keyID(k)
-		if keyKind(k) == evNode {
-			if v.wake[id] != v.now {
-				continue // stale
-			}
-			v.wake[id] = node.Never
+		if id < nn {
 			v.transmit(id)
 			v.schedule(id)
 		} else {
-			w := &v.wires[id]
+			wi := id - nn
+			w := &v.wires[wi]
 			f := w.front()
 			h, l := f.h, int(f.len)
 			w.pop()
 			if w.n > 0 {
-				v.heap.push(eventKey(w.front().at, evWire, id))
+				v.agenda.set(id, w.front().at)
+			} else {
+				v.agenda.remove(id)
 			}
 			to := int(w.to)
 			v.nodes[to].Receive(v.now, int(w.toPort), h, v.frames.bytes(h)[:l])
@@ -232,7 +231,7 @@ func (v *Virtual) transmit(n int) {
 			at := int64(math.Ceil(w.free + w.delayNs))
 			w.push(inflight{h: tx.H, len: int32(tx.Len), at: at})
 			if w.n == 1 {
-				v.heap.push(eventKey(at, evWire, wi))
+				v.agenda.set(len(v.nodes)+wi, at)
 			}
 		}
 		if k < len(v.out) {

@@ -125,6 +125,9 @@ type egress struct {
 	// PFC received: data of priority i is held until pausedUntil[i].
 	pausedUntil [wire.PFCPriorities]int64
 	pauseStart  int64
+	// pfcSeen: the port has received a PFC frame; until then it cannot be
+	// paused and Transmit skips the pause bookkeeping.
+	pfcSeen bool
 	// PFC sent: bytes in the switch that entered on this port, per priority.
 	inBytes   [wire.PFCPriorities]int64
 	xoff      [wire.PFCPriorities]bool
@@ -502,7 +505,9 @@ func (e *Engine) Transmit(now int64, p int, out []TxItem) int {
 	g := &e.eg[p]
 	g.gen.done += g.genRel
 	g.genRel = 0
-	e.updatePause(now, g)
+	if g.pfcSeen {
+		e.updatePause(now, g)
+	}
 	t := float64(now)
 	if g.busyUntil < t-g.burstNs {
 		g.busyUntil = t - g.burstNs
@@ -677,6 +682,7 @@ func (e *Engine) updatePause(now int64, g *egress) {
 // priority is held for its quanta at g's line rate; 0 resumes it.
 func (e *Engine) receivePFC(now int64, g *egress, frame []byte) {
 	pfc := wire.PFC(wire.Ethernet(frame).Payload())
+	g.pfcSeen = true
 	paused := false
 	for i := 0; i < wire.PFCPriorities; i++ {
 		if !pfc.Enabled(i) {
