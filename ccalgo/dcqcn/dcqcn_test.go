@@ -6,7 +6,6 @@ import (
 
 	"github.com/ccbed/ccbed/ccalgo"
 	"github.com/ccbed/ccbed/ccalgo/dcqcn"
-	"github.com/ccbed/ccbed/ccalgo/sim"
 )
 
 const us = int64(1000)
@@ -347,69 +346,4 @@ func BenchmarkRPOnSend(b *testing.B) {
 	for i := 0; b.Loop(); i++ {
 		rp.OnSend(int64(i), uint64(i)*1000, 1000)
 	}
-}
-
-// TestClosedLoop: 2 and 3 long flows joining 1 ms apart on one bottleneck
-// converge to a fair share with the link busy and a standing queue between
-// Kmin and Kmax.
-func TestClosedLoop(t *testing.T) {
-	tests := []struct {
-		name string
-		link float64
-		n    int
-	}{
-		{"10G 2 flows", 10e9, 2},
-		{"10G 3 flows", 10e9, 3},
-		{"40G 2 flows", 40e9, 2},
-		{"40G 3 flows", 40e9, 3},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			flows := sim.LongFlows(tc.n, 1_000_000)
-			d := int64(40_000_000)
-			r, err := sim.Run(sim.Config{Scheme: "dcqcn", LinkBps: tc.link, Flows: flows, Duration: d, SampleEvery: 100 * us})
-			if err != nil {
-				t.Fatal(err)
-			}
-			p := dcqcn.DefaultParams(ccalgo.Env{LinkBps: tc.link})
-			eff := float64(sim.DefaultMTU) / float64(sim.DefaultMTU+sim.DefaultHeaderBytes)
-			rates := make([]float64, tc.n)
-			var sum float64
-			for i := range rates {
-				rates[i] = r.MeanGoodput(i, d/2, d)
-				sum += rates[i]
-			}
-			j := sim.Jain(rates)
-			util := sum / (tc.link * eff)
-			mq := r.MeanQueue(d/2, d)
-			// Settling: the last flow's RP rate enters and stays within 25 %
-			// of the fair share (DCQCN's rates oscillate by design).
-			share := tc.link / float64(tc.n)
-			last := tc.n - 1
-			st := sim.SettlingTime(r.T, r.RPRate[last], share, 0.25)
-			stUs := float64(st) / 1000
-			t.Logf("goodput %v Gb/s, Jain %.4f, utilisation %.3f of payload capacity, queue mean %.0f B max %d B (Kmin %d Kmax %d), CNPs %d, last flow settles within 25%% at %.0f us (joined %d us)",
-				gb(rates), j, util, mq, r.MaxQueueIn(d/2, d), p.KminBytes, p.KmaxBytes, r.CNPs, stUs, flows[last].Start/1000)
-			if j < 0.95 {
-				t.Errorf("Jain %.4f < 0.95", j)
-			}
-			if util < 0.90 {
-				t.Errorf("aggregate goodput %.3f of C < 0.90", util)
-			}
-			if mq <= float64(p.KminBytes) || mq >= float64(p.KmaxBytes) {
-				t.Errorf("steady queue %.0f B outside (Kmin %d, Kmax %d)", mq, p.KminBytes, p.KmaxBytes)
-			}
-			if r.Drops != 0 {
-				t.Errorf("%d drops with an unlimited buffer", r.Drops)
-			}
-		})
-	}
-}
-
-func gb(x []float64) []float64 {
-	out := make([]float64, len(x))
-	for i, v := range x {
-		out[i] = math.Round(v/1e7) / 100
-	}
-	return out
 }

@@ -6,7 +6,6 @@ import (
 
 	"github.com/ccbed/ccbed/ccalgo"
 	"github.com/ccbed/ccbed/ccalgo/dctcp"
-	"github.com/ccbed/ccbed/ccalgo/sim"
 )
 
 const us = int64(1000)
@@ -200,76 +199,4 @@ func BenchmarkRPOnAck(b *testing.B) {
 		}
 		rp.OnAck(int64(i), &a)
 	}
-}
-
-// TestClosedLoop: long flows share the bottleneck fairly, with the link busy
-// and the queue held around K.
-func TestClosedLoop(t *testing.T) {
-	tests := []struct {
-		name string
-		link float64
-		n    int
-	}{
-		{"10G 2 flows", 10e9, 2},
-		{"40G 2 flows", 40e9, 2},
-		{"10G 3 flows", 10e9, 3},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			flows := sim.LongFlows(tc.n, 500*us)
-			d := int64(10_000_000)
-			r, err := sim.Run(sim.Config{Scheme: "dctcp", LinkBps: tc.link, Flows: flows, Duration: d, SampleEvery: 100 * us})
-			if err != nil {
-				t.Fatal(err)
-			}
-			k := float64(dctcp.DefaultParams(ccalgo.Env{LinkBps: tc.link}).KBytes)
-			eff := float64(sim.DefaultMTU) / float64(sim.DefaultMTU+sim.DefaultHeaderBytes)
-			rates := make([]float64, tc.n)
-			var sum float64
-			for i := range rates {
-				rates[i] = r.MeanGoodput(i, d/2, d)
-				sum += rates[i]
-			}
-			j := sim.Jain(rates)
-			util := sum / (tc.link * eff)
-			mq := r.MeanQueue(d/2, d)
-			// Settling of the last flow's goodput (window-limited flows send
-			// in bursts, so a 500 us moving average of 100 us samples) to
-			// within 20 % of the fair share; -1 if never.
-			last := tc.n - 1
-			st := sim.SettlingTime(r.T, movingAvg(r.Goodput[last], 5), tc.link*eff/float64(tc.n), 0.2)
-			t.Logf("goodput %v Gb/s, Jain %.4f, utilisation %.3f, queue mean %.0f B max %d B (K %.0f), marks %d, last flow settles (20%%, 500 us avg) at %.0f us (joined %d us)",
-				gb(rates), j, util, mq, r.MaxQueueIn(d/2, d), k, r.MarkedCE, float64(st)/1000, flows[last].Start/1000)
-			if j < 0.95 {
-				t.Errorf("Jain %.4f < 0.95", j)
-			}
-			if util < 0.95 {
-				t.Errorf("utilisation %.3f < 0.95", util)
-			}
-			if mq < 0.5*k || mq > 1.5*k {
-				t.Errorf("steady queue %.0f B not around K = %.0f B", mq, k)
-			}
-		})
-	}
-}
-
-func movingAvg(x []float64, n int) []float64 {
-	out := make([]float64, len(x))
-	var s float64
-	for i, v := range x {
-		s += v
-		if i >= n {
-			s -= x[i-n]
-		}
-		out[i] = s / float64(min(i+1, n))
-	}
-	return out
-}
-
-func gb(x []float64) []float64 {
-	out := make([]float64, len(x))
-	for i, v := range x {
-		out[i] = math.Round(v/1e7) / 100
-	}
-	return out
 }
