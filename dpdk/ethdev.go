@@ -15,6 +15,10 @@ import (
 // EthPort is an ethdev port id.
 type EthPort uint16
 
+// MaxEthPorts is the most ethdev ports one process can have
+// (RTE_MAX_ETHPORTS of the DPDK build: 32 in Debian's).
+const MaxEthPorts = int(C.RTE_MAX_ETHPORTS)
+
 // EthPortCount is the number of available ethdev ports.
 func EthPortCount() int { return int(C.rte_eth_dev_count_avail()) }
 

@@ -74,25 +74,23 @@ func (r *Result) MeanFairRate(sw, port int, from, to int64) float64 {
 	return sum / float64(n)
 }
 
-// Goodput is flow id's acknowledged payload rate over (from, to], bits/s, from
-// its sender's rate samples (each the goodput of one sample period).
+// Goodput is flow id's acknowledged payload rate over (from, to], bits/s:
+// the payload its sender's rate samples count in the window over the window's
+// length. A sample covers the sample period ending at its time, or, for the
+// sample taken when the flow completed, the part of the period up to then.
 func (r *Result) Goodput(id int64, from, to int64) float64 {
-	sum, n := 0.0, 0
+	period := r.Plan.Spec.SampleNs
+	bits := 0.0
 	for _, h := range r.Hosts {
 		for _, s := range h.Samples() {
 			if s.Flow == id && r.inWindow(s.T, from, to) {
-				sum += s.Gbps
-				n++
+				t := s.T - r.T0Ns
+				dt := t - (t-1)/period*period // a partial period ends off the grid
+				bits += s.Gbps * float64(dt)
 			}
 		}
 	}
-	if n == 0 {
-		return 0
-	}
-	// Samples are one period apart: the time average is their mean over the
-	// window's periods (a flow that ended early counts zeros after its end).
-	periods := float64(to-from) / float64(r.Plan.Spec.SampleNs)
-	return sum * 1e9 / max(periods, float64(n))
+	return bits * 1e9 / float64(to-from)
 }
 
 // FCTs returns every completed flow of every host.

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 
+	_ "github.com/ccbed/ccbed/ccalgo/all" // every scheme, chosen by name
+
 	"github.com/ccbed/ccbed/hostd"
 	"github.com/ccbed/ccbed/switchd"
 	"github.com/ccbed/ccbed/wire"

@@ -93,6 +93,9 @@ func RunProgress(ctx context.Context, e *Experiment, out io.Writer, progress Pro
 	if err != nil {
 		return nil, err
 	}
+	if err := e.CheckClock(plan); err != nil {
+		return nil, err
+	}
 	durNs := usToNs(e.Experiment.DurationMs * 1e3)
 	res := &Result{Clock: e.Experiment.Clock}
 	var fr *fabric.Result
@@ -150,6 +153,19 @@ func RunProgress(ctx context.Context, e *Experiment, out io.Writer, progress Pro
 		fmt.Fprintf(out, "results in %s\n", res.Dir)
 	}
 	return res, nil
+}
+
+// CheckClock reports why the experiment cannot run with its clock (the DPDK
+// clock in one process has a limited number of ethdev ports), with the file
+// and line of experiment.clock.
+func (e *Experiment) CheckClock(plan *fabric.Plan) error {
+	if e.Experiment.Clock != ClockDPDK {
+		return nil
+	}
+	if err := dpdkrun.Check(plan); err != nil {
+		return e.errorf("experiment.clock", "%v", err)
+	}
+	return nil
 }
 
 // record turns a driver's result into the results contract's series and

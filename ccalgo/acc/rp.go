@@ -38,7 +38,7 @@
 //     as uncongested (lines 13-21): the transient CE marks are ignored, as the 90 %
 //     rule intends, and the flow keeps probing. Holding the rate instead freezes
 //     flows at unequal rates below capacity whenever paced packets of many flows
-//     collide for a moment above the 2-MTU threshold (seen in ccalgo/sim: 88 % of C,
+//     collide for a moment above the 2-MTU threshold (seen in a closed-loop run: 88 % of C,
 //     Jain 0.85), and breaks the increase/halt cycle that Appendix A's fairness
 //     argument (Eq. 4-11) relies on.
 //   - The inter-arrival time replaces T only when the period holds a single

@@ -40,7 +40,7 @@
 //     base: Params.BaseRTTNs (default Env.BaseRTT, the configured expected base
 //     RTT), or with BaseRTTNs = 0 twice the minimum one-way delay seen on any QP
 //     (symmetric paths; ACKs are small and not serialised behind data, so this
-//     overestimates: measured in the simulator, it leaves about one packet per
+//     overestimates: measured in closed-loop runs, it leaves about one packet per
 //     flow more in the queue at 10 Gb/s). EWA uses this min_i RTT_base_i (the
 //     one of the last-hop test) for every QP: a QP whose first packet met a
 //     queue would otherwise keep a larger base, and a larger share, for good.
@@ -70,7 +70,7 @@
 //     rate at which W changes (Section III-E: Eq. 4 integrates, Eq. 5 integrates
 //     again); left alone, it winds up while W sits at the bound (a line-rate
 //     start can queue several RTT_base of delay) and then holds W at the bound
-//     for hundreds of rounds after the queue is gone (seen in the simulator: a
+//     for hundreds of rounds after the queue is gone (seen in a closed-loop run: a
 //     100 Gb/s flow stuck at one MTU for 600 us).
 //   - Windows are floored at MinWindowBytes (one MTU by default) so that a flow can
 //     always send a packet; Eq. 5 alone can reach 0.

@@ -175,7 +175,11 @@ func validate(args []string) error {
 		if err != nil {
 			return err
 		}
-		if _, err := e.Plan(); err != nil {
+		plan, err := e.Plan()
+		if err != nil {
+			return err
+		}
+		if err := e.CheckClock(plan); err != nil {
 			return err
 		}
 		fmt.Printf("%s: ok (%s, %s, %d hosts, %d switches, clock %s)\n", p, e.Experiment.Name, e.CC.Scheme,
@@ -186,9 +190,6 @@ func validate(args []string) error {
 
 func schemes() {
 	for _, s := range ccalgo.Schemes() {
-		if strings.HasPrefix(s.Name, "sim-") {
-			continue // test-only schemes
-		}
 		role := func(has bool, name string) string {
 			if has {
 				return name

@@ -57,15 +57,45 @@ type Outcome struct {
 // runSeq numbers the runs of this process: DPDK object names must be unique.
 var runSeq atomic.Int64
 
-// cableSlots is each cable ring's size (and the ports' descriptors).
-const cableSlots = 4096
+// maxCableSlots is a cable ring's size (and its ports' descriptors) in a small
+// topology; cableMbufBudget bounds the mbufs that all cables together may
+// hold, so that a large topology fits the EAL's memory with smaller rings.
+const (
+	maxCableSlots   = 4096
+	minCableSlots   = 256
+	cableMbufBudget = 200_000
+)
+
+// cableSlots is the ring size for a topology of links links: the largest
+// power of two, up to maxCableSlots, whose cables in both directions hold at
+// most cableMbufBudget mbufs.
+func cableSlots(links int) int {
+	n := maxCableSlots
+	for n > minCableSlots && 2*n*links > cableMbufBudget {
+		n /= 2
+	}
+	return n
+}
 
 // setupNs is how far ahead of the set-up's start time 0 lies: flows due at 0
 // are posted when the loops already run, so that no FCT counts set-up time.
 const setupNs = 50_000_000
 
+// Check reports why plan cannot run on DPDK in one process: every link takes
+// two ethdev ports, and a DPDK build has at most dpdk.MaxEthPorts.
+func Check(plan *fabric.Plan) error {
+	if n := 2 * len(plan.Topo.Links); n > dpdk.MaxEthPorts {
+		return fmt.Errorf("dpdkrun: %d links need %d ethdev ports in one process; this DPDK build has at most %d (RTE_MAX_ETHPORTS): run it in virtual time, or on real nodes",
+			len(plan.Topo.Links), n, dpdk.MaxEthPorts)
+	}
+	return nil
+}
+
 // Run runs plan on DPDK until o.DurationNs past time 0 or until ctx ends.
 func Run(ctx context.Context, plan *fabric.Plan, o Options) (*Outcome, error) {
+	if err := Check(plan); err != nil {
+		return nil, err
+	}
 	if err := dpdk.EALInit(o.EALArgs); err != nil && err != dpdk.ErrEALInitialised {
 		return nil, fmt.Errorf("dpdkrun: %w", err)
 	}
@@ -77,7 +107,8 @@ func Run(ctx context.Context, plan *fabric.Plan, o Options) (*Outcome, error) {
 	nh := len(t.Hosts)
 
 	// Enough mbufs to fill every cable in both directions and still run.
-	mbufs := uint32(2*cableSlots*len(t.Links) + 16384 - 1)
+	slots := cableSlots(len(t.Links))
+	mbufs := uint32(2*slots*len(t.Links) + 16384 - 1)
 	pool, err := dpdk.NewPktMbufPool(tag+"_pool", mbufs, 256, dpdk.MbufDefaultDataRoom, dpdk.SocketAny)
 	if err != nil {
 		return nil, fmt.Errorf("dpdkrun: mempool: %w", err)
@@ -92,12 +123,12 @@ func Run(ctx context.Context, plan *fabric.Plan, o Options) (*Outcome, error) {
 		ports[n] = make([]port.Port, t.NumPorts(n))
 	}
 	for i, l := range t.Links {
-		a, b, err := dpdk.NewEthCable(fmt.Sprintf("%s_l%da", tag, i), fmt.Sprintf("%s_l%db", tag, i), cableSlots, dpdk.SocketAny)
+		a, b, err := dpdk.NewEthCable(fmt.Sprintf("%s_l%da", tag, i), fmt.Sprintf("%s_l%db", tag, i), uint32(slots), dpdk.SocketAny)
 		if err != nil {
 			return nil, fmt.Errorf("dpdkrun: cable %d: %w", i, err)
 		}
 		for _, p := range []dpdk.EthPort{a, b} {
-			if _, err := started.Start(port.EthConfig{Name: p.Name(), Pool: pool, RxDesc: cableSlots, TxDesc: cableSlots}); err != nil {
+			if _, err := started.Start(port.EthConfig{Name: p.Name(), Pool: pool, RxDesc: uint16(slots), TxDesc: uint16(slots)}); err != nil {
 				return nil, fmt.Errorf("dpdkrun: %w", err)
 			}
 		}

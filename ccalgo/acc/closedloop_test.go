@@ -1,0 +1,492 @@
+package acc_test
+
+import (
+	"fmt"
+	"math"
+	"testing"
+
+	"github.com/ccbed/ccbed/ccalgo"
+	"github.com/ccbed/ccbed/ccalgo/acc"
+	"github.com/ccbed/ccbed/fabric"
+	"github.com/ccbed/ccbed/hostd"
+)
+
+// Closed-loop tests of ACC (Zhang et al., "Revisiting Congestion Control for
+// Lossless Ethernet", NSDI 2024) on the fabric: the real switch engine
+// (switchd, TCD's ternary marking on every egress port) and host engine
+// (hostd: ACC's NP echoing the mark in every ACK, its RP on every QP) in
+// virtual time, at the paper's link rates and with its parameters (Section
+// 6.1: T = base RTT, RI_Low = line rate / 250, RI_High = 10 RI_Low,
+// P_thresh = 1, TCD threshold 2 MTU, max(T_on) = 24 us at 100 Gb/s). Sections
+// and figures below are that paper's.
+//
+// Units. A data frame is the MTU of payload plus hostd.DataOverhead (66 B) and
+// takes 24 B more on the wire, so a full link of C carries a payload goodput
+// of C x MTU / (MTU + 90). The RP's rates count MTU + HeaderBytes (62 B) per
+// packet (acc.DefaultHeaderBytes), so the ACK arrival rate of a full link is
+// C x 1062 / 1090 = 0.974 C in its units.
+//
+// Known defect (1), which the tests below pin so that its fix flips them: the
+// ACK-rate estimate R = recvNum x MTU / T (Algorithm 1 line 3) counts whole
+// ACKs in a period T, and T is the base RTT by default, so R moves in steps of
+// one ACK per period: (MTU + 62) x 8 / T, 2.03 Gb/s at 100 Gb/s and T = 4.19
+// us, 1.43 Gb/s at 10 Gb/s and T = 5.93 us, against shares of 10 and 2.5 Gb/s.
+// The throttle sets each flow to its own rounded count, so the flows lock at
+// unequal rates until the next congestion; and periods with CE on 90 % of
+// their ACKs or fewer (a quarter of the periods at 100 Gb/s) count as
+// uncongested and ignore UE marks too, against Section 4.1.
+
+const (
+	mtu        = 1000
+	frameBytes = mtu + hostd.DataOverhead
+	wireBytes  = frameBytes + 24 // preamble and delimiter 8, FCS 4, inter-frame gap 12
+)
+
+// payload is the payload goodput of a full link of c for an MTU of m.
+func payload(c float64, m int) float64 {
+	return c * float64(m) / float64(m+hostd.DataOverhead+24)
+}
+
+// traceScheme is ACC with every RP wrapped so that a test sees each period's
+// class and the first throttle and halt.
+const traceScheme = "acc-trace"
+
+// tracedRP records what its RP decided at the end of each period.
+type tracedRP struct {
+	*acc.RP
+	classes [5]int // periods per acc.Class
+	// firstThrottle is when the RP first set R_s = R (Algorithm 1 line 4),
+	// rateAfter that R_s, firstHalt t_Halt of the first halt with its
+	// extension (lines 27-34, 6-10).
+	firstThrottle int64
+	rateAfter     float64
+	firstHalt     int64
+	throttled     bool
+}
+
+func (r *tracedRP) OnTimer(now int64) {
+	before := r.RP.Stats()
+	r.RP.OnTimer(now)
+	s := r.RP.Stats()
+	if s.Periods == before.Periods {
+		return
+	}
+	r.classes[r.RP.LastClass()]++
+	if !r.throttled && s.Throttles > 0 {
+		r.throttled, r.firstThrottle, r.rateAfter = true, now, r.RP.RateBps()
+	}
+	if s.Halts == 1 {
+		r.firstHalt = r.RP.HaltNs() // with the extension once it is decided
+	}
+}
+
+func init() {
+	s, err := ccalgo.Lookup(acc.SchemeName)
+	if err != nil {
+		panic(err)
+	}
+	s.Name = traceScheme
+	newRP := s.NewRP
+	s.NewRP = func(p any, env ccalgo.Env) (ccalgo.ReactionPoint, error) {
+		rp, err := newRP(p, env)
+		if err != nil {
+			return nil, err
+		}
+		return &tracedRP{RP: rp.(*acc.RP)}, nil
+	}
+	ccalgo.Register(s)
+}
+
+// simulate runs spec (ACC, RPs traced) for endNs and fails the test on an
+// error, a drop, a pause, a lost sample or a retransmission: every case has
+// room in its buffers.
+func simulate(t testing.TB, spec *fabric.Spec, endNs int64) *fabric.Result {
+	t.Helper()
+	spec.Scheme = traceScheme
+	r, err := fabric.Simulate(spec, endNs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for s, e := range r.Switches {
+		snap := e.Snapshot()
+		if snap.SamplesDropped != 0 {
+			t.Errorf("switch %d lost %d telemetry samples", s, snap.SamplesDropped)
+		}
+		for _, pc := range snap.Ports {
+			if pc.DropsTotal != 0 {
+				t.Errorf("switch %d port %d: %d drops", s, pc.Port, pc.DropsTotal)
+			}
+		}
+	}
+	for i, h := range r.Hosts {
+		if _, tc := h.Counters(); tc.RetxFrames != 0 || tc.Timeouts != 0 || tc.SamplesDropped != 0 {
+			t.Errorf("host %d: %d frames resent, %d timeouts, %d samples lost", i, tc.RetxFrames, tc.Timeouts, tc.SamplesDropped)
+		}
+	}
+	t.Logf("%.2f ms simulated in %.0f ms of wall time (%d events), base RTT %d ns",
+		float64(endNs)/1e6, float64(r.WallNs)/1e6, r.Events, r.Plan.BaseRTTNs)
+	return r
+}
+
+// rpOf returns the traced RP of long-lived flow id sent by host h.
+func rpOf(t testing.TB, r *fabric.Result, h int, id int64) *tracedRP {
+	t.Helper()
+	rp, ok := r.Hosts[h].RP(id).(*tracedRP)
+	if !ok {
+		t.Fatalf("flow %d: no traced RP on host %d", id, h)
+	}
+	return rp
+}
+
+// classShares sums the traced RPs' period classes, as fractions.
+func classShares(rps []*tracedRP) string {
+	var n [5]int
+	tot := 0
+	for _, rp := range rps {
+		for c, k := range rp.classes {
+			n[c] += k
+			tot += k
+		}
+	}
+	s := ""
+	for _, c := range []acc.Class{acc.ClassCongested, acc.ClassMixedCE, acc.ClassUncongested, acc.ClassNoAck, acc.ClassUndetermined} {
+		s += fmt.Sprintf(" %s %.0f %%", c, 100*float64(n[c])/float64(max(tot, 1)))
+	}
+	return s
+}
+
+func gbps(x []float64) string {
+	s := "["
+	for i, v := range x {
+		if i > 0 {
+			s += " "
+		}
+		s += fmt.Sprintf("%.2f", v/1e9)
+	}
+	return s + "]"
+}
+
+func sum(x []float64) float64 {
+	s := 0.0
+	for _, v := range x {
+		s += v
+	}
+	return s
+}
+
+// queueAfter returns the largest queue sample of switch sw's port in (0, to]
+// with its time, and the first time after it at which the queue fell below
+// frac of it (-1 if never).
+func queueAfter(r *fabric.Result, sw, port int, to int64, frac float64) (peak, peakAt, below int64) {
+	below = -1
+	for i := range r.Samples {
+		s := &r.Samples[i]
+		if s.Switch != sw || s.Port != port || s.TNs > to {
+			continue
+		}
+		if s.QueueBytes > peak {
+			peak, peakAt, below = s.QueueBytes, s.TNs, -1
+		} else if below < 0 && peak > 0 && float64(s.QueueBytes) < frac*float64(peak) {
+			below = s.TNs
+		}
+	}
+	return peak, peakAt, below
+}
+
+// TestIncast10To1 is Section 6.3's first microbenchmark (Fig. 10): ten sources
+// send long flows to one destination through one switch, all links 100 Gb/s
+// with 1 us of delay (the large-scale simulations' links, Section 6.1), every
+// flow starting at line rate, default parameters (T = the base RTT, 4.19 us).
+//
+// The paper: ACC "quickly suppresses the deep queue" (Fig. 10(a)); each flow's
+// halt time is "close to the ideal halt time (i.e., the maximum bottleneck
+// queue length divided by link bandwidth)" (Fig. 10(b)); "near full link
+// utilization" (Fig. 10(c)); "each flow attains the expected average fair
+// rate (i.e., 10Gbps)" (Fig. 10(d)); and Proposition 1, the aggregate rate
+// matches C within one period T of congestion.
+//
+// Asserted: congestion detected within 3 T; every flow throttled within 2 T
+// of the first, their rates then adding up to the ACK rate of a full link
+// within 5 % (Proposition 1); each first halt, extension included, within
+// 10 % of the ideal; the queue below 10 % of its peak within the ideal drain
+// time + 10 % + 2 T (the last tenth drains more slowly: the flows resume at
+// the rounded-up 10.13 Gb/s of defect (1), 104 % of the link); over [1, 5] ms
+// the link >= 95 % used and the queue mean below 20 KB. Fairness (Fig. 10(d))
+// is defect (1): the test asserts Jain's index below 0.99 over [1, 5] ms, so
+// that the fix flips it (measured 0.948; the shares rotate slowly: 0.866 over
+// [1, 2] ms, 0.972 over [1, 20] ms).
+func TestIncast10To1(t *testing.T) {
+	const (
+		c    = 100e9
+		n    = 10
+		from = 1_000_000
+		end  = 5_000_000
+	)
+	spec := &fabric.Spec{Topo: fabric.Star(n+1, c, 1000), SampleNs: 1000}
+	for i := 0; i < n; i++ {
+		spec.Flows = append(spec.Flows, fabric.Flow{ID: i + 1, Src: i + 1, Dst: 0})
+	}
+	r := simulate(t, spec, end)
+	T := r.Plan.BaseRTTNs
+	var rps []*tracedRP
+	first, last := int64(math.MaxInt64), int64(0)
+	aggR := 0.0
+	var halts []int64
+	for i := 0; i < n; i++ {
+		rp := rpOf(t, r, i+1, int64(i+1))
+		rps = append(rps, rp)
+		if !rp.throttled {
+			t.Fatalf("flow %d never throttled", i+1)
+		}
+		first, last = min(first, rp.firstThrottle), max(last, rp.firstThrottle)
+		aggR += rp.rateAfter
+		halts = append(halts, rp.firstHalt)
+	}
+	ackRate := c * float64(mtu+acc.DefaultHeaderBytes) / wireBytes
+	peak, peakAt, drained := queueAfter(r, 0, 0, from, 0.1)
+	_, _, drained5 := queueAfter(r, 0, 0, from, 0.05)
+	ideal := int64(float64(peak) * 8e9 / c)
+	var g []float64
+	for i := 0; i < n; i++ {
+		g = append(g, r.Goodput(int64(i+1), from, end))
+	}
+	util := sum(g) / payload(c, mtu)
+	j := fabric.Jain(g)
+	q := r.MeanQueue(0, 0, from, end)
+	t.Logf("T = %d ns; first throttles at %.1f..%.1f us, rates then %s Gb/s adding up to %.2f Gb/s (ACK rate of a full link %.2f Gb/s; Proposition 1: C within T)",
+		T, float64(first)/1e3, float64(last)/1e3, gbps(rateAfter(rps)), aggR/1e9, ackRate/1e9)
+	t.Logf("queue peak %.0f KB at %.1f us, below 10 %% %.1f us and below 5 %% %.1f us later (ideal drain %.1f us); first halts %v ns (paper: close to the ideal %d ns)",
+		float64(peak)/1e3, float64(peakAt)/1e3, float64(drained-peakAt)/1e3, float64(drained5-peakAt)/1e3, float64(ideal)/1e3, halts, ideal)
+	t.Logf("over [1, 5] ms: goodput %s Gb/s (paper: 10 Gb/s each, here C/10's payload share %.2f), utilisation %.4f, Jain %.4f; queue mean %.0f B, max %d B; periods:%s",
+		gbps(g), payload(c, mtu)/n/1e9, util, j, q, r.MaxQueue(0, 0, from, end), classShares(rps))
+	if first > 3*T {
+		t.Errorf("congestion detected at %d ns, later than 3 T = %d ns", first, 3*T)
+	}
+	if last-first > 2*T {
+		t.Errorf("first throttles spread over %d ns, more than 2 T = %d ns", last-first, 2*T)
+	}
+	if math.Abs(aggR-ackRate) > 0.05*ackRate {
+		t.Errorf("rates after the first throttles add up to %.4g b/s, want the ACK rate %.4g within 5 %%", aggR, ackRate)
+	}
+	for i, h := range halts {
+		if math.Abs(float64(h-ideal)) > 0.1*float64(ideal) {
+			t.Errorf("flow %d: first halt %d ns, want the ideal %d ns within 10 %%", i+1, h, ideal)
+		}
+	}
+	if drained < 0 || drained-peakAt > ideal+ideal/10+2*T {
+		t.Errorf("queue of %d B took %d ns to fall below 10 %%, want within the ideal %d ns + 10 %% + 2 T", peak, drained-peakAt, ideal)
+	}
+	if util < 0.95 {
+		t.Errorf("utilisation %.4f over [1, 5] ms, want >= 0.95", util)
+	}
+	if q > 20_000 {
+		t.Errorf("queue mean %.0f B over [1, 5] ms, want below 20 KB", q)
+	}
+	if j >= 0.99 {
+		t.Errorf("Jain %.4f >= 0.99: defect (1), the ACK-rate quantisation, seems fixed; assert the paper's C/10 each", j)
+	}
+}
+
+func rateAfter(rps []*tracedRP) []float64 {
+	var x []float64
+	for _, rp := range rps {
+		x = append(x, rp.rateAfter)
+	}
+	return x
+}
+
+// phases returns, for a run of n flows started gap apart (flow i+1 at i x
+// gap), each phase's goodputs: phase k has flows 1..k+1, measured over its
+// second half.
+func phases(r *fabric.Result, n int, gap int64) [][]float64 {
+	var out [][]float64
+	for k := 0; k < n; k++ {
+		from, to := int64(k)*gap+gap/2, int64(k+1)*gap
+		var g []float64
+		for i := 0; i <= k; i++ {
+			g = append(g, r.Goodput(int64(i+1), from, to))
+		}
+		out = append(out, g)
+	}
+	return out
+}
+
+// TestTestbed4To1 is the testbed experiment of Section 6.2 (Fig. 9): each of
+// four servers starts a long flow to a fifth through one switch, 10 Gb/s
+// NICs, RTT about 20 us, T = 50 us ("the period of generating CNPs in
+// DCQCN"), MTU 4000 B (footnote 5), one ACK per packet. The paper: "ACC can
+// directly adjust the rate to the proper rate (i.e., 10Gbps) after one
+// period", and the aggregate rate "is maintained as 10Gbps".
+//
+// Asserted: every flow throttled within 2 T of the first, the rates then
+// adding up to the ACK rate of a full link within 10 % (one ACK is 0.65
+// Gb/s at T = 50 us against 2.5 Gb/s shares); over [5, 10] ms the link >= 95
+// % used. Per-flow fairness, not in Fig. 9 but Proposition 2's, is defect
+// (1) here too (one ACK per period is a quarter of a share): asserted below
+// 0.99 so that the fix flips it.
+func TestTestbed4To1(t *testing.T) {
+	const (
+		c    = 10e9
+		n    = 4
+		m    = 4000
+		from = 5_000_000
+		end  = 10_000_000
+	)
+	spec := &fabric.Spec{Topo: fabric.Star(n+1, c, 3300), SampleNs: 10_000, MTU: m}
+	p := acc.DefaultParams(ccalgo.Env{LinkBps: c, MTU: m, BaseRTT: 50_000})
+	spec.Typed = p
+	for i := 0; i < n; i++ {
+		spec.Flows = append(spec.Flows, fabric.Flow{ID: i + 1, Src: i + 1, Dst: 0})
+	}
+	r := simulate(t, spec, end)
+	var rps []*tracedRP
+	first, last := int64(math.MaxInt64), int64(0)
+	for i := 0; i < n; i++ {
+		rp := rpOf(t, r, i+1, int64(i+1))
+		rps = append(rps, rp)
+		first, last = min(first, rp.firstThrottle), max(last, rp.firstThrottle)
+	}
+	aggR := sum(rateAfter(rps))
+	ackRate := c * float64(m+acc.DefaultHeaderBytes) / float64(m+hostd.DataOverhead+24)
+	var g []float64
+	for i := 0; i < n; i++ {
+		g = append(g, r.Goodput(int64(i+1), from, end))
+	}
+	util := sum(g) / payload(c, m)
+	j := fabric.Jain(g)
+	t.Logf("T = %d ns (base RTT %d ns); first throttles at %.1f..%.1f us, rates then %s Gb/s adding up to %.2f Gb/s (paper: 10; ACK rate of a full link %.2f)",
+		p.PeriodNs, r.Plan.BaseRTTNs, float64(first)/1e3, float64(last)/1e3, gbps(rateAfter(rps)), aggR/1e9, ackRate/1e9)
+	t.Logf("over [5, 10] ms: goodput %s Gb/s, utilisation %.4f, Jain %.4f; queue mean %.0f B, max %d B; periods:%s",
+		gbps(g), util, j, r.MeanQueue(0, 0, from, end), r.MaxQueue(0, 0, from, end), classShares(rps))
+	if last-first > 2*p.PeriodNs {
+		t.Errorf("first throttles spread over %d ns, more than 2 T", last-first)
+	}
+	if math.Abs(aggR-ackRate) > 0.1*ackRate {
+		t.Errorf("rates after the first throttles add up to %.4g b/s, want the ACK rate %.4g within 10 %%", aggR, ackRate)
+	}
+	if util < 0.95 {
+		t.Errorf("utilisation %.4f, want >= 0.95", util)
+	}
+	if j >= 0.99 {
+		t.Errorf("Jain %.4f >= 0.99: defect (1) seems fixed; assert Proposition 2's C/4 each", j)
+	}
+}
+
+// TestStaggered10G starts four long flows 2 ms apart towards one receiver at
+// 10 Gb/s, 1 us links, default parameters (T = the base RTT, 5.93 us): the
+// paper's rate and parameters with starts that symmetry cannot help. Each
+// phase must move to the new fair share (Propositions 1 and 2) with the link
+// full.
+//
+// Asserted for each phase's second half: the link >= 90 % used. Below the
+// paper, and pinned: from three flows on, Jain's index below 0.99 (defect
+// (1): one ACK per period is 1.43 Gb/s against shares of 3.3 and 2.5 Gb/s)
+// and utilisation below 95 % (the throttles to rounded-down counts and the
+// halts after each one leave the link idle: 91 % with four flows). Both are
+// the period's doing: with T = 20 us (one ACK is 0.42 Gb/s) the same four
+// flows used 99.6 % of the link over [8, 24] ms while writing this test.
+// Over longer windows the default's shares rotate rather than lock (four
+// flows started together: Jain 0.974 over [1, 2] ms, 0.996 over [1, 20] ms),
+// but the link stays 90 % used.
+func TestStaggered10G(t *testing.T) {
+	const (
+		c   = 10e9
+		n   = 4
+		gap = 2_000_000
+	)
+	spec := &fabric.Spec{Topo: fabric.Star(n+1, c, 1000), SampleNs: 10_000}
+	for i := 0; i < n; i++ {
+		spec.Flows = append(spec.Flows, fabric.Flow{ID: i + 1, Src: i + 1, Dst: 0, StartNs: int64(i) * gap})
+	}
+	r := simulate(t, spec, n*gap)
+	var rps []*tracedRP
+	for i := 0; i < n; i++ {
+		rps = append(rps, rpOf(t, r, i+1, int64(i+1)))
+	}
+	full := payload(c, mtu)
+	for k, g := range phases(r, n, gap) {
+		util := sum(g) / full
+		j := fabric.Jain(g)
+		from, to := int64(k)*gap+gap/2, int64(k+1)*gap
+		t.Logf("%d flows over [%.0f, %.0f] ms: goodput %s Gb/s (C/%d's share %.2f), utilisation %.4f, Jain %.4f, queue mean %.0f B, max %d B",
+			k+1, float64(from)/1e6, float64(to)/1e6, gbps(g), k+1, full/float64(k+1)/1e9, util, j, r.MeanQueue(0, 0, from, to), r.MaxQueue(0, 0, from, to))
+		if util < 0.9 {
+			t.Errorf("%d flows: utilisation %.4f, want >= 0.9", k+1, util)
+		}
+		if k >= 2 && j >= 0.99 {
+			t.Errorf("%d flows: Jain %.4f >= 0.99: defect (1) seems fixed; assert C/N each", k+1, j)
+		}
+		if k == n-1 && util >= 0.95 {
+			t.Errorf("%d flows: utilisation %.4f >= 0.95: the link is full now; assert >= 0.95", k+1, util)
+		}
+	}
+	t.Logf("periods:%s", classShares(rps))
+}
+
+// starDelays is one switch with the receiver (host 0) on port 0, its link
+// 1 us, and sender i+1 on port i+1 with a link of delays[i] ns each way, every
+// link at c.
+func starDelays(c float64, delays []int64) *fabric.Topology {
+	t := &fabric.Topology{}
+	for range len(delays) + 1 {
+		t.AddHost("")
+	}
+	s := t.AddSwitch("")
+	t.ConnectSym(0, s, c, 1000)
+	for i, d := range delays {
+		t.ConnectSym(i+1, s, c, d)
+	}
+	return t
+}
+
+// TestUnequalRTTs is Proposition 2 ("fair bandwidth allocation regardless of
+// the initial sending rate") with what symmetry cannot give: four senders
+// whose links have 1, 2, 4 and 8 us of delay (base RTTs of 4.2 to 24 us),
+// starting 0.5 ms apart, at the paper's 100 Gb/s and at its testbed's 10
+// Gb/s. T is the fabric's largest base RTT (the default, Section 6.1: T must
+// cover the RTT), so one ACK per period is 0.35 Gb/s here, finer than in
+// the tests above.
+//
+// Asserted over [2, 6] ms: the link >= 98 % used, Jain's index >= 0.95
+// (measured 0.992 at 100 Gb/s, 0.971 at 10 Gb/s). The shares do not settle at
+// C/4 (logged per millisecond): at 100 Gb/s the 4.2 us flow stays 10 to 22 %
+// below it, at 10 Gb/s the flows wander between 0.64 and 1.42 of it.
+func TestUnequalRTTs(t *testing.T) {
+	delays := []int64{1000, 2000, 4000, 8000}
+	for _, c := range []float64{100e9, 10e9} {
+		t.Run(fmt.Sprintf("%gG", c/1e9), func(t *testing.T) {
+			t.Parallel()
+			const from, end = 2_000_000, 6_000_000
+			spec := &fabric.Spec{Topo: starDelays(c, delays), SampleNs: 10_000}
+			for i := range delays {
+				spec.Flows = append(spec.Flows, fabric.Flow{ID: i + 1, Src: i + 1, Dst: 0, StartNs: int64(i) * 500_000})
+			}
+			r := simulate(t, spec, end)
+			var rps []*tracedRP
+			var g []float64
+			for i := range delays {
+				rps = append(rps, rpOf(t, r, i+1, int64(i+1)))
+				g = append(g, r.Goodput(int64(i+1), from, end))
+			}
+			full := payload(c, mtu)
+			util := sum(g) / full
+			j := fabric.Jain(g)
+			var perMs []string
+			for w := int64(from); w < end; w += 1_000_000 {
+				var x []float64
+				for i := range delays {
+					x = append(x, r.Goodput(int64(i+1), w, w+1_000_000)/(full/4))
+				}
+				perMs = append(perMs, fmt.Sprintf("%.2f", x))
+			}
+			t.Logf("T = %d ns; goodput %s Gb/s (C/4's share %.2f), utilisation %.4f, Jain %.4f, queue mean %.0f B; per ms, of C/4's share: %v; periods:%s",
+				r.Plan.BaseRTTNs, gbps(g), full/4/1e9, util, j, r.MeanQueue(0, 0, from, end), perMs, classShares(rps))
+			if util < 0.98 {
+				t.Errorf("utilisation %.4f, want >= 0.98", util)
+			}
+			if j < 0.95 {
+				t.Errorf("Jain %.4f, want >= 0.95", j)
+			}
+		})
+	}
+}
