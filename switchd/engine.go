@@ -843,16 +843,29 @@ func (e *Engine) readTimers() {
 	if e.cpDirty == 0 {
 		return
 	}
+	// Only a timer that moved later on the port that held the minimum needs
+	// a scan of every port; an earlier or unchanged one updates it in place.
+	rescan := false
 	for a := e.cpDirty; a != 0; a &= a - 1 {
-		g := &e.eg[bits.TrailingZeros64(a)]
+		p := bits.TrailingZeros64(a)
+		g := &e.eg[p]
+		old := g.cpNext
 		g.cpNext = g.cp.NextTimer()
+		switch {
+		case g.cpNext < e.cpMin:
+			e.cpMin = g.cpNext
+		case g.cpNext > old && old == e.cpMin:
+			rescan = true
+		}
 	}
 	e.cpDirty = 0
-	m := ccalgo.Never
-	for i := range e.eg {
-		m = min(m, e.eg[i].cpNext)
+	if rescan {
+		m := ccalgo.Never
+		for i := range e.eg {
+			m = min(m, e.eg[i].cpNext)
+		}
+		e.cpMin = m
 	}
-	e.cpMin = m
 }
 
 // ServiceIngress publishes the Classify side's counters when due. Call it from
