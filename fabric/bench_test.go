@@ -53,3 +53,27 @@ func benchLeafSpine(b *testing.B, leaves int, scheme string) {
 func BenchmarkLeafSpine128DCQCN(b *testing.B) { benchLeafSpine(b, 8, "dcqcn") }
 func BenchmarkLeafSpine256DCQCN(b *testing.B) { benchLeafSpine(b, 16, "dcqcn") }
 func BenchmarkLeafSpine128HPCC(b *testing.B)  { benchLeafSpine(b, 8, "hpcc") }
+
+// BenchmarkRoCC3to1 is the case (a): RoCC 3-to-1 at 10 Gb/s, T =
+// 100 us, 1 us links, 40 ms simulated per iteration.
+func BenchmarkRoCC3to1(b *testing.B) {
+	b.ReportAllocs()
+	var events int64
+	var wall time.Duration
+	for i := 0; i < b.N; i++ {
+		s := &fabric.Spec{Topo: fabric.Star(4, 10e9, 1000), Scheme: "rocc", ExpectedFlows: 3,
+			Params: map[string]any{"q_ref_bytes": 75_000, "q_mid_bytes": 150_000, "q_max_bytes": 210_000}}
+		for f := 0; f < 3; f++ {
+			s.Flows = append(s.Flows, fabric.Flow{ID: f + 1, Src: f, Dst: 3})
+		}
+		start := time.Now()
+		r, err := fabric.Simulate(s, 40_000_000)
+		if err != nil {
+			b.Fatal(err)
+		}
+		wall += time.Since(start)
+		events += r.Events
+	}
+	b.ReportMetric(0.04*float64(b.N)/wall.Seconds(), "sim-s/wall-s")
+	b.ReportMetric(float64(events)/wall.Seconds()/1e6, "Mevents/s")
+}
