@@ -100,11 +100,18 @@ func (e *Experiment) buildTopology() error {
 	if t.Kind != KindStar && t.Kind != "" && t.Kind != KindExplicit && t.Hosts != 0 && t.Hosts != len(e.topo.Hosts) {
 		return e.errorf("topology.hosts", "%d, but the %s has %d hosts (leave it out)", t.Hosts, t.Kind, len(e.topo.Hosts))
 	}
+	if n := len(e.topo.Hosts); n > MaxHosts {
+		return e.errorf("topology", "%d hosts: at most %d (every switch holds a route to every host)", n, MaxHosts)
+	}
 	if err := e.topo.Validate(); err != nil {
 		return e.errorf("topology", "%v", err)
 	}
 	return nil
 }
+
+// MaxHosts bounds an experiment's hosts: every switch gets a /32 route to every
+// host, and the base RTT looks at every pair.
+const MaxHosts = 4096
 
 // explicitTopology builds an explicit topology: hosts h0..h(Hosts-1), the
 // named switches, the links.

@@ -17,6 +17,9 @@ import (
 // MACs the experiment cannot know are placeholders for the user to fill in:
 // both daemons reject them until then.
 func (e *Experiment) NodeFiles(dir string) ([]string, error) {
+	if n := len(e.topo.Switches); n != 1 {
+		return nil, fmt.Errorf("testbed: nodes: the experiment has %d switches; real-node files are written for one switch node (a star) only", n)
+	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}

@@ -2,7 +2,7 @@
 // into a fabric.Spec (topology, scheme, traffic), runs it with one of the two
 // drivers of the fabric (virtual time, exact and deterministic; or DPDK, real
 // time on lcores, each link an ethdev cable), and writes the results contract
-// (docs/results.md) through testbed/report. With real NICs the same
+// (summary.json, CSVs, plots) through testbed/report. With real NICs the same
 // experiment file drives switchd and hostd on separate nodes (NodeFiles).
 package testbed
 

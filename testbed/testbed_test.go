@@ -304,6 +304,9 @@ func TestSIGINTStillWritesResults(t *testing.T) {
 func FuzzDecodeExperiment(f *testing.F) {
 	f.Add(small)
 	f.Add("[experiment]\nname='x'\n[[flows]]\nsrc=0\ndst=1\n")
+	f.Add("[experiment]\nname='x'\nclock='virtual'\n[topology]\nkind='chain'\nhosts_per_switch=[1,0,1]\n[[flows]]\nsrc=0\ndst=1\n")
+	f.Add("[experiment]\nname='x'\n[topology]\nkind='explicit'\nhosts=2\nswitches=['a']\nlinks=[{a='h0',b='a',gbps=1},{a='a',b='h1',gbps=1,delay_us_ba=2}]\n[[flows]]\nsrc=0\ndst=1\n")
+	f.Add("[experiment]\nname='x'\n[topology]\nkind='leaf-spine'\nleaves=2\nspines=1\nhosts_per_leaf=1\n[[flows]]\nsrc=0\ndst=1\n")
 	f.Fuzz(func(t *testing.T, text string) {
 		e, err := Decode("fuzz.toml", text, ".")
 		if err != nil {
