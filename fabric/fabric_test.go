@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	_ "github.com/ccbed/ccbed/ccalgo/all"
 	"github.com/ccbed/ccbed/fabric"
@@ -264,5 +265,15 @@ func TestPlanDeterministic(t *testing.T) {
 	b, _ := workloadSpec(1, 8).Plan()
 	if !reflect.DeepEqual(a.Switches, b.Switches) || !reflect.DeepEqual(a.Hosts, b.Hosts) {
 		t.Fatal("two plans of one spec differ")
+	}
+}
+
+func TestProgressString(t *testing.T) {
+	p := fabric.Progress{SimNs: 2_500_000, EndNs: 10_000_000, Events: 3_000_000, Wall: 2 * time.Second}
+	got := p.String()
+	for _, want := range []string{"2.500 ms of 10.000 ms", "(25%)", "1.50 M events/s", "1.25e-03 sim s / wall s", "ETA 6s"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("progress %q lacks %q", got, want)
+		}
 	}
 }

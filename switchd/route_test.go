@@ -1,0 +1,100 @@
+package switchd
+
+import (
+	"testing"
+
+	"github.com/ccbed/ccbed/ccalgo"
+)
+
+// TestRouteTableECMP: a /32 route to a group spreads flows over its ports by
+// hash, a single port ignores the hash, the direct /32 table and the prefix
+// scan agree, and FlowHash depends on every field and the seed.
+func TestRouteTableECMP(t *testing.T) {
+	var rt RouteTable
+	if err := rt.AddECMP(0x0a000005, 32, []int{4, 5, 6, 7}); err != nil {
+		t.Fatal(err)
+	}
+	if err := rt.Add(0x0a000006, 32, 1); err != nil {
+		t.Fatal(err)
+	}
+	if err := rt.AddECMP(0x0a000100, 24, []int{2, 3}); err != nil {
+		t.Fatal(err)
+	}
+	seen := map[int]int{}
+	for sport := uint16(0); sport < 400; sport++ {
+		p := rt.LookupHash(0x0a000005, FlowHash(7, 0x0a000001, 0x0a000005, 49152+sport, 4791, 17))
+		seen[p]++
+	}
+	for _, p := range []int{4, 5, 6, 7} {
+		if seen[p] < 60 {
+			t.Errorf("ECMP over 4 ports: %v, port %d nearly unused", seen, p)
+		}
+	}
+	if len(seen) != 4 {
+		t.Errorf("ECMP picked ports %v, want 4..7", seen)
+	}
+	for h := uint32(0); h < 8; h++ {
+		if p := rt.LookupHash(0x0a000006, h); p != 1 {
+			t.Fatalf("single-port route: port %d", p)
+		}
+		if p := rt.LookupHash(0x0a000177, h); p != 2+int(h%2) {
+			t.Fatalf("/24 ECMP: port %d for hash %d", p, h)
+		}
+	}
+	if p := rt.Lookup(0x0a000005); p != 4 {
+		t.Errorf("Lookup of an ECMP route = %d, want its first port", p)
+	}
+	if p := rt.LookupHash(0x0b000000, 0); p != -1 {
+		t.Errorf("no route: %d", p)
+	}
+	base := FlowHash(1, 2, 3, 4, 5, 6)
+	for i, h := range []uint32{FlowHash(9, 2, 3, 4, 5, 6), FlowHash(1, 9, 3, 4, 5, 6), FlowHash(1, 2, 9, 4, 5, 6),
+		FlowHash(1, 2, 3, 9, 5, 6), FlowHash(1, 2, 3, 4, 9, 6), FlowHash(1, 2, 3, 4, 5, 9)} {
+		if h == base {
+			t.Errorf("FlowHash ignores field %d", i)
+		}
+	}
+	if err := rt.AddECMP(0x0a000008, 32, nil); err == nil {
+		t.Error("empty ECMP group: want an error")
+	}
+	if err := rt.AddECMP(0x0a000008, 32, []int{64}); err == nil {
+		t.Error("port 64: want an error")
+	}
+}
+
+// TestNextWake: an idle engine wakes for its telemetry; a queued frame makes
+// its port due when the shaper is free, and a paused priority when the pause
+// ends.
+func TestNextWake(t *testing.T) {
+	h := newHarness(t, testConfig(2, 10))
+	e := h.e
+	e.Start(1000)
+	if w := e.NextWake(1000); w != 1000 {
+		t.Fatalf("fresh engine: next wake %d, want its first counter publication at 1000", w)
+	}
+	e.Service(1000)
+	e.ServiceIngress(1000)
+	idle := e.NextWake(1000)
+	if idle <= 1000 || idle == ccalgo.Never {
+		t.Fatalf("idle engine: next wake %d, want its next sample or publication", idle)
+	}
+	if e.Active() != 0 {
+		t.Fatalf("idle engine has busy ports %b", e.Active())
+	}
+	f := dataFrame(t, 0, 1, 5, 1000, false)
+	if !h.inject(2000, 0, f) {
+		t.Fatal("frame not taken")
+	}
+	if e.Active() != 1<<1 {
+		t.Fatalf("busy ports %b, want port 1", e.Active())
+	}
+	if w := e.NextWake(2000); w != 2000 {
+		t.Fatalf("queued frame on an idle port: next wake %d, want now", w)
+	}
+	if n := len(h.tx(2000, 1)); n != 1 {
+		t.Fatalf("sent %d frames", n)
+	}
+	if e.Active() != 0 {
+		t.Fatalf("busy ports %b after the queue emptied", e.Active())
+	}
+}

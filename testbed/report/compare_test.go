@@ -1,0 +1,60 @@
+package report
+
+import (
+	"image/png"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// TestComparePlots draws two runs of different link rates on shared axes: both
+// runs' files are read, the fair rate is normalised to each run's C, and both
+// PNGs come out; a run without link_gbps is an error.
+func TestComparePlots(t *testing.T) {
+	dir := t.TempDir()
+	mk := func(name string, gbps float64, period float64) string {
+		r := NewRecorder(Meta{Experiment: name, Scheme: "rocc", LinkGbps: gbps})
+		for i := 0; i < 50; i++ {
+			tu := float64(i) * period
+			r.AddQueueSample(tu, 3, int64(75_000+i))
+			r.AddFairRate(tu, 3, gbps/3)
+		}
+		d := filepath.Join(dir, name)
+		if _, err := r.WriteAll(d); err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	a, b := mk("virtual", 10, 100), mk("dpdk", 1, 1000)
+	files, err := ComparePlots([]CompareRun{{Label: "virtual", Dir: a, Port: 3}, {Label: "dpdk", Dir: b, Port: 3}}, filepath.Join(dir, "cmp"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) != 2 {
+		t.Fatalf("files %v", files)
+	}
+	for _, f := range files {
+		fh, err := os.Open(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		img, err := png.Decode(fh)
+		fh.Close()
+		if err != nil || img.Bounds().Dx() < 100 {
+			t.Fatalf("%s: not a plot: %v", f, err)
+		}
+	}
+	q, err := readPortSeries(filepath.Join(b, "fairrate.csv"), 3)
+	if err != nil || len(q.v) != 50 {
+		t.Fatalf("fairrate.csv of port 3: %v, %d samples", err, len(q.v))
+	}
+	noLink := NewRecorder(Meta{Experiment: "x", Scheme: "none"})
+	noLink.AddQueueSample(0, 0, 1)
+	d := filepath.Join(dir, "x")
+	if _, err := noLink.WriteAll(d); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ComparePlots([]CompareRun{{Label: "x", Dir: d}}, dir); err == nil {
+		t.Fatal("a run without link_gbps: want an error")
+	}
+}
