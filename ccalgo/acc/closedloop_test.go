@@ -8,6 +8,7 @@ import (
 	"github.com/ccbed/ccbed/ccalgo"
 	"github.com/ccbed/ccbed/ccalgo/acc"
 	"github.com/ccbed/ccbed/fabric"
+	"github.com/ccbed/ccbed/fabric/fabrictest"
 	"github.com/ccbed/ccbed/hostd"
 )
 
@@ -39,13 +40,8 @@ import (
 const (
 	mtu        = 1000
 	frameBytes = mtu + hostd.DataOverhead
-	wireBytes  = frameBytes + 24 // preamble and delimiter 8, FCS 4, inter-frame gap 12
+	wireBytes  = frameBytes + fabrictest.WireOverhead
 )
-
-// payload is the payload goodput of a full link of c for an MTU of m.
-func payload(c float64, m int) float64 {
-	return c * float64(m) / float64(m+hostd.DataOverhead+24)
-}
 
 // traceScheme is ACC with every RP wrapped so that a test sees each period's
 // class and the first throttle and halt.
@@ -81,20 +77,9 @@ func (r *tracedRP) OnTimer(now int64) {
 }
 
 func init() {
-	s, err := ccalgo.Lookup(acc.SchemeName)
-	if err != nil {
-		panic(err)
-	}
-	s.Name = traceScheme
-	newRP := s.NewRP
-	s.NewRP = func(p any, env ccalgo.Env) (ccalgo.ReactionPoint, error) {
-		rp, err := newRP(p, env)
-		if err != nil {
-			return nil, err
-		}
-		return &tracedRP{RP: rp.(*acc.RP)}, nil
-	}
-	ccalgo.Register(s)
+	fabrictest.RegisterWrappedRP(acc.SchemeName, traceScheme, func(rp *acc.RP) ccalgo.ReactionPoint {
+		return &tracedRP{RP: rp}
+	})
 }
 
 // simulate runs spec (ACC, RPs traced) for endNs and fails the test on an
@@ -103,39 +88,13 @@ func init() {
 func simulate(t testing.TB, spec *fabric.Spec, endNs int64) *fabric.Result {
 	t.Helper()
 	spec.Scheme = traceScheme
-	r, err := fabric.Simulate(spec, endNs)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for s, e := range r.Switches {
-		snap := e.Snapshot()
-		if snap.SamplesDropped != 0 {
-			t.Errorf("switch %d lost %d telemetry samples", s, snap.SamplesDropped)
-		}
-		for _, pc := range snap.Ports {
-			if pc.DropsTotal != 0 {
-				t.Errorf("switch %d port %d: %d drops", s, pc.Port, pc.DropsTotal)
-			}
-		}
-	}
-	for i, h := range r.Hosts {
-		if _, tc := h.Counters(); tc.RetxFrames != 0 || tc.Timeouts != 0 || tc.SamplesDropped != 0 {
-			t.Errorf("host %d: %d frames resent, %d timeouts, %d samples lost", i, tc.RetxFrames, tc.Timeouts, tc.SamplesDropped)
-		}
-	}
-	t.Logf("%.2f ms simulated in %.0f ms of wall time (%d events), base RTT %d ns",
-		float64(endNs)/1e6, float64(r.WallNs)/1e6, r.Events, r.Plan.BaseRTTNs)
-	return r
+	return fabrictest.SimulateLossless(t, spec, endNs)
 }
 
 // rpOf returns the traced RP of long-lived flow id sent by host h.
 func rpOf(t testing.TB, r *fabric.Result, h int, id int64) *tracedRP {
 	t.Helper()
-	rp, ok := r.Hosts[h].RP(id).(*tracedRP)
-	if !ok {
-		t.Fatalf("flow %d: no traced RP on host %d", id, h)
-	}
-	return rp
+	return fabrictest.RP[*tracedRP](t, r, h, id)
 }
 
 // classShares sums the traced RPs' period classes, as fractions.
@@ -153,44 +112,6 @@ func classShares(rps []*tracedRP) string {
 		s += fmt.Sprintf(" %s %.0f %%", c, 100*float64(n[c])/float64(max(tot, 1)))
 	}
 	return s
-}
-
-func gbps(x []float64) string {
-	s := "["
-	for i, v := range x {
-		if i > 0 {
-			s += " "
-		}
-		s += fmt.Sprintf("%.2f", v/1e9)
-	}
-	return s + "]"
-}
-
-func sum(x []float64) float64 {
-	s := 0.0
-	for _, v := range x {
-		s += v
-	}
-	return s
-}
-
-// queueAfter returns the largest queue sample of switch sw's port in (0, to]
-// with its time, and the first time after it at which the queue fell below
-// frac of it (-1 if never).
-func queueAfter(r *fabric.Result, sw, port int, to int64, frac float64) (peak, peakAt, below int64) {
-	below = -1
-	for i := range r.Samples {
-		s := &r.Samples[i]
-		if s.Switch != sw || s.Port != port || s.TNs > to {
-			continue
-		}
-		if s.QueueBytes > peak {
-			peak, peakAt, below = s.QueueBytes, s.TNs, -1
-		} else if below < 0 && peak > 0 && float64(s.QueueBytes) < frac*float64(peak) {
-			below = s.TNs
-		}
-	}
-	return peak, peakAt, below
 }
 
 // TestIncast10To1 is Section 6.3's first microbenchmark (Fig. 10): ten sources
@@ -223,9 +144,7 @@ func TestIncast10To1(t *testing.T) {
 		end  = 5_000_000
 	)
 	spec := &fabric.Spec{Topo: fabric.Star(n+1, c, 1000), SampleNs: 1000}
-	for i := 0; i < n; i++ {
-		spec.Flows = append(spec.Flows, fabric.Flow{ID: i + 1, Src: i + 1, Dst: 0})
-	}
+	spec.Flows = fabrictest.Staggered(n, 1, 0, 0)
 	r := simulate(t, spec, end)
 	T := r.Plan.BaseRTTNs
 	var rps []*tracedRP
@@ -243,22 +162,20 @@ func TestIncast10To1(t *testing.T) {
 		halts = append(halts, rp.firstHalt)
 	}
 	ackRate := c * float64(mtu+acc.DefaultHeaderBytes) / wireBytes
-	peak, peakAt, drained := queueAfter(r, 0, 0, from, 0.1)
-	_, _, drained5 := queueAfter(r, 0, 0, from, 0.05)
+	peak, peakAt := fabrictest.QueuePeak(r, 0, 0, 0, from)
+	drained := fabrictest.QueueBelow(r, 0, 0, peakAt, from, 0.1*float64(peak))
+	drained5 := fabrictest.QueueBelow(r, 0, 0, peakAt, from, 0.05*float64(peak))
 	ideal := int64(float64(peak) * 8e9 / c)
-	var g []float64
-	for i := 0; i < n; i++ {
-		g = append(g, r.Goodput(int64(i+1), from, end))
-	}
-	util := sum(g) / payload(c, mtu)
+	g := fabrictest.Goodputs(r, spec.Flows, from, end)
+	util := fabrictest.Sum(g) / fabrictest.PayloadGoodput(c, mtu)
 	j := fabric.Jain(g)
 	q := r.MeanQueue(0, 0, from, end)
 	t.Logf("T = %d ns; first throttles at %.1f..%.1f us, rates then %s Gb/s adding up to %.2f Gb/s (ACK rate of a full link %.2f Gb/s; Proposition 1: C within T)",
-		T, float64(first)/1e3, float64(last)/1e3, gbps(rateAfter(rps)), aggR/1e9, ackRate/1e9)
+		T, float64(first)/1e3, float64(last)/1e3, fabrictest.Gbps(rateAfter(rps)), aggR/1e9, ackRate/1e9)
 	t.Logf("queue peak %.0f KB at %.1f us, below 10 %% %.1f us and below 5 %% %.1f us later (ideal drain %.1f us); first halts %v ns (paper: close to the ideal %d ns)",
 		float64(peak)/1e3, float64(peakAt)/1e3, float64(drained-peakAt)/1e3, float64(drained5-peakAt)/1e3, float64(ideal)/1e3, halts, ideal)
 	t.Logf("over [1, 5] ms: goodput %s Gb/s (paper: 10 Gb/s each, here C/10's payload share %.2f), utilisation %.4f, Jain %.4f; queue mean %.0f B, max %d B; periods:%s",
-		gbps(g), payload(c, mtu)/n/1e9, util, j, q, r.MaxQueue(0, 0, from, end), classShares(rps))
+		fabrictest.Gbps(g), fabrictest.PayloadGoodput(c, mtu)/n/1e9, util, j, q, r.MaxQueue(0, 0, from, end), classShares(rps))
 	if first > 3*T {
 		t.Errorf("congestion detected at %d ns, later than 3 T = %d ns", first, 3*T)
 	}
@@ -335,9 +252,7 @@ func TestTestbed4To1(t *testing.T) {
 	spec := &fabric.Spec{Topo: fabric.Star(n+1, c, 3300), SampleNs: 10_000, MTU: m}
 	p := acc.DefaultParams(ccalgo.Env{LinkBps: c, MTU: m, BaseRTT: 50_000})
 	spec.Typed = p
-	for i := 0; i < n; i++ {
-		spec.Flows = append(spec.Flows, fabric.Flow{ID: i + 1, Src: i + 1, Dst: 0})
-	}
+	spec.Flows = fabrictest.Staggered(n, 1, 0, 0)
 	r := simulate(t, spec, end)
 	var rps []*tracedRP
 	first, last := int64(math.MaxInt64), int64(0)
@@ -346,18 +261,15 @@ func TestTestbed4To1(t *testing.T) {
 		rps = append(rps, rp)
 		first, last = min(first, rp.firstThrottle), max(last, rp.firstThrottle)
 	}
-	aggR := sum(rateAfter(rps))
+	aggR := fabrictest.Sum(rateAfter(rps))
 	ackRate := c * float64(m+acc.DefaultHeaderBytes) / float64(m+hostd.DataOverhead+24)
-	var g []float64
-	for i := 0; i < n; i++ {
-		g = append(g, r.Goodput(int64(i+1), from, end))
-	}
-	util := sum(g) / payload(c, m)
+	g := fabrictest.Goodputs(r, spec.Flows, from, end)
+	util := fabrictest.Sum(g) / fabrictest.PayloadGoodput(c, m)
 	j := fabric.Jain(g)
 	t.Logf("T = %d ns (base RTT %d ns); first throttles at %.1f..%.1f us, rates then %s Gb/s adding up to %.2f Gb/s (paper: 10; ACK rate of a full link %.2f)",
-		p.PeriodNs, r.Plan.BaseRTTNs, float64(first)/1e3, float64(last)/1e3, gbps(rateAfter(rps)), aggR/1e9, ackRate/1e9)
+		p.PeriodNs, r.Plan.BaseRTTNs, float64(first)/1e3, float64(last)/1e3, fabrictest.Gbps(rateAfter(rps)), aggR/1e9, ackRate/1e9)
 	t.Logf("over [5, 10] ms: goodput %s Gb/s, utilisation %.4f, Jain %.4f; queue mean %.0f B, max %d B; periods:%s",
-		gbps(g), util, j, r.MeanQueue(0, 0, from, end), r.MaxQueue(0, 0, from, end), classShares(rps))
+		fabrictest.Gbps(g), util, j, r.MeanQueue(0, 0, from, end), r.MaxQueue(0, 0, from, end), classShares(rps))
 	if last-first > 2*p.PeriodNs {
 		t.Errorf("first throttles spread over %d ns, more than 2 T", last-first)
 	}
@@ -395,21 +307,19 @@ func TestStaggered10G(t *testing.T) {
 		gap = 2_000_000
 	)
 	spec := &fabric.Spec{Topo: fabric.Star(n+1, c, 1000), SampleNs: 10_000}
-	for i := 0; i < n; i++ {
-		spec.Flows = append(spec.Flows, fabric.Flow{ID: i + 1, Src: i + 1, Dst: 0, StartNs: int64(i) * gap})
-	}
+	spec.Flows = fabrictest.Staggered(n, 1, 0, gap)
 	r := simulate(t, spec, n*gap)
 	var rps []*tracedRP
 	for i := 0; i < n; i++ {
 		rps = append(rps, rpOf(t, r, i+1, int64(i+1)))
 	}
-	full := payload(c, mtu)
+	full := fabrictest.PayloadGoodput(c, mtu)
 	for k, g := range phases(r, n, gap) {
-		util := sum(g) / full
+		util := fabrictest.Sum(g) / full
 		j := fabric.Jain(g)
 		from, to := int64(k)*gap+gap/2, int64(k+1)*gap
 		t.Logf("%d flows over [%.0f, %.0f] ms: goodput %s Gb/s (C/%d's share %.2f), utilisation %.4f, Jain %.4f, queue mean %.0f B, max %d B",
-			k+1, float64(from)/1e6, float64(to)/1e6, gbps(g), k+1, full/float64(k+1)/1e9, util, j, r.MeanQueue(0, 0, from, to), r.MaxQueue(0, 0, from, to))
+			k+1, float64(from)/1e6, float64(to)/1e6, fabrictest.Gbps(g), k+1, full/float64(k+1)/1e9, util, j, r.MeanQueue(0, 0, from, to), r.MaxQueue(0, 0, from, to))
 		if util < 0.9 {
 			t.Errorf("%d flows: utilisation %.4f, want >= 0.9", k+1, util)
 		}
@@ -421,22 +331,6 @@ func TestStaggered10G(t *testing.T) {
 		}
 	}
 	t.Logf("periods:%s", classShares(rps))
-}
-
-// starDelays is one switch with the receiver (host 0) on port 0, its link
-// 1 us, and sender i+1 on port i+1 with a link of delays[i] ns each way, every
-// link at c.
-func starDelays(c float64, delays []int64) *fabric.Topology {
-	t := &fabric.Topology{}
-	for range len(delays) + 1 {
-		t.AddHost("")
-	}
-	s := t.AddSwitch("")
-	t.ConnectSym(0, s, c, 1000)
-	for i, d := range delays {
-		t.ConnectSym(i+1, s, c, d)
-	}
-	return t
 }
 
 // TestUnequalRTTs is Proposition 2 ("fair bandwidth allocation regardless of
@@ -457,19 +351,16 @@ func TestUnequalRTTs(t *testing.T) {
 		t.Run(fmt.Sprintf("%gG", c/1e9), func(t *testing.T) {
 			t.Parallel()
 			const from, end = 2_000_000, 6_000_000
-			spec := &fabric.Spec{Topo: starDelays(c, delays), SampleNs: 10_000}
-			for i := range delays {
-				spec.Flows = append(spec.Flows, fabric.Flow{ID: i + 1, Src: i + 1, Dst: 0, StartNs: int64(i) * 500_000})
-			}
+			spec := &fabric.Spec{Topo: fabrictest.StarDelays(len(delays)+1, c, append([]int64{1000}, delays...)), SampleNs: 10_000}
+			spec.Flows = fabrictest.Staggered(len(delays), 1, 0, 500_000)
 			r := simulate(t, spec, end)
 			var rps []*tracedRP
-			var g []float64
 			for i := range delays {
 				rps = append(rps, rpOf(t, r, i+1, int64(i+1)))
-				g = append(g, r.Goodput(int64(i+1), from, end))
 			}
-			full := payload(c, mtu)
-			util := sum(g) / full
+			g := fabrictest.Goodputs(r, spec.Flows, from, end)
+			full := fabrictest.PayloadGoodput(c, mtu)
+			util := fabrictest.Sum(g) / full
 			j := fabric.Jain(g)
 			var perMs []string
 			for w := int64(from); w < end; w += 1_000_000 {
@@ -480,7 +371,7 @@ func TestUnequalRTTs(t *testing.T) {
 				perMs = append(perMs, fmt.Sprintf("%.2f", x))
 			}
 			t.Logf("T = %d ns; goodput %s Gb/s (C/4's share %.2f), utilisation %.4f, Jain %.4f, queue mean %.0f B; per ms, of C/4's share: %v; periods:%s",
-				r.Plan.BaseRTTNs, gbps(g), full/4/1e9, util, j, r.MeanQueue(0, 0, from, end), perMs, classShares(rps))
+				r.Plan.BaseRTTNs, fabrictest.Gbps(g), full/4/1e9, util, j, r.MeanQueue(0, 0, from, end), perMs, classShares(rps))
 			if util < 0.98 {
 				t.Errorf("utilisation %.4f, want >= 0.98", util)
 			}

@@ -19,17 +19,19 @@ import (
 	"github.com/ccbed/ccbed/ccalgo"
 	"github.com/ccbed/ccbed/ccalgo/dcqcn"
 	"github.com/ccbed/ccbed/fabric"
+	"github.com/ccbed/ccbed/fabric/fabrictest"
+	"github.com/ccbed/ccbed/hostd"
 )
 
 const (
 	ms = int64(1_000_000)
-	// mtu is the fabric's default payload; a full frame adds 58 header bytes
-	// and 24 of preamble, FCS and gap on the wire.
-	mtu = 1000
+	// mtu is the fabric's default payload; a full frame adds headerBytes
+	// and 24 of preamble, FCS and gap on the wire: a link of bps carrying
+	// only full frames has a goodput of fabrictest.FrameGoodput(bps, mtu,
+	// headerBytes).
+	mtu         = 1000
+	headerBytes = hostd.DataOverhead
 )
-
-// payloadCapacity is the goodput of a link of bps carrying only full frames.
-func payloadCapacity(bps float64) float64 { return bps * mtu / (mtu + 82) }
 
 // tracedScheme is DCQCN with every RP wrapped to count the CNPs it gets and
 // the ones it ignores.
@@ -68,20 +70,9 @@ func (r *tracedRP) OnCNP(now int64) {
 }
 
 func init() {
-	s, err := ccalgo.Lookup(dcqcn.Name)
-	if err != nil {
-		panic(err)
-	}
-	s.Name = tracedScheme
-	newRP := s.NewRP
-	s.NewRP = func(p any, env ccalgo.Env) (ccalgo.ReactionPoint, error) {
-		rp, err := newRP(p, env)
-		if err != nil {
-			return nil, err
-		}
-		return &tracedRP{RP: rp.(*dcqcn.RP)}, nil
-	}
-	ccalgo.Register(s)
+	fabrictest.RegisterWrappedRP(dcqcn.Name, tracedScheme, func(rp *dcqcn.RP) ccalgo.ReactionPoint {
+		return &tracedRP{RP: rp}
+	})
 }
 
 // simulate runs spec (scheme dcqcn-traced) for end ns.
@@ -89,84 +80,19 @@ func simulate(t *testing.T, spec *fabric.Spec, end int64) *fabric.Result {
 	t.Helper()
 	spec.Scheme = tracedScheme
 	spec.ExpectedFlows = len(spec.Flows)
-	r, err := fabric.Simulate(spec, end)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return r
+	return fabrictest.Simulate(t, spec, end)
 }
 
 // cnpCounts sums, over the flows, the CNPs their RPs got and ignored.
 func cnpCounts(t *testing.T, r *fabric.Result, flows []fabric.Flow) (cnps, ignored int, gaps []int64) {
 	t.Helper()
 	for _, f := range flows {
-		rp, ok := r.Hosts[f.Src].RP(int64(f.ID)).(*tracedRP)
-		if !ok {
-			t.Fatalf("flow %d: no traced RP (ended?)", f.ID)
-		}
+		rp := fabrictest.RP[*tracedRP](t, r, f.Src, int64(f.ID))
 		cnps += rp.cnps
 		ignored += rp.ignored
 		gaps = append(gaps, rp.gaps...)
 	}
 	return cnps, ignored, gaps
-}
-
-// goodputs returns each flow's goodput over (from, to], bits/s.
-func goodputs(r *fabric.Result, flows []fabric.Flow, from, to int64) []float64 {
-	g := make([]float64, len(flows))
-	for i, f := range flows {
-		g[i] = r.Goodput(int64(f.ID), from, to)
-	}
-	return g
-}
-
-func sum(x []float64) float64 {
-	s := 0.0
-	for _, v := range x {
-		s += v
-	}
-	return s
-}
-
-// gbps formats bit rates as Gb/s.
-func gbps(x []float64) string {
-	s := "["
-	for i, v := range x {
-		if i > 0 {
-			s += " "
-		}
-		s += fmt.Sprintf("%.2f", v/1e9)
-	}
-	return s + "]"
-}
-
-// star is n senders (hosts 0..n-1) and one receiver (host n) on one switch, the
-// sender i's link delay delays[i] (default 1 us), the receiver's 1 us; the
-// bottleneck is switch 0's port n.
-func star(n int, bps float64, delays []int64) *fabric.Topology {
-	t := &fabric.Topology{}
-	for i := 0; i <= n; i++ {
-		t.AddHost("")
-	}
-	s := t.AddSwitch("")
-	for i := 0; i <= n; i++ {
-		d := int64(1000)
-		if i < len(delays) {
-			d = delays[i]
-		}
-		t.ConnectSym(i, s, bps, d)
-	}
-	return t
-}
-
-// staggered is n long flows from hosts 0..n-1 to host dst, flow i+1 starting
-// at i * gap.
-func staggered(n, dst int, gap int64) []fabric.Flow {
-	f := make([]fabric.Flow, n)
-	for i := range f {
-		f[i] = fabric.Flow{ID: i + 1, Src: i, Dst: dst, StartNs: int64(i) * gap}
-	}
-	return f
 }
 
 // TestLongFlowsOneBottleneck: N long flows join one port (1 ms apart, or all at
@@ -198,17 +124,17 @@ func TestLongFlowsOneBottleneck(t *testing.T) {
 	const end, from = 20 * ms, 10 * ms
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			flows := staggered(tc.n, tc.n, tc.gap)
-			r := simulate(t, &fabric.Spec{Topo: star(tc.n, tc.bps, nil), Flows: flows}, end)
+			flows := fabrictest.Staggered(tc.n, 0, tc.n, tc.gap)
+			r := simulate(t, &fabric.Spec{Topo: fabric.Star(tc.n+1, tc.bps, 1000), Flows: flows}, end)
 			p := dcqcn.DefaultParams(ccalgo.Env{LinkBps: tc.bps})
-			g := goodputs(r, flows, from, end)
-			util := sum(g) / payloadCapacity(tc.bps)
+			g := fabrictest.Goodputs(r, flows, from, end)
+			util := fabrictest.Sum(g) / fabrictest.FrameGoodput(tc.bps, mtu, headerBytes)
 			jain := fabric.Jain(g)
 			mq, maxQ := r.MeanQueue(0, tc.n, from, end), r.MaxQueue(0, tc.n, from, end)
 			pc := r.Port(0, tc.n)
 			cnps, ignored, _ := cnpCounts(t, r, flows)
 			t.Logf("[10, 20) ms: goodput %s Gb/s, Jain %.4f, utilisation %.3f of payload capacity; queue mean %.0f B, max %d B (Kmin %d, Kmax %d); whole run: queue max %d B, %d CE marks, %d CNPs, %d ignored by the RPs; %.0f ms wall",
-				gbps(g), jain, util, mq, maxQ, p.KminBytes, p.KmaxBytes, pc.QueueMaxBytes, pc.MarkedCE, cnps, ignored, float64(r.WallNs)/1e6)
+				fabrictest.Gbps(g), jain, util, mq, maxQ, p.KminBytes, p.KmaxBytes, pc.QueueMaxBytes, pc.MarkedCE, cnps, ignored, float64(r.WallNs)/1e6)
 			if jain < tc.minJain {
 				t.Errorf("Jain %.4f < %v", jain, tc.minJain)
 			}
@@ -233,19 +159,19 @@ func TestLongFlowsOneBottleneck(t *testing.T) {
 // RTT), the link busy, the queue between Kmin and Kmax.
 func TestDifferentRTTs(t *testing.T) {
 	const bps, end, from = 40e9, 20 * ms, 10 * ms
-	flows := staggered(3, 3, ms)
-	r := simulate(t, &fabric.Spec{Topo: star(3, bps, []int64{1000, 4000, 16_000}), Flows: flows}, end)
+	flows := fabrictest.Staggered(3, 0, 3, ms)
+	r := simulate(t, &fabric.Spec{Topo: fabrictest.StarDelays(4, bps, []int64{1000, 4000, 16_000}), Flows: flows}, end)
 	p := dcqcn.DefaultParams(ccalgo.Env{LinkBps: bps})
-	g := goodputs(r, flows, from, end)
-	util := sum(g) / payloadCapacity(bps)
+	g := fabrictest.Goodputs(r, flows, from, end)
+	util := fabrictest.Sum(g) / fabrictest.FrameGoodput(bps, mtu, headerBytes)
 	jain := fabric.Jain(g)
 	mq := r.MeanQueue(0, 3, from, end)
 	cnps, ignored, _ := cnpCounts(t, r, flows)
 	t.Logf("[10, 20) ms: goodput %s Gb/s (RTT short to long), Jain %.4f, utilisation %.3f; queue mean %.0f B max %d B (Kmin %d, Kmax %d); %d CNPs, %d ignored; %.0f ms wall",
-		gbps(g), jain, util, mq, r.MaxQueue(0, 3, from, end), p.KminBytes, p.KmaxBytes, cnps, ignored, float64(r.WallNs)/1e6)
+		fabrictest.Gbps(g), jain, util, mq, r.MaxQueue(0, 3, from, end), p.KminBytes, p.KmaxBytes, cnps, ignored, float64(r.WallNs)/1e6)
 	for w := int64(0); w < end; w += 2 * ms {
 		t.Logf("  [%2d, %2d) ms: goodput %s Gb/s, queue mean %6.0f B", w/ms, (w+2*ms)/ms,
-			gbps(goodputs(r, flows, w, w+2*ms)), r.MeanQueue(0, 3, w, w+2*ms))
+			fabrictest.Gbps(fabrictest.Goodputs(r, flows, w, w+2*ms)), r.MeanQueue(0, 3, w, w+2*ms))
 	}
 	if jain < 0.93 {
 		t.Errorf("Jain %.4f < 0.93", jain)
@@ -269,44 +195,30 @@ func TestDifferentRTTs(t *testing.T) {
 // max-min share (mean 0.79) and the trunks 0.946-0.987 utilisation.
 func TestTwoBottlenecks(t *testing.T) {
 	const bps, end, from = 40e9, 20 * ms, 10 * ms
-	topo := fabric.Chain([]int{2, 2, 2}, bps, bps, 1000)
-	// Hosts 0, 1 on s0; 2, 3 on s1; 4, 5 on s2. Trunk ports: s0 port 2 (to
-	// s1), s1 port 3 (to s2).
-	flows := []fabric.Flow{
-		{ID: 1, Src: 0, Dst: 4},
-		{ID: 2, Src: 1, Dst: 2, StartNs: ms},
-		{ID: 3, Src: 3, Dst: 5, StartNs: 2 * ms},
-	}
+	topo, flows := fabrictest.ParkingLot(bps, ms)
 	r := simulate(t, &fabric.Spec{Topo: topo, Flows: flows}, end)
 	p := dcqcn.DefaultParams(ccalgo.Env{LinkBps: bps})
-	g := goodputs(r, flows, from, end)
-	capacity := payloadCapacity(bps)
-	trunk := []struct {
-		name     string
-		sw, port int
-		util     float64
-	}{
-		{"s0->s1", 0, 2, (g[0] + g[1]) / capacity},
-		{"s1->s2", 1, 3, (g[0] + g[2]) / capacity},
-	}
+	g := fabrictest.Goodputs(r, flows, from, end)
+	capacity := fabrictest.FrameGoodput(bps, mtu, headerBytes)
 	maxMin := capacity / 2
 	cnps, ignored, _ := cnpCounts(t, r, flows)
 	perFlow := ""
 	for _, f := range flows {
-		rp := r.Hosts[f.Src].RP(int64(f.ID)).(*tracedRP)
+		rp := fabrictest.RP[*tracedRP](t, r, f.Src, int64(f.ID))
 		perFlow += fmt.Sprintf(" %d", rp.cnps)
 	}
 	t.Logf("[10, 20) ms: goodput A %.2f, B %.2f, C %.2f Gb/s (max-min share %.2f; A/max-min %.2f); CNPs per flow%s (%d in all, %d ignored); %.0f ms wall",
 		g[0]/1e9, g[1]/1e9, g[2]/1e9, maxMin/1e9, g[0]/maxMin, perFlow, cnps, ignored, float64(r.WallNs)/1e6)
-	for _, tr := range trunk {
-		mq := r.MeanQueue(tr.sw, tr.port, from, end)
+	for _, tr := range fabrictest.ParkingLotTrunks() {
+		util := tr.Util(g, capacity)
+		mq := r.MeanQueue(tr.Sw, tr.Port, from, end)
 		t.Logf("trunk %s: utilisation %.3f, queue mean %.0f B max %d B (Kmin %d, Kmax %d), %d CE marks",
-			tr.name, tr.util, mq, r.MaxQueue(tr.sw, tr.port, from, end), p.KminBytes, p.KmaxBytes, r.Port(tr.sw, tr.port).MarkedCE)
-		if tr.util < 0.92 {
-			t.Errorf("trunk %s: utilisation %.3f < 0.92", tr.name, tr.util)
+			tr.Name, util, mq, r.MaxQueue(tr.Sw, tr.Port, from, end), p.KminBytes, p.KmaxBytes, r.Port(tr.Sw, tr.Port).MarkedCE)
+		if util < 0.92 {
+			t.Errorf("trunk %s: utilisation %.3f < 0.92", tr.Name, util)
 		}
 		if mq <= float64(p.KminBytes) || mq >= float64(p.KmaxBytes) {
-			t.Errorf("trunk %s: mean queue %.0f B outside (Kmin %d, Kmax %d)", tr.name, mq, p.KminBytes, p.KmaxBytes)
+			t.Errorf("trunk %s: mean queue %.0f B outside (Kmin %d, Kmax %d)", tr.Name, mq, p.KminBytes, p.KmaxBytes)
 		}
 	}
 	if g[0] < 0.55*maxMin {
@@ -336,12 +248,12 @@ const rpIgnoresCNPs = true
 // clock jitter by more (not measured here).
 func TestCNPsWithinDecreaseInterval(t *testing.T) {
 	const n, bps, end = 8, 10e9, 10 * ms
-	flows := staggered(n, n, 0)
+	flows := fabrictest.Staggered(n, 0, n, 0)
 	all := append([]fabric.Flow(nil), flows...)
 	for i := 0; i < n; i++ {
 		all = append(all, fabric.Flow{ID: 100 + i, Src: n, Dst: i})
 	}
-	r := simulate(t, &fabric.Spec{Topo: star(n, bps, nil), Flows: all}, end)
+	r := simulate(t, &fabric.Spec{Topo: fabric.Star(n+1, bps, 1000), Flows: all}, end)
 	cnps, ignored, gaps := cnpCounts(t, r, flows)
 	lo, hi := int64(math.MaxInt64), int64(0)
 	for _, g := range gaps {

@@ -13,26 +13,27 @@ package dctcp_test
 // link fairly.
 
 import (
-	"fmt"
 	"math"
 	"testing"
 
 	"github.com/ccbed/ccbed/ccalgo"
 	"github.com/ccbed/ccbed/ccalgo/dctcp"
 	"github.com/ccbed/ccbed/fabric"
+	"github.com/ccbed/ccbed/fabric/fabrictest"
+	"github.com/ccbed/ccbed/hostd"
 )
 
 const (
 	ms = int64(1_000_000)
-	// mtu is the fabric's default payload; a full frame is mtu + 58 bytes in
-	// a switch queue, plus 24 of preamble, FCS and gap on the wire.
-	mtu       = 1000
-	queuedPkt = mtu + 58
-	wirePkt   = mtu + 82
+	// mtu is the fabric's default payload; a full frame is mtu + hostd.DataOverhead (66) bytes in
+	// a switch queue, plus 24 of preamble, FCS and gap on the wire: a link of
+	// bps carrying only full frames has a goodput of
+	// fabrictest.FrameGoodput(bps, mtu, headerBytes).
+	mtu         = 1000
+	headerBytes = hostd.DataOverhead
+	queuedPkt   = mtu + headerBytes
+	wirePkt     = queuedPkt + fabrictest.WireOverhead
 )
-
-// payloadCapacity is the goodput of a link of bps carrying only full frames.
-func payloadCapacity(bps float64) float64 { return bps * mtu / wirePkt }
 
 // queueBand is the range the analysis of DCTCP Section 3.3 gives for the
 // queue of n long flows at a port of bps with threshold k bytes and base RTT
@@ -45,73 +46,12 @@ func queueBand(bps float64, n int, baseRTTNs, k int64) (qmin, qmax float64) {
 	return qmax - a*queuedPkt, qmax
 }
 
+// simulate runs spec (scheme dctcp) for end ns.
 func simulate(t *testing.T, spec *fabric.Spec, end int64) *fabric.Result {
 	t.Helper()
 	spec.Scheme = dctcp.Name
 	spec.ExpectedFlows = len(spec.Flows)
-	r, err := fabric.Simulate(spec, end)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return r
-}
-
-// goodputs returns each flow's goodput over (from, to], bits/s.
-func goodputs(r *fabric.Result, flows []fabric.Flow, from, to int64) []float64 {
-	g := make([]float64, len(flows))
-	for i, f := range flows {
-		g[i] = r.Goodput(int64(f.ID), from, to)
-	}
-	return g
-}
-
-func sum(x []float64) float64 {
-	s := 0.0
-	for _, v := range x {
-		s += v
-	}
-	return s
-}
-
-// gbps formats bit rates as Gb/s.
-func gbps(x []float64) string {
-	s := "["
-	for i, v := range x {
-		if i > 0 {
-			s += " "
-		}
-		s += fmt.Sprintf("%.2f", v/1e9)
-	}
-	return s + "]"
-}
-
-// star is n senders (hosts 0..n-1) and one receiver (host n) on one switch,
-// sender i's link delay delays[i] (default 1 us), the receiver's 1 us; the
-// bottleneck is switch 0's port n.
-func star(n int, bps float64, delays []int64) *fabric.Topology {
-	t := &fabric.Topology{}
-	for i := 0; i <= n; i++ {
-		t.AddHost("")
-	}
-	s := t.AddSwitch("")
-	for i := 0; i <= n; i++ {
-		d := int64(1000)
-		if i < len(delays) {
-			d = delays[i]
-		}
-		t.ConnectSym(i, s, bps, d)
-	}
-	return t
-}
-
-// staggered is n long flows from hosts 0..n-1 to host dst, flow i+1 starting
-// at i * gap.
-func staggered(n, dst int, gap int64) []fabric.Flow {
-	f := make([]fabric.Flow, n)
-	for i := range f {
-		f[i] = fabric.Flow{ID: i + 1, Src: i, Dst: dst, StartNs: int64(i) * gap}
-	}
-	return f
+	return fabrictest.Simulate(t, spec, end)
 }
 
 // checkQueue checks the mean and the largest sample of a port's queue over
@@ -156,16 +96,16 @@ func TestLongFlowsOneBottleneck(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			flows := staggered(tc.n, tc.n, 500_000)
-			r := simulate(t, &fabric.Spec{Topo: star(tc.n, tc.bps, nil), Flows: flows}, tc.end)
+			flows := fabrictest.Staggered(tc.n, 0, tc.n, 500_000)
+			r := simulate(t, &fabric.Spec{Topo: fabric.Star(tc.n+1, tc.bps, 1000), Flows: flows}, tc.end)
 			k := dctcp.DefaultParams(ccalgo.Env{LinkBps: tc.bps}).KBytes
 			qmin, qmax := queueBand(tc.bps, tc.n, r.Plan.BaseRTTNs, k)
-			g := goodputs(r, flows, tc.from, tc.end)
-			util := sum(g) / payloadCapacity(tc.bps)
+			g := fabrictest.Goodputs(r, flows, tc.from, tc.end)
+			util := fabrictest.Sum(g) / fabrictest.FrameGoodput(tc.bps, mtu, headerBytes)
 			jain := fabric.Jain(g)
 			pc := r.Port(0, tc.n)
 			t.Logf("[%d, %d) ms: goodput %s Gb/s, Jain %.4f, utilisation %.3f; queue mean %.0f B, max sample %d B (K %d; Section 3.3 band [%.0f, %.0f]); %d CE marks, %d drops; %.0f ms wall",
-				tc.from/ms, tc.end/ms, gbps(g), jain, util, r.MeanQueue(0, tc.n, tc.from, tc.end), r.MaxQueue(0, tc.n, tc.from, tc.end),
+				tc.from/ms, tc.end/ms, fabrictest.Gbps(g), jain, util, r.MeanQueue(0, tc.n, tc.from, tc.end), r.MaxQueue(0, tc.n, tc.from, tc.end),
 				k, qmin, qmax, pc.MarkedCE, pc.DropsTotal, float64(r.WallNs)/1e6)
 			if jain < tc.minJain {
 				t.Errorf("Jain %.4f < %v", jain, tc.minJain)
@@ -194,12 +134,12 @@ func TestLongFlowsOneBottleneck(t *testing.T) {
 func TestDifferentRTTs(t *testing.T) {
 	const bps, from, end = 10e9, 5 * ms, 20 * ms
 	delays := []int64{1000, 4000, 16_000}
-	flows := staggered(3, 3, 500_000)
-	r := simulate(t, &fabric.Spec{Topo: star(3, bps, delays), Flows: flows}, end)
+	flows := fabrictest.Staggered(3, 0, 3, 500_000)
+	r := simulate(t, &fabric.Spec{Topo: fabrictest.StarDelays(4, bps, delays), Flows: flows}, end)
 	k := dctcp.DefaultParams(ccalgo.Env{LinkBps: bps}).KBytes
 	qmin, qmax := queueBand(bps, 3, r.Plan.BaseRTTNs, k)
-	g := goodputs(r, flows, from, end)
-	util := sum(g) / payloadCapacity(bps)
+	g := fabrictest.Goodputs(r, flows, from, end)
+	util := fabrictest.Sum(g) / fabrictest.FrameGoodput(bps, mtu, headerBytes)
 	mq := r.MeanQueue(0, 3, from, end)
 	// RTT of flow i: propagation both ways, a data frame serialised at the
 	// sender and the switch, an ACK (90 B + 24) likewise, and the queue.
@@ -210,9 +150,9 @@ func TestDifferentRTTs(t *testing.T) {
 	ratio := g[0] / g[2]
 	lo, hi := rtt[2]/rtt[0], math.Pow(rtt[2]/rtt[0], 2)
 	t.Logf("[5, 20) ms: goodput %s Gb/s for RTTs %.1f, %.1f, %.1f us; shortest/longest %.2f (1/RTT model %.2f, 1/RTT^2 model %.2f); utilisation %.3f; queue mean %.0f B (band [%.0f, %.0f]); %.0f ms wall",
-		gbps(g), rtt[0]/1e3, rtt[1]/1e3, rtt[2]/1e3, ratio, lo, hi, util, mq, qmin, qmax, float64(r.WallNs)/1e6)
+		fabrictest.Gbps(g), rtt[0]/1e3, rtt[1]/1e3, rtt[2]/1e3, ratio, lo, hi, util, mq, qmin, qmax, float64(r.WallNs)/1e6)
 	if !(g[0] > g[1] && g[1] > g[2]) {
-		t.Errorf("goodputs %s not in the order of the RTTs", gbps(g))
+		t.Errorf("goodputs %s not in the order of the RTTs", fabrictest.Gbps(g))
 	}
 	if ratio < 0.9*lo || ratio > 1.1*hi {
 		t.Errorf("shortest/longest-RTT goodput %.2f outside [0.9 x %.2f, 1.1 x %.2f]", ratio, lo, hi)
@@ -234,35 +174,22 @@ func TestDifferentRTTs(t *testing.T) {
 // 7.7-7.9 each (A/B 0.16-0.19), far below max-min fairness (4.6 each).
 func TestTwoBottlenecks(t *testing.T) {
 	const bps, from, end = 10e9, 5 * ms, 20 * ms
-	topo := fabric.Chain([]int{2, 2, 2}, bps, bps, 1000)
-	// Hosts 0, 1 on s0; 2, 3 on s1; 4, 5 on s2. Trunk ports: s0 port 2 (to
-	// s1), s1 port 3 (to s2).
-	flows := []fabric.Flow{
-		{ID: 1, Src: 0, Dst: 4},
-		{ID: 2, Src: 1, Dst: 2, StartNs: 500_000},
-		{ID: 3, Src: 3, Dst: 5, StartNs: 1_000_000},
-	}
+	topo, flows := fabrictest.ParkingLot(bps, 500_000)
 	r := simulate(t, &fabric.Spec{Topo: topo, Flows: flows}, end)
 	k := dctcp.DefaultParams(ccalgo.Env{LinkBps: bps}).KBytes
 	qmin, qmax := queueBand(bps, 2, r.Plan.BaseRTTNs, k)
-	g := goodputs(r, flows, from, end)
-	capacity := payloadCapacity(bps)
+	g := fabrictest.Goodputs(r, flows, from, end)
+	capacity := fabrictest.FrameGoodput(bps, mtu, headerBytes)
 	t.Logf("[5, 20) ms: goodput A %.2f, B %.2f, C %.2f Gb/s (A/B %.2f, max-min share %.2f); %.0f ms wall",
 		g[0]/1e9, g[1]/1e9, g[2]/1e9, g[0]/g[1], capacity/2e9, float64(r.WallNs)/1e6)
-	for _, tr := range []struct {
-		name     string
-		sw, port int
-		util     float64
-	}{
-		{"s0->s1", 0, 2, (g[0] + g[1]) / capacity},
-		{"s1->s2", 1, 3, (g[0] + g[2]) / capacity},
-	} {
+	for _, tr := range fabrictest.ParkingLotTrunks() {
+		util := tr.Util(g, capacity)
 		t.Logf("trunk %s: utilisation %.3f, queue mean %.0f B max sample %d B (band [%.0f, %.0f]), %d CE marks",
-			tr.name, tr.util, r.MeanQueue(tr.sw, tr.port, from, end), r.MaxQueue(tr.sw, tr.port, from, end), qmin, qmax, r.Port(tr.sw, tr.port).MarkedCE)
-		if tr.util < 0.97 {
-			t.Errorf("trunk %s: utilisation %.3f < 0.97", tr.name, tr.util)
+			tr.Name, util, r.MeanQueue(tr.Sw, tr.Port, from, end), r.MaxQueue(tr.Sw, tr.Port, from, end), qmin, qmax, r.Port(tr.Sw, tr.Port).MarkedCE)
+		if util < 0.97 {
+			t.Errorf("trunk %s: utilisation %.3f < 0.97", tr.Name, util)
 		}
-		checkQueue(t, r, tr.sw, tr.port, from, end, qmin, qmax)
+		checkQueue(t, r, tr.Sw, tr.Port, from, end, qmin, qmax)
 	}
 	if a := g[0] / min(g[1], g[2]); a < 0.1 || a > 0.4 {
 		t.Errorf("A gets %.2f of the one-bottleneck flows' goodput, want 0.1 to 0.4", a)

@@ -2,7 +2,6 @@ package hpcc_test
 
 import (
 	"cmp"
-	"fmt"
 	"math"
 	"slices"
 	"testing"
@@ -10,6 +9,7 @@ import (
 	"github.com/ccbed/ccbed/ccalgo"
 	"github.com/ccbed/ccbed/ccalgo/hpcc"
 	"github.com/ccbed/ccbed/fabric"
+	"github.com/ccbed/ccbed/fabric/fabrictest"
 	"github.com/ccbed/ccbed/hostd"
 	"github.com/ccbed/ccbed/wire"
 )
@@ -31,7 +31,7 @@ import (
 const (
 	mtu          = 1000
 	frameBytes   = mtu + hostd.DataOverhead + wire.INTLen
-	wireOverhead = 24 // preamble and delimiter 8, FCS 4, inter-frame gap 12
+	wireOverhead = fabrictest.WireOverhead
 )
 
 // utilisation is the U a payload goodput of g gives on a link of c: frame
@@ -44,28 +44,14 @@ func utilisation(g, c float64) float64 { return g * frameBytes / mtu / c }
 func simulate(t *testing.T, spec *fabric.Spec, endNs int64) *fabric.Result {
 	t.Helper()
 	spec.Scheme = hpcc.Name
-	r, err := fabric.Simulate(spec, endNs)
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := fabrictest.SimulateLossless(t, spec, endNs)
 	for s, e := range r.Switches {
-		snap := e.Snapshot()
-		if snap.SamplesDropped != 0 {
-			t.Errorf("switch %d lost %d telemetry samples", s, snap.SamplesDropped)
-		}
-		for _, pc := range snap.Ports {
-			if pc.DropsTotal != 0 || pc.INTFull != 0 {
-				t.Errorf("switch %d port %d: %d drops, %d packets without room for INT", s, pc.Port, pc.DropsTotal, pc.INTFull)
+		for _, pc := range e.Snapshot().Ports {
+			if pc.INTFull != 0 {
+				t.Errorf("switch %d port %d: %d packets without room for INT", s, pc.Port, pc.INTFull)
 			}
 		}
 	}
-	for i, h := range r.Hosts {
-		if _, tc := h.Counters(); tc.RetxFrames != 0 || tc.Timeouts != 0 || tc.SamplesDropped != 0 {
-			t.Errorf("host %d: %d frames resent, %d timeouts, %d samples lost", i, tc.RetxFrames, tc.Timeouts, tc.SamplesDropped)
-		}
-	}
-	t.Logf("%.1f ms simulated in %.0f ms of wall time (%d events), base RTT %d ns",
-		float64(endNs)/1e6, float64(r.WallNs)/1e6, r.Events, r.Plan.BaseRTTNs)
 	return r
 }
 
@@ -97,45 +83,6 @@ func below(ts, q []int64, limit int64) int64 {
 		at = ts[k]
 	}
 	return at
-}
-
-// drained is the first sample time after the queue's peak at which it is
-// below limit; -1 when it never is.
-func drained(ts, q []int64, limit int64) int64 {
-	peak := 0
-	for k := range q {
-		if q[k] > q[peak] {
-			peak = k
-		}
-	}
-	for k := peak; k < len(q); k++ {
-		if q[k] < limit {
-			return ts[k]
-		}
-	}
-	return -1
-}
-
-// goodputs returns the goodputs of flows ids over (from, to] and their sum.
-func goodputs(r *fabric.Result, ids []int64, from, to int64) ([]float64, float64) {
-	g := make([]float64, len(ids))
-	sum := 0.0
-	for i, id := range ids {
-		g[i] = r.Goodput(id, from, to)
-		sum += g[i]
-	}
-	return g, sum
-}
-
-func gbps(x []float64) string {
-	s := "["
-	for i, v := range x {
-		if i > 0 {
-			s += " "
-		}
-		s += fmt.Sprintf("%.2f", v/1e9)
-	}
-	return s + "]"
 }
 
 // TestIncast16To1 is the 16-to-1 incast of Section 5.4 ("Design choices";
@@ -190,24 +137,23 @@ func TestIncast16To1(t *testing.T) {
 			p := hpcc.DefaultParams(ccalgo.Env{BaseRTT: plan.BaseRTTNs, ExpectedFlows: 100})
 			p.WAIBytes = tc.wAI
 			spec.Typed = p
-			ids := make([]int64, n)
-			for i := range ids {
-				ids[i] = int64(i)
+			for i := 0; i < n; i++ {
 				spec.Flows = append(spec.Flows, fabric.Flow{ID: i, Src: i, Dst: n})
 			}
 			r := simulate(t, spec, end)
 			wInit := c / 8 * float64(p.TNs) / 1e9
 			wAI := cmp.Or(tc.wAI, wInit*(1-p.Eta)/100)
 
-			g, sum := goodputs(r, ids, from, end)
+			g := fabrictest.Goodputs(r, spec.Flows, from, end)
+			sum := fabrictest.Sum(g)
 			u := utilisation(sum, c)
 			jain := fabric.Jain(g)
-			ts, q := queueSeries(r, 0, n, 0, end)
 			_, qs := queueSeries(r, 0, n, from, end)
 			p95, p99 := percentile(qs, 95), percentile(qs, 99)
-			drain := drained(ts, q, 10_000)
+			_, peakAt := fabrictest.QueuePeak(r, 0, n, 0, end)
+			drain := fabrictest.QueueBelow(r, 0, n, peakAt, end, 10_000)
 			t.Logf("W_AI %.0f B, W_init %.0f B: U %.4f (eta 0.95; %.4f of the wire), goodput %.2f Gb/s, Jain %.5f, flows %s Gb/s",
-				wAI, wInit, u, u*(frameBytes+wireOverhead)/frameBytes, sum/1e9, jain, gbps(g))
+				wAI, wInit, u, u*(frameBytes+wireOverhead)/frameBytes, sum/1e9, jain, fabrictest.Gbps(g))
 			t.Logf("queue: start peak %d B, back below 10 KB at %.0f us; steady p95 %d B p99 %d B max %d B (paper p95: <= 4 KB for W_AI <= 150 B, 13 KB for 300 B)",
 				r.MaxQueue(0, n, 0, from), float64(drain)/1e3, p95, p99, r.MaxQueue(0, n, from, end))
 			if u < tc.minU || u > tc.maxU {
@@ -345,14 +291,7 @@ func TestFairness(t *testing.T) {
 		phase = 6_000_000
 		n     = 4
 	)
-	topo := &fabric.Topology{}
-	for i := 0; i <= n; i++ {
-		topo.AddHost("")
-	}
-	s := topo.AddSwitch("")
-	for i, d := range []int64{1_000, 1_500, 2_000, 3_000, 1_000} {
-		topo.ConnectSym(i, s, c, d)
-	}
+	topo := fabrictest.StarDelays(n+1, c, []int64{1_000, 1_500, 2_000, 3_000, 1_000})
 	spec := &fabric.Spec{Topo: topo, Typed: testbedParams(), SampleNs: 10_000}
 	for i := 0; i < n; i++ {
 		spec.Flows = append(spec.Flows, fabric.Flow{ID: i, Src: i, Dst: n, StartNs: int64(i) * phase})
@@ -361,16 +300,12 @@ func TestFairness(t *testing.T) {
 	for k := 1; k <= n; k++ {
 		join, to := int64(k-1)*phase, int64(k)*phase
 		from := to - 1_000_000
-		ids := make([]int64, k)
-		for i := range ids {
-			ids[i] = int64(i)
-		}
-		g, sum := goodputs(r, ids, from, to)
-		u, jain := utilisation(sum, c), fabric.Jain(g)
+		g := fabrictest.Goodputs(r, spec.Flows[:k], from, to)
+		u, jain := utilisation(fabrictest.Sum(g), c), fabric.Jain(g)
 		ts, q := queueSeries(r, 0, n, join, to)
 		drain := below(ts, q, 5_000)
 		t.Logf("%d flows, last 1 ms of the phase: U %.4f, Jain %.5f, goodputs %s Gb/s, queue max %d B; the join's peak %d B, below 5 KB for good %.0f us after it",
-			k, u, jain, gbps(g), r.MaxQueue(0, n, from, to), r.MaxQueue(0, n, join, join+100_000), float64(drain-join)/1e3)
+			k, u, jain, fabrictest.Gbps(g), r.MaxQueue(0, n, from, to), r.MaxQueue(0, n, join, join+100_000), float64(drain-join)/1e3)
 		if math.Abs(u-0.95) > 0.02 {
 			t.Errorf("%d flows: U %.4f, want 0.95 within 0.02", k, u)
 		}
@@ -404,7 +339,7 @@ func TestAcrossINTWraps(t *testing.T) {
 	}
 	lo, hi := math.Inf(1), 0.0
 	for from := int64(1_000_000); from < end; from += spec.SampleNs {
-		_, sum := goodputs(r, []int64{0, 1}, from, from+spec.SampleNs)
+		sum := fabrictest.Sum(fabrictest.Goodputs(r, spec.Flows, from, from+spec.SampleNs))
 		lo, hi = min(lo, sum), max(hi, sum)
 	}
 	t.Logf("aggregate per 50 us after 1 ms: U %.4f to %.4f; max queue %d B",

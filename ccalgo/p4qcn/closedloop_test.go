@@ -8,7 +8,7 @@ import (
 	"github.com/ccbed/ccbed/ccalgo"
 	"github.com/ccbed/ccbed/ccalgo/p4qcn"
 	"github.com/ccbed/ccbed/fabric"
-	"github.com/ccbed/ccbed/hostd"
+	"github.com/ccbed/ccbed/fabric/fabrictest"
 )
 
 // Closed-loop tests of P4QCN (Geng et al., "P4QCN: Congestion Control Using
@@ -33,14 +33,7 @@ import (
 // takes 24 B more on the wire, so a full link of C carries a payload goodput
 // of C x 1000/1090.
 
-const (
-	mtu        = 1000
-	frameBytes = mtu + hostd.DataOverhead
-	wireBytes  = frameBytes + 24 // preamble and delimiter 8, FCS 4, inter-frame gap 12
-)
-
-// payload is the payload goodput of a full link of c.
-func payload(c float64) float64 { return c * mtu / wireBytes }
+const mtu = 1000
 
 // traceScheme is P4QCN with every RP wrapped so that the test sees the FSM's
 // events.
@@ -81,20 +74,9 @@ func (t *tracedRP) OnSend(now int64, seq uint64, n int)       { t.RP.OnSend(now,
 func (t *tracedRP) OnTimer(now int64)                         { t.RP.OnTimer(now); t.note(now) }
 
 func init() {
-	s, err := ccalgo.Lookup(p4qcn.Name)
-	if err != nil {
-		panic(err)
-	}
-	s.Name = traceScheme
-	newRP := s.NewRP
-	s.NewRP = func(p any, env ccalgo.Env) (ccalgo.ReactionPoint, error) {
-		rp, err := newRP(p, env)
-		if err != nil {
-			return nil, err
-		}
-		return &tracedRP{RP: rp.(*p4qcn.RP)}, nil
-	}
-	ccalgo.Register(s)
+	fabrictest.RegisterWrappedRP(p4qcn.Name, traceScheme, func(rp *p4qcn.RP) ccalgo.ReactionPoint {
+		return &tracedRP{RP: rp}
+	})
 }
 
 // simulate runs spec (P4QCN, RPs traced) for endNs and fails the test on an
@@ -103,39 +85,13 @@ func init() {
 func simulate(t testing.TB, spec *fabric.Spec, endNs int64) *fabric.Result {
 	t.Helper()
 	spec.Scheme = traceScheme
-	r, err := fabric.Simulate(spec, endNs)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for s, e := range r.Switches {
-		snap := e.Snapshot()
-		if snap.SamplesDropped != 0 {
-			t.Errorf("switch %d lost %d telemetry samples", s, snap.SamplesDropped)
-		}
-		for _, pc := range snap.Ports {
-			if pc.DropsTotal != 0 {
-				t.Errorf("switch %d port %d: %d drops", s, pc.Port, pc.DropsTotal)
-			}
-		}
-	}
-	for i, h := range r.Hosts {
-		if _, tc := h.Counters(); tc.RetxFrames != 0 || tc.Timeouts != 0 || tc.SamplesDropped != 0 {
-			t.Errorf("host %d: %d frames resent, %d timeouts, %d samples lost", i, tc.RetxFrames, tc.Timeouts, tc.SamplesDropped)
-		}
-	}
-	t.Logf("%.0f ms simulated in %.0f ms of wall time (%d events), base RTT %d ns",
-		float64(endNs)/1e6, float64(r.WallNs)/1e6, r.Events, r.Plan.BaseRTTNs)
-	return r
+	return fabrictest.SimulateLossless(t, spec, endNs)
 }
 
 // rpOf returns the traced RP of long-lived flow id sent by host h.
 func rpOf(t testing.TB, r *fabric.Result, h int, id int64) *tracedRP {
 	t.Helper()
-	rp, ok := r.Hosts[h].RP(id).(*tracedRP)
-	if !ok {
-		t.Fatalf("flow %d: no traced RP on host %d", id, h)
-	}
-	return rp
+	return fabrictest.RP[*tracedRP](t, r, h, id)
 }
 
 // checkFSM checks one RP's event sequence against Fig. 6: the first event is
@@ -186,41 +142,6 @@ func checkFSM(t testing.TB, flow int, ev []fsmEvent, n int) (full int) {
 	return full
 }
 
-func gbps(x []float64) string {
-	s := "["
-	for i, v := range x {
-		if i > 0 {
-			s += " "
-		}
-		s += fmt.Sprintf("%.3f", v/1e9)
-	}
-	return s + "]"
-}
-
-func sum(x []float64) float64 {
-	s := 0.0
-	for _, v := range x {
-		s += v
-	}
-	return s
-}
-
-// starDelays is one switch with the receiver (host 0) on port 0, its link
-// 1 us, and sender i+1 on port i+1 with a link of delays[i] ns each way, every
-// link at c.
-func starDelays(c float64, delays []int64) *fabric.Topology {
-	t := &fabric.Topology{}
-	for range len(delays) + 1 {
-		t.AddHost("")
-	}
-	s := t.AddSwitch("")
-	t.ConnectSym(0, s, c, 1000)
-	for i, d := range delays {
-		t.ConnectSym(i+1, s, c, d)
-	}
-	return t
-}
-
 // TestClosedLoopLongFlows: 2 and 3 long flows from separate hosts start
 // together at line rate into one 10 Gb/s port, P4QCN's defaults. Asserted:
 // every RP goes through reduction, fast recovery and active increase in the
@@ -241,9 +162,7 @@ func TestClosedLoopLongFlows(t *testing.T) {
 			spec := &fabric.Spec{Topo: fabric.Star(n+1, c, 1000), SampleNs: 100_000}
 			p := p4qcn.DefaultParams(ccalgo.Env{LinkBps: c})
 			spec.Typed = p
-			for i := 0; i < n; i++ {
-				spec.Flows = append(spec.Flows, fabric.Flow{ID: i + 1, Src: i + 1, Dst: 0})
-			}
+			spec.Flows = fabrictest.Staggered(n, 1, 0, 0)
 			r := simulate(t, spec, end)
 			for i := 0; i < n; i++ {
 				tr := rpOf(t, r, i+1, int64(i+1))
@@ -257,17 +176,14 @@ func TestClosedLoopLongFlows(t *testing.T) {
 					t.Errorf("flow %d never went reduction -> fast recovery -> active increase", i+1)
 				}
 			}
-			var g []float64
-			for i := 0; i < n; i++ {
-				g = append(g, r.Goodput(int64(i+1), from, end))
-			}
-			util := sum(g) / payload(c)
+			g := fabrictest.Goodputs(r, spec.Flows, from, end)
+			util := fabrictest.Sum(g) / fabrictest.PayloadGoodput(c, mtu)
 			j := fabric.Jain(g)
 			maxQ, meanQ := r.MaxQueue(0, 0, from, end), r.MeanQueue(0, 0, from, end)
 			hi := p.QMinBytes + (p.QMaxBytes-p.QMinBytes)/10
 			pc := r.Port(0, 0)
 			t.Logf("over [15, 30] ms: goodput %s Gb/s (C/%d's share %.3f), utilisation %.4f, Jain %.5f; queue mean %.0f B, max %d B (Q_min %d, Q_max %d); whole run max %d B; %d FBPs",
-				gbps(g), n, payload(c)/float64(n)/1e9, util, j, meanQ, maxQ, p.QMinBytes, p.QMaxBytes, r.MaxQueue(0, 0, 0, end), pc.P4QCNSent)
+				fabrictest.Scaled(g, 1e9, 3), n, fabrictest.PayloadGoodput(c, mtu)/float64(n)/1e9, util, j, meanQ, maxQ, p.QMinBytes, p.QMaxBytes, r.MaxQueue(0, 0, 0, end), pc.P4QCNSent)
 			if maxQ < p.QMinBytes || maxQ >= hi {
 				t.Errorf("steady max queue %d B, want it in [Q_min, Q_min + 10 %% of Q_max - Q_min) = [%d, %d)", maxQ, p.QMinBytes, hi)
 			}
@@ -305,13 +221,11 @@ func TestStaggeredUnequalRTTs(t *testing.T) {
 		end = 40_000_000
 	)
 	delays := []int64{1000, 5000, 20_000}
-	spec := &fabric.Spec{Topo: starDelays(c, delays), SampleNs: 100_000}
+	spec := &fabric.Spec{Topo: fabrictest.StarDelays(len(delays)+1, c, append([]int64{1000}, delays...)), SampleNs: 100_000}
 	spec.Typed = p4qcn.DefaultParams(ccalgo.Env{LinkBps: c})
-	for i := range delays {
-		spec.Flows = append(spec.Flows, fabric.Flow{ID: i + 1, Src: i + 1, Dst: 0, StartNs: int64(i) * gap})
-	}
+	spec.Flows = fabrictest.Staggered(len(delays), 1, 0, gap)
 	r := simulate(t, spec, end)
-	full := payload(c)
+	full := fabrictest.PayloadGoodput(c, mtu)
 	for w := int64(0); w < end; w += gap {
 		var g []float64
 		active := 0
@@ -321,10 +235,10 @@ func TestStaggeredUnequalRTTs(t *testing.T) {
 				active++
 			}
 		}
-		util := sum(g) / full
+		util := fabrictest.Sum(g) / full
 		j := fabric.Jain(g[:active])
 		t.Logf("[%2d, %2d] ms: goodput %s Gb/s, utilisation %.4f, Jain of the %d active %.4f, queue mean %.0f B, max %d B",
-			w/1e6, (w+gap)/1e6, gbps(g), util, active, j, r.MeanQueue(0, 0, w, w+gap), r.MaxQueue(0, 0, w, w+gap))
+			w/1e6, (w+gap)/1e6, fabrictest.Scaled(g, 1e9, 3), util, active, j, r.MeanQueue(0, 0, w, w+gap), r.MaxQueue(0, 0, w, w+gap))
 		if w+gap <= int64(len(delays)-1)*gap && w+gap < end && util < 0.9 {
 			t.Errorf("[%d, %d] ns: utilisation %.4f, want >= 0.9", w, w+gap, util)
 		}

@@ -20,19 +20,23 @@ import (
 	"github.com/ccbed/ccbed/ccalgo"
 	"github.com/ccbed/ccbed/ccalgo/qcn"
 	"github.com/ccbed/ccbed/fabric"
+	"github.com/ccbed/ccbed/fabric/fabrictest"
+	"github.com/ccbed/ccbed/hostd"
 )
 
 const (
 	ms  = int64(1_000_000)
 	bps = 10e9
-	// mtu is the fabric's default payload; a full frame adds 58 header bytes
+	// mtu is the fabric's default payload; a full frame adds headerBytes
 	// (what the hosts' pacers charge) and 24 of preamble, FCS and gap on the
 	// wire.
-	mtu = 1000
+	mtu         = 1000
+	headerBytes = hostd.DataOverhead
 )
 
-// capacity is the goodput of the 10 Gb/s links carrying only full frames.
-const capacity = bps * mtu / (mtu + 82)
+// capacity is the goodput of the 10 Gb/s links carrying only full frames:
+// fabrictest.FrameGoodput(bps, mtu, headerBytes), as a constant.
+const capacity = bps * mtu / (mtu + headerBytes + fabrictest.WireOverhead)
 
 // tracedScheme is QCN with every RP wrapped to record when it last cut.
 const tracedScheme = "qcn-traced"
@@ -51,70 +55,23 @@ func (r *tracedRP) OnFeedback(now int64, fb *ccalgo.Feedback) {
 }
 
 func init() {
-	s, err := ccalgo.Lookup(qcn.Name)
-	if err != nil {
-		panic(err)
-	}
-	s.Name = tracedScheme
-	newRP := s.NewRP
-	s.NewRP = func(p any, env ccalgo.Env) (ccalgo.ReactionPoint, error) {
-		rp, err := newRP(p, env)
-		if err != nil {
-			return nil, err
-		}
-		return &tracedRP{RP: rp.(*qcn.RP)}, nil
-	}
-	ccalgo.Register(s)
+	fabrictest.RegisterWrappedRP(qcn.Name, tracedScheme, func(rp *qcn.RP) ccalgo.ReactionPoint {
+		return &tracedRP{RP: rp}
+	})
 }
 
+// simulate runs spec (scheme qcn-traced) for end ns.
 func simulate(t *testing.T, spec *fabric.Spec, end int64) *fabric.Result {
 	t.Helper()
 	spec.Scheme = tracedScheme
 	spec.ExpectedFlows = len(spec.Flows)
-	r, err := fabric.Simulate(spec, end)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return r
+	return fabrictest.Simulate(t, spec, end)
 }
 
 // rpOf returns the traced RP of a flow still running at the end.
 func rpOf(t *testing.T, r *fabric.Result, f fabric.Flow) *tracedRP {
 	t.Helper()
-	rp, ok := r.Hosts[f.Src].RP(int64(f.ID)).(*tracedRP)
-	if !ok {
-		t.Fatalf("flow %d: no traced RP", f.ID)
-	}
-	return rp
-}
-
-// goodputs returns each flow's goodput over (from, to], bits/s.
-func goodputs(r *fabric.Result, flows []fabric.Flow, from, to int64) []float64 {
-	g := make([]float64, len(flows))
-	for i, f := range flows {
-		g[i] = r.Goodput(int64(f.ID), from, to)
-	}
-	return g
-}
-
-func sum(x []float64) float64 {
-	s := 0.0
-	for _, v := range x {
-		s += v
-	}
-	return s
-}
-
-// gbps formats bit rates as Gb/s.
-func gbps(x []float64) string {
-	s := "["
-	for i, v := range x {
-		if i > 0 {
-			s += " "
-		}
-		s += fmt.Sprintf("%.2f", v/1e9)
-	}
-	return s + "]"
+	return fabrictest.RP[*tracedRP](t, r, f.Src, int64(f.ID))
 }
 
 // rpStats lists each flow's cuts and increase cycles (fast recovery / active /
@@ -126,35 +83,6 @@ func rpStats(t *testing.T, r *fabric.Result, flows []fabric.Flow) string {
 		s += fmt.Sprintf(" %d:%d/%d/%d/%d", f.ID, st.Decreases, st.FastRecovery, st.Active, st.Hyper)
 	}
 	return s
-}
-
-// star is n senders (hosts 0..n-1) and one receiver (host n) on one switch,
-// sender i's link delay delays[i] (default 1 us), the receiver's 1 us; the
-// bottleneck is switch 0's port n.
-func star(n int, delays []int64) *fabric.Topology {
-	t := &fabric.Topology{}
-	for i := 0; i <= n; i++ {
-		t.AddHost("")
-	}
-	s := t.AddSwitch("")
-	for i := 0; i <= n; i++ {
-		d := int64(1000)
-		if i < len(delays) {
-			d = delays[i]
-		}
-		t.ConnectSym(i, s, bps, d)
-	}
-	return t
-}
-
-// staggered is n long flows from hosts 0..n-1 to host dst, flow i+1 starting
-// at i * gap.
-func staggered(n, dst int, gap int64) []fabric.Flow {
-	f := make([]fabric.Flow, n)
-	for i := range f {
-		f[i] = fabric.Flow{ID: i + 1, Src: i, Dst: dst, StartNs: int64(i) * gap}
-	}
-	return f
 }
 
 // checkEquilibrium checks a congested port over (from, to]: mean queue within
@@ -205,17 +133,17 @@ func TestEquilibrium(t *testing.T) {
 	const n, from, end = 4, 25 * ms, 40 * ms
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			flows := staggered(n, n, tc.gap)
-			r := simulate(t, &fabric.Spec{Topo: star(n, tc.delays), Flows: flows}, end)
-			g := goodputs(r, flows, from, end)
-			util := sum(g) / capacity
+			flows := fabrictest.Staggered(n, 0, n, tc.gap)
+			r := simulate(t, &fabric.Spec{Topo: fabrictest.StarDelays(n+1, bps, tc.delays), Flows: flows}, end)
+			g := fabrictest.Goodputs(r, flows, from, end)
+			util := fabrictest.Sum(g) / capacity
 			pc := r.Port(0, n)
 			t.Logf("[25, 40) ms: goodput %s Gb/s, Jain %.4f, utilisation %.3f; queue mean %.0f B, max sample %d B (Q_eq 26000); whole run: queue max %d B, %d feedback messages, %d drops; cuts/fast recovery/active/hyper cycles per flow:%s; %.0f ms wall",
-				gbps(g), fabric.Jain(g), util, r.MeanQueue(0, n, from, end), r.MaxQueue(0, n, from, end),
+				fabrictest.Gbps(g), fabric.Jain(g), util, r.MeanQueue(0, n, from, end), r.MaxQueue(0, n, from, end),
 				pc.QueueMaxBytes, pc.QCNSent, pc.DropsTotal, rpStats(t, r, flows), float64(r.WallNs)/1e6)
 			for w := int64(0); w < end; w += 5 * ms {
 				t.Logf("  [%2d, %2d) ms: goodput %s Gb/s, queue mean %6.0f B", w/ms, (w+5*ms)/ms,
-					gbps(goodputs(r, flows, w, w+5*ms)), r.MeanQueue(0, n, w, w+5*ms))
+					fabrictest.Gbps(fabrictest.Goodputs(r, flows, w, w+5*ms)), r.MeanQueue(0, n, w, w+5*ms))
 			}
 			checkEquilibrium(t, r, 0, n, from, end)
 			if util < 0.97 {
@@ -239,24 +167,24 @@ func TestEquilibrium(t *testing.T) {
 // feedback comes and each RP climbs by fast recovery, then active increase:
 // R_T += R_AI and R_C = (R_T + R_C) / 2 every 150 KB of payload sent, so R_C
 // grows by R_AI per cycle and so exponentially, at R_AI / (8 x 150 KB x
-// 1058 / 1000) = 3.94 per second (the pacer charges 1058 frame bytes per 1000
+// 1066 / 1000) = 3.91 per second (the pacer charges 1066 frame bytes per 1000
 // payload bytes). The test checks that no cut comes after 5 ms and that each
-// flow's rate grows between [10, 15) ms and [35, 40) ms by exp(3.94 x 25 ms)
+// flow's rate grows between [10, 15) ms and [35, 40) ms by exp(3.91 x 25 ms)
 // = 1.103 within 1 % (the timer's two cycles add 2 x R_AI more). The link
 // stays under-used (0.89 over [5, 40) ms): with the 802.1Qau defaults at
 // 10 Gb/s, QCN takes tens of ms to refill a port after an onset; hyper-active
 // increase needs the timer at F = 5, 75 ms after the last cut.
 func TestActiveIncrease(t *testing.T) {
 	const n, end = 2, 40 * ms
-	flows := staggered(n, n, ms)
-	r := simulate(t, &fabric.Spec{Topo: star(n, nil), Flows: flows}, end)
+	flows := fabrictest.Staggered(n, 0, n, ms)
+	r := simulate(t, &fabric.Spec{Topo: fabric.Star(n+1, bps, 1000), Flows: flows}, end)
 	p := qcn.DefaultParams(ccalgo.Env{})
-	k := p.AIRateBps / (8 * float64(p.ByteReset) * (mtu + 58) / mtu)
+	k := p.AIRateBps / (8 * float64(p.ByteReset) * (mtu + headerBytes) / mtu)
 	want := math.Exp(k * float64(25*ms) / 1e9)
-	g := goodputs(r, flows, 5*ms, end)
+	g := fabrictest.Goodputs(r, flows, 5*ms, end)
 	pc := r.Port(0, n)
 	t.Logf("[5, 40) ms: goodput %s Gb/s, utilisation %.3f, queue mean %.0f B max sample %d B; whole run: queue max %d B, %d feedback messages; cuts/fast recovery/active/hyper cycles per flow:%s; %.0f ms wall",
-		gbps(g), sum(g)/capacity, r.MeanQueue(0, n, 5*ms, end), r.MaxQueue(0, n, 5*ms, end), pc.QueueMaxBytes, pc.QCNSent,
+		fabrictest.Gbps(g), fabrictest.Sum(g)/capacity, r.MeanQueue(0, n, 5*ms, end), r.MaxQueue(0, n, 5*ms, end), pc.QueueMaxBytes, pc.QCNSent,
 		rpStats(t, r, flows), float64(r.WallNs)/1e6)
 	for _, f := range flows {
 		rp := rpOf(t, r, f)
@@ -270,7 +198,7 @@ func TestActiveIncrease(t *testing.T) {
 			t.Errorf("flow %d: rate grew x%.4f in 25 ms, want x%.4f +- 1 %%", f.ID, r1/r0, want)
 		}
 	}
-	if u := sum(g) / capacity; u > 0.97 {
+	if u := fabrictest.Sum(g) / capacity; u > 0.97 {
 		t.Errorf("utilisation %.3f: the port filled up, the scenario no longer tests active increase", u)
 	}
 }
@@ -297,29 +225,19 @@ func stage(rp *tracedRP) string {
 // A got 1.4-3.0 Gb/s.
 func TestTwoBottlenecks(t *testing.T) {
 	const from, end = 25 * ms, 40 * ms
-	topo := fabric.Chain([]int{2, 2, 2}, bps, bps, 1000)
-	// Hosts 0, 1 on s0; 2, 3 on s1; 4, 5 on s2. Trunk ports: s0 port 2 (to
-	// s1), s1 port 3 (to s2).
-	flows := []fabric.Flow{
-		{ID: 1, Src: 0, Dst: 4},
-		{ID: 2, Src: 1, Dst: 2, StartNs: 3 * ms / 2},
-		{ID: 3, Src: 3, Dst: 5, StartNs: 3 * ms},
-	}
+	topo, flows := fabrictest.ParkingLot(bps, 3*ms/2)
 	r := simulate(t, &fabric.Spec{Topo: topo, Flows: flows}, end)
-	g := goodputs(r, flows, from, end)
+	g := fabrictest.Goodputs(r, flows, from, end)
 	t.Logf("[25, 40) ms: goodput A %.2f, B %.2f, C %.2f Gb/s (max-min share %.2f); cuts/fast recovery/active/hyper cycles per flow:%s; %.0f ms wall",
 		g[0]/1e9, g[1]/1e9, g[2]/1e9, capacity/2e9, rpStats(t, r, flows), float64(r.WallNs)/1e6)
-	first, second := (g[0]+g[1])/capacity, (g[0]+g[2])/capacity
-	for _, tr := range []struct {
-		name     string
-		sw, port int
-		util     float64
-	}{{"s0->s1", 0, 2, first}, {"s1->s2", 1, 3, second}} {
-		pc := r.Port(tr.sw, tr.port)
+	trunks := fabrictest.ParkingLotTrunks()
+	first, second := trunks[0].Util(g, capacity), trunks[1].Util(g, capacity)
+	for _, tr := range trunks {
+		pc := r.Port(tr.Sw, tr.Port)
 		t.Logf("trunk %s: utilisation %.3f, queue mean %.0f B max sample %d B; whole run: queue max %d B, %d feedback messages, %d drops",
-			tr.name, tr.util, r.MeanQueue(tr.sw, tr.port, from, end), r.MaxQueue(tr.sw, tr.port, from, end), pc.QueueMaxBytes, pc.QCNSent, pc.DropsTotal)
+			tr.Name, tr.Util(g, capacity), r.MeanQueue(tr.Sw, tr.Port, from, end), r.MaxQueue(tr.Sw, tr.Port, from, end), pc.QueueMaxBytes, pc.QCNSent, pc.DropsTotal)
 		if pc.DropsTotal != 0 {
-			t.Errorf("trunk %s: %d drops", tr.name, pc.DropsTotal)
+			t.Errorf("trunk %s: %d drops", tr.Name, pc.DropsTotal)
 		}
 	}
 	checkEquilibrium(t, r, 1, 3, from, end)

@@ -10,6 +10,7 @@ import (
 	"github.com/ccbed/ccbed/ccalgo"
 	"github.com/ccbed/ccbed/ccalgo/rcc"
 	"github.com/ccbed/ccbed/fabric"
+	"github.com/ccbed/ccbed/fabric/fabrictest"
 	"github.com/ccbed/ccbed/hostd"
 )
 
@@ -38,11 +39,11 @@ import (
 const (
 	mtu        = 1000
 	frameBytes = mtu + hostd.DataOverhead
-	wireBytes  = frameBytes + 24 // preamble and delimiter 8, FCS 4, inter-frame gap 12
+	wireBytes  = frameBytes + fabrictest.WireOverhead
 )
 
 // share is the payload goodput of one of n flows filling a link of c.
-func share(c float64, n int) float64 { return c / float64(n) * mtu / wireBytes }
+func share(c float64, n int) float64 { return fabrictest.PayloadGoodput(c/float64(n), mtu) }
 
 // ewaWindow is the EWA window (Section III-D, C x RTT_base / N) the NP assigns
 // for a round of rtt ns: C counts wire bits, the window payload bytes, scaled
@@ -64,25 +65,17 @@ var probes = struct {
 }{np: map[*rcc.Params]map[uint32]*rcc.NP{}}
 
 func init() {
-	s, err := ccalgo.Lookup(rcc.Name)
-	if err != nil {
-		panic(err)
-	}
-	s.Name = probeScheme
-	newNP := s.NewNP
-	s.NewNP = func(p any, env ccalgo.Env) (ccalgo.NotificationPoint, error) {
-		np, err := newNP(p, env)
-		if pp, ok := p.(*rcc.Params); ok && err == nil {
+	fabrictest.RegisterWrappedNP(rcc.Name, probeScheme, func(np *rcc.NP, p any, env ccalgo.Env) ccalgo.NotificationPoint {
+		if pp, ok := p.(*rcc.Params); ok {
 			probes.Lock()
 			if probes.np[pp] == nil {
 				probes.np[pp] = map[uint32]*rcc.NP{}
 			}
-			probes.np[pp][env.ID] = np.(*rcc.NP)
+			probes.np[pp][env.ID] = np
 			probes.Unlock()
 		}
-		return np, err
-	}
-	ccalgo.Register(s)
+		return np
+	})
 }
 
 // npOf returns host h's NP in the run configured with p.
@@ -119,29 +112,7 @@ func params(t testing.TB, spec *fabric.Spec, c float64) *rcc.Params {
 func simulate(t testing.TB, spec *fabric.Spec, endNs int64) *fabric.Result {
 	t.Helper()
 	spec.Scheme = probeScheme
-	r, err := fabric.Simulate(spec, endNs)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for s, e := range r.Switches {
-		snap := e.Snapshot()
-		if snap.SamplesDropped != 0 {
-			t.Errorf("switch %d lost %d telemetry samples", s, snap.SamplesDropped)
-		}
-		for _, pc := range snap.Ports {
-			if pc.DropsTotal != 0 {
-				t.Errorf("switch %d port %d: %d drops", s, pc.Port, pc.DropsTotal)
-			}
-		}
-	}
-	for i, h := range r.Hosts {
-		if _, tc := h.Counters(); tc.RetxFrames != 0 || tc.Timeouts != 0 || tc.SamplesDropped != 0 {
-			t.Errorf("host %d: %d frames resent, %d timeouts, %d samples lost", i, tc.RetxFrames, tc.Timeouts, tc.SamplesDropped)
-		}
-	}
-	t.Logf("%.2f ms simulated in %.0f ms of wall time (%d events), base RTT %d ns",
-		float64(endNs)/1e6, float64(r.WallNs)/1e6, r.Events, r.Plan.BaseRTTNs)
-	return r
+	return fabrictest.SimulateLossless(t, spec, endNs)
 }
 
 // series returns flow id's rate samples in time order.
@@ -206,55 +177,6 @@ func settledAt(ss [][]hostd.RateSample, want []float64, from, to int64, tol floa
 	return at
 }
 
-func gbps(x []float64) string {
-	s := "["
-	for i, v := range x {
-		if i > 0 {
-			s += " "
-		}
-		s += fmt.Sprintf("%.2f", v/1e9)
-	}
-	return s + "]"
-}
-
-func ratios(x []float64, d float64) string {
-	s := "["
-	for i, v := range x {
-		if i > 0 {
-			s += " "
-		}
-		s += fmt.Sprintf("%.4f", v/d)
-	}
-	return s + "]"
-}
-
-func sum(x []float64) float64 {
-	s := 0.0
-	for _, v := range x {
-		s += v
-	}
-	return s
-}
-
-// drainedAt is the first telemetry sample of switch sw's port after its
-// largest queue in (0, to] at which the queue is below below bytes; -1 when
-// none is.
-func drainedAt(r *fabric.Result, sw, port int, to, below int64) (peak, peakAt, at int64) {
-	at = -1
-	for i := range r.Samples {
-		s := &r.Samples[i]
-		if s.Switch != sw || s.Port != port || s.TNs > to {
-			continue
-		}
-		if s.QueueBytes > peak {
-			peak, peakAt, at = s.QueueBytes, s.TNs, -1
-		} else if at < 0 && s.QueueBytes < below && peak > 0 {
-			at = s.TNs
-		}
-	}
-	return peak, peakAt, at
-}
-
 // TestLastHopIncast is last-hop congestion (Section III-D, V-B-1): N senders
 // start long flows at line rate together towards one receiver through one
 // switch. EWA assigns every QP C x RTT_base / N from the first ACK, so "each
@@ -309,9 +231,7 @@ func TestLastHopIncast(t *testing.T) {
 				if mode.mut != nil {
 					mode.mut(p)
 				}
-				for i := 0; i < su.n; i++ {
-					spec.Flows = append(spec.Flows, fabric.Flow{ID: i + 1, Src: i + 1, Dst: 0})
-				}
+				spec.Flows = fabrictest.Staggered(su.n, 1, 0, 0)
 				r := simulate(t, spec, su.end)
 				rtt := r.Plan.BaseRTTNs
 				from := su.end / 2
@@ -339,7 +259,8 @@ func TestLastHopIncast(t *testing.T) {
 				}
 				wants := slices.Repeat([]float64{want}, su.n)
 				settle := settledAt(ss, wants, 0, su.end, 0.05)
-				peak, peakAt, drained := drainedAt(r, 0, 0, su.end, 2*frameBytes)
+				peak, peakAt := fabrictest.QueuePeak(r, 0, 0, 0, su.end)
+				drained := fabrictest.QueueBelow(r, 0, 0, peakAt, su.end, 2*frameBytes)
 				q := r.MeanQueue(0, 0, from, su.end)
 				j := fabric.Jain(g)
 				// The hosts send whole packets within the window (pacer: a packet
@@ -350,7 +271,7 @@ func TestLastHopIncast(t *testing.T) {
 				t.Logf("goodput/share %s (share %.2f Gb/s = C/N x %.3f; paper: ~0.95 C/N, Jain 0.998-0.999); whole packets in the window fill %.4f of the pipe; Jain %.5f; "+
 					"sending rates %s Gb/s; windows %v B (EWA %.0f B), settled at %d ns = %.2f base RTTs (paper: one RTT); "+
 					"first-RTT queue %.0f KB at %.1f us, below 2 frames at %.1f us; steady queue mean %.0f B, max %d B",
-					ratios(g, sh), sh/1e9, float64(mtu)/wireBytes, fill, j, gbps(rates), final, want, settle, float64(settle)/float64(rtt),
+					fabrictest.Scaled(g, sh, 4), sh/1e9, float64(mtu)/wireBytes, fill, j, fabrictest.Gbps(rates), final, want, settle, float64(settle)/float64(rtt),
 					float64(peak)/1e3, float64(peakAt)/1e3, float64(drained)/1e3, q, r.MaxQueue(0, 0, from, su.end))
 				for i, x := range g {
 					if math.Abs(x-fill*sh) > 0.01*fill*sh {
@@ -451,7 +372,7 @@ func TestArrivalsAndDepartures(t *testing.T) {
 		}
 		sh := share(c, n)
 		t.Logf("%.3f ms flow %d %s: %d flows %v until %.3f ms; goodput/share %s (paper ~0.95 C/N each), Jain %.5f; windows within 5 %% of EWA after %.2f base RTTs",
-			float64(e.t)/1e6, e.flow, what, n, ids, float64(next)/1e6, ratios(g, sh), fabric.Jain(g), float64(settle-e.t)/float64(rtt))
+			float64(e.t)/1e6, e.flow, what, n, ids, float64(next)/1e6, fabrictest.Scaled(g, sh, 4), fabric.Jain(g), float64(settle-e.t)/float64(rtt))
 		for i, x := range g {
 			if math.Abs(x-sh) > 0.02*sh {
 				t.Errorf("phase from %d ns: flow %d goodput %.4g b/s, want %.4g within 2 %%", e.t, ids[i], x, sh)
@@ -464,22 +385,6 @@ func TestArrivalsAndDepartures(t *testing.T) {
 			t.Errorf("after flow %d %s at %d ns: windows settled at %d ns, want within 3 base RTTs (%d ns)", e.flow, what, e.t, settle, 3*rtt)
 		}
 	}
-}
-
-// starDelays is one switch with the receiver (host 0) on port 0, its link
-// 1 us, and sender i+1 on port i+1 with a link of delays[i] ns each way, every
-// link at c.
-func starDelays(c float64, delays []int64) *fabric.Topology {
-	t := &fabric.Topology{}
-	for range len(delays) + 1 {
-		t.AddHost("")
-	}
-	s := t.AddSwitch("")
-	t.ConnectSym(0, s, c, 1000)
-	for i, d := range delays {
-		t.ConnectSym(i+1, s, c, d)
-	}
-	return t
 }
 
 // TestUnequalRTTs is Section V-B-1's N-to-1 with senders whose links have
@@ -510,14 +415,12 @@ func TestUnequalRTTs(t *testing.T) {
 	for _, mode := range []string{"configured-rtt", "measured-rtt"} {
 		t.Run(mode, func(t *testing.T) {
 			t.Parallel()
-			spec := &fabric.Spec{Topo: starDelays(c, delays), SampleNs: 10_000}
+			spec := &fabric.Spec{Topo: fabrictest.StarDelays(len(delays)+1, c, append([]int64{1000}, delays...)), SampleNs: 10_000}
 			p := params(t, spec, c)
 			if mode == "measured-rtt" {
 				p.BaseRTTNs = 0
 			}
-			for i := range delays {
-				spec.Flows = append(spec.Flows, fabric.Flow{ID: i + 1, Src: i + 1, Dst: 0, StartNs: int64(i) * 100_000})
-			}
+			spec.Flows = fabrictest.Staggered(len(delays), 1, 0, 100_000)
 			const from, end = 1_000_000, 2_000_000
 			r := simulate(t, spec, end)
 			n := len(delays)
@@ -529,11 +432,11 @@ func TestUnequalRTTs(t *testing.T) {
 				pid = append(pid, np.InPID(int32(i)))
 			}
 			sh := share(c, n)
-			util := sum(g) / (c * mtu / wireBytes)
+			util := fabrictest.Sum(g) / fabrictest.PayloadGoodput(c, mtu)
 			j := fabric.Jain(g)
 			q := r.MeanQueue(0, 0, from, end)
 			t.Logf("goodput %s Gb/s = %s of C/N's share (paper: ~0.95 C/N each); utilisation %.3f; Jain %.4f; queue mean %.0f B, max %d B; QPs in PID %v",
-				gbps(g), ratios(g, sh), util, j, q, r.MaxQueue(0, 0, from, end), pid)
+				fabrictest.Gbps(g), fabrictest.Scaled(g, sh, 4), util, j, q, r.MaxQueue(0, 0, from, end), pid)
 			if j >= 0.99 {
 				t.Errorf("Jain %.4f >= 0.99: EWA seems to give every RTT its share now; make this test assert the paper's C/N each", j)
 			}
@@ -633,14 +536,14 @@ func TestInNetworkPID(t *testing.T) {
 					lo, hi = min(lo, s.Window), max(hi, s.Window)
 				}
 			}
-			util := sum(g) / (tc.c * mtu / wireBytes)
+			util := fabrictest.Sum(g) / fabrictest.PayloadGoodput(tc.c, mtu)
 			j := fabric.Jain(g)
 			q := r.MeanQueue(0, bn, from, end)
 			// RTT_target's queue: delta/2 of the one-way base delay (half the
 			// base RTT) at C.
 			qTarget := p.Delta / 2 * float64(r.Plan.BaseRTTNs) / 2 * tc.c / 8e9
 			t.Logf("goodput %s Gb/s (paper: 12 each at 25 Gb/s), utilisation %.3f, Jain %.4f; in PID %v; bottleneck queue mean %.0f B (RTT_target's %.0f B), max %d B; flow 1's window %d..%d B",
-				gbps(g), util, j, pid, q, qTarget, r.MaxQueue(0, bn, from, end), lo, hi)
+				fabrictest.Gbps(g), util, j, pid, q, qTarget, r.MaxQueue(0, bn, from, end), lo, hi)
 			for i, in := range pid {
 				if !in {
 					t.Errorf("flow %d not under PID control: in-network congestion not detected", i+1)
@@ -708,17 +611,14 @@ func TestTwoBottlenecks(t *testing.T) {
 	}
 	rtt3 := short.BaseRTTNs
 	const trunk, lastHop = 2, 0 // switch 0's port to switch 1; switch 1's port to h2
-	full := c * mtu / wireBytes
+	full := fabrictest.PayloadGoodput(c, mtu)
 	qLim := p.Delta/2*float64(r.Plan.BaseRTTNs)/2*c/8e9 + 3*frameBytes
 	for ph := 0; ph < 3; ph++ {
 		from, to := int64(ph)*phase+phase/2, int64(ph+1)*phase
-		g := make([]float64, 3)
-		for i := range g {
-			g[i] = r.Goodput(int64(i+1), from, to)
-		}
+		g := fabrictest.Goodputs(r, spec.Flows, from, to)
 		qt, ql := r.MeanQueue(0, trunk, from, to), r.MeanQueue(1, lastHop, from, to)
 		t.Logf("phase %d (%d flows) over [%.1f, %.1f] ms: goodput %s Gb/s (max-min share %.2f each; paper ~0.95 C/N); queue mean between the switches %.0f B, h2's last hop %.0f B",
-			ph+1, ph+1, float64(from)/1e6, float64(to)/1e6, gbps(g), share(c, min(ph+1, 2))/1e9, qt, ql)
+			ph+1, ph+1, float64(from)/1e6, float64(to)/1e6, fabrictest.Gbps(g), share(c, min(ph+1, 2))/1e9, qt, ql)
 		for _, q := range []float64{qt, ql} {
 			if q > qLim {
 				t.Errorf("phase %d: queue mean %.0f B, want below RTT_target's + 3 frames (%.0f B)", ph+1, q, qLim)
@@ -806,7 +706,7 @@ func TestLargeIncast(t *testing.T) {
 		t.Fatalf("%d of %d incast flows done by %d ns", len(fct), senders*per, end)
 	}
 	slices.Sort(fct)
-	full := c * mtu / wireBytes
+	full := fabrictest.PayloadGoodput(c, mtu)
 	agg := float64(senders*per*size) * 8e9 / float64(last-start)
 	p50, p99 := fct[len(fct)/2], fct[len(fct)*99/100]
 	n := senders*per + 1

@@ -8,6 +8,7 @@ import (
 	"github.com/ccbed/ccbed/ccalgo"
 	"github.com/ccbed/ccbed/ccalgo/rocc"
 	"github.com/ccbed/ccbed/fabric"
+	"github.com/ccbed/ccbed/fabric/fabrictest"
 	"github.com/ccbed/ccbed/hostd"
 )
 
@@ -28,10 +29,9 @@ import (
 // shares are link shares; frameRate and goodputOf convert them.
 
 const (
-	mtu          = 1000
-	frameBytes   = mtu + hostd.DataOverhead
-	wireOverhead = 24 // preamble and delimiter 8, FCS 4, inter-frame gap 12
-	wireBytes    = frameBytes + wireOverhead
+	mtu        = 1000
+	frameBytes = mtu + hostd.DataOverhead
+	wireBytes  = frameBytes + fabrictest.WireOverhead
 )
 
 // frameRate is the rate RoCC counts (frame bits/s) of a flow that takes
@@ -42,7 +42,7 @@ func frameRate(wireBps float64) float64 { return wireBps * frameBytes / wireByte
 func wireRate(frameBps float64) float64 { return frameBps * wireBytes / frameBytes }
 
 // goodputOf is the payload goodput of a flow that takes wireBps of a link.
-func goodputOf(wireBps float64) float64 { return wireBps * mtu / wireBytes }
+func goodputOf(wireBps float64) float64 { return fabrictest.PayloadGoodput(wireBps, mtu) }
 
 // portRef names a switch egress port: switch index (switches only) and port.
 type portRef struct{ sw, port int }
@@ -54,10 +54,7 @@ type portRef struct{ sw, port int }
 func simulate(t *testing.T, spec *fabric.Spec, endNs int64, lossOK bool) *fabric.Result {
 	t.Helper()
 	spec.Scheme = rocc.Name
-	r, err := fabric.Simulate(spec, endNs)
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := fabrictest.Simulate(t, spec, endNs)
 	loss := t.Errorf
 	if lossOK {
 		loss = t.Logf
@@ -163,17 +160,6 @@ func checkGoodputs(t *testing.T, r *fabric.Result, ids []int64, want []float64, 
 	return g
 }
 
-func gbps(x []float64) string {
-	s := "["
-	for i, v := range x {
-		if i > 0 {
-			s += " "
-		}
-		s += fmt.Sprintf("%.3f", v/1e9)
-	}
-	return s + "]"
-}
-
 func repeat(x float64, n int) []float64 {
 	r := make([]float64, n)
 	for i := range r {
@@ -249,7 +235,7 @@ func TestTestbed(t *testing.T) {
 			g := checkGoodputs(t, r, ids, want, from, end, 0.02)
 			st := settling(r, b.port, 0, end, b.fair, b.qRef)
 			t.Logf("goodputs %s Gb/s (want %s; paper: 3.33 each uniform, 6 for the big flow mixed), Jain %.5f, settled after %.2f ms",
-				gbps(g), gbps(want), fabric.Jain(g), float64(st)/1e6)
+				fabrictest.Scaled(g, 1e9, 3), fabrictest.Scaled(want, 1e9, 3), fabric.Jain(g), float64(st)/1e6)
 			if tc.caps[1] == 0 && fabric.Jain(g) < 0.999 {
 				t.Errorf("Jain's index %.5f, want >= 0.999", fabric.Jain(g))
 			}
@@ -279,14 +265,7 @@ func TestTestbed(t *testing.T) {
 func TestTestbedStaggeredUnequalRTTs(t *testing.T) {
 	const c = 10e9
 	p := testbedParams(t)
-	topo := &fabric.Topology{}
-	for i := 0; i < 4; i++ {
-		topo.AddHost("")
-	}
-	s := topo.AddSwitch("")
-	for i, d := range []int64{1_000, 10_000, 40_000, 1_000} {
-		topo.ConnectSym(i, s, c, d)
-	}
+	topo := fabrictest.StarDelays(4, c, []int64{1_000, 10_000, 40_000, 1_000})
 	spec := &fabric.Spec{Topo: topo, Typed: p}
 	ids := []int64{1, 2, 3}
 	for i, start := range []int64{0, 4_000_000, 8_000_000} {
@@ -298,7 +277,7 @@ func TestTestbedStaggeredUnequalRTTs(t *testing.T) {
 	// Alone, flow 1 sends at its NIC's line rate, which is the bottleneck's:
 	// no queue forms and RoCC leaves it alone.
 	g := checkGoodputs(t, r, ids[:1], []float64{goodputOf(c)}, 1_000_000, 4_000_000, 0.01)
-	t.Logf("1 flow [1, 4] ms: goodput %s Gb/s (want %.3f), queue max %d B", gbps(g), goodputOf(c)/1e9, r.MaxQueue(0, 3, 1_000_000, 4_000_000))
+	t.Logf("1 flow [1, 4] ms: goodput %s Gb/s (want %.3f), queue max %d B", fabrictest.Scaled(g, 1e9, 3), goodputOf(c)/1e9, r.MaxQueue(0, 3, 1_000_000, 4_000_000))
 
 	phases := []struct {
 		name      string
@@ -316,7 +295,7 @@ func TestTestbedStaggeredUnequalRTTs(t *testing.T) {
 		g := checkGoodputs(t, r, ids[:ph.n], repeat(goodputOf(c/float64(ph.n)), ph.n), ph.from, ph.to, 0.02)
 		st := settling(r, port, ph.start, ph.to, b.fair, b.qRef)
 		t.Logf("%s: goodputs %s Gb/s (want %.3f each), Jain %.5f; settled %.2f ms after the join",
-			ph.name, gbps(g), goodputOf(c/float64(ph.n))/1e9, fabric.Jain(g), float64(st)/1e6)
+			ph.name, fabrictest.Scaled(g, 1e9, 3), goodputOf(c/float64(ph.n))/1e9, fabric.Jain(g), float64(st)/1e6)
 		if fabric.Jain(g) < 0.999 {
 			t.Errorf("%s: Jain's index %.5f, want >= 0.999", ph.name, fabric.Jain(g))
 		}
@@ -369,10 +348,7 @@ func TestMultipleBottlenecks(t *testing.T) {
 		if f.Dst == b0 {
 			want = cpB0
 		}
-		rp, ok := r.Hosts[f.Src].RP(int64(f.ID)).(*rocc.RP)
-		if !ok {
-			t.Fatalf("D%d: no RoCC RP", f.ID)
-		}
+		rp := fabrictest.RP[*rocc.RP](t, r, f.Src, int64(f.ID))
 		if cp, limited := rp.Limited(); !limited || cp != want {
 			t.Errorf("D%d: limiter from CP %#x (limited %v), want %#x", f.ID, cp, limited, want)
 		}
@@ -572,6 +548,6 @@ func TestConvergence(t *testing.T) {
 			ids[i] = int64(i)
 		}
 		g := checkGoodputs(t, r, ids, repeat(goodputOf(c/float64(ph.n)), ph.n), from, to, 0.03)
-		t.Logf("%s: goodputs %s Gb/s (want %.3f each)", ph.name, gbps(g), goodputOf(c/float64(ph.n))/1e9)
+		t.Logf("%s: goodputs %s Gb/s (want %.3f each)", ph.name, fabrictest.Scaled(g, 1e9, 3), goodputOf(c/float64(ph.n))/1e9)
 	}
 }

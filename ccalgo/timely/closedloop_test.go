@@ -14,91 +14,31 @@ package timely_test
 // busy and the flows sharing it.
 
 import (
-	"fmt"
 	"testing"
 
 	"github.com/ccbed/ccbed/ccalgo"
 	"github.com/ccbed/ccbed/ccalgo/timely"
 	"github.com/ccbed/ccbed/fabric"
+	"github.com/ccbed/ccbed/fabric/fabrictest"
+	"github.com/ccbed/ccbed/hostd"
 )
 
 const (
 	ms = int64(1_000_000)
-	// mtu is the fabric's default payload; a full frame adds 58 header bytes
-	// and 24 of preamble, FCS and gap on the wire.
-	mtu = 1000
+	// mtu is the fabric's default payload; a full frame adds headerBytes
+	// and 24 of preamble, FCS and gap on the wire: a link of bps carrying
+	// only full frames has a goodput of fabrictest.FrameGoodput(bps, mtu,
+	// headerBytes).
+	mtu         = 1000
+	headerBytes = hostd.DataOverhead
 )
 
-// payloadCapacity is the goodput of a link of bps carrying only full frames.
-func payloadCapacity(bps float64) float64 { return bps * mtu / (mtu + 82) }
-
+// simulate runs spec (scheme timely) for end ns.
 func simulate(t *testing.T, spec *fabric.Spec, end int64) *fabric.Result {
 	t.Helper()
 	spec.Scheme = timely.Name
 	spec.ExpectedFlows = len(spec.Flows)
-	r, err := fabric.Simulate(spec, end)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return r
-}
-
-// goodputs returns each flow's goodput over (from, to], bits/s.
-func goodputs(r *fabric.Result, flows []fabric.Flow, from, to int64) []float64 {
-	g := make([]float64, len(flows))
-	for i, f := range flows {
-		g[i] = r.Goodput(int64(f.ID), from, to)
-	}
-	return g
-}
-
-func sum(x []float64) float64 {
-	s := 0.0
-	for _, v := range x {
-		s += v
-	}
-	return s
-}
-
-// gbps formats bit rates as Gb/s.
-func gbps(x []float64) string {
-	s := "["
-	for i, v := range x {
-		if i > 0 {
-			s += " "
-		}
-		s += fmt.Sprintf("%.2f", v/1e9)
-	}
-	return s + "]"
-}
-
-// star is n senders (hosts 0..n-1) and one receiver (host n) on one switch,
-// sender i's link delay delays[i] (default 1 us), the receiver's 1 us; the
-// bottleneck is switch 0's port n.
-func star(n int, bps float64, delays []int64) *fabric.Topology {
-	t := &fabric.Topology{}
-	for i := 0; i <= n; i++ {
-		t.AddHost("")
-	}
-	s := t.AddSwitch("")
-	for i := 0; i <= n; i++ {
-		d := int64(1000)
-		if i < len(delays) {
-			d = delays[i]
-		}
-		t.ConnectSym(i, s, bps, d)
-	}
-	return t
-}
-
-// staggered is n long flows from hosts 0..n-1 to host dst, flow i+1 starting
-// at i * gap.
-func staggered(n, dst int, gap int64) []fabric.Flow {
-	f := make([]fabric.Flow, n)
-	for i := range f {
-		f[i] = fabric.Flow{ID: i + 1, Src: i, Dst: dst, StartNs: int64(i) * gap}
-	}
-	return f
+	return fabrictest.Simulate(t, spec, end)
 }
 
 // settled is the start of the first 1 ms block from which, in every block up
@@ -107,8 +47,8 @@ func staggered(n, dst int, gap int64) []fabric.Flow {
 func settled(r *fabric.Result, flows []fabric.Flow, end int64, tol float64) int64 {
 	at := int64(-1)
 	for b := end - ms; b >= 0; b -= ms {
-		g := goodputs(r, flows, b, b+ms)
-		fair := sum(g) / float64(len(g))
+		g := fabrictest.Goodputs(r, flows, b, b+ms)
+		fair := fabrictest.Sum(g) / float64(len(g))
 		for _, x := range g {
 			if fair == 0 || x < (1-tol)*fair || x > (1+tol)*fair {
 				return at
@@ -155,16 +95,16 @@ func TestLongFlowsOneBottleneck(t *testing.T) {
 	const from, end = 10 * ms, 20 * ms
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			flows := staggered(tc.n, tc.n, tc.gap)
-			r := simulate(t, &fabric.Spec{Topo: star(tc.n, tc.bps, nil), Flows: flows}, end)
-			g := goodputs(r, flows, from, end)
-			util := sum(g) / payloadCapacity(tc.bps)
+			flows := fabrictest.Staggered(tc.n, 0, tc.n, tc.gap)
+			r := simulate(t, &fabric.Spec{Topo: fabric.Star(tc.n+1, tc.bps, 1000), Flows: flows}, end)
+			g := fabrictest.Goodputs(r, flows, from, end)
+			util := fabrictest.Sum(g) / fabrictest.FrameGoodput(tc.bps, mtu, headerBytes)
 			jain := fabric.Jain(g)
 			mq, maxQ := r.MeanQueue(0, tc.n, from, end), r.MaxQueue(0, tc.n, from, end)
 			st := settled(r, flows, end, 0.1)
 			pc := r.Port(0, tc.n)
 			t.Logf("[10, 20) ms: goodput %s Gb/s, Jain %.5f, utilisation %.3f; queue mean %.0f B (%.1f us), max sample %d B (%.1f us); whole run: queue max %d B (%.0f us; T_high 500 us), %d drops; within 10 %% of the equal share from %d ms; base RTT %.1f us; %.0f ms wall",
-				gbps(g), jain, util, mq, queueDelay(mq, tc.bps)/1e3, maxQ, queueDelay(float64(maxQ), tc.bps)/1e3,
+				fabrictest.Gbps(g), jain, util, mq, queueDelay(mq, tc.bps)/1e3, maxQ, queueDelay(float64(maxQ), tc.bps)/1e3,
 				pc.QueueMaxBytes, queueDelay(float64(pc.QueueMaxBytes), tc.bps)/1e3, pc.DropsTotal, st/ms, float64(r.Plan.BaseRTTNs)/1e3, float64(r.WallNs)/1e6)
 			if jain < 0.99 {
 				t.Errorf("Jain %.5f < 0.99", jain)
@@ -194,14 +134,14 @@ func TestLongFlowsOneBottleneck(t *testing.T) {
 // to 15-23 KB.
 func TestDifferentRTTs(t *testing.T) {
 	const bps, from, end = 10e9, 10 * ms, 20 * ms
-	flows := staggered(3, 3, 500_000)
-	r := simulate(t, &fabric.Spec{Topo: star(3, bps, []int64{1000, 4000, 16_000}), Flows: flows}, end)
-	g := goodputs(r, flows, from, end)
-	util := sum(g) / payloadCapacity(bps)
+	flows := fabrictest.Staggered(3, 0, 3, 500_000)
+	r := simulate(t, &fabric.Spec{Topo: fabrictest.StarDelays(4, bps, []int64{1000, 4000, 16_000}), Flows: flows}, end)
+	g := fabrictest.Goodputs(r, flows, from, end)
+	util := fabrictest.Sum(g) / fabrictest.FrameGoodput(bps, mtu, headerBytes)
 	jain := fabric.Jain(g)
 	mq, maxQ := r.MeanQueue(0, 3, from, end), r.MaxQueue(0, 3, from, end)
 	t.Logf("[10, 20) ms: goodput %s Gb/s (RTT short to long), Jain %.4f, utilisation %.3f; queue mean %.0f B, max sample %d B (%.1f us); whole run: queue max %d B; min_rtt %.1f us; %.0f ms wall",
-		gbps(g), jain, util, mq, maxQ, queueDelay(float64(maxQ), bps)/1e3, r.Port(0, 3).QueueMaxBytes, float64(r.Plan.BaseRTTNs)/1e3, float64(r.WallNs)/1e6)
+		fabrictest.Gbps(g), jain, util, mq, maxQ, queueDelay(float64(maxQ), bps)/1e3, r.Port(0, 3).QueueMaxBytes, float64(r.Plan.BaseRTTNs)/1e3, float64(r.WallNs)/1e6)
 	if jain < 0.97 {
 		t.Errorf("Jain %.4f < 0.97", jain)
 	}
@@ -221,34 +161,21 @@ func TestDifferentRTTs(t *testing.T) {
 // trunks 0.97-0.99 busy.
 func TestTwoBottlenecks(t *testing.T) {
 	const bps, from, end = 10e9, 10 * ms, 20 * ms
-	topo := fabric.Chain([]int{2, 2, 2}, bps, bps, 1000)
-	// Hosts 0, 1 on s0; 2, 3 on s1; 4, 5 on s2. Trunk ports: s0 port 2 (to
-	// s1), s1 port 3 (to s2).
-	flows := []fabric.Flow{
-		{ID: 1, Src: 0, Dst: 4},
-		{ID: 2, Src: 1, Dst: 2, StartNs: 500_000},
-		{ID: 3, Src: 3, Dst: 5, StartNs: 1_000_000},
-	}
+	topo, flows := fabrictest.ParkingLot(bps, 500_000)
 	r := simulate(t, &fabric.Spec{Topo: topo, Flows: flows}, end)
-	g := goodputs(r, flows, from, end)
-	capacity := payloadCapacity(bps)
+	g := fabrictest.Goodputs(r, flows, from, end)
+	capacity := fabrictest.FrameGoodput(bps, mtu, headerBytes)
 	maxMin := capacity / 2
 	t.Logf("[10, 20) ms: goodput A %.2f, B %.2f, C %.2f Gb/s (A / max-min share %.2f); %.0f ms wall",
 		g[0]/1e9, g[1]/1e9, g[2]/1e9, g[0]/maxMin, float64(r.WallNs)/1e6)
-	for _, tr := range []struct {
-		name     string
-		sw, port int
-		util     float64
-	}{
-		{"s0->s1", 0, 2, (g[0] + g[1]) / capacity},
-		{"s1->s2", 1, 3, (g[0] + g[2]) / capacity},
-	} {
+	for _, tr := range fabrictest.ParkingLotTrunks() {
+		util := tr.Util(g, capacity)
 		t.Logf("trunk %s: utilisation %.3f, queue mean %.0f B max sample %d B",
-			tr.name, tr.util, r.MeanQueue(tr.sw, tr.port, from, end), r.MaxQueue(tr.sw, tr.port, from, end))
-		if tr.util < 0.95 {
-			t.Errorf("trunk %s: utilisation %.3f < 0.95", tr.name, tr.util)
+			tr.Name, util, r.MeanQueue(tr.Sw, tr.Port, from, end), r.MaxQueue(tr.Sw, tr.Port, from, end))
+		if util < 0.95 {
+			t.Errorf("trunk %s: utilisation %.3f < 0.95", tr.Name, util)
 		}
-		checkQueue(t, r, tr.sw, tr.port, bps, from, end)
+		checkQueue(t, r, tr.Sw, tr.Port, bps, from, end)
 	}
 	if g[0] >= min(g[1], g[2]) {
 		t.Errorf("A (%.2f Gb/s) not below B (%.2f) and C (%.2f)", g[0]/1e9, g[1]/1e9, g[2]/1e9)
