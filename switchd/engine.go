@@ -91,43 +91,46 @@ type portAddr struct {
 
 // egress is the tx+CC side of a port.
 type egress struct {
+	// The fields Enqueue and Transmit touch for every frame come first, so
+	// that they share a few cache lines (a fabric's switches have hundreds
+	// of ports, and a port's state is rarely still cached when its next frame
+	// comes).
+	busyUntil float64 // shaper: virtual time the link finishes what it was given
+	nsPerByte float64
+	burstNs   float64
+	delayNs   int64
+	qBytes    int64
+	bufLimit  int64
+	genRel    uint32 // generated frames released by the last Transmit, freed at the next
+	// hookEnq / hookDeq: cp's OnEnqueue / OnDequeue may do work (false
+	// when the method is ccalgo.CPBase's no-op, see cpHooks): the engine then
+	// skips the per-packet interface call.
+	hookEnq, hookDeq bool
+	// pfcSeen: the port has received a PFC frame; until then it cannot be
+	// paused and Transmit skips the pause bookkeeping.
+	pfcSeen bool
+	q       dataQueue
+	dl      delayLine
+	ctl     handleRing
+	gen     genQueue
+	cp      ccalgo.CongestionPoint
+	ps      ccalgo.PortState
+	dp      ccalgo.DataPacket
+	sink    ccalgo.FeedbackSink
+
 	idx       int
 	name      string
 	scheme    string
 	mac, peer wire.MAC
 	linkBps   float64
-	nsPerByte float64
-	burstNs   float64
-	delayNs   int64
-	bufLimit  int64
 
-	q      dataQueue
-	qBytes int64
-	ctl    handleRing
-	gen    genQueue
-	genRel uint32 // generated frames released by the last Transmit, freed at the next
-	dl     delayLine
-
-	busyUntil float64 // shaper: virtual time the link finishes what it was given
-
-	cp ccalgo.CongestionPoint
-	// hookEnq / hookDeq: cp's OnEnqueue / OnDequeue may do work (false
-	// when the method is ccalgo.CPBase's no-op, see cpHooks): the engine then
-	// skips the per-packet interface call.
-	hookEnq, hookDeq bool
 	// cpNext is cp.NextTimer() as last read (see Engine.cpDirty).
 	cpNext int64
 	fair   ccalgo.FairRateReporter
-	ps     ccalgo.PortState
-	dp     ccalgo.DataPacket
-	sink   ccalgo.FeedbackSink
 
 	// PFC received: data of priority i is held until pausedUntil[i].
 	pausedUntil [wire.PFCPriorities]int64
 	pauseStart  int64
-	// pfcSeen: the port has received a PFC frame; until then it cannot be
-	// paused and Transmit skips the pause bookkeeping.
-	pfcSeen bool
 	// PFC sent: bytes in the switch that entered on this port, per priority.
 	inBytes   [wire.PFCPriorities]int64
 	xoff      [wire.PFCPriorities]bool
@@ -525,7 +528,7 @@ func (e *Engine) Transmit(now int64, p int, out []TxItem) int {
 			frame = g.gen.next()
 		case g.ctl.len() > 0:
 			h, frame = g.ctl.pop()
-		case g.q.len() > 0 && g.pausedUntil[g.q.peek().prio] <= now:
+		case g.q.len() > 0 && (!g.pfcSeen || g.pausedUntil[g.q.peek().prio] <= now):
 			h, frame = e.dequeueData(now, g)
 		default:
 			goto release
