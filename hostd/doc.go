@@ -1,4 +1,4 @@
-// Package hostd is ccbed's traffic-generator host (DESIGN.md, "hostd"): a
+// Package hostd is ccbed's traffic-generator host: a
 // software RoCEv2-like NIC that sends flows on queue pairs (QPs), each paced by
 // its own token bucket (pacer.Scheduler) at the rate and window its reaction
 // point (RP) sets, receives and acknowledges data with the scheme's notification
@@ -6,9 +6,10 @@
 //
 // Where it sits: one Engine per host. The engine is pure Go and never reads a
 // clock: every entry point takes the time in ns (a lcore.TSCClock on DPDK,
-// virtual time in tests). host.go adapts it to a port.Port and a mempool with
-// two Poll functions (rx, tx) or one (both), per the testbed's composition
-// contract.
+// virtual time in the fabric). hostd/dataplane adapts it to a port.Port and a
+// mempool with two Poll functions (rx, tx) or one (both), per the testbed's
+// composition contract; Node (node.go) adapts it to the fabric's drivers
+// (node.Node), with buffers the driver owns.
 //
 // What the engine implements, and the sources it follows:
 //

@@ -1,12 +1,16 @@
-// Package switchd is the engine of ccbed's software switch (DESIGN.md, "Dataplane
-// model"; papers/rocc.md Section VI-B): up to 8 ports, static IPv4 routes,
-// a byte-accurate egress FIFO per port with a buffer limit, link-rate shaping, an
+// Package switchd is the engine of ccbed's software switch (the switch of the
+// RoCC paper's DPDK testbed, "RoCC: Robust Congestion Control for RDMA",
+// Section VI-B, grown to a fabric's switch): up to 64 ports, static IPv4 routes
+// to a port or to an ECMP group (a per-switch 5-tuple hash picks the port), a
+// byte-accurate egress FIFO per port with a buffer limit, link-rate shaping, an
 // optional delay line, PFC, and one congestion point (CP) of ccalgo per port.
 //
-// The engine is pure Go. It takes frames as byte slices with an opaque Handle
-// (the adapter's mbuf pointer) and the time in nanoseconds as an argument; it
-// never reads a clock and never imports dpdk. The adapter in switchd/dataplane
-// connects it to mbufs, ports and lcores.
+// The engine is pure Go. It takes frames as byte slices with an integer Handle
+// (node.Handle: the adapter's mbuf address, or the virtual-time driver's buffer
+// index) and the time in nanoseconds as an argument; it never reads a clock and
+// never imports dpdk. The adapter in switchd/dataplane connects it to mbufs,
+// ports and lcores; Node (node.go) to the fabric's drivers, with NextWake
+// telling a driver when the engine next has work.
 //
 // A frame goes through two stages, so that the pipeline mode can run them on
 // different lcores:
