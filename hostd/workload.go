@@ -62,8 +62,19 @@ func ParseCDF(name, text string) (*CDF, error) {
 	return c, nil
 }
 
-// LoadCDF reads a CDF file.
+// maxCDFBytes bounds a CDF file (the papers' have a few dozen lines).
+const maxCDFBytes = 1 << 20
+
+// LoadCDF reads a CDF file: a regular file of at most 1 MiB (not a device or
+// a pipe, which could block or never end).
 func LoadCDF(path string) (*CDF, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	if !st.Mode().IsRegular() || st.Size() > maxCDFBytes {
+		return nil, fmt.Errorf("%s: not a regular file of at most %d bytes", path, maxCDFBytes)
+	}
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err

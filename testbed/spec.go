@@ -14,6 +14,7 @@ import (
 	"github.com/ccbed/ccbed/ccalgo"
 	"github.com/ccbed/ccbed/config"
 	"github.com/ccbed/ccbed/fabric"
+	"github.com/ccbed/ccbed/hostd"
 )
 
 // Experiment is an experiment file (configs/experiments/*.toml).
@@ -349,6 +350,13 @@ func (e *Experiment) Validate() error {
 		k := fmt.Sprintf("workloads[%d]", i)
 		if w.CDF == "" {
 			return e.errorf(k+".cdf", "missing: a flow-size CDF file")
+		}
+		cdf := w.CDF
+		if !filepath.IsAbs(cdf) {
+			cdf = filepath.Join(e.dir, cdf)
+		}
+		if _, err := hostd.LoadCDF(cdf); err != nil {
+			return e.errorf(k+".cdf", "%v", err)
 		}
 		if w.Load <= 0 || w.Load > 1 {
 			return e.errorf(k+".load", "must be in (0, 1], got %v", w.Load)

@@ -192,6 +192,7 @@ func TestTopologyErrorsInFile(t *testing.T) {
 		{"explicit unreachable", "kind = \"explicit\"\nhosts = 2\nswitches = [\"s\"]\nlinks = [{ a = \"h0\", b = \"s\", gbps = 1 }]", "topology"},
 		{"star too big", "hosts = 65", "topology.hosts"},
 		{"clock", "hosts = 2", "experiment.clock"},
+		{"missing cdf", "hosts = 2\n[[workloads]]\ncdf = \"nonexistent.cdf\"\nsenders = [0]\ndsts = [1]\nload = 0.5", "workloads[0].cdf"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			text := "[experiment]\nname = \"x\"\n"
