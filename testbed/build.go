@@ -179,7 +179,7 @@ func (e *Experiment) ns3Topology() error {
 		}
 		return filepath.Join(e.dir, p)
 	}
-	f, err := os.Open(path(t.NS3Topology))
+	f, err := openRegular(path(t.NS3Topology))
 	if err != nil {
 		return e.errorf("topology.ns3_topology", "%v", err)
 	}
@@ -192,7 +192,7 @@ func (e *Experiment) ns3Topology() error {
 	if t.NS3Flows == "" {
 		return nil
 	}
-	ff, err := os.Open(path(t.NS3Flows))
+	ff, err := openRegular(path(t.NS3Flows))
 	if err != nil {
 		return e.errorf("topology.ns3_flows", "%v", err)
 	}
@@ -212,6 +212,19 @@ func (e *Experiment) ns3Topology() error {
 	}
 	e.ns3Flows = flows
 	return nil
+}
+
+// openRegular opens a regular file (not a device or a pipe, which could block
+// or never end).
+func openRegular(path string) (*os.File, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s: not a regular file", path)
+	}
+	return os.Open(path)
 }
 
 // Topo is the experiment's topology (built by Validate).
