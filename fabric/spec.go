@@ -43,8 +43,10 @@ type Spec struct {
 	// SampleNs is the period of the queue, fair-rate and flow-rate series
 	// (default 100 us).
 	SampleNs int64
-	// Seed seeds the workload generators (default 1).
+	// Seed seeds the workload generators and the pacing jitter (default 1).
 	Seed uint64
+	// PacingJitter is every host's hostd.Config.PacingJitter: 0 paces exactly.
+	PacingJitter float64
 	// Exact shapes switch ports and host NICs without bursts: frames leave
 	// exactly when their predecessor's last bit has left. The virtual-time
 	// driver sets it; DPDK drivers keep the bursts that absorb late polls.
@@ -332,7 +334,7 @@ func (s *Spec) Plan() (*Plan, error) {
 			Scheme: s.Scheme, CC: s.Params, Typed: s.Typed, ExpectedFlows: s.ExpectedFlows,
 			AckEvery: s.AckEvery, RTOUs: rtoUs, NakIntervalUs: nakUs,
 			SampleUs: float64(s.SampleNs) / 1e3, Seed: s.Seed,
-			MaxRxFlows: 4096, MaxPending: 4096,
+			MaxRxFlows: 4096, MaxPending: 4096, PacingJitter: s.PacingJitter,
 		}
 		if s.Exact {
 			c.NICBurstFrames = 1

@@ -62,6 +62,12 @@ type Config struct {
 	// tx poll (default 32, one tx burst). The virtual-time fabric, which never
 	// polls late, uses 1.
 	NICBurstFrames int `toml:"nic_burst_frames"`
+	// PacingJitter spreads the packet spacing of each QP paced below the line
+	// rate uniformly over [1 - j, 1 + j] times its paced gap (mean 1: the rate
+	// is unchanged), as real NICs' rate limiters do; 0 (the default) paces
+	// exactly. Senders paced exactly and alike release in lock step, a
+	// synchrony no testbed has. Seeded by Seed.
+	PacingJitter float64 `toml:"pacing_jitter"`
 	PFCPriority    int `toml:"pfc_priority"` // priority of data frames: PFC frames pausing it stop data (default 3)
 	// SampleUs is the period of the per-flow rate time series (default 100);
 	// MaxSamples bounds it (default 1,000,000 rows, further samples are counted).
@@ -324,6 +330,8 @@ func resolve(c *Config, f *config.File, keyPrefix, baseDir string) (*resolved, e
 		return nil, configError(f, k("burst_bytes"), "must be >= 0")
 	case c.NICBurstFrames < 1:
 		return nil, configError(f, k("nic_burst_frames"), "must be >= 1")
+	case !(c.PacingJitter >= 0 && c.PacingJitter < 1):
+		return nil, configError(f, k("pacing_jitter"), "must be in [0, 1), got %v", c.PacingJitter)
 	case c.PFCPriority < 0 || c.PFCPriority > 7:
 		return nil, configError(f, k("pfc_priority"), "must be in [0, 7]")
 	case !(c.SampleUs > 0):

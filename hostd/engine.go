@@ -46,6 +46,7 @@ type Engine struct {
 	pendLen   int
 	wls       []wlState
 	rng       *rand.Rand
+	jrng      *rand.Rand // pacing jitter (its own stream: workloads do not change with it)
 	pause     int64 // PFC: no data before this time
 	nextSweep int64
 	nextSamp  int64
@@ -367,6 +368,7 @@ func newEngine(r *resolved, now int64) (*Engine, error) {
 	sort.SliceStable(e.starts, func(i, j int) bool { return e.starts[i].start < e.starts[j].start })
 	e.pending = make([]pendingFlow, c.MaxPending)
 	e.rng = rand.New(rand.NewPCG(r.seed, 0x9e3779b97f4a7c15^uint64(r.ip)))
+	e.jrng = rand.New(rand.NewPCG(r.seed^0x6a09e667f3bcc908, uint64(r.ip)))
 	for i := range r.workloads {
 		w := &r.workloads[i]
 		ws := wlState{spec: w, stop: ccalgo.Never, capBps: w.cfg.RateGbps * 1e9, maxFlow: int64(w.cfg.MaxFlows)}
@@ -984,10 +986,15 @@ func (e *Engine) NextData(now int64, b []byte) int {
 	e.tc.DataFrames++
 	e.tc.DataBytes += uint64(n)
 	e.tc.PayloadBytes += uint64(payload)
-	// One scheduler update for the packet: the bucket pays n frame bytes, the
-	// backlog and bytes in flight are the QP's own (payload) accounting.
+	// One scheduler update for the packet: the bucket pays n frame bytes (or,
+	// with pacing jitter, n times a factor of mean 1), the backlog and bytes
+	// in flight are the QP's own (payload) accounting.
+	charge := int64(n)
+	if j := e.r.cfg.PacingJitter; j > 0 && s.rate < e.r.linkBps {
+		charge = int64(float64(n) * (1 + j*(2*e.jrng.Float64()-1)))
+	}
 	backlog, inflight := e.queueOf(s)
-	e.sched.OnSentQueue(q, int64(n), inflight, backlog, now)
+	e.sched.OnSentQueue(q, charge, inflight, backlog, now)
 	e.syncRP(qp, s, now)
 	return n
 }

@@ -239,7 +239,7 @@ func (e *Experiment) Spec() *fabric.Spec {
 		MTU: t.MTUBytes, AckEvery: t.AckEvery, BaseRTTNs: usToNs(t.BaseRTTUs), BufferBytes: t.BufferBytes,
 		PFC:   fabric.PFC{Enabled: e.PFC.Enabled, XOFFBytes: e.PFC.XOFFBytes, XONOffsetBytes: e.PFC.XONOffsetBytes},
 		RTONs: usToNs(t.RTOUs), NakIntervalNs: usToNs(t.NakIntervalUs),
-		SampleNs: usToNs(e.Experiment.SampleUs), Seed: e.Experiment.Seed,
+		SampleNs: usToNs(e.Experiment.SampleUs), Seed: e.Experiment.Seed, PacingJitter: t.PacingJitter,
 		Exact: e.Experiment.Clock == ClockVirtual,
 	}
 	for _, f := range e.Flows {

@@ -90,6 +90,9 @@ type Topology struct {
 	// topology's largest (a full data frame out and its ACK back, on idle links).
 	BaseRTTUs float64 `toml:"base_rtt_us"`
 	AckEvery  int     `toml:"ack_every"`
+	// PacingJitter spreads each host QP's packet spacing over [1 - j, 1 + j]
+	// of its paced gap (0: exact pacing; see hostd.Config.PacingJitter).
+	PacingJitter float64 `toml:"pacing_jitter"`
 
 	HostsPerSwitch []int      `toml:"hosts_per_switch"` // chain
 	TrunkGbps      float64    `toml:"trunk_gbps"`       // chain (default link_gbps)
@@ -261,6 +264,8 @@ func (e *Experiment) Validate() error {
 		return e.errorf("topology.ack_every", "must be >= 1, got %d", t.AckEvery)
 	case t.RTOUs < 0:
 		return e.errorf("topology.rto_us", "must be >= 0 (0: derived), got %v", t.RTOUs)
+	case !(t.PacingJitter >= 0 && t.PacingJitter < 1):
+		return e.errorf("topology.pacing_jitter", "must be in [0, 1), got %v", t.PacingJitter)
 	case t.NakIntervalUs < 0:
 		return e.errorf("topology.nak_interval_us", "must be >= 0 (0: derived), got %v", t.NakIntervalUs)
 	}
