@@ -68,7 +68,7 @@ type Config struct {
 	// exactly. Senders paced exactly and alike release in lock step, a
 	// synchrony no testbed has. Seeded by Seed.
 	PacingJitter float64 `toml:"pacing_jitter"`
-	PFCPriority    int `toml:"pfc_priority"` // priority of data frames: PFC frames pausing it stop data (default 3)
+	PFCPriority  int     `toml:"pfc_priority"` // priority of data frames: PFC frames pausing it stop data (default 3)
 	// SampleUs is the period of the per-flow rate time series (default 100);
 	// MaxSamples bounds it (default 1,000,000 rows, further samples are counted).
 	SampleUs   float64 `toml:"sample_us"`

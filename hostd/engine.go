@@ -47,7 +47,7 @@ type Engine struct {
 	wls       []wlState
 	rng       *rand.Rand
 	jrng      *rand.Rand // pacing jitter (its own stream: workloads do not change with it)
-	pause     int64 // PFC: no data before this time
+	pause     int64      // PFC: no data before this time
 	nextSweep int64
 	nextSamp  int64
 	lastSamp  int64
