@@ -337,6 +337,7 @@ func (s *Spec) Plan() (*Plan, error) {
 			MaxRxFlows: 4096, MaxPending: 4096, PacingJitter: s.PacingJitter,
 		}
 		if s.Exact {
+			c.GrowResults = true
 			c.NICBurstFrames = 1
 			c.BurstBytes = int64(frame)
 			// The virtual-time driver serves a host's send side right after

@@ -74,7 +74,13 @@ type Config struct {
 	SampleUs   float64 `toml:"sample_us"`
 	MaxSamples int     `toml:"max_samples"`
 	MaxFCTs    int     `toml:"max_fcts"` // FCT records kept (default 1,000,000)
-	Seed       uint64  `toml:"seed"`     // workload generator seed (default 1)
+	// GrowResults lets the rate-sample and FCT slices grow as the run
+	// records, up to MaxSamples and MaxFCTs, instead of reserving them whole
+	// at the start: for a Go caller running hundreds of hosts in one process
+	// (the virtual-time fabric). Off, nothing on an lcore ever allocates for
+	// results.
+	GrowResults bool   `toml:"-"`
+	Seed        uint64 `toml:"seed"` // workload generator seed (default 1)
 
 	Peers     []Peer           `toml:"peers"`
 	Flows     []FlowConfig     `toml:"flows"`

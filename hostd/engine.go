@@ -379,10 +379,16 @@ func newEngine(r *resolved, now int64) (*Engine, error) {
 		}
 		e.wls = append(e.wls, ws)
 	}
-	// The result slices grow as the run records (a few doublings, amortised),
-	// up to their bounds: a fabric of hundreds of hosts reserves nothing.
-	e.samples = make([]RateSample, 0, min(r.maxSamples, 1024))
-	e.fcts = make([]FCT, 0, min(c.MaxFCTs, 1024))
+	// The result slices are reserved whole, so that no lcore allocates for
+	// them; with GrowResults they grow as the run records (a few doublings),
+	// so that a fabric of hundreds of hosts reserves nothing up front.
+	if c.GrowResults {
+		e.samples = make([]RateSample, 0, min(r.maxSamples, 1024))
+		e.fcts = make([]FCT, 0, min(c.MaxFCTs, 1024))
+	} else {
+		e.samples = make([]RateSample, 0, r.maxSamples)
+		e.fcts = make([]FCT, 0, c.MaxFCTs)
+	}
 	e.nextSweep = now + r.rto/4
 	e.nextSamp = now + r.sampleNs
 	e.lastSamp = now
