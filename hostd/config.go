@@ -74,11 +74,11 @@ type Config struct {
 	SampleUs   float64 `toml:"sample_us"`
 	MaxSamples int     `toml:"max_samples"`
 	MaxFCTs    int     `toml:"max_fcts"` // FCT records kept (default 1,000,000)
-	// GrowResults lets the rate-sample and FCT slices grow as the run
-	// records, up to MaxSamples and MaxFCTs, instead of reserving them whole
-	// at the start: for a Go caller running hundreds of hosts in one process
-	// (the virtual-time fabric). Off, nothing on an lcore ever allocates for
-	// results.
+	// GrowResults starts the rate-sample and FCT slices small (1024 rows),
+	// for a Go caller running hundreds of hosts in one process (the
+	// virtual-time fabric). Off, the engine reserves room for the first 65536
+	// samples and 16384 FCTs, so that an lcore rarely allocates for results
+	// (beyond, the slices double, up to MaxSamples and MaxFCTs).
 	GrowResults bool   `toml:"-"`
 	Seed        uint64 `toml:"seed"` // workload generator seed (default 1)
 

@@ -379,16 +379,16 @@ func newEngine(r *resolved, now int64) (*Engine, error) {
 		}
 		e.wls = append(e.wls, ws)
 	}
-	// The result slices are reserved whole, so that no lcore allocates for
-	// them; with GrowResults they grow as the run records (a few doublings),
-	// so that a fabric of hundreds of hosts reserves nothing up front.
+	// The result slices start with room for a run's usual rows, so that an
+	// lcore rarely allocates for them, and double beyond (up to their bounds;
+	// reserving the bounds whole costs 100 MB a host). With GrowResults they
+	// start small: a fabric of hundreds of hosts reserves little up front.
+	rows, fcts := 1<<16, 1<<14
 	if c.GrowResults {
-		e.samples = make([]RateSample, 0, min(r.maxSamples, 1024))
-		e.fcts = make([]FCT, 0, min(c.MaxFCTs, 1024))
-	} else {
-		e.samples = make([]RateSample, 0, r.maxSamples)
-		e.fcts = make([]FCT, 0, c.MaxFCTs)
+		rows, fcts = 1024, 1024
 	}
+	e.samples = make([]RateSample, 0, min(r.maxSamples, rows))
+	e.fcts = make([]FCT, 0, min(c.MaxFCTs, fcts))
 	e.nextSweep = now + r.rto/4
 	e.nextSamp = now + r.sampleNs
 	e.lastSamp = now
