@@ -192,7 +192,9 @@ func (t *Topology) maxBaseRTT(mtu int) int64 {
 	dataTo := make([][]float64, n)
 	ackTo := make([][]float64, n)
 	for h := 0; h < n; h++ {
-		dataTo[h], ackTo[h] = oneWay(h, data), oneWay(h, ackFrameBytes)
+		// Keep the hosts' entries only (hosts are nodes 0 .. n-1).
+		dataTo[h] = append([]float64(nil), oneWay(h, data)[:n]...)
+		ackTo[h] = append([]float64(nil), oneWay(h, ackFrameBytes)[:n]...)
 	}
 	best := 0.0
 	for s := 0; s < n; s++ {
