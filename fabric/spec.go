@@ -279,6 +279,11 @@ func (s *Spec) Plan() (*Plan, error) {
 		}
 		c.Telemetry.Console = false
 		c.Telemetry.SampleUs = float64(s.SampleNs) / 1e3
+		if s.Exact {
+			// The virtual driver drains every ms of simulated time: room for
+			// four ms of samples of every port.
+			c.Telemetry.SampleBuffer = max(256, 4*t.NumPorts(nh+si)*int(max(1_000_000/s.SampleNs, 1)))
+		}
 		v := nh + si
 		for port := 0; port < t.NumPorts(v); port++ {
 			peer, peerPort, out := t.Peer(v, port)

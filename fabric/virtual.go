@@ -194,11 +194,11 @@ func (v *Virtual) Run(ctx context.Context, end int64, progress func(Progress)) e
 			v.transmit(to)
 			v.schedule(to)
 		}
+		if v.now >= nextDrain {
+			v.drainSamples()
+			nextDrain = v.now + 1_000_000
+		}
 		if v.events&0xffff == 0 {
-			if v.now >= nextDrain {
-				v.drainSamples()
-				nextDrain = v.now + 1_000_000
-			}
 			if err := ctx.Err(); err != nil {
 				v.drainSamples()
 				return err

@@ -517,7 +517,7 @@ func (c *Config) routeTable() (*RouteTable, error) {
 	for i, p := range c.Ports {
 		idx[p.Name] = i
 	}
-	rt := &RouteTable{}
+	rs := make([]routeSpec, 0, len(c.Routes))
 	for _, r := range c.Routes {
 		addr, plen, err := parsePrefix(r.Prefix)
 		if err != nil {
@@ -527,9 +527,11 @@ func (c *Config) routeTable() (*RouteTable, error) {
 		for _, n := range r.portNames() {
 			ports = append(ports, idx[n])
 		}
-		if err := rt.AddECMP(addr, plen, ports); err != nil {
-			return nil, err
-		}
+		rs = append(rs, routeSpec{addr: addr, plen: plen, ports: ports})
+	}
+	rt := &RouteTable{}
+	if err := rt.addAll(rs); err != nil {
+		return nil, err
 	}
 	return rt, nil
 }

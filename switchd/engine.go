@@ -395,7 +395,7 @@ func (e *Engine) egressOf(frame []byte, ip wire.IPv4, s *wire.Summary) int {
 		sport, dport = binary.BigEndian.Uint16(l4[0:]), binary.BigEndian.Uint16(l4[2:])
 	}
 	h := FlowHash(e.hashSeed, ip.Src(), ip.Dst(), sport, dport, ip.Protocol())
-	return int(e.routes.ports[int(r.first)+int(h%uint32(r.n))])
+	return int(e.routes.ports[r.first+h%r.n])
 }
 
 // flowKey reads a data frame's flow key at the offsets of m.

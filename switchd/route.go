@@ -25,7 +25,7 @@ type RouteTable struct {
 type route struct {
 	addr, mask uint32
 	plen       int
-	first, n   uint16
+	first, n   uint32 // the route's ports are ports[first : first+n]
 }
 
 // maxExactSpan bounds the address span of the direct /32 table: beyond it the
@@ -40,6 +40,46 @@ func (t *RouteTable) Add(addr uint32, plen, port int) error {
 
 // AddECMP inserts addr/plen -> an ECMP group of ports (one port: a plain route).
 func (t *RouteTable) AddECMP(addr uint32, plen int, ports []int) error {
+	if err := t.add(addr, plen, ports, true); err != nil {
+		return err
+	}
+	t.index()
+	return nil
+}
+
+// routeSpec is one route for addAll.
+type routeSpec struct {
+	addr  uint32
+	plen  int
+	ports []int
+}
+
+// addAll inserts every route and indexes once: a fabric's switch gets a /32
+// route per host, thousands of them, where AddECMP's check and index per route
+// would cost quadratic time.
+func (t *RouteTable) addAll(rs []routeSpec) error {
+	seen := make(map[uint64]bool, len(rs)+len(t.routes))
+	for _, r := range t.routes {
+		seen[uint64(r.addr)<<8|uint64(r.plen)] = true
+	}
+	for _, r := range rs {
+		k := uint64(r.addr)<<8 | uint64(r.plen&0xff)
+		if seen[k] {
+			return fmt.Errorf("%s/%d listed twice", ipString(r.addr), r.plen)
+		}
+		seen[k] = true
+		if err := t.add(r.addr, r.plen, r.ports, false); err != nil {
+			return err
+		}
+	}
+	sort.SliceStable(t.routes, func(i, j int) bool { return t.routes[i].plen > t.routes[j].plen })
+	t.index()
+	return nil
+}
+
+// add checks and appends one route; with sorted, it keeps the routes sorted
+// by prefix length and refuses a prefix already present.
+func (t *RouteTable) add(addr uint32, plen int, ports []int, sorted bool) error {
 	if plen < 0 || plen > 32 {
 		return fmt.Errorf("prefix length %d out of 0..32", plen)
 	}
@@ -56,12 +96,14 @@ func (t *RouteTable) AddECMP(addr uint32, plen int, ports []int) error {
 	if addr&^mask != 0 {
 		return fmt.Errorf("%s/%d has host bits set", ipString(addr), plen)
 	}
-	for _, r := range t.routes {
-		if r.addr == addr && r.plen == plen {
-			return fmt.Errorf("%s/%d listed twice", ipString(addr), plen)
+	if sorted {
+		for _, r := range t.routes {
+			if r.addr == addr && r.plen == plen {
+				return fmt.Errorf("%s/%d listed twice", ipString(addr), plen)
+			}
 		}
 	}
-	r := route{addr: addr, mask: mask, plen: plen, first: uint16(len(t.ports)), n: uint16(len(ports))}
+	r := route{addr: addr, mask: mask, plen: plen, first: uint32(len(t.ports)), n: uint32(len(ports))}
 	for _, p := range ports {
 		if p < 0 || p >= MaxPorts {
 			return fmt.Errorf("%s/%d: port %d out of range", ipString(addr), plen, p)
@@ -69,8 +111,9 @@ func (t *RouteTable) AddECMP(addr uint32, plen int, ports []int) error {
 		t.ports = append(t.ports, uint8(p))
 	}
 	t.routes = append(t.routes, r)
-	sort.SliceStable(t.routes, func(i, j int) bool { return t.routes[i].plen > t.routes[j].plen })
-	t.index()
+	if sorted {
+		sort.SliceStable(t.routes, func(i, j int) bool { return t.routes[i].plen > t.routes[j].plen })
+	}
 	return nil
 }
 
@@ -133,7 +176,7 @@ func (t *RouteTable) LookupHash(dst uint32, hash uint32) int {
 	if r.n == 1 {
 		return int(t.ports[r.first])
 	}
-	return int(t.ports[int(r.first)+int(hash%uint32(r.n))])
+	return int(t.ports[r.first+hash%r.n])
 }
 
 // Len is the number of routes.
