@@ -180,33 +180,43 @@ func TestRPDecreaseAndRecovery(t *testing.T) {
 	if rp.NextTimer() != 55*us {
 		t.Fatalf("timer %d, want 55 us", rp.NextTimer())
 	}
-	// CNP inside the 50 us decrease interval: ignored.
+	// CNP inside the 50 us decrease interval: held, and applied when the
+	// interval ends (a second one in the same interval adds nothing).
 	rp.OnCNP(10 * us)
-	check("CNP within 50 us", 20e9, 40e9, 1)
-	// 55 us: alpha decays, timer increase 1 of F: fast recovery to (40+20)/2.
-	rp.OnTimer(55 * us)
+	rp.OnCNP(30 * us)
+	check("CNPs within 50 us", 20e9, 40e9, 1)
+	if rp.NextTimer() != 50*us {
+		t.Fatalf("timer %d with a held CNP, want the interval's end, 50 us", rp.NextTimer())
+	}
+	rp.OnTimer(50 * us)
+	check("held CNP at 50 us", 10e9, 20e9, 1)
+	if rp.NextTimer() != 105*us {
+		t.Fatalf("timer %d after the held cut, want 105 us", rp.NextTimer())
+	}
+	// 105 us: alpha decays, timer increase 1 of F: fast recovery to (20+10)/2.
+	rp.OnTimer(105 * us)
 	a := 1 - g
-	check("55 us", 30e9, 40e9, a)
-	// CNP at 60 us: Rt = 30G, Rc = 30G * (1 - a/2), alpha = (1-g) a + g.
-	rp.OnCNP(60 * us)
-	rc := 30e9 * (1 - a/2)
+	check("105 us", 15e9, 20e9, a)
+	// CNP at 160 us: Rt = 15G, Rc = 15G * (1 - a/2), alpha = (1-g) a + g.
+	rp.OnCNP(160 * us)
+	rc := 15e9 * (1 - a/2)
 	a = (1-g)*a + g
-	check("second CNP", rc, 30e9, a)
-	// Timer events at 115, 170, 225, 280 us: fast recovery (T_cnt 1..4).
-	rt := 30e9
+	check("second CNP", rc, 15e9, a)
+	// Timer events every 55 us: fast recovery (T_cnt 1..4).
+	rt := 15e9
 	for k := int64(1); k <= 4; k++ {
-		rp.OnTimer(60*us + k*55*us)
+		rp.OnTimer(160*us + k*55*us)
 		a *= 1 - g
 		rc = (rt + rc) / 2
 		check("fast recovery", rc, rt, a)
 	}
 	// T_cnt = 5 >= F, B_cnt = 0 < F: additive increase by 40 Mb/s.
-	rp.OnTimer(60*us + 5*55*us)
+	rp.OnTimer(160*us + 5*55*us)
 	a *= 1 - g
 	rt += 40e6
 	rc = (rt + rc) / 2
 	check("additive increase", rc, rt, a)
-	if rp.NextTimer() != 60*us+6*55*us {
+	if rp.NextTimer() != 160*us+6*55*us {
 		t.Errorf("next timer %d", rp.NextTimer())
 	}
 }

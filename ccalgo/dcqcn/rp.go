@@ -29,6 +29,9 @@ type RP struct {
 	nextAlpha int64 // alpha timer, Never before the first CNP
 	nextInc   int64 // increase timer, Never before the first CNP
 	lastCut   int64 // time of the last rate decrease; math.MinInt64 if none
+	// heldCNP: a CNP came within decNs of the last cut; its cut is applied
+	// at lastCut + decNs.
+	heldCNP bool
 }
 
 var _ ccalgo.ReactionPoint = (*RP)(nil)
@@ -77,16 +80,31 @@ func (r *RP) Alpha() float64 { return r.alpha }
 // WindowBytes is line rate * base RTT in the "+win" variant, else NoWindow.
 func (r *RP) WindowBytes() int64 { return r.window }
 
-// NextTimer is the earlier of the alpha and the increase timer.
-func (r *RP) NextTimer() int64 { return min(r.nextAlpha, r.nextInc) }
+// NextTimer is the earliest of the alpha timer, the increase timer and the end
+// of the decrease interval when a CNP is held.
+func (r *RP) NextTimer() int64 {
+	t := min(r.nextAlpha, r.nextInc)
+	if r.heldCNP {
+		t = min(t, r.lastCut+r.decNs)
+	}
+	return t
+}
 
 // OnCNP cuts the rate (eq. 2, R_T = R_C first), then updates alpha (eq. 1),
-// resets both increase counters and re-arms both timers. CNPs within
-// DecreaseIntervalUs of the last cut are ignored.
+// resets both increase counters and re-arms both timers. A CNP within
+// DecreaseIntervalUs of the last cut is held, and cuts when the interval ends
+// (several held CNPs make one cut).
 func (r *RP) OnCNP(now int64) {
 	if r.lastCut != math.MinInt64 && now-r.lastCut < r.decNs {
+		r.heldCNP = true
 		return
 	}
+	r.cut(now)
+}
+
+// cut is the rate decrease and alpha update of a CNP, at now.
+func (r *RP) cut(now int64) {
+	r.heldCNP = false
 	r.lastCut = now
 	r.rt = r.rc
 	r.rc = max(r.minRate, r.rc*(1-r.alpha/2))
@@ -109,8 +127,12 @@ func (r *RP) OnSend(now int64, seq uint64, bytes int) {
 	}
 }
 
-// OnTimer runs the alpha decay (eq. 3) and the timer increase event due at now.
+// OnTimer applies a held CNP whose decrease interval has ended, then runs the
+// alpha decay (eq. 3) and the timer increase event due at now.
 func (r *RP) OnTimer(now int64) {
+	if r.heldCNP && now >= r.lastCut+r.decNs {
+		r.cut(now) // re-arms both timers past now
+	}
 	if now >= r.nextAlpha {
 		r.alpha *= 1 - r.g
 		r.nextAlpha += r.kNs
