@@ -626,19 +626,24 @@ func (e *Engine) dequeueData(now int64, g *egress) (Handle, []byte) {
 		e.cpDirty |= 1 << g.idx
 		e.applyMark(g, en, v.Mark)
 		if v.StampINT || en.stamp {
-			e.stampINT(now, g, en)
+			e.stampINT(g, en)
 		}
 	} else if en.stamp {
-		e.stampINT(now, g, en)
+		e.stampINT(g, en)
 	}
 	g.q.drop()
 	return h, frame
 }
 
-// stampINT pushes this hop's INT record (HPCC Section 4.1): B, TS = dequeue
-// time, txBytes = bytes the port sent before this packet, qLen = queue after
-// the dequeue.
-func (e *Engine) stampINT(now int64, g *egress, en *qEntry) {
+// stampINT pushes this hop's INT record (HPCC Section 4.1): B, TS = the time
+// the packet starts on the wire, txBytes = bytes the port sent before this
+// packet, qLen = queue after the dequeue.
+//
+// TS is the shaper's clock (busyUntil as the frame starts), not the poll's
+// time: the frames one late poll releases together (a shaper burst) start one
+// serialisation time apart on the link, and TS must say so, or the pairs (TS,
+// txBytes) give a txRate above the link rate (HPCC Eq. 2 then over-reacts).
+func (e *Engine) stampINT(g *egress, en *qEntry) {
 	if en.intOff == 0 {
 		g.c[cINTFull]++
 		return
@@ -646,7 +651,7 @@ func (e *Engine) stampINT(now int64, g *egress, en *qEntry) {
 	q := max(g.qBytes, 0)
 	hop := ccalgo.INTHop{
 		LinkBps: g.linkBps,
-		TS:      uint32(uint64(now) % ccalgo.INTTSWrap),
+		TS:      uint32(uint64(int64(g.busyUntil)) % ccalgo.INTTSWrap),
 		TxBytes: uint32(g.ps.TxBytes % ccalgo.INTTxBytesWrap),
 		QLen:    uint32(min(q, ccalgo.INTQLenMax)),
 	}

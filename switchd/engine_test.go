@@ -550,3 +550,45 @@ func itoa(n int) string {
 	}
 	return string(b)
 }
+
+// TestINTTimestampsInShaperBurst: frames that one late poll releases together
+// (the shaper catching up within its burst allowance) carry INT timestamps one
+// serialisation time apart, so that the txRate HPCC computes from two records
+// (HPCC Section 3.3, Eq. 2's input) stays at the link rate. Stamping the poll's
+// time gave every frame of the burst the same TS (an infinite txRate).
+func TestINTTimestampsInShaperBurst(t *testing.T) {
+	c := testConfig(2, 10)
+	c.CC.Scheme = "hpcc"
+	h := newHarness(t, c)
+	const frames = 10
+	for i := 0; i < frames; i++ {
+		if !h.inject(0, 0, dataFrame(t, 0, 1, 7, 1000, true)) {
+			t.Fatal("frame not taken")
+		}
+	}
+	// One poll 20 us late: the 16 KB burst allowance (13 us at 10 Gb/s)
+	// releases every frame at once.
+	out := h.tx(20_000, 1)
+	if len(out) != frames {
+		t.Fatalf("the late poll released %d frames, want %d", len(out), frames)
+	}
+	var prev ccalgo.INTHop
+	for i, b := range out {
+		hop := decode(t, b).INT.Hop(0)
+		if i > 0 {
+			// A frame of len(b) bytes takes (len + 24) x 0.8 ns at 10 Gb/s.
+			if dt, ser := int64(hop.TS-prev.TS), int64(float64(len(b)+24)*0.8); dt < ser-1 || dt > ser+1 {
+				t.Fatalf("frame %d: TS %d after %d (%d ns), want one frame's serialisation, %d ns", i, hop.TS, prev.TS, dt, ser)
+			}
+		}
+		prev = hop
+	}
+	// txBytes travels in 128-byte units: over the burst, the rate is the
+	// link's frame-byte rate, 10 Gb/s x len / (len + 24), within them.
+	first, last := decode(t, out[0]).INT.Hop(0), prev
+	rate := float64(last.TxBytes-first.TxBytes) * 8 / float64(last.TS-first.TS)
+	want := 10 * float64(len(out[0])) / float64(len(out[0])+24)
+	if math.Abs(rate-want) > 0.02*want {
+		t.Errorf("txRate over the burst %.3f Gb/s, want %.3f", rate, want)
+	}
+}
