@@ -388,10 +388,6 @@ func HostMAC(i int) [6]byte { return fabric.HostMAC(i) }
 // SwitchPortMAC is port i of the first switch's MAC address.
 func SwitchPortMAC(i int) [6]byte { return fabric.SwitchPortMAC(0, i) }
 
-func macString(m [6]byte) string {
-	return fmt.Sprintf("%02x:%02x:%02x:%02x:%02x:%02x", m[0], m[1], m[2], m[3], m[4], m[5])
-}
-
 // defaultHostLcores spreads hosts over the lcores after the switch's, one per
 // CPU the machine has beyond the switch's, at least one.
 func defaultHostLcores(sw uint, hosts, cpus int) []uint {

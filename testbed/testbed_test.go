@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"image/png"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -80,6 +81,9 @@ func TestValidateErrors(t *testing.T) {
 	}
 }
 
+// mac formats a MAC as the configs write it.
+func mac(m [6]byte) string { return net.HardwareAddr(m[:]).String() }
+
 func TestConfigsMapping(t *testing.T) {
 	e, err := Decode("x.toml", small, ".")
 	if err != nil {
@@ -88,12 +92,12 @@ func TestConfigsMapping(t *testing.T) {
 	sc := e.SwitchConfig()
 	if len(sc.Ports) != 4 || len(sc.Routes) != 4 || sc.Ports[3].LinkGbps != 1 || sc.CC.Scheme != "rocc" ||
 		sc.Routes[2].Prefix != "10.0.0.3/32" || sc.Routes[2].Port != "p2" ||
-		sc.Ports[2].PeerMAC != macString(HostMAC(2)) || sc.CC.Params["rocc"]["t_ns"] != int64(500_000) {
+		sc.Ports[2].PeerMAC != mac(HostMAC(2)) || sc.CC.Params["rocc"]["t_ns"] != int64(500_000) {
 		t.Fatalf("switch config %+v", sc)
 	}
 	hc := e.HostConfigs()
 	if len(hc) != 4 || len(hc[0].Flows) != 1 || len(hc[3].Flows) != 0 || hc[2].Flows[0].SizeBytes != 200_000 ||
-		hc[0].Flows[0].Dst != "10.0.0.4" || hc[1].GatewayMAC != macString(SwitchPortMAC(1)) || hc[0].Scheme != "rocc" {
+		hc[0].Flows[0].Dst != "10.0.0.4" || hc[1].GatewayMAC != mac(SwitchPortMAC(1)) || hc[0].Scheme != "rocc" {
 		t.Fatalf("host configs %+v", hc)
 	}
 	// 1 MB at 1 Gb/s drains in 8000 us: timeouts wait for a full queue. The

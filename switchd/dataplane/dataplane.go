@@ -1,8 +1,9 @@
 // Package dataplane connects the switchd engine to DPDK: mbufs, ports (port.Port)
-// and lcores. It is the thin adapter of DESIGN.md's house rules; the switching
-// logic lives in package switchd.
+// and lcores. It is a thin adapter (docs/fabric.md, "The node interface"); the
+// switching logic lives in package switchd.
 //
-// Two lcore modes (DESIGN.md "Lcores"; papers/rocc.md Section VI-B):
+// Two lcore modes (the RoCC testbed's switch, "RoCC: Robust Congestion Control
+// for RDMA", Section VI-B, had the three-lcore pipeline):
 //
 //   - run-to-completion: PollRTC does rx of every port, Classify and Enqueue,
 //     then Service and Transmit of every port, on one lcore;
