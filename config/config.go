@@ -3,12 +3,20 @@
 // key, and File.Errorf gives validation errors the same shape. switchd, hostd,
 // pktgen and testbed configs all go through it (DESIGN.md: "strict: unknown keys
 // are errors, with file:line").
+//
+// It is also the one way ccbed opens a file it reads (ReadFile, Open: TOML
+// files, flow-size CDFs, ns-3 topology and flow files): regular files only, no
+// larger than a cap, so that a device, a FIFO or a directory named by mistake
+// is an error at once rather than a read that never ends. TOML text nested
+// deeper than MaxDepth is refused before it is decoded. Float, Positive, Int,
+// Time and Entries range-check numeric fields (NaN and the infinities never
+// pass), with upper bounds from the machine: the int64-ns clocks (MaxTimeNs)
+// and its memory (MaxEntries).
 package config
 
 import (
 	"errors"
 	"fmt"
-	"os"
 	"regexp"
 	"strconv"
 	"strings"
@@ -22,7 +30,13 @@ type Error struct {
 	Line int    // 1-based; 0 when unknown
 	Key  string // dotted key path, e.g. "ports.link_gbps"; may be empty
 	Msg  string
+	// Err is the underlying error, when there is one (an os error opening
+	// the file): errors.Is(err, fs.ErrNotExist) sees through an *Error.
+	Err error
 }
+
+// Unwrap returns the underlying error, or nil.
+func (e *Error) Unwrap() error { return e.Err }
 
 // Error formats the error as file:line: key: message.
 func (e *Error) Error() string {
@@ -50,17 +64,26 @@ var typeErrRe = regexp.MustCompile(`^toml: line (\d+) \(last key "([^"]*)"\): (.
 
 // Load reads path and decodes it into v (a pointer to a struct with toml tags),
 // strictly. Fields not in the file keep the values v had, so fill v with
-// defaults first.
+// defaults first. path must be a regular file of at most MaxTOMLBytes (Open),
+// and its tables, keys and values nested at most MaxDepth deep (Decode).
 func Load(path string, v any) (*File, error) {
-	src, err := os.ReadFile(path)
+	src, err := ReadFile(path, MaxTOMLBytes)
 	if err != nil {
 		return nil, err
 	}
 	return Decode(path, string(src), v)
 }
 
-// Decode is Load on text already read; name is used in errors.
+// Decode is Load on text already read; name is used in errors. Text longer
+// than MaxTOMLBytes, or nested deeper than MaxDepth, is refused before it is
+// decoded: the decoder's time and memory grow with the square of the depth.
 func Decode(name, text string, v any) (*File, error) {
+	if len(text) > MaxTOMLBytes {
+		return nil, tooBig(name, int64(len(text)), MaxTOMLBytes)
+	}
+	if err := checkDepth(name, text); err != nil {
+		return nil, err
+	}
 	f := &File{Path: name, lines: strings.Split(text, "\n")}
 	md, err := toml.Decode(text, v)
 	f.md = md

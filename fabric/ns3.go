@@ -36,6 +36,8 @@ import (
 	"math"
 	"strconv"
 	"strings"
+
+	"github.com/ccbed/ccbed/config"
 )
 
 // MaxNS3Nodes is the most nodes (hosts and switches) ReadNS3Topology accepts.
@@ -255,6 +257,30 @@ func ReadNS3Topology(r io.Reader, name string) (*NS3Topology, error) {
 	return nt, nil
 }
 
+// ReadNS3TopologyFile is ReadNS3Topology on the file at path, which must be
+// a regular file of at most config.MaxNS3Bytes (config.Open: not a device or
+// a FIFO, which could never end or block); name names it in errors.
+func ReadNS3TopologyFile(path, name string) (*NS3Topology, error) {
+	r, err := config.Open(path, config.MaxNS3Bytes)
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	return ReadNS3Topology(r, name)
+}
+
+// ReadNS3FlowsFile is ReadNS3Flows on the file at path, which must be a
+// regular file of at most config.MaxNS3Bytes (config.Open); name names it in
+// errors.
+func ReadNS3FlowsFile(path, name string, t *NS3Topology) ([]Flow, error) {
+	r, err := config.Open(path, config.MaxNS3Bytes)
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	return ReadNS3Flows(r, name, t)
+}
+
 // ReadNS3Flows reads an HPCC ns-3 flow.txt from r against the topology t;
 // name names the file in errors ("flow.txt:7: ..."). Flow i of the file
 // (counting from 0) gets ID i, Src and Dst the host indices of its ns-3 node
@@ -386,6 +412,10 @@ var ns3RateUnits = map[string]float64{
 	"Gib/s": 1 << 30, "GiB/s": 8 << 30,
 }
 
+// maxNS3Bps is the fastest link the readers take: 1.6 Tb/s, the fastest
+// Ethernet standardised (and the testbed's bound on a link's rate).
+const maxNS3Bps = 1.6e12
+
 // ns3Rate parses an ns-3 DataRate string to bits/s, rounded to the bit/s.
 func ns3Rate(s string) (float64, error) {
 	i := len(s) - len(strings.TrimLeft(s, "0123456789."))
@@ -402,8 +432,8 @@ func ns3Rate(s string) (float64, error) {
 		return 0, fmt.Errorf("%q: want a number and a unit, as in 100Gbps", s)
 	}
 	bps := math.Round(v * mult)
-	if !(bps > 0) || math.IsInf(bps, 0) {
-		return 0, fmt.Errorf("%q: want a rate > 0", s)
+	if !(bps > 0) || bps > maxNS3Bps {
+		return 0, fmt.Errorf("%q: want a rate > 0 and at most %gGbps", s, maxNS3Bps/1e9)
 	}
 	return bps, nil
 }
@@ -412,9 +442,10 @@ func ns3Rate(s string) (float64, error) {
 // of HPCC's ns-3), in ns.
 var ns3TimeUnits = map[string]float64{"s": 1e9, "ms": 1e6, "us": 1e3, "ns": 1, "ps": 1e-3, "fs": 1e-6}
 
-// maxNS3Ns is the largest time the readers take, ns (about 285 years, which
-// keeps the conversion to int64 exact).
-const maxNS3Ns = 9e18
+// maxNS3Ns is the largest time the readers take, ns: config.MaxTimeNs
+// (2^60 ns, about 36.5 years), so that start times and delays added to the
+// clocks stay within int64.
+const maxNS3Ns = config.MaxTimeNs
 
 // ns3Delay parses an ns-3 Time string to ns, rounded to the ns.
 func ns3Delay(s string) (int64, error) {
@@ -433,7 +464,7 @@ func ns3Delay(s string) (int64, error) {
 	}
 	ns := math.Round(v * mult)
 	if !(ns >= 0) || ns > maxNS3Ns {
-		return 0, fmt.Errorf("%q: want a delay of 0 to 9e9 s", s)
+		return 0, fmt.Errorf("%q: want a delay of 0 to %.4g s (2^60 ns)", s, maxNS3Ns/1e9)
 	}
 	return int64(ns), nil
 }
@@ -446,7 +477,7 @@ func ns3Seconds(s string) (int64, error) {
 	}
 	ns := math.Round(v * 1e9)
 	if !(ns >= 0) || ns > maxNS3Ns {
-		return 0, fmt.Errorf("%q: want 0 to 9e9 seconds", s)
+		return 0, fmt.Errorf("%q: want 0 to %.4g seconds (2^60 ns)", s, maxNS3Ns/1e9)
 	}
 	return int64(ns), nil
 }

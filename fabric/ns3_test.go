@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"strings"
+	"syscall"
 	"testing"
 
 	_ "github.com/ccbed/ccbed/ccalgo/all"
@@ -210,11 +211,12 @@ func TestNS3TopologyErrors(t *testing.T) {
 		{"rate unit", "3 1 2\n0\n1 0 100Gbit 1000ns 0\n", `t.txt:3: rate: "100Gbit": unknown unit "Gbit"`},
 		{"rate Tbps", "3 1 2\n0\n1 0 1Tbps 1000ns 0\n", `unknown unit "Tbps"`},
 		{"rate zero", "3 1 2\n0\n1 0 0Gbps 1000ns 0\n", `t.txt:3: rate: "0Gbps": want a rate > 0`},
+		{"rate over 1.6 Tb/s", "3 1 2\n0\n1 0 1601Gbps 1000ns 0\n", `t.txt:3: rate: "1601Gbps": want a rate > 0 and at most 1600Gbps`},
 		{"rate no number", "3 1 2\n0\n1 0 Gbps 1000ns 0\n", `t.txt:3: rate: "Gbps": want a number and a unit`},
 		{"rate two points", "3 1 2\n0\n1 0 1.2.3Gbps 1000ns 0\n", `t.txt:3: rate: "1.2.3Gbps": want a number and a unit`},
 		{"delay unit", "3 1 2\n0\n1 0 100Gbps 1000nsec 0\n", `t.txt:3: delay: "1000nsec": unknown unit "nsec"`},
 		{"delay exponent", "3 1 2\n0\n1 0 100Gbps 1e3ns 0\n", `t.txt:3: delay: "1e3ns": unknown unit "e3ns"`},
-		{"delay negative", "3 1 2\n0\n1 0 100Gbps -5ns 0\n", `t.txt:3: delay: "-5ns": want a delay of 0 to 9e9 s`},
+		{"delay negative", "3 1 2\n0\n1 0 100Gbps -5ns 0\n", `t.txt:3: delay: "-5ns": want a delay of 0 to 1.153e+09 s (2^60 ns)`},
 		{"delay no number", "3 1 2\n0\n1 0 100Gbps us 0\n", `t.txt:3: delay: "us": want a number and a unit`},
 		{"delay huge", "3 1 2\n0\n1 0 100Gbps 1e99 0\n", `t.txt:3: delay: "1e99": unknown unit`},
 		{"error rate", "3 1 2\n0\n1 0 100Gbps 1000ns 0.001\n", "t.txt:3: error_rate 0.001: ccbed models no random link loss; set it to 0"},
@@ -290,8 +292,8 @@ func TestNS3FlowsErrors(t *testing.T) {
 		{"size float", "1\n1 6 3 100 1e6 2\n", `f.txt:2: size: "1e6" is not a non-negative integer`},
 		{"start unit", "1\n1 6 3 100 1000 2s\n", `f.txt:2: start_time: "2s" is not a number`},
 		{"start inf", "1\n1 6 3 100 1000 inf\n", `f.txt:2: start_time: "inf" is not a number`},
-		{"start negative", "1\n1 6 3 100 1000 -1\n", `f.txt:2: start_time: "-1": want 0 to 9e9 seconds`},
-		{"start huge", "1\n1 6 3 100 1000 1e10\n", `f.txt:2: start_time: "1e10": want 0 to 9e9 seconds`},
+		{"start negative", "1\n1 6 3 100 1000 -1\n", `f.txt:2: start_time: "-1": want 0 to 1.153e+09 seconds (2^60 ns)`},
+		{"start huge", "1\n1 6 3 100 1000 1e10\n", `f.txt:2: start_time: "1e10": want 0 to 1.153e+09 seconds (2^60 ns)`},
 		{"start order", "2\n1 6 3 100 1000 2.5\n\n6 1 3 100 1000 2.4\n", "f.txt:4: start_time 2.4 is before the previous flow's: ns-3 wants flows in ascending start time"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -353,6 +355,33 @@ func TestNS3Simulate(t *testing.T) {
 		t.Logf("flow %d: %d bytes in %d ns (ideal %d ns)", f.ID, fct.SizeBytes, fct.FCTNs, fct.IdealNs)
 		if fct.SizeBytes != f.SizeBytes || fct.FCTNs <= 0 || fct.FCTNs < fct.IdealNs*9/10 {
 			t.Errorf("flow %d: %+v", f.ID, fct)
+		}
+	}
+}
+
+// TestReadNS3Files: the file readers take regular files only, at once (a
+// device never ends, a FIFO would block), and read the repository's.
+func TestReadNS3Files(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	topo := filepath.Join("testdata", "ns3", "topology.txt")
+	nt, err := fabric.ReadNS3TopologyFile(topo, "topology.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := fabric.ReadNS3FlowsFile(filepath.Join("testdata", "ns3", "flow.txt"), "flow.txt", nt); err != nil {
+		t.Fatal(err)
+	}
+	for path, kind := range map[string]string{"/dev/zero": "a character device", "/dev/urandom": "a character device", fifo: "a FIFO", dir: "a directory"} {
+		want := path + ": not a regular file (" + kind + ")"
+		if _, err := fabric.ReadNS3TopologyFile(path, "t.txt"); err == nil || err.Error() != want {
+			t.Errorf("topology %s: got %v, want %s", path, err, want)
+		}
+		if _, err := fabric.ReadNS3FlowsFile(path, "f.txt", nt); err == nil || err.Error() != want {
+			t.Errorf("flows %s: got %v, want %s", path, err, want)
 		}
 	}
 }

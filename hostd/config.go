@@ -6,6 +6,7 @@ import (
 	"math"
 	"net"
 	"path/filepath"
+	"unsafe"
 
 	"github.com/BurntSushi/toml"
 
@@ -227,6 +228,98 @@ func configError(f *config.File, key, format string, args ...any) error {
 	return fmt.Errorf("hostd: %s: %s", key, fmt.Sprintf(format, args...))
 }
 
+// Upper bounds of Config fields that no table size derives.
+const (
+	// MaxLinkGbps bounds link and offered rates: 1.6 Tb/s, the fastest
+	// Ethernet standardised.
+	MaxLinkGbps = 1600
+	// MaxMessageBytes bounds a message size: 2^53, the largest integer a
+	// float64 holds exactly (rates, ideal FCTs and CDF sizes are float64).
+	MaxMessageBytes = 1 << 53
+	// maxBurstBytes bounds a token bucket's depth: 1 GiB, beyond which a
+	// bucket no longer paces anything a run sends.
+	maxBurstBytes = 1 << 30
+	// maxNICBurstFrames bounds the NIC bucket's depth in frames (its bytes
+	// stay within maxBurstBytes at the largest frame).
+	maxNICBurstFrames = maxBurstBytes / 9216
+)
+
+// check is one numeric field's range check: err is a config range helper's
+// result, note a remark the error ends with ("0: unlimited").
+type check struct {
+	key  string
+	err  error
+	note string
+}
+
+// firstBad returns the first failed check as an error at key(check.key).
+func firstBad(f *config.File, key func(string) string, checks []check) error {
+	for _, c := range checks {
+		if c.err == nil {
+			continue
+		}
+		if c.note != "" {
+			return configError(f, key(c.key), "%v; %s", c.err, c.note)
+		}
+		return configError(f, key(c.key), "%v", c.err)
+	}
+	return nil
+}
+
+// checkNumbers range-checks every numeric field of c's top level (the
+// flows, incasts and workloads are checked where resolve reads them). The
+// bounds of tables the engine allocates whole derive from the entry size
+// and this machine's memory (config.Entries).
+func checkNumbers(c *Config, key func(string) string, f *config.File) error {
+	if err := firstBad(f, key, []check{
+		{"link_gbps", config.Positive(c.LinkGbps, MaxLinkGbps), ""},
+		{"mtu_bytes", config.Int(int64(c.MTUBytes), 64, 9216-dataOverhead-wire.INTLen), "a full frame is at most 9216 bytes"},
+		{"base_rtt_us", config.PositiveTime(c.BaseRTTUs, "us"), ""},
+		{"expected_flows", config.Int(int64(c.ExpectedFlows), 1, 1<<22), ""},
+		{"ack_every", config.Int(int64(c.AckEvery), 1, math.MaxUint32), ""},
+		{"nak_interval_us", config.PositiveTime(c.NakIntervalUs, "us"), ""},
+		{"rto_us", config.PositiveTime(c.RTOUs, "us"), ""},
+		{"max_qps", config.Int(int64(c.MaxQPs), 1, 1<<16), ""},
+		{"max_rx_flows", config.Int(int64(c.MaxRxFlows), 1, 1<<22), ""},
+		{"max_pending", config.Entries(int64(c.MaxPending), 1, unsafe.Sizeof(pendingFlow{})), ""},
+		{"event_ring", config.Int(int64(c.EventRing), 16, 1<<20), ""},
+		{"burst_bytes", config.Int(c.BurstBytes, 0, maxBurstBytes), ""},
+		{"nic_burst_frames", config.Int(int64(c.NICBurstFrames), 1, maxNICBurstFrames), ""},
+		{"pfc_priority", config.Int(int64(c.PFCPriority), 0, 7), ""},
+		{"sample_us", config.PositiveTime(c.SampleUs, "us"), ""},
+		{"max_samples", config.Entries(int64(c.MaxSamples), 1, unsafe.Sizeof(RateSample{})), ""},
+		{"max_fcts", config.Entries(int64(c.MaxFCTs), 1, unsafe.Sizeof(FCT{})), ""},
+	}); err != nil {
+		return err
+	}
+	if !(c.PacingJitter >= 0 && c.PacingJitter < 1) {
+		return configError(f, key("pacing_jitter"), "got %v: want a number in [0, 1)", c.PacingJitter)
+	}
+	return nil
+}
+
+// mbufBytes is the memory of one mbuf of the pool cmd/hostd makes: the
+// default 2176-byte data room, the 128-byte rte_mbuf and the mempool's
+// object header, rounded up.
+const mbufBytes = 2432
+
+// maxLcore bounds an lcore id: DPDK's default RTE_MAX_LCORE is 128.
+const maxLcore = 127
+
+// checkNumbers range-checks the numeric fields of a hostd file outside its
+// [host] table.
+func (f *File) checkNumbers(cf *config.File) error {
+	for i, l := range f.Lcores {
+		if l > maxLcore {
+			return configError(cf, "lcores", "lcore %d (entry %d): want 0..%d (DPDK's RTE_MAX_LCORE)", l, i, maxLcore)
+		}
+	}
+	return firstBad(cf, func(k string) string { return k }, []check{
+		{"mbufs", config.Entries(int64(f.Mbufs), 1023, mbufBytes), ""},
+		{"duration_s", config.Time(f.DurationS, "s"), "0: until SIGINT or SIGTERM"},
+	})
+}
+
 // resolved is a validated Config turned into the engine's units.
 type resolved struct {
 	ip         uint32
@@ -285,6 +378,16 @@ func ParseMAC(s string) (wire.MAC, error) {
 	return wire.MAC(hw), nil
 }
 
+// CheckConfig checks c as NewEngine does (defaults applied, every field's
+// range, the CDF files read) without building the engine, which allocates
+// the tables the config sizes: a validator (testbed validate, -check) can
+// run exactly the checks a run would.
+func CheckConfig(c Config) error {
+	c.ApplyDefaults()
+	_, err := resolve(&c, nil, "", "")
+	return err
+}
+
 // resolve validates c (after ApplyDefaults) and converts it. f, when not nil,
 // locates errors in the file; keyPrefix is the table c was decoded from
 // ("host"); baseDir resolves relative CDF paths.
@@ -311,39 +414,8 @@ func resolve(c *Config, f *config.File, keyPrefix, baseDir string) (*resolved, e
 			return nil, configError(f, k("gateway_mac"), "%v", err)
 		}
 	}
-	switch {
-	case !(c.LinkGbps > 0) || math.IsInf(c.LinkGbps, 0):
-		return nil, configError(f, k("link_gbps"), "must be a finite number > 0")
-	case c.MTUBytes < 64 || maxFrame(c.MTUBytes) > 9216:
-		return nil, configError(f, k("mtu_bytes"), "%d out of range [64, %d]", c.MTUBytes, 9216-dataOverhead-wire.INTLen)
-	case !(c.BaseRTTUs > 0):
-		return nil, configError(f, k("base_rtt_us"), "must be > 0")
-	case c.AckEvery < 1:
-		return nil, configError(f, k("ack_every"), "must be >= 1")
-	case !(c.NakIntervalUs > 0):
-		return nil, configError(f, k("nak_interval_us"), "must be > 0")
-	case !(c.RTOUs > 0):
-		return nil, configError(f, k("rto_us"), "must be > 0")
-	case c.MaxQPs < 1 || c.MaxQPs > 1<<16:
-		return nil, configError(f, k("max_qps"), "%d out of range [1, 65536]", c.MaxQPs)
-	case c.MaxRxFlows < 1 || c.MaxRxFlows > 1<<22:
-		return nil, configError(f, k("max_rx_flows"), "%d out of range [1, 4194304]", c.MaxRxFlows)
-	case c.MaxPending < 1:
-		return nil, configError(f, k("max_pending"), "must be >= 1")
-	case c.EventRing < 16 || c.EventRing > 1<<20:
-		return nil, configError(f, k("event_ring"), "%d out of range [16, 1048576]", c.EventRing)
-	case c.BurstBytes < 0:
-		return nil, configError(f, k("burst_bytes"), "must be >= 0")
-	case c.NICBurstFrames < 1:
-		return nil, configError(f, k("nic_burst_frames"), "must be >= 1")
-	case !(c.PacingJitter >= 0 && c.PacingJitter < 1):
-		return nil, configError(f, k("pacing_jitter"), "must be in [0, 1), got %v", c.PacingJitter)
-	case c.PFCPriority < 0 || c.PFCPriority > 7:
-		return nil, configError(f, k("pfc_priority"), "must be in [0, 7]")
-	case !(c.SampleUs > 0):
-		return nil, configError(f, k("sample_us"), "must be > 0")
-	case c.MaxSamples < 1 || c.MaxFCTs < 1:
-		return nil, configError(f, k("max_samples"), "max_samples and max_fcts must be >= 1")
+	if err := checkNumbers(c, k, f); err != nil {
+		return nil, err
 	}
 	r.linkBps = c.LinkGbps * 1e9
 	r.mtu = c.MTUBytes
@@ -407,51 +479,54 @@ func resolve(c *Config, f *config.File, keyPrefix, baseDir string) (*resolved, e
 		}
 		r.peers[ip] = m
 	}
-	rate := func(key string, g float64) error {
-		if g < 0 || math.IsNaN(g) || math.IsInf(g, 0) {
-			return configError(f, key, "must be a finite number >= 0")
-		}
-		return nil
-	}
 	for i, fl := range c.Flows {
 		key := func(s string) string { return fmt.Sprintf("%s[%d].%s", k("flows"), i, s) }
 		ip, err := ParseIPv4(fl.Dst)
 		if err != nil {
 			return nil, configError(f, key("dst"), "%v", err)
 		}
-		if fl.SizeBytes < 0 {
-			return nil, configError(f, key("size_bytes"), "must be >= 0 (0: unlimited)")
-		}
-		if fl.StartUs < 0 {
-			return nil, configError(f, key("start_us"), "must be >= 0")
-		}
-		if err := rate(key("rate_gbps"), fl.RateGbps); err != nil {
+		if err := firstBad(f, key, []check{
+			{"size_bytes", config.Int(fl.SizeBytes, 0, MaxMessageBytes), "0: unlimited"},
+			{"start_us", config.Time(fl.StartUs, "us"), ""},
+			{"rate_gbps", config.Float(fl.RateGbps, 0, MaxLinkGbps), "0: no cap"},
+		}); err != nil {
 			return nil, err
 		}
 		r.flowDst = append(r.flowDst, ip)
 	}
 	r.flows = c.Flows
+	// maxStarts bounds the static and incast starts: each is a pendingFlow
+	// made when the engine is built.
+	maxStarts := config.MaxEntries(unsafe.Sizeof(pendingFlow{}))
+	starts := int64(len(c.Flows))
 	for i, g := range c.Incast {
 		key := func(s string) string { return fmt.Sprintf("%s[%d].%s", k("incast"), i, s) }
 		ip, err := ParseIPv4(g.Dst)
 		if err != nil {
 			return nil, configError(f, key("dst"), "%v", err)
 		}
-		switch {
-		case g.Flows < 1:
-			return nil, configError(f, key("flows"), "must be >= 1")
-		case g.SizeBytes < 1:
-			return nil, configError(f, key("size_bytes"), "must be >= 1")
-		case g.Repeat < 1:
-			return nil, configError(f, key("repeat"), "must be >= 1")
-		case g.Repeat > 1 && !(g.PeriodUs > 0):
-			return nil, configError(f, key("period_us"), "must be > 0 with repeat > 1")
-		case g.StartUs < 0:
-			return nil, configError(f, key("start_us"), "must be >= 0")
-		}
-		if err := rate(key("rate_gbps"), g.RateGbps); err != nil {
+		if err := firstBad(f, key, []check{
+			{"flows", config.Entries(int64(g.Flows), 1, unsafe.Sizeof(pendingFlow{})), ""},
+			{"size_bytes", config.Int(g.SizeBytes, 1, MaxMessageBytes), ""},
+			{"repeat", config.Entries(int64(g.Repeat), 1, unsafe.Sizeof(pendingFlow{})), ""},
+			{"start_us", config.Time(g.StartUs, "us"), ""},
+			{"period_us", config.Time(g.PeriodUs, "us"), ""},
+			{"rate_gbps", config.Float(g.RateGbps, 0, MaxLinkGbps), "0: no cap"},
+		}); err != nil {
 			return nil, err
 		}
+		if g.Repeat > 1 && !(g.PeriodUs > 0) {
+			return nil, configError(f, key("period_us"), "must be > 0 with repeat > 1")
+		}
+		if last := g.StartUs + float64(g.Repeat-1)*g.PeriodUs; last > config.MaxTime("us") {
+			return nil, configError(f, key("repeat"), "the last repeat starts at %.4g us: %v", last, config.Time(last, "us"))
+		}
+		// Every start of every group is a pendingFlow made up front.
+		if int64(g.Repeat) > (maxStarts-starts)/int64(g.Flows) {
+			return nil, configError(f, key("flows"), "flows x repeat = %.4g starts, with %d before: more than %d (%d B each, at most a quarter of this machine's %.1f GiB of memory)",
+				float64(g.Flows)*float64(g.Repeat), starts, maxStarts, unsafe.Sizeof(pendingFlow{}), float64(config.MemTotal())/(1<<30))
+		}
+		starts += int64(g.Flows) * int64(g.Repeat)
 		r.incastDst = append(r.incastDst, ip)
 	}
 	r.incast = c.Incast
@@ -478,16 +553,17 @@ func resolve(c *Config, f *config.File, keyPrefix, baseDir string) (*resolved, e
 			}
 			ws.dsts = append(ws.dsts, ip)
 		}
-		switch {
-		case !(w.Load > 0) || w.Load > 1:
-			return nil, configError(f, key("load"), "must be in (0, 1]")
-		case w.StartUs < 0 || w.StopUs < 0 || (w.StopUs > 0 && w.StopUs <= w.StartUs):
-			return nil, configError(f, key("stop_us"), "need 0 <= start_us < stop_us (or stop_us 0)")
-		case w.MaxFlows < 0:
-			return nil, configError(f, key("max_flows"), "must be >= 0")
-		}
-		if err := rate(key("rate_gbps"), w.RateGbps); err != nil {
+		if err := firstBad(f, key, []check{
+			{"load", config.Positive(w.Load, 1), ""},
+			{"start_us", config.Time(w.StartUs, "us"), ""},
+			{"stop_us", config.Time(w.StopUs, "us"), "0: no end"},
+			{"max_flows", config.Int(int64(w.MaxFlows), 0, math.MaxInt64), "0: no limit"},
+			{"rate_gbps", config.Float(w.RateGbps, 0, MaxLinkGbps), "0: no cap"},
+		}); err != nil {
 			return nil, err
+		}
+		if w.StopUs > 0 && w.StopUs <= w.StartUs {
+			return nil, configError(f, key("stop_us"), "need start_us < stop_us (or stop_us 0: no end)")
 		}
 		r.workloads = append(r.workloads, ws)
 	}

@@ -40,11 +40,8 @@ func LoadFile(path string) (*File, error) {
 	if n := len(f.Lcores); n < 1 || n > 2 {
 		return nil, cf.Errorf("lcores", "want 1 lcore (rx and tx) or 2 (rx, tx), got %d", n)
 	}
-	if f.Mbufs < 1023 {
-		return nil, cf.Errorf("mbufs", "at least 1023")
-	}
-	if f.DurationS < 0 {
-		return nil, cf.Errorf("duration_s", "must be >= 0")
+	if err := f.checkNumbers(cf); err != nil {
+		return nil, err
 	}
 	if f.ResultsDir == "" {
 		f.ResultsDir = filepath.Join("results", f.Host.Name)

@@ -4,9 +4,10 @@ import (
 	"bufio"
 	"fmt"
 	"math"
-	"os"
 	"strconv"
 	"strings"
+
+	"github.com/ccbed/ccbed/config"
 )
 
 // CDF is a flow-size distribution: points (size in bytes, cumulative
@@ -43,8 +44,8 @@ func ParseCDF(name, text string) (*CDF, error) {
 		}
 		n := len(c.Size)
 		switch {
-		case !(size >= 1) || math.IsInf(size, 0):
-			return nil, fmt.Errorf("%s:%d: size %v must be >= 1 byte", name, line, size)
+		case !(size >= 1) || size > MaxMessageBytes:
+			return nil, fmt.Errorf("%s:%d: size %v: want 1..2^53 bytes (float64 holds integers exactly up to 2^53)", name, line, size)
 		case !(p > 0 && p <= 1):
 			return nil, fmt.Errorf("%s:%d: probability %v must be in (0, 1]", name, line, p)
 		case n > 0 && (size <= c.Size[n-1] || p < c.Prob[n-1]):
@@ -62,20 +63,10 @@ func ParseCDF(name, text string) (*CDF, error) {
 	return c, nil
 }
 
-// maxCDFBytes bounds a CDF file (the papers' have a few dozen lines).
-const maxCDFBytes = 1 << 20
-
-// LoadCDF reads a CDF file: a regular file of at most 1 MiB (not a device or
-// a pipe, which could block or never end).
+// LoadCDF reads a CDF file: a regular file of at most config.MaxCDFBytes
+// (not a device or a pipe, which could block or never end; config.ReadFile).
 func LoadCDF(path string) (*CDF, error) {
-	st, err := os.Stat(path)
-	if err != nil {
-		return nil, err
-	}
-	if !st.Mode().IsRegular() || st.Size() > maxCDFBytes {
-		return nil, fmt.Errorf("%s: not a regular file of at most %d bytes", path, maxCDFBytes)
-	}
-	b, err := os.ReadFile(path)
+	b, err := config.ReadFile(path, config.MaxCDFBytes)
 	if err != nil {
 		return nil, err
 	}

@@ -2,6 +2,7 @@ package pktgen
 
 import (
 	"fmt"
+	"math"
 	"net"
 	"strconv"
 	"strings"
@@ -219,20 +220,67 @@ func (c *Config) Validate(f *config.File) error {
 	if len(c.Ports) == 0 {
 		return errf("ports", "no ports")
 	}
-	if c.DurationS < 0 {
-		return errf("duration_s", "negative")
+	if err := config.Time(c.DurationS, "s"); err != nil {
+		return errf("duration_s", "%v; 0: until SIGINT or the packet counts", err)
+	}
+	if c.StatsIntervalS >= 0 || math.IsNaN(c.StatsIntervalS) || math.IsInf(c.StatsIntervalS, 0) {
+		if err := config.Time(c.StatsIntervalS, "s"); err != nil {
+			return errf("stats_interval_s", "%v; 0: 1 s, < 0: off", err)
+		}
+	}
+	for i, l := range c.Lcores {
+		if l > MaxLcore {
+			return errf("lcores", "lcore %d (entry %d): want 0..%d (DPDK's RTE_MAX_LCORE)", l, i, MaxLcore)
+		}
 	}
 	if len(c.Ports) > MaxStreams {
 		return errf("ports", "%d ports, at most %d", len(c.Ports), MaxStreams)
 	}
+	jumbo := false
 	for i := range c.Ports {
 		if err := c.Ports[i].validate(); err != nil {
 			key, msg, _ := strings.Cut(err.Error(), ": ")
 			return errf(fmt.Sprintf("ports[%d].%s", i, key), "%s", msg)
 		}
+		mix, _ := c.Ports[i].SizeMix()
+		for _, sw := range mix {
+			jumbo = jumbo || sw.Size > 2048
+		}
+	}
+	// The pool is made whole at start: its mbufs must fit in memory (jumbo
+	// frames take mbufs of MaxFrameLen bytes of data room).
+	per := uintptr(mbufBytes)
+	if jumbo {
+		per = jumboMbufBytes
+	}
+	if err := config.Entries(int64(c.PoolMbufs), 0, per); err != nil {
+		return errf("pool_mbufs", "%v; 0: 16383", err)
 	}
 	return nil
 }
+
+// Bounds of numeric fields.
+const (
+	// MaxLcore is the largest lcore id: DPDK's default RTE_MAX_LCORE is 128.
+	MaxLcore = 127
+	// MaxRateGbps bounds rate_gbps: 1.6 Tb/s, the fastest Ethernet standardised.
+	MaxRateGbps = 1600
+	// MaxRateMpps bounds rate_mpps: MaxRateGbps in the smallest frames
+	// (60 bytes and 24 on the wire beside them), about 2381 Mpps.
+	MaxRateMpps = MaxRateGbps * 1e3 / ((MinFrameLen + L1Overhead) * 8)
+	// MaxBucketPackets bounds bucket_packets: the token bucket counts bits x
+	// 1e9 in an int64, and 2^16 frames of MaxFrameLen (7.2e13 each) stay
+	// below 2^63.
+	MaxBucketPackets = 1 << 16
+	// MaxMixWeight bounds a weight of a size mix (the weights are summed in
+	// an int).
+	MaxMixWeight = 1 << 20
+	// mbufBytes is the memory of one mbuf of the default 2176-byte data
+	// room with its 128-byte rte_mbuf and the mempool's object header,
+	// rounded up; jumboMbufBytes the same with room for MaxFrameLen.
+	mbufBytes      = 2432
+	jumboMbufBytes = MaxFrameLen + 128 + 128 + 256
+)
 
 // validate returns "key: message" errors.
 func (p *PortConfig) validate() error {
@@ -241,8 +289,11 @@ func (p *PortConfig) validate() error {
 	default:
 		return fmt.Errorf("proto: %q, want udp or roce", p.Proto)
 	}
-	if p.RateGbps < 0 || p.RateMpps < 0 {
-		return fmt.Errorf("rate_gbps: negative rate")
+	if err := config.Float(p.RateGbps, 0, MaxRateGbps); err != nil {
+		return fmt.Errorf("rate_gbps: %v; 0: no cap", err)
+	}
+	if err := config.Float(p.RateMpps, 0, MaxRateMpps); err != nil {
+		return fmt.Errorf("rate_mpps: %v; 0: no cap", err)
 	}
 	if p.RateGbps > 0 && p.RateMpps > 0 {
 		return fmt.Errorf("rate_mpps: set rate_gbps or rate_mpps, not both")
@@ -253,8 +304,14 @@ func (p *PortConfig) validate() error {
 	if p.Flows < 0 || p.Flows > MaxFlows {
 		return fmt.Errorf("flows: %d, want 1..%d", p.Flows, MaxFlows)
 	}
-	if p.BucketPackets < 0 {
-		return fmt.Errorf("bucket_packets: negative")
+	if err := config.Int(int64(p.BucketPackets), 0, MaxBucketPackets); err != nil {
+		return fmt.Errorf("bucket_packets: %v; 0: one burst", err)
+	}
+	if err := config.Int(int64(p.DSCP), 0, 63); err != nil {
+		return fmt.Errorf("dscp: %v: a 6-bit field", err)
+	}
+	if err := config.Int(int64(p.DestQP), 0, 1<<24-1); err != nil {
+		return fmt.Errorf("dest_qp: %v: BTH's 24-bit QP number (0: 1)", err)
 	}
 	mix, err := p.SizeMix()
 	if err != nil {
@@ -262,6 +319,9 @@ func (p *PortConfig) validate() error {
 	}
 	min := minFrame(p.Proto == "roce")
 	for _, sw := range mix {
+		if sw.Weight > MaxMixWeight {
+			return fmt.Errorf("mix: weight %d: want 1..%d", sw.Weight, MaxMixWeight)
+		}
 		if sw.Size < min || sw.Size > MaxFrameLen {
 			key := "size"
 			if p.Mix != "" {

@@ -3,7 +3,6 @@ package testbed
 import (
 	"fmt"
 	"math"
-	"os"
 	"path/filepath"
 	"strings"
 
@@ -179,12 +178,7 @@ func (e *Experiment) ns3Topology() error {
 		}
 		return filepath.Join(e.dir, p)
 	}
-	f, err := openRegular(path(t.NS3Topology))
-	if err != nil {
-		return e.errorf("topology.ns3_topology", "%v", err)
-	}
-	defer f.Close()
-	nt, err := fabric.ReadNS3Topology(f, t.NS3Topology)
+	nt, err := fabric.ReadNS3TopologyFile(path(t.NS3Topology), t.NS3Topology)
 	if err != nil {
 		return e.errorf("topology.ns3_topology", "%v", err)
 	}
@@ -192,12 +186,7 @@ func (e *Experiment) ns3Topology() error {
 	if t.NS3Flows == "" {
 		return nil
 	}
-	ff, err := openRegular(path(t.NS3Flows))
-	if err != nil {
-		return e.errorf("topology.ns3_flows", "%v", err)
-	}
-	defer ff.Close()
-	flows, err := fabric.ReadNS3Flows(ff, t.NS3Flows, nt)
+	flows, err := fabric.ReadNS3FlowsFile(path(t.NS3Flows), t.NS3Flows, nt)
 	if err != nil {
 		return e.errorf("topology.ns3_flows", "%v", err)
 	}
@@ -212,19 +201,6 @@ func (e *Experiment) ns3Topology() error {
 	}
 	e.ns3Flows = flows
 	return nil
-}
-
-// openRegular opens a regular file (not a device or a pipe, which could block
-// or never end).
-func openRegular(path string) (*os.File, error) {
-	st, err := os.Stat(path)
-	if err != nil {
-		return nil, err
-	}
-	if !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s: not a regular file", path)
-	}
-	return os.Open(path)
 }
 
 // Topo is the experiment's topology (built by Validate).
@@ -268,6 +244,13 @@ func (e *Experiment) Plan() (*fabric.Plan, error) {
 	p, err := e.Spec().Plan()
 	if err != nil {
 		return nil, e.errorf("topology", "%v", err)
+	}
+	// Every host's config passes the checks hostd runs before it allocates
+	// (sizes bounded by memory), so that validate refuses what run would.
+	for i := range p.Hosts {
+		if err := hostd.CheckConfig(p.Hosts[i]); err != nil {
+			return nil, e.errorf("topology", "host %s: %v", p.Hosts[i].Name, err)
+		}
 	}
 	return p, nil
 }

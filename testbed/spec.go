@@ -8,8 +8,10 @@ package testbed
 
 import (
 	"fmt"
+	"math"
 	"path/filepath"
 	"runtime"
+	"unsafe"
 
 	"github.com/ccbed/ccbed/ccalgo"
 	"github.com/ccbed/ccbed/config"
@@ -242,34 +244,37 @@ func (e *Experiment) Validate() error {
 	switch {
 	case x.Name == "":
 		return e.errorf("experiment.name", "missing: every experiment needs a name")
-	case x.DurationMs <= 0:
-		return e.errorf("experiment.duration_ms", "must be > 0, got %v", x.DurationMs)
-	case x.WarmupMs < 0 || x.WarmupMs >= x.DurationMs:
-		return e.errorf("experiment.warmup_ms", "must be in [0, duration_ms), got %v", x.WarmupMs)
-	case x.SampleUs <= 0:
-		return e.errorf("experiment.sample_us", "must be > 0, got %v", x.SampleUs)
+	case config.PositiveTime(x.DurationMs, "ms") != nil:
+		return e.errorf("experiment.duration_ms", "%v", config.PositiveTime(x.DurationMs, "ms"))
+	case config.Time(x.WarmupMs, "ms") != nil || x.WarmupMs >= x.DurationMs:
+		return e.errorf("experiment.warmup_ms", "got %v: want [0, duration_ms)", x.WarmupMs)
+	case config.PositiveTime(x.SampleUs, "us") != nil:
+		return e.errorf("experiment.sample_us", "%v", config.PositiveTime(x.SampleUs, "us"))
 	case x.Clock != ClockVirtual && x.Clock != ClockDPDK:
 		return e.errorf("experiment.clock", "%q: want %q or %q", x.Clock, ClockVirtual, ClockDPDK)
-	case t.LinkGbps <= 0 || t.LinkGbps > 400:
-		return e.errorf("topology.link_gbps", "must be in (0, 400], got %v", t.LinkGbps)
-	case t.DelayUs < 0:
-		return e.errorf("topology.delay_us", "must be >= 0, got %v", t.DelayUs)
+	case config.Positive(t.LinkGbps, 400) != nil:
+		return e.errorf("topology.link_gbps", "%v", config.Positive(t.LinkGbps, 400))
+	case config.Time(t.DelayUs, "us") != nil:
+		return e.errorf("topology.delay_us", "%v", config.Time(t.DelayUs, "us"))
 	case t.BufferBytes <= 0:
 		return e.errorf("topology.buffer_bytes", "must be > 0, got %d", t.BufferBytes)
 	case t.MTUBytes < 64 || t.MTUBytes > 9000:
 		return e.errorf("topology.mtu_bytes", "must be 64..9000, got %d", t.MTUBytes)
-	case t.BaseRTTUs < 0:
-		return e.errorf("topology.base_rtt_us", "must be >= 0 (0: derived from the topology), got %v", t.BaseRTTUs)
+	case config.Time(t.BaseRTTUs, "us") != nil:
+		return e.errorf("topology.base_rtt_us", "%v; 0: derived from the topology", config.Time(t.BaseRTTUs, "us"))
 	case t.AckEvery < 1:
 		return e.errorf("topology.ack_every", "must be >= 1, got %d", t.AckEvery)
-	case t.RTOUs < 0:
-		return e.errorf("topology.rto_us", "must be >= 0 (0: derived), got %v", t.RTOUs)
+	case config.Time(t.RTOUs, "us") != nil:
+		return e.errorf("topology.rto_us", "%v; 0: derived", config.Time(t.RTOUs, "us"))
 	case !(t.PacingJitter >= 0 && t.PacingJitter < 1):
 		return e.errorf("topology.pacing_jitter", "must be in [0, 1), got %v", t.PacingJitter)
-	case t.NakIntervalUs < 0:
-		return e.errorf("topology.nak_interval_us", "must be >= 0 (0: derived), got %v", t.NakIntervalUs)
+	case config.Time(t.NakIntervalUs, "us") != nil:
+		return e.errorf("topology.nak_interval_us", "%v; 0: derived", config.Time(t.NakIntervalUs, "us"))
 	}
 	if err := e.buildTopology(); err != nil {
+		return err
+	}
+	if err := e.checkSamples(); err != nil {
 		return err
 	}
 	nHosts := len(e.topo.Hosts)
@@ -319,10 +324,10 @@ func (e *Experiment) Validate() error {
 			return e.errorf(k+".dst", "a flow from host %d to itself", f.Src)
 		case f.SizeBytes < 0:
 			return e.errorf(k+".size_bytes", "must be >= 0 (0: unlimited), got %d", f.SizeBytes)
-		case f.StartUs < 0:
-			return e.errorf(k+".start_us", "must be >= 0, got %v", f.StartUs)
-		case f.RateGbps < 0:
-			return e.errorf(k+".rate_gbps", "must be >= 0, got %v", f.RateGbps)
+		case config.Time(f.StartUs, "us") != nil:
+			return e.errorf(k+".start_us", "%v", config.Time(f.StartUs, "us"))
+		case config.Float(f.RateGbps, 0, hostd.MaxLinkGbps) != nil:
+			return e.errorf(k+".rate_gbps", "%v; 0: no cap", config.Float(f.RateGbps, 0, hostd.MaxLinkGbps))
 		}
 		if err := claim(k+".id", f.ID); err != nil {
 			return err
@@ -350,6 +355,12 @@ func (e *Experiment) Validate() error {
 		if in.FlowsPerSender < 0 || in.Repeat < 0 {
 			return e.errorf(k, "flows_per_sender and repeat must be >= 0")
 		}
+		if err := config.Time(in.StartUs, "us"); err != nil {
+			return e.errorf(k+".start_us", "%v", err)
+		}
+		if err := config.Time(in.PeriodUs, "us"); err != nil {
+			return e.errorf(k+".period_us", "%v", err)
+		}
 	}
 	for i, w := range e.Workloads {
 		k := fmt.Sprintf("workloads[%d]", i)
@@ -363,8 +374,14 @@ func (e *Experiment) Validate() error {
 		if _, err := hostd.LoadCDF(cdf); err != nil {
 			return e.errorf(k+".cdf", "%v", err)
 		}
-		if w.Load <= 0 || w.Load > 1 {
-			return e.errorf(k+".load", "must be in (0, 1], got %v", w.Load)
+		if err := config.Positive(w.Load, 1); err != nil {
+			return e.errorf(k+".load", "%v", err)
+		}
+		if err := config.Time(w.StartUs, "us"); err != nil {
+			return e.errorf(k+".start_us", "%v", err)
+		}
+		if err := config.Time(w.StopUs, "us"); err != nil {
+			return e.errorf(k+".stop_us", "%v; 0: no end", err)
 		}
 		if len(w.Senders) == 0 || len(w.Dsts) == 0 {
 			return e.errorf(k, "needs senders and dsts")
@@ -374,6 +391,28 @@ func (e *Experiment) Validate() error {
 				return err
 			}
 		}
+	}
+	return nil
+}
+
+// sampleBytes is the memory of one sample of one switch port's queue and
+// fair rate: the fabric's SwitchSample, and a time and a value in each of
+// the recorder's queue and fair-rate series.
+const sampleBytes = unsafe.Sizeof(fabric.SwitchSample{}) + 2*16
+
+// checkSamples bounds duration_ms by what the machine can hold: every
+// switch port is sampled every sample_us for the whole run, and the samples
+// stay in memory until the results are written.
+func (e *Experiment) checkSamples() error {
+	ports := 0
+	for i := range e.topo.Switches {
+		ports += e.topo.NumPorts(len(e.topo.Hosts) + i)
+	}
+	x := &e.Experiment
+	n := math.Ceil(x.DurationMs*1e3/x.SampleUs) * float64(max(ports, 1))
+	if most := config.MaxEntries(sampleBytes); n > float64(most) {
+		return e.errorf("experiment.duration_ms", "%g ms sampled every %g us on %d switch ports is %.3g samples: at most %d fit (%d B each, at most a quarter of this machine's %.1f GiB of memory); raise sample_us or shorten the run",
+			x.DurationMs, x.SampleUs, ports, n, most, sampleBytes, float64(config.MemTotal())/(1<<30))
 	}
 	return nil
 }

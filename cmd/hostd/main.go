@@ -2,7 +2,9 @@
 // host.toml. It starts the EAL, a mempool and the port named in the file, runs
 // the host engine (hostd.Engine) on one lcore (rx and tx in one loop) or two (rx,
 // tx), stops after duration_s or on SIGINT / SIGTERM, and writes rate.csv,
-// fct.csv and counters.json into results_dir. See configs/host-*.toml.
+// fct.csv and counters.json into results_dir. See configs/host-*.toml. hostd
+// -c host.toml -check checks the file as a run would and exits before DPDK
+// starts.
 package main
 
 import (
@@ -24,10 +26,19 @@ import (
 
 func main() {
 	path := flag.String("c", "", "hostd TOML file")
+	check := flag.Bool("check", false, "check the file (its CDFs, every range) and exit, before DPDK starts")
 	flag.Parse()
 	if *path == "" {
-		fmt.Fprintln(os.Stderr, "usage: hostd -c host.toml")
+		fmt.Fprintln(os.Stderr, "usage: hostd -c host.toml [-check]")
 		os.Exit(2)
+	}
+	if *check {
+		if _, err := hostd.LoadFile(*path); err != nil {
+			fmt.Fprintln(os.Stderr, "hostd:", err)
+			os.Exit(1)
+		}
+		fmt.Printf("hostd: %s: ok\n", *path)
+		return
 	}
 	if err := run(*path); err != nil {
 		fmt.Fprintln(os.Stderr, "hostd:", err)

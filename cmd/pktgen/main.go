@@ -7,7 +7,8 @@
 //	pktgen -eal "--no-huge -m 512 --no-pci --no-shconf -l 0-1 --vdev=net_null0" \
 //	       -ports net_null0 -size 64 -duration 5 -json -
 //
-// SIGINT or SIGTERM stops the run and still prints the summary.
+// SIGINT or SIGTERM stops the run and still prints the summary. -check
+// checks the config and flags and exits before DPDK starts.
 package main
 
 import (
@@ -53,6 +54,7 @@ func run() error {
 		duration = flag.Float64("duration", -1, "seconds to run (0: until SIGINT or counts)")
 		jsonOut  = flag.String("json", "", `write the summary as JSON to this path ("-": stdout)`)
 		interval = flag.Float64("interval", 0, "live stats period in seconds (default 1; < 0 off)")
+		check    = flag.Bool("check", false, "check the config and flags (file, ranges, ports) and exit, before DPDK starts")
 	)
 	flag.Parse()
 
@@ -143,6 +145,10 @@ func run() error {
 	}
 	if err := cfg.Validate(file); err != nil {
 		return err
+	}
+	if *check {
+		fmt.Printf("pktgen: %s: ok (%d ports)\n", *cfgPath, len(cfg.Ports))
+		return nil
 	}
 	if len(cfg.EAL) == 0 {
 		return errors.New("no EAL arguments (-eal or eal = [...])")

@@ -110,8 +110,12 @@ func run(args []string) error {
 	if *outDir != "" {
 		e.Experiment.OutputDir = *outDir
 	}
-	if *durMs > 0 {
+	if *durMs != 0 {
 		e.Experiment.DurationMs = *durMs
+		// The override passes the file's own checks (finite, bounded).
+		if err := e.Validate(); err != nil {
+			return fmt.Errorf("run: -duration-ms %v: %w", *durMs, err)
+		}
 	}
 	if *clock != "" {
 		if *clock != testbed.ClockVirtual && *clock != testbed.ClockDPDK {

@@ -1,0 +1,127 @@
+package config
+
+import (
+	"bufio"
+	"fmt"
+	"math"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+)
+
+// Range checks for numeric fields. Each returns nil or an error that gives
+// the value and the allowed range (and, for derived bounds, where the bound
+// comes from); a caller puts it at its key with File.Errorf. NaN and the
+// infinities are never in range: TOML can spell them (nan, inf), and a NaN
+// passes every "v < 0" test, so checks written as "reject if out of range"
+// let it through.
+
+// MaxTimeNs bounds every time a file gives (durations, start and stop times,
+// timers, sample periods): 2^60 ns, about 36.5 years. The engines keep time
+// in int64 nanoseconds (at most 2^63 - 1); below 2^60, a time added to a
+// clock reading and a few more such times cannot overflow.
+const MaxTimeNs = 1 << 60
+
+// unitNs is the length of each time unit fields are given in, ns.
+var unitNs = map[string]float64{"s": 1e9, "ms": 1e6, "us": 1e3, "ns": 1}
+
+// Float returns nil when v is a finite number in [lo, hi].
+func Float(v, lo, hi float64) error {
+	if math.IsNaN(v) || math.IsInf(v, 0) || v < lo || v > hi {
+		return fmt.Errorf("got %v: want a finite number in [%g, %g]", v, lo, hi)
+	}
+	return nil
+}
+
+// Positive returns nil when v is a finite number in (0, hi].
+func Positive(v, hi float64) error {
+	if !(v > 0) || math.IsInf(v, 0) || v > hi {
+		return fmt.Errorf("got %v: want a finite number in (0, %g]", v, hi)
+	}
+	return nil
+}
+
+// Int returns nil when lo <= v <= hi.
+func Int(v, lo, hi int64) error {
+	if v < lo || v > hi {
+		return fmt.Errorf("got %d: want %d..%d", v, lo, hi)
+	}
+	return nil
+}
+
+// MaxTime is MaxTimeNs in unit ("s", "ms", "us" or "ns").
+func MaxTime(unit string) float64 {
+	ns, ok := unitNs[unit]
+	if !ok {
+		panic("config: unknown time unit " + unit)
+	}
+	return MaxTimeNs / ns
+}
+
+// Time returns nil when v, a time in unit ("s", "ms", "us" or "ns"), is a
+// finite number in [0, MaxTime(unit)].
+func Time(v float64, unit string) error {
+	if hi := MaxTime(unit); math.IsNaN(v) || math.IsInf(v, 0) || v < 0 || v > hi {
+		return fmt.Errorf("got %v: want a time in [0, %.4g] %s (2^60 ns: the engines' int64-ns clocks stay far from overflow)", v, hi, unit)
+	}
+	return nil
+}
+
+// PositiveTime is Time for a time that must be above 0.
+func PositiveTime(v float64, unit string) error {
+	if hi := MaxTime(unit); !(v > 0) || math.IsInf(v, 0) || v > hi {
+		return fmt.Errorf("got %v: want a time in (0, %.4g] %s (2^60 ns: the engines' int64-ns clocks stay far from overflow)", v, hi, unit)
+	}
+	return nil
+}
+
+// Entries returns nil when lo <= n <= MaxEntries(entryBytes): the bound of a
+// count a program allocates entryBytes for each of (a table, a ring, a
+// list of records). The error says the bound and how it was derived.
+func Entries(n, lo int64, entryBytes uintptr) error {
+	if hi := MaxEntries(entryBytes); n < lo || n > hi {
+		return fmt.Errorf("got %d: want %d..%d (%d B each, at most a quarter of this machine's %.1f GiB of memory)",
+			n, lo, hi, entryBytes, float64(MemTotal())/(1<<30))
+	}
+	return nil
+}
+
+// MaxEntries is how many entries of entryBytes fit in a quarter of
+// MemTotal: the most a single config field may make a program allocate.
+func MaxEntries(entryBytes uintptr) int64 {
+	return MemTotal() / 4 / int64(max(entryBytes, 1))
+}
+
+// fallbackMemTotal is MemTotal where the machine's memory cannot be read.
+const fallbackMemTotal = 16 << 30
+
+// MemTotal is the memory this process may use, bytes: the machine's
+// (/proc/meminfo MemTotal), or the cgroup's limit when that is lower
+// (/sys/fs/cgroup/memory.max, cgroup v2); 16 GiB where neither can be read.
+func MemTotal() int64 { return memTotal() }
+
+var memTotal = sync.OnceValue(func() int64 {
+	total := int64(0)
+	if f, err := os.Open("/proc/meminfo"); err == nil {
+		sc := bufio.NewScanner(f)
+		for sc.Scan() {
+			if rest, ok := strings.CutPrefix(sc.Text(), "MemTotal:"); ok {
+				if kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 10, 64); err == nil {
+					total = kb << 10
+				}
+				break
+			}
+		}
+		f.Close()
+	}
+	if b, err := os.ReadFile("/sys/fs/cgroup/memory.max"); err == nil {
+		if lim, err := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64); err == nil && lim > 0 && (total == 0 || lim < total) {
+			total = lim
+		}
+	}
+	if total <= 0 {
+		total = fallbackMemTotal
+	}
+	return total
+})
