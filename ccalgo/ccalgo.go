@@ -29,6 +29,7 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"strconv"
 	"sync"
 )
 
@@ -421,6 +422,25 @@ func Schemes() []Scheme {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out
+}
+
+// Where a congestion point that marks ECN marks (its parameter mark_at).
+const (
+	// MarkAtEnqueue marks a packet as it joins the egress queue, on the queue
+	// it finds there (the packet itself excluded).
+	MarkAtEnqueue = "enqueue"
+	// MarkAtDequeue marks a packet as it leaves for the wire, on the queue it
+	// leaves behind.
+	MarkAtDequeue = "dequeue"
+)
+
+// CheckMarkAt returns scheme's ParamError for parameter mark_at unless v is
+// MarkAtEnqueue or MarkAtDequeue.
+func CheckMarkAt(scheme, v string) error {
+	if v == MarkAtEnqueue || v == MarkAtDequeue {
+		return nil
+	}
+	return &ParamError{Scheme: scheme, Param: "mark_at", Value: strconv.Quote(v), Reason: `must be "enqueue" or "dequeue"`}
 }
 
 // ParamError reports a bad parameter value.

@@ -33,7 +33,7 @@ func TestCPHookDetection(t *testing.T) {
 		scheme   string
 		enq, deq bool
 	}{
-		{"rocc", true, true}, {"acc", true, true}, {"dcqcn", false, true}, {"dctcp", false, true},
+		{"rocc", true, true}, {"acc", false, true}, {"dcqcn", false, true}, {"dctcp", true, false},
 		{"hpcc", false, true}, {"p4qcn", true, false}, {"qcn", true, false},
 	} {
 		c := testConfig(2, 10)

@@ -1,12 +1,14 @@
 // Package acc implements ACC, ACK-driven congestion control for lossless Ethernet
 // (Zhang et al., "Revisiting Congestion Control for Lossless Ethernet", NSDI 2024;
-// ../shared/papers/acc.md), with the TCD ternary congestion detection it relies
-// on at the switch (../shared/specs/tcd.md).
+// sections below are that paper's), with the TCD ternary congestion detection it
+// relies on at the switch (Zhang et al., "Congestion Detection in Lossless
+// Networks", SIGCOMM 2021, as ACC Section 2.2 summarises it).
 //
 // Roles and where they sit in the dataplane:
 //   - CP (switchd tx+CC lcore, one per egress port): TCD's ternary port state,
-//     evaluated at dequeue; packets leaving a congestion port are marked CE, packets
-//     leaving an undetermined port UE (tcd.go).
+//     evaluated where Params.MarkAt says (default at dequeue); packets through a
+//     congestion port are marked CE, packets through an undetermined port UE
+//     (tcd.go).
 //   - NP (hostd rx lcore): echoes the mark and the send timestamp in the ACK of
 //     every data packet (np.go).
 //   - RP (hostd tx lcore, one per QP): Algorithm 1 of the paper, run at the end of
@@ -16,6 +18,19 @@
 // Defaults are the paper's (Section 6.1 "Parameter setting"): T = base RTT,
 // RI_Low = lineRate / 250, RI_High = 10 RI_Low, P_thresh = 1, 90 % CE fraction
 // (Section 4.1), TCD queue threshold 2 MTU and max(T_on) = 24 us at 100 Gb/s.
+//
+// The ACK arrival rate R (Algorithm 1 line 3, Section 4.3) is measured, not
+// counted: the bytes the period's eligible ACKs acknowledged over the time they
+// took to arrive, from the eligible ACK before the first of them to the last.
+// The paper's recvNum x MTU / T counts whole ACKs in a period, so with T = the
+// base RTT it moves in steps of one ACK per RTT (1.49 Gb/s at 10 Gb/s and a 5.7
+// us RTT, more than half a share of four flows) and the throttle sets each flow
+// to its own rounded count. The period stays the base RTT (Section 6.1: T must
+// be the base RTT so that a period's ACKs answer the period before); only the
+// rate inside it is measured finer. Section 4.3's own corner case, T replaced by
+// the inter-arrival time when one ACK arrives in several periods, is the
+// one-ACK case of this rule. See rp.go for the details and the one case that
+// keeps the paper's count over T.
 package acc
 
 import (
@@ -25,7 +40,7 @@ import (
 // SchemeName is the name ACC registers under.
 const SchemeName = "acc"
 
-// Paper defaults (papers/acc.md Sections 4.1, 6.1, 6.2; specs/acc-notes.md, tcd.md).
+// Paper defaults (Sections 4.1, 6.1, 6.2; TCD as Section 2.2 describes it).
 const (
 	// DefaultCEFraction is the fraction of CE-marked ACKs in a period above which
 	// a flow is "steadily congested" (Section 4.1: 90 %).
@@ -57,6 +72,12 @@ const (
 	// DefaultMinRateDivisor: the RP never paces below lineRate / 1000 (not in the
 	// paper; a floor so that halving and ACK-rate estimates cannot reach zero).
 	DefaultMinRateDivisor = 1000
+	// DefaultMarkAt is where TCD classifies the port and marks: at dequeue. ACC
+	// (Section 2.2) marks "packets passing through" a port without saying where;
+	// the project's definition of TCD evaluates the state at dequeue, on the
+	// queue the packet leaves behind, when the port's ON/OFF state is the one
+	// the packet meets on the wire.
+	DefaultMarkAt = ccalgo.MarkAtDequeue
 )
 
 // Params are ACC's parameters, TOML-decodable. DefaultParams fills the paper's
@@ -79,11 +100,12 @@ type Params struct {
 	InitRateBps float64 `toml:"init_rate_bps"`
 	// MinRateBps is the lowest pacing rate (a safety floor, not in the paper).
 	MinRateBps float64 `toml:"min_rate_bps"`
-	// AckBytes is the MTU of Algorithm 1 line 3, R = recvNum * MTU / T: the
-	// payload bytes one ACK stands for (one ACK per full data packet).
+	// AckBytes is the MTU of Algorithm 1 line 3: the payload bytes of a full
+	// data packet, which one ACK stands for. R itself counts the acknowledged
+	// bytes exactly; AckBytes sets the payload-to-wire factor below.
 	AckBytes int `toml:"ack_bytes"`
 	// HeaderBytes is the wire overhead of one data packet. The pacer counts wire
-	// bits, so the RP turns payload bytes (ACK counts, dS, dA) into wire bytes with
+	// bits, so the RP turns payload bytes (R's bytes, dS, dA) into wire bytes with
 	// the factor (AckBytes + HeaderBytes) / AckBytes.
 	HeaderBytes int `toml:"header_bytes"`
 	// QueueThresholdBytes is TCD's queue threshold (2 MTU).
@@ -91,12 +113,16 @@ type Params struct {
 	// MaxTOnNs is TCD's max(T_on): how long a port must have been ON
 	// (not paused) for a queue above the threshold to mean congestion.
 	MaxTOnNs int64 `toml:"max_t_on_ns"`
+	// MarkAt is where TCD classifies and marks: ccalgo.MarkAtEnqueue or
+	// ccalgo.MarkAtDequeue (DefaultMarkAt).
+	MarkAt string `toml:"mark_at"`
 }
 
 // DefaultParams returns the paper's defaults for env. max(T_on) is 24 us at
 // 100 Gb/s and scales with 100 Gb/s / env.LinkBps: PFC's pause/resume hysteresis is
 // a byte amount, so the ON period it produces lasts inversely to the line rate
-// (specs/tcd.md "scale with the PFC pause/resume timing of the link").
+// (the project's TCD definition: max(T_on) scales with the PFC pause/resume
+// timing of the link).
 func DefaultParams(env ccalgo.Env) *Params {
 	mtu := env.MTU
 	if mtu <= 0 {
@@ -115,6 +141,7 @@ func DefaultParams(env ccalgo.Env) *Params {
 		HeaderBytes:         DefaultHeaderBytes,
 		QueueThresholdBytes: int64(DefaultThresholdMTUs * mtu),
 		MaxTOnNs:            DefaultMaxTOnNs,
+		MarkAt:              DefaultMarkAt,
 	}
 	if env.LinkBps > 0 {
 		p.RILowBps = env.LinkBps / DefaultRILowDivisor
@@ -167,13 +194,16 @@ func (p *Params) validateCP() error {
 	case p.MaxTOnNs < 0:
 		return paramErr("max_t_on_ns", p.MaxTOnNs, "must be >= 0")
 	}
+	if err := ccalgo.CheckMarkAt(SchemeName, p.MarkAt); err != nil {
+		return err
+	}
 	return nil
 }
 
 func init() {
 	ccalgo.Register(ccalgo.Scheme{
 		Name:          SchemeName,
-		Doc:           "ACC: ACK-driven CC with TCD ternary marking (NSDI'24, papers/acc.md)",
+		Doc:           "ACC: ACK-driven CC with TCD ternary marking (Zhang et al., NSDI'24)",
 		DefaultParams: func(env ccalgo.Env) any { return DefaultParams(env) },
 		NewCP:         ccalgo.CPFactory(SchemeName, DefaultParams, func(p *Params, _ ccalgo.Env) (*CP, error) { return NewCP(p) }),
 		NewNP:         ccalgo.NPFactory(SchemeName, DefaultParams, func(*Params, ccalgo.Env) (*NP, error) { return NewNP(), nil }),

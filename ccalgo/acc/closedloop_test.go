@@ -27,15 +27,15 @@ import (
 // packet (acc.DefaultHeaderBytes), so the ACK arrival rate of a full link is
 // C x 1062 / 1090 = 0.974 C in its units.
 //
-// Known defect (1), which the tests below pin so that its fix flips them: the
-// ACK-rate estimate R = recvNum x MTU / T (Algorithm 1 line 3) counts whole
-// ACKs in a period T, and T is the base RTT by default, so R moves in steps of
-// one ACK per period: (MTU + 62) x 8 / T, 2.03 Gb/s at 100 Gb/s and T = 4.19
-// us, 1.43 Gb/s at 10 Gb/s and T = 5.93 us, against shares of 10 and 2.5 Gb/s.
-// The throttle sets each flow to its own rounded count, so the flows lock at
-// unequal rates until the next congestion; and periods with CE on 90 % of
-// their ACKs or fewer (a quarter of the periods at 100 Gb/s) count as
-// uncongested and ignore UE marks too, against Section 4.1.
+// Issue 11 fixed two defects these tests pinned. The ACK-rate estimate R =
+// recvNum x MTU / T (Algorithm 1 line 3) counted whole ACKs in a period T = the
+// base RTT, so R moved in steps of one ACK per period ((MTU + 62) x 8 / T: 1.49
+// Gb/s at 10 Gb/s and T = 5.7 us, against shares of 2.5 Gb/s) and the throttle
+// set each flow to its own rounded count; R is now measured between ACKs (see
+// rp.go), and TestFairness10G fails on the old count (91 % of the link used).
+// And periods with CE on 90 % of their ACKs or fewer counted as uncongested,
+// ignoring UE marks too; they now follow Section 4.1 (held, or a victim's with
+// UE), which parks the shares in TestUnequalRTTs at 100 Gb/s (pinned there).
 
 const (
 	mtu        = 1000
@@ -130,12 +130,12 @@ func classShares(rps []*tracedRP) string {
 // of the first, their rates then adding up to the ACK rate of a full link
 // within 5 % (Proposition 1); each first halt, extension included, within
 // 10 % of the ideal; the queue below 10 % of its peak within the ideal drain
-// time + 10 % + 2 T (the last tenth drains more slowly: the flows resume at
-// the rounded-up 10.13 Gb/s of defect (1), 104 % of the link); over [1, 5] ms
-// the link >= 95 % used and the queue mean below 20 KB. Fairness (Fig. 10(d))
-// is defect (1): the test asserts Jain's index below 0.99 over [1, 5] ms, so
-// that the fix flips it (measured 0.948; the shares rotate slowly: 0.866 over
-// [1, 2] ms, 0.972 over [1, 20] ms).
+// time + 10 % + 2 T (the last tenth drains more slowly: the first throttle
+// still counts whole ACKs over T, as no eligible ACK precedes a flow's first
+// period, and most flows resume at 10.13 Gb/s, 104 % of the link's share);
+// over [1, 5] ms the link >= 95 % used, the queue mean below 20 KB and Jain's
+// index >= 0.98 (Fig. 10(d); measured 0.988, 0.948 when R counted whole ACKs
+// per period).
 func TestIncast10To1(t *testing.T) {
 	const (
 		c    = 100e9
@@ -199,9 +199,21 @@ func TestIncast10To1(t *testing.T) {
 	if q > 20_000 {
 		t.Errorf("queue mean %.0f B over [1, 5] ms, want below 20 KB", q)
 	}
-	if j >= 0.99 {
-		t.Errorf("Jain %.4f >= 0.99: defect (1), the ACK-rate quantisation, seems fixed; assert the paper's C/10 each", j)
+	if j < 0.98 {
+		t.Errorf("Jain %.4f over [1, 5] ms, want >= 0.98 (C/10 each)", j)
 	}
+}
+
+// classShare is the fraction of the traced RPs' periods of class c.
+func classShare(rps []*tracedRP, c acc.Class) float64 {
+	n, tot := 0, 0
+	for _, rp := range rps {
+		n += rp.classes[c]
+		for _, k := range rp.classes {
+			tot += k
+		}
+	}
+	return float64(n) / float64(max(tot, 1))
 }
 
 func rateAfter(rps []*tracedRP) []float64 {
@@ -236,11 +248,11 @@ func phases(r *fabric.Result, n int, gap int64) [][]float64 {
 // period", and the aggregate rate "is maintained as 10Gbps".
 //
 // Asserted: every flow throttled within 2 T of the first, the rates then
-// adding up to the ACK rate of a full link within 10 % (one ACK is 0.65
-// Gb/s at T = 50 us against 2.5 Gb/s shares); over [5, 10] ms the link >= 95
-// % used. Per-flow fairness, not in Fig. 9 but Proposition 2's, is defect
-// (1) here too (one ACK per period is a quarter of a share): asserted below
-// 0.99 so that the fix flips it.
+// adding up to the ACK rate of a full link within 10 % (the first throttle
+// counts whole ACKs over T: one ACK is 0.65 Gb/s at T = 50 us against 2.5
+// Gb/s shares); over [5, 10] ms the link >= 95 % used and, Proposition 2's
+// per-flow fairness, not in Fig. 9, Jain's index >= 0.98 (measured 0.997;
+// 0.833 when R counted whole ACKs per period).
 func TestTestbed4To1(t *testing.T) {
 	const (
 		c    = 10e9
@@ -279,8 +291,8 @@ func TestTestbed4To1(t *testing.T) {
 	if util < 0.95 {
 		t.Errorf("utilisation %.4f, want >= 0.95", util)
 	}
-	if j >= 0.99 {
-		t.Errorf("Jain %.4f >= 0.99: defect (1) seems fixed; assert Proposition 2's C/4 each", j)
+	if j < 0.98 {
+		t.Errorf("Jain %.4f, want >= 0.98 (Proposition 2: C/4 each)", j)
 	}
 }
 
@@ -290,16 +302,13 @@ func TestTestbed4To1(t *testing.T) {
 // phase must move to the new fair share (Propositions 1 and 2) with the link
 // full.
 //
-// Asserted for each phase's second half: the link >= 90 % used. Below the
-// paper, and pinned: from three flows on, Jain's index below 0.99 (defect
-// (1): one ACK per period is 1.43 Gb/s against shares of 3.3 and 2.5 Gb/s)
-// and utilisation below 95 % (the throttles to rounded-down counts and the
-// halts after each one leave the link idle: 91 % with four flows). Both are
-// the period's doing: with T = 20 us (one ACK is 0.42 Gb/s) the same four
-// flows used 99.6 % of the link over [8, 24] ms while writing this test.
-// Over longer windows the default's shares rotate rather than lock (four
-// flows started together: Jain 0.974 over [1, 2] ms, 0.996 over [1, 20] ms),
-// but the link stays 90 % used.
+// Asserted for each phase's second half (1 ms): the link >= 95 % used (91 %
+// with four flows when R counted whole ACKs per period, one ACK being 1.43
+// Gb/s here) and Jain's index >= 0.99 up to three flows, >= 0.93 with four
+// (measured 0.9996, 0.994 and 0.950: with one or two ACKs per flow and period,
+// each throttle takes a rate that is off by a packet slot in the shared queue,
+// and the shares wander around C/4 over a millisecond; TestFairness10G
+// measures them over longer).
 func TestStaggered10G(t *testing.T) {
 	const (
 		c   = 10e9
@@ -320,17 +329,70 @@ func TestStaggered10G(t *testing.T) {
 		from, to := int64(k)*gap+gap/2, int64(k+1)*gap
 		t.Logf("%d flows over [%.0f, %.0f] ms: goodput %s Gb/s (C/%d's share %.2f), utilisation %.4f, Jain %.4f, queue mean %.0f B, max %d B",
 			k+1, float64(from)/1e6, float64(to)/1e6, fabrictest.Gbps(g), k+1, full/float64(k+1)/1e9, util, j, r.MeanQueue(0, 0, from, to), r.MaxQueue(0, 0, from, to))
-		if util < 0.9 {
-			t.Errorf("%d flows: utilisation %.4f, want >= 0.9", k+1, util)
+		if util < 0.95 {
+			t.Errorf("%d flows: utilisation %.4f, want >= 0.95", k+1, util)
 		}
-		if k >= 2 && j >= 0.99 {
-			t.Errorf("%d flows: Jain %.4f >= 0.99: defect (1) seems fixed; assert C/N each", k+1, j)
+		minJ := 0.99
+		if k == n-1 {
+			minJ = 0.93
 		}
-		if k == n-1 && util >= 0.95 {
-			t.Errorf("%d flows: utilisation %.4f >= 0.95: the link is full now; assert >= 0.95", k+1, util)
+		if j < minJ {
+			t.Errorf("%d flows: Jain %.4f, want >= %.2f", k+1, j, minJ)
 		}
 	}
 	t.Logf("periods:%s", classShares(rps))
+}
+
+// TestFairness10G is Propositions 1 and 2 where the ACK count per period is
+// smallest: four long flows at 10 Gb/s, started 1 ms apart, 0.943 us links for
+// a base RTT of 5.7 us, default parameters (T = 5.7 us). A share (2.3 Gb/s of
+// goodput) is 1.6 packets per period, and one ACK per period is 1.49 Gb/s of
+// R: counting whole ACKs over T (Algorithm 1 line 3 as written) throttled the
+// flows to multiples of that and left the link 91 % used (0.906 over [8, 20]
+// ms, Jain 0.996, one flow at 0.83 of C/4).
+//
+// Asserted over [8, 20] ms: the link >= 95 % used, Jain's index >= 0.98 and
+// every flow within 15 % of C/4 (measured 0.971, 0.997, 0.90-1.04 of C/4).
+func TestFairness10G(t *testing.T) {
+	const (
+		c    = 10e9
+		n    = 4
+		d    = 943 // ns per link, each way
+		gap  = 1_000_000
+		from = 8_000_000
+		end  = 20_000_000
+	)
+	spec := &fabric.Spec{Topo: fabrictest.StarDelays(n+1, c, []int64{d, d, d, d, d}), SampleNs: 10_000}
+	spec.Flows = fabrictest.Staggered(n, 1, 0, gap)
+	r := simulate(t, spec, end)
+	if rtt := r.Plan.BaseRTTNs; rtt < 5_600 || rtt > 5_800 {
+		t.Fatalf("base RTT %d ns, want about 5.7 us", rtt)
+	}
+	var rps []*tracedRP
+	for i := 0; i < n; i++ {
+		rps = append(rps, rpOf(t, r, i+1, int64(i+1)))
+	}
+	g := fabrictest.Goodputs(r, spec.Flows, from, end)
+	full := fabrictest.PayloadGoodput(c, mtu)
+	util := fabrictest.Sum(g) / full
+	j := fabric.Jain(g)
+	var perMs []string
+	for w := int64(from); w < end; w += 2_000_000 {
+		perMs = append(perMs, fabrictest.Scaled(fabrictest.Goodputs(r, spec.Flows, w, w+2_000_000), full/n, 2))
+	}
+	t.Logf("T = %d ns; over [8, 20] ms: goodput %s Gb/s (C/4's share %.2f), utilisation %.4f, Jain %.4f, queue mean %.0f B, max %d B; per 2 ms, of C/4's share: %v; periods:%s",
+		r.Plan.BaseRTTNs, fabrictest.Gbps(g), full/n/1e9, util, j, r.MeanQueue(0, 0, from, end), r.MaxQueue(0, 0, from, end), perMs, classShares(rps))
+	if util < 0.95 {
+		t.Errorf("utilisation %.4f, want >= 0.95", util)
+	}
+	if j < 0.98 {
+		t.Errorf("Jain %.4f, want >= 0.98", j)
+	}
+	for i, x := range g {
+		if math.Abs(x/(full/n)-1) > 0.15 {
+			t.Errorf("flow %d: %.3f Gb/s, %.2f of C/4, want within 15 %%", i+1, x/1e9, x/(full/n))
+		}
+	}
 }
 
 // TestUnequalRTTs is Proposition 2 ("fair bandwidth allocation regardless of
@@ -338,13 +400,18 @@ func TestStaggered10G(t *testing.T) {
 // whose links have 1, 2, 4 and 8 us of delay (base RTTs of 4.2 to 24 us),
 // starting 0.5 ms apart, at the paper's 100 Gb/s and at its testbed's 10
 // Gb/s. T is the fabric's largest base RTT (the default, Section 6.1: T must
-// cover the RTT), so one ACK per period is 0.35 Gb/s here, finer than in
-// the tests above.
+// cover the RTT).
 //
-// Asserted over [2, 6] ms: the link >= 98 % used, Jain's index >= 0.95
-// (measured 0.992 at 100 Gb/s, 0.971 at 10 Gb/s). The shares do not settle at
-// C/4 (logged per millisecond): at 100 Gb/s the 4.2 us flow stays 10 to 22 %
-// below it, at 10 Gb/s the flows wander between 0.64 and 1.42 of it.
+// Asserted over [2, 6] ms: the link >= 98 % used at both rates; at 10 Gb/s
+// Jain's index >= 0.9 (measured 0.931: the shares wander between 0.65 and
+// 1.4 of C/4, logged per millisecond). Pinned at 100 Gb/s, a known limit of
+// Section 4.1's rule: Jain's index below 0.95 with most periods held (mixed
+// CE, no UE). After the halts the four rates add up to C, the queue holds a
+// few packets and every period of 24 us (about 280 packets) sees a few CE
+// marks but not 90 %: the flows neither increase nor throttle, and the shares
+// stay where the last throttle left them (0.42, 0.46, 1.11, 2.02 of C/4; Jain
+// 0.707, 83 % of periods held). Counting such periods as uncongested, as
+// ccbed did before issue 11, measured 0.992 here.
 func TestUnequalRTTs(t *testing.T) {
 	delays := []int64{1000, 2000, 4000, 8000}
 	for _, c := range []float64{100e9, 10e9} {
@@ -375,8 +442,11 @@ func TestUnequalRTTs(t *testing.T) {
 			if util < 0.98 {
 				t.Errorf("utilisation %.4f, want >= 0.98", util)
 			}
-			if j < 0.95 {
-				t.Errorf("Jain %.4f, want >= 0.95", j)
+			if c == 10e9 && j < 0.9 {
+				t.Errorf("Jain %.4f, want >= 0.9", j)
+			}
+			if held := classShare(rps, acc.ClassMixedCE); c == 100e9 && (j >= 0.95 || held < 0.5) {
+				t.Errorf("Jain %.4f with %.0f %% of periods held: the shares no longer park; assert Jain >= 0.95", j, 100*held)
 			}
 		})
 	}

@@ -1,7 +1,9 @@
 // ACC notification point: the receiver copies the TCD mark of each data packet into
-// its ACK (papers/acc.md Section 4, "The receiver copies the TCD marking to the
-// corresponding ACK"; Section 5, rxe_responder; specs/acc-notes.md: one ACK per
-// data packet, sent at high priority). The send timestamp is echoed too.
+// its ACK ("Revisiting Congestion Control for Lossless Ethernet", NSDI 2024,
+// Section 4: "The receiver copies the TCD marking to the corresponding ACK";
+// Section 5, rxe_responder; one ACK per data packet, as the testbed of Section
+// 6.2 configured, sent at high priority, Section 4.3). The send timestamp is
+// echoed too.
 // ACC sends no CNP. Deviation: none; one ACK per packet is the host engine's
 // setting (AckEvery = 1), which this NP does not see.
 

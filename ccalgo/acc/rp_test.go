@@ -53,11 +53,13 @@ func TestClassify(t *testing.T) {
 		{10, 0, 0, ClassUncongested},
 		{10, 0, 1, ClassUndetermined},
 		{10, 10, 0, ClassCongested},
-		{10, 9, 0, ClassMixedCE}, // 90 % is not above 90 %
-		{10, 9, 1, ClassMixedCE}, // CE outranks UE
+		{10, 9, 0, ClassMixedCE},      // 90 % is not above 90 %: held
+		{10, 9, 1, ClassUndetermined}, // CE not steady: UE makes it a victim
 		{20, 19, 0, ClassCongested},
+		{20, 19, 1, ClassCongested}, // steady CE outranks UE
 		{1, 1, 0, ClassCongested},
-		{4, 1, 3, ClassMixedCE},
+		{4, 1, 3, ClassUndetermined},
+		{4, 1, 0, ClassMixedCE},
 	} {
 		if got := Classify(c.acks, c.ce, c.ue, DefaultCEFraction); got != c.want {
 			t.Errorf("Classify(%d,%d,%d) = %v, want %v", c.acks, c.ce, c.ue, got, c.want)
@@ -212,11 +214,12 @@ func TestDSAccumulates(t *testing.T) {
 	d.send(10)
 	d.end(t) // no ACK: dS = 20 packets
 	d.send(10)
-	d.ack(5, ccalgo.MarkCE)
+	d.ack(5, ccalgo.MarkCE) // at 21.0-21.4 us
 	d.end(t)
-	// R = 5 * 8496 / 10 us; t_Halt = 15 packets / (5 per 10 us) = 30 us.
-	if r.HaltNs() != 30_000 || r.HaltUntil() != d.now+30_000 {
-		t.Fatalf("t_Halt %d until %d, want 30000 %d", r.HaltNs(), r.HaltUntil(), d.now+30_000)
+	// R = 5 packets over the 20.4 us since the ACK at 1 us; t_Halt = 15
+	// packets / R = 3 x 20.4 us.
+	if r.HaltNs() != 61_200 || r.HaltUntil() != d.now+61_200 {
+		t.Fatalf("t_Halt %d until %d, want 61200 %d", r.HaltNs(), r.HaltUntil(), d.now+61_200)
 	}
 }
 
@@ -297,15 +300,110 @@ func TestVictim(t *testing.T) {
 	}
 }
 
-func TestMixedCEIncreases(t *testing.T) {
-	r := newTestRP(t, func(p *Params) { p.InitRateBps = 50e9 })
-	d := &drv{r: r}
-	d.send(10)
-	d.ack(9, ccalgo.MarkCE)
-	d.ack(1, ccalgo.MarkNone)
-	d.end(t)
-	if r.LastClass() != ClassMixedCE || !near(r.RateBps(), 50.2e9) || r.Halted() {
-		t.Fatalf("class %v rate %v halted %v", r.LastClass(), r.RateBps(), r.Halted())
+// TestMixedPeriods is Section 4.1's rule for periods whose CE fraction is not
+// above 90 %: only a period with neither CE nor UE is uncongested, so CE alone
+// holds the rate and restarts the increase at RI_Low, and UE makes the flow a
+// victim (Section 4.4) that halves once N_v > P_thresh. Each case runs two
+// uncongested periods (N_u = 2, the next increase would use RI_High), then the
+// marked periods, then one uncongested period.
+func TestMixedPeriods(t *testing.T) {
+	const init = 50e9
+	inc := func(rs, ri float64) float64 { return rs + (100e9-rs)/100e9*ri }
+	// Two uncongested periods from 50 Gb/s, with RI_Low = 0.4 Gb/s.
+	base := inc(inc(init, 0.4e9), 0.4e9)
+	for _, c := range []struct {
+		name    string
+		periods [][3]int // per period: CE, UE and unmarked ACKs
+		class   Class    // of the last marked period
+		rate    float64  // R_s after the marked periods
+		after   float64  // R_s after the next uncongested period
+		halved  uint64
+	}{
+		{"90% CE, rest unmarked: held", [][3]int{{9, 0, 1}}, ClassMixedCE,
+			base, inc(base, 0.4e9), 0},
+		{"10% CE: held", [][3]int{{1, 0, 9}}, ClassMixedCE,
+			base, inc(base, 0.4e9), 0},
+		{"CE and UE: victim, first period kept", [][3]int{{5, 5, 0}}, ClassUndetermined,
+			base, inc(base, 0.4e9), 0},
+		{"CE and UE twice: victim halves", [][3]int{{5, 5, 0}, {1, 1, 8}}, ClassUndetermined,
+			base / 2, inc(base/2, 0.4e9), 1},
+		{"held then UE: N_v starts at the UE period", [][3]int{{9, 0, 1}, {0, 10, 0}}, ClassUndetermined,
+			base, inc(base, 0.4e9), 0},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r := newTestRP(t, func(p *Params) { p.InitRateBps = init })
+			d := &drv{r: r}
+			d.period(t, 10, ccalgo.MarkNone)
+			d.period(t, 10, ccalgo.MarkNone)
+			if !near(r.RateBps(), base) {
+				t.Fatalf("after two uncongested periods R_s = %v, want %v", r.RateBps(), base)
+			}
+			for _, m := range c.periods {
+				d.send(10)
+				d.ack(m[0], ccalgo.MarkCE)
+				d.ack(m[1], ccalgo.MarkUE)
+				d.ack(m[2], ccalgo.MarkNone)
+				d.end(t)
+			}
+			if r.LastClass() != c.class || !near(r.RateBps(), c.rate) || r.Halted() || r.Stats().Throttles != 0 {
+				t.Fatalf("class %v rate %v halted %v throttles %d, want %v %v false 0",
+					r.LastClass(), r.RateBps(), r.Halted(), r.Stats().Throttles, c.class, c.rate)
+			}
+			if r.Stats().VictimHalvings != c.halved {
+				t.Fatalf("%d victim halvings, want %d", r.Stats().VictimHalvings, c.halved)
+			}
+			d.period(t, 10, ccalgo.MarkNone)
+			if !near(r.RateBps(), c.after) {
+				t.Fatalf("next uncongested period: R_s = %v, want %v (RI_Low again)", r.RateBps(), c.after)
+			}
+		})
+	}
+}
+
+// TestAckRateMeasured: R (Algorithm 1 line 3) is the bytes of the period's
+// eligible ACKs over the time since the eligible ACK before them, not whole
+// ACKs over T. The flow's ACKs arrive every gap, with T = 10 us; the first
+// period is unmarked, the second CE-marked throttles to R. recvNum x MTU / T
+// gives 3 or 4 ACKs per period where 10 us / gap is 3.33 (2.55 or 3.40 Gb/s
+// against 2.83).
+func TestAckRateMeasured(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		gap  int64 // between ACKs, ns
+		want float64
+	}{
+		{"3.33 ACKs per T", 3_000, 8496 / 3e-6},
+		{"1.43 ACKs per T", 7_000, 8496 / 7e-6},
+		{"4 ACKs per T", 2_500, 8496 / 2.5e-6},
+		{"23.3 ACKs per T", 430, 8496 / 430e-9},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r := newTestRP(t, func(p *Params) { p.InitRateBps = 10e9 })
+			sendPkts(r, 0, 0, 200)
+			var una uint64
+			at := int64(1_000)
+			for {
+				for at < r.NextTimer() || r.NextTimer() == ccalgo.Never {
+					m := ccalgo.MarkNone
+					if r.Stats().Periods >= 1 {
+						m = ccalgo.MarkCE
+					}
+					una += 1000
+					r.OnAck(at, &ccalgo.AckEvent{AckedSeq: una, NewlyAcked: 1000, Fields: ccalgo.AckFields{Mark: m}})
+					at += c.gap
+				}
+				r.OnTimer(r.NextTimer())
+				if r.Stats().Throttles > 0 {
+					break
+				}
+				if r.Stats().Periods > 2 {
+					t.Fatalf("no throttle after %d periods: classes %v", r.Stats().Periods, r.LastClass())
+				}
+			}
+			if got := r.RateBps(); math.Abs(got-c.want) > 1e-6*c.want {
+				t.Fatalf("R = %.6g b/s, want %.6g (MTU + header over the gap)", got, c.want)
+			}
+		})
 	}
 }
 

@@ -1,23 +1,30 @@
 // TCD congestion point: ternary congestion detection at a switch egress port.
 //
-// Source: papers/acc.md Section 2.2 (ternary flow states, CE/UE marking, UE never
-// overwrites CE) and Section 6.1 (queue threshold 2 MTU, max(T_on) = 24 us);
-// specs/tcd.md, the project's definition of the state machine (the TCD paper,
-// SIGCOMM'21, was not at hand):
+// Source: ACC ("Revisiting Congestion Control for Lossless Ethernet", NSDI 2024)
+// Section 2.2 (ternary flow states, CE/UE marking, UE never overwrites CE) and
+// Section 6.1 (queue threshold 2 MTU, max(T_on) = 24 us); the TCD paper
+// ("Congestion Detection in Lossless Networks", SIGCOMM 2021) was not at hand,
+// so the state machine is the project's definition of it:
 //
 //	queue <= threshold                                    -> non-congestion, no mark
 //	queue >  threshold, ON continuously >= max(T_on)      -> congestion,     CE (ECN 11)
 //	queue >  threshold, OFF (paused) within last max(T_on) -> undetermined,  UE (ECN 01)
 //
-// evaluated for every data packet at dequeue.
+// evaluated for every data packet in one hook, Params.MarkAt: at dequeue (the
+// default) on the queue the packet leaves behind, or at enqueue on the queue it
+// finds (itself excluded). The other hook does nothing, and PacketHooks says so,
+// so that the switch skips it.
 //
 // Deviations and choices:
 //   - "ON since" is the later of PortState.LastOff and the last time this CP itself
-//     saw PortState.Paused set (at enqueue, dequeue or timer). LastOff may be
+//     saw PortState.Paused set (in its marking hook or its timer). LastOff may be
 //     stamped when a pause starts; a pause observed later than that must also end
 //     the ON period, so the CP keeps its own record of the latest paused instant.
+//     The hook that does not mark records nothing: PortState.LastOff is the last
+//     time the port was paused, so the CP's own record only refines it, and the
+//     marking hook and the timer keep it.
 //   - The CP only returns UE; the engine applies Mark.Max, so an upstream CE is
-//     never lowered (tcd.md: "UE never overwrites CE").
+//     never lowered ("UE can only be marked when the packet is not marked with CE").
 
 package acc
 
@@ -30,7 +37,7 @@ import (
 // TCDState is the ternary state of an egress port.
 type TCDState uint8
 
-// TCD port states (papers/acc.md Section 2.2).
+// TCD port states (ACC Section 2.2).
 const (
 	NonCongestion TCDState = iota
 	Undetermined
@@ -56,6 +63,7 @@ type CP struct {
 	ccalgo.CPBase
 	threshold  int64
 	maxTOn     int64
+	atEnqueue  bool  // classify and mark in OnEnqueue, else in OnDequeue
 	lastPaused int64 // latest time this CP saw the port paused; math.MinInt64 if never
 	state      TCDState
 
@@ -70,10 +78,11 @@ func NewCP(p *Params) (*CP, error) {
 	if err := p.validateCP(); err != nil {
 		return nil, err
 	}
-	return &CP{threshold: p.QueueThresholdBytes, maxTOn: p.MaxTOnNs, lastPaused: math.MinInt64}, nil
+	return &CP{threshold: p.QueueThresholdBytes, maxTOn: p.MaxTOnNs,
+		atEnqueue: p.MarkAt == ccalgo.MarkAtEnqueue, lastPaused: math.MinInt64}, nil
 }
 
-// State returns the state computed at the last dequeue.
+// State returns the state computed at the last marking call.
 func (c *CP) State() TCDState { return c.state }
 
 func (c *CP) notePause(now int64, port *ccalgo.PortState) {
@@ -82,9 +91,10 @@ func (c *CP) notePause(now int64, port *ccalgo.PortState) {
 	}
 }
 
-// Classify returns the TCD state of port at now without marking anything.
-func (c *CP) Classify(now int64, port *ccalgo.PortState) TCDState {
-	if port.QueueBytes <= c.threshold {
+// Classify returns the TCD state of port at now, with queueBytes in its queue,
+// without marking anything.
+func (c *CP) Classify(now int64, port *ccalgo.PortState, queueBytes int64) TCDState {
+	if queueBytes <= c.threshold {
 		return NonCongestion
 	}
 	if port.Paused {
@@ -101,20 +111,35 @@ func (c *CP) Classify(now int64, port *ccalgo.PortState) TCDState {
 	return Congestion
 }
 
-// PacketHooks reports that both per-packet hooks do work (ccalgo.PacketHooks).
-func (*CP) PacketHooks() (enqueue, dequeue bool) { return true, true }
+// PacketHooks reports that only the hook of Params.MarkAt does work
+// (ccalgo.PacketHooks).
+func (c *CP) PacketHooks() (enqueue, dequeue bool) { return c.atEnqueue, !c.atEnqueue }
 
-// OnEnqueue records a pause seen at enqueue; marking happens at dequeue.
-func (c *CP) OnEnqueue(now int64, _ *ccalgo.DataPacket, port *ccalgo.PortState, _ ccalgo.FeedbackSink) ccalgo.Verdict {
-	c.notePause(now, port)
-	return ccalgo.Verdict{}
+// OnEnqueue classifies the port and marks the arriving packet when MarkAt is
+// "enqueue", on the queue it finds (port.QueueBytes without the packet);
+// otherwise it does nothing.
+func (c *CP) OnEnqueue(now int64, pkt *ccalgo.DataPacket, port *ccalgo.PortState, _ ccalgo.FeedbackSink) ccalgo.Verdict {
+	if !c.atEnqueue {
+		return ccalgo.Verdict{}
+	}
+	return c.mark(now, pkt, port, max(port.QueueBytes-int64(pkt.WireBytes), 0))
 }
 
-// OnDequeue classifies the port and marks the leaving packet CE (congestion) or
-// UE (undetermined).
+// OnDequeue classifies the port and marks the leaving packet when MarkAt is
+// "dequeue", on the queue it leaves behind (port.QueueBytes); otherwise it does
+// nothing.
 func (c *CP) OnDequeue(now int64, pkt *ccalgo.DataPacket, port *ccalgo.PortState, _ ccalgo.FeedbackSink) ccalgo.Verdict {
+	if c.atEnqueue {
+		return ccalgo.Verdict{}
+	}
+	return c.mark(now, pkt, port, port.QueueBytes)
+}
+
+// mark marks pkt CE (congestion) or UE (undetermined) for the port's state with
+// queueBytes queued.
+func (c *CP) mark(now int64, pkt *ccalgo.DataPacket, port *ccalgo.PortState, queueBytes int64) ccalgo.Verdict {
 	c.notePause(now, port)
-	c.state = c.Classify(now, port)
+	c.state = c.Classify(now, port, queueBytes)
 	switch c.state {
 	case Congestion:
 		c.MarkedCE++

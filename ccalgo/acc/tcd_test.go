@@ -3,6 +3,7 @@ package acc
 import (
 	"errors"
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/ccbed/ccbed/ccalgo"
@@ -10,14 +11,25 @@ import (
 
 func newTestCP(tb testing.TB) *CP {
 	tb.Helper()
+	return newTestCPAt(tb, DefaultMarkAt)
+}
+
+// newTestCPAt is newTestCP marking at markAt.
+func newTestCPAt(tb testing.TB, markAt string) *CP {
+	tb.Helper()
 	// 100 Gb/s port, MTU 1000: threshold 2000 B, max(T_on) 24 us.
-	c, err := NewCP(DefaultParams(testEnv))
+	p := DefaultParams(testEnv)
+	p.MarkAt = markAt
+	c, err := NewCP(p)
 	if err != nil {
 		tb.Fatal(err)
 	}
 	return c
 }
 
+// TestTCDStates classifies in the hook of each mark_at. queue is the queue the
+// packet leaves behind at dequeue, or finds at enqueue; at enqueue the port's
+// queue holds the packet too.
 func TestTCDStates(t *testing.T) {
 	const now = 1_000_000
 	never := int64(math.MinInt64)
@@ -26,7 +38,7 @@ func TestTCDStates(t *testing.T) {
 		queue      int64
 		paused     bool
 		lastOff    int64
-		seenPaused int64 // time of an enqueue seen while paused; 0: none
+		seenPaused int64 // time the CP's timer saw the port paused; 0: never
 		pktMark    ccalgo.Mark
 		want       TCDState
 		mark       ccalgo.Mark
@@ -40,41 +52,107 @@ func TestTCDStates(t *testing.T) {
 		{"above, OFF just under max(T_on) ago", 5000, false, now - 23_999, 0, ccalgo.MarkNone, Undetermined, ccalgo.MarkUE},
 		{"above, ON exactly max(T_on)", 5000, false, now - 24_000, 0, ccalgo.MarkNone, Congestion, ccalgo.MarkCE},
 		{"above, ON long", 5000, false, now - 100_000, 0, ccalgo.MarkNone, Congestion, ccalgo.MarkCE},
-		{"LastOff old but pause seen at enqueue", 5000, false, now - 100_000, now - 5_000, ccalgo.MarkNone, Undetermined, ccalgo.MarkUE},
+		{"LastOff old but pause seen by the timer", 5000, false, now - 100_000, now - 5_000, ccalgo.MarkNone, Undetermined, ccalgo.MarkUE},
 		{"pause seen long ago", 5000, false, never, now - 30_000, ccalgo.MarkNone, Congestion, ccalgo.MarkCE},
 		{"undetermined on a CE packet", 5000, false, now - 1_000, 0, ccalgo.MarkCE, Undetermined, ccalgo.MarkUE},
 	} {
-		t.Run(c.name, func(t *testing.T) {
-			cp := newTestCP(t)
-			port := &ccalgo.PortState{QueueBytes: c.queue, LinkBps: 100e9, LastOff: c.lastOff}
-			pkt := &ccalgo.DataPacket{WireBytes: 1062, Mark: c.pktMark}
-			if c.seenPaused != 0 {
-				cp.OnEnqueue(c.seenPaused, pkt, &ccalgo.PortState{QueueBytes: c.queue, Paused: true, LastOff: c.lastOff}, nil)
+		for _, at := range []string{ccalgo.MarkAtDequeue, ccalgo.MarkAtEnqueue} {
+			t.Run(at+"/"+c.name, func(t *testing.T) {
+				cp := newTestCPAt(t, at)
+				pkt := &ccalgo.DataPacket{WireBytes: 1062, Mark: c.pktMark}
+				port := &ccalgo.PortState{QueueBytes: c.queue, LinkBps: 100e9, LastOff: c.lastOff, Paused: c.paused}
+				if c.seenPaused != 0 {
+					cp.OnTimer(c.seenPaused, &ccalgo.PortState{QueueBytes: c.queue, Paused: true, LastOff: c.lastOff}, nil)
+				}
+				var v, other ccalgo.Verdict
+				if at == ccalgo.MarkAtEnqueue {
+					port.QueueBytes += int64(pkt.WireBytes)
+					v = cp.OnEnqueue(now, pkt, port, nil)
+					other = cp.OnDequeue(now, pkt, port, nil)
+				} else {
+					other = cp.OnEnqueue(now, pkt, port, nil)
+					v = cp.OnDequeue(now, pkt, port, nil)
+				}
+				if other.Mark != ccalgo.MarkNone {
+					t.Fatalf("the hook that does not mark marked %v", other.Mark)
+				}
+				if cp.State() != c.want || v.Mark != c.mark {
+					t.Fatalf("state %v mark %v, want %v %v", cp.State(), v.Mark, c.want, c.mark)
+				}
+				// The engine applies Mark.Max: UE never lowers CE.
+				if got := c.pktMark.Max(v.Mark); got < c.pktMark {
+					t.Fatalf("mark lowered to %v", got)
+				}
+				wantUE := uint64(0)
+				if c.mark == ccalgo.MarkUE && c.pktMark != ccalgo.MarkCE {
+					wantUE = 1
+				}
+				wantCE := uint64(0)
+				if c.mark == ccalgo.MarkCE {
+					wantCE = 1
+				}
+				if cp.MarkedCE != wantCE || cp.MarkedUE != wantUE {
+					t.Fatalf("counters CE %d UE %d, want %d %d", cp.MarkedCE, cp.MarkedUE, wantCE, wantUE)
+				}
+			})
+		}
+	}
+}
+
+// TestTCDMarkAt: mark_at picks the hook that classifies and marks, PacketHooks
+// reports that hook alone, and any other value is rejected by the CP's
+// validation, directly and through the registry.
+func TestTCDMarkAt(t *testing.T) {
+	for _, c := range []struct {
+		markAt   string
+		enq, deq bool
+	}{
+		{ccalgo.MarkAtDequeue, false, true},
+		{ccalgo.MarkAtEnqueue, true, false},
+	} {
+		t.Run(c.markAt, func(t *testing.T) {
+			cp := newTestCPAt(t, c.markAt)
+			if enq, deq := cp.PacketHooks(); enq != c.enq || deq != c.deq {
+				t.Fatalf("PacketHooks = %v, %v, want %v, %v", enq, deq, c.enq, c.deq)
 			}
-			port.Paused = c.paused
-			if v := cp.OnEnqueue(now, pkt, port, nil); v.Mark != ccalgo.MarkNone {
-				t.Fatalf("OnEnqueue marked %v", v.Mark)
+			// A queue far above the threshold, never paused: congestion.
+			pkt := &ccalgo.DataPacket{WireBytes: 1062}
+			port := &ccalgo.PortState{QueueBytes: 50_000, LinkBps: 100e9, LastOff: math.MinInt64}
+			enq := cp.OnEnqueue(1_000_000, pkt, port, nil)
+			deq := cp.OnDequeue(1_000_000, pkt, port, nil)
+			if got := enq.Mark == ccalgo.MarkCE; got != c.enq {
+				t.Errorf("OnEnqueue marked %v", enq.Mark)
 			}
-			v := cp.OnDequeue(now, pkt, port, nil)
-			if cp.State() != c.want || v.Mark != c.mark {
-				t.Fatalf("state %v mark %v, want %v %v", cp.State(), v.Mark, c.want, c.mark)
+			if got := deq.Mark == ccalgo.MarkCE; got != c.deq {
+				t.Errorf("OnDequeue marked %v", deq.Mark)
 			}
-			// The engine applies Mark.Max: UE never lowers CE.
-			if got := c.pktMark.Max(v.Mark); got < c.pktMark {
-				t.Fatalf("mark lowered to %v", got)
-			}
-			wantUE := uint64(0)
-			if c.mark == ccalgo.MarkUE && c.pktMark != ccalgo.MarkCE {
-				wantUE = 1
-			}
-			wantCE := uint64(0)
-			if c.mark == ccalgo.MarkCE {
-				wantCE = 1
-			}
-			if cp.MarkedCE != wantCE || cp.MarkedUE != wantUE {
-				t.Fatalf("counters CE %d UE %d, want %d %d", cp.MarkedCE, cp.MarkedUE, wantCE, wantUE)
+			if cp.MarkedCE != 1 {
+				t.Errorf("%d packets marked CE, want 1", cp.MarkedCE)
 			}
 		})
+	}
+	s, err := ccalgo.Lookup(SchemeName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := DefaultParams(testEnv); p.MarkAt != ccalgo.MarkAtDequeue {
+		t.Fatalf("default mark_at %q, want %q", p.MarkAt, ccalgo.MarkAtDequeue)
+	}
+	for _, bad := range []string{"", "both", "Enqueue", "ingress"} {
+		p := DefaultParams(testEnv)
+		p.MarkAt = bad
+		_, err1 := NewCP(p)
+		_, err2 := s.NewCP(p, testEnv)
+		for _, err := range []error{err1, err2} {
+			var pe *ccalgo.ParamError
+			if !errors.As(err, &pe) || pe.Param != "mark_at" || !strings.Contains(err.Error(), `"enqueue" or "dequeue"`) {
+				t.Errorf("mark_at %q: err = %v, want a ParamError naming mark_at", bad, err)
+			}
+		}
+		// The RP does not read mark_at.
+		if _, err := NewRP(p, testEnv); err != nil {
+			t.Errorf("mark_at %q: NewRP: %v", bad, err)
+		}
 	}
 }
 
@@ -131,7 +209,8 @@ func TestDefaultParams(t *testing.T) {
 		p := DefaultParams(c.env)
 		if p.PeriodNs != c.period || p.MaxTOnNs != c.maxTOn || p.QueueThresholdBytes != c.thr ||
 			!near(p.RILowBps, c.riLow) || !near(p.RIHighBps, c.riHigh) || !near(p.MinRateBps, c.minBps) ||
-			p.PThresh != 1 || p.CEFraction != 0.9 || p.LowPeriods != 2 || p.InitRateBps != c.env.LinkBps {
+			p.PThresh != 1 || p.CEFraction != 0.9 || p.LowPeriods != 2 || p.InitRateBps != c.env.LinkBps ||
+			p.MarkAt != ccalgo.MarkAtDequeue {
 			t.Errorf("DefaultParams(%+v) = %+v", c.env, p)
 		}
 	}
@@ -155,6 +234,7 @@ func TestParamErrors(t *testing.T) {
 		{"header_bytes", func(p *Params) { p.HeaderBytes = -1 }, false},
 		{"queue_threshold_bytes", func(p *Params) { p.QueueThresholdBytes = -1 }, true},
 		{"max_t_on_ns", func(p *Params) { p.MaxTOnNs = -1 }, true},
+		{"mark_at", func(p *Params) { p.MarkAt = "sometimes" }, true},
 	} {
 		p := DefaultParams(testEnv)
 		c.edit(p)
@@ -194,30 +274,32 @@ func TestScheme(t *testing.T) {
 }
 
 func TestCPNPAllocs(t *testing.T) {
-	cp := newTestCP(t)
-	np := NewNP()
-	port := &ccalgo.PortState{LinkBps: 100e9, LastOff: math.MinInt64}
-	pkt := &ccalgo.DataPacket{WireBytes: 1062}
-	d := &ccalgo.DataArrival{SendTS: 1, Mark: ccalgo.MarkCE}
-	var ack ccalgo.AckFields
-	var now int64
-	n := testing.AllocsPerRun(1000, func() {
-		now += 100
-		port.QueueBytes = now % 9000
-		port.Paused = now%700 == 0
-		cp.OnEnqueue(now, pkt, port, nil)
-		cp.OnDequeue(now, pkt, port, nil)
-		cp.OnTimer(now, port, nil)
-		ack = ccalgo.AckFields{}
-		np.OnData(now, d, &ack)
-	})
-	if n != 0 {
-		t.Fatalf("CP/NP hooks allocate %v per run", n)
+	for _, at := range []string{ccalgo.MarkAtDequeue, ccalgo.MarkAtEnqueue} {
+		cp := newTestCPAt(t, at)
+		np := NewNP()
+		port := &ccalgo.PortState{LinkBps: 100e9, LastOff: math.MinInt64}
+		pkt := &ccalgo.DataPacket{WireBytes: 1062}
+		d := &ccalgo.DataArrival{SendTS: 1, Mark: ccalgo.MarkCE}
+		var ack ccalgo.AckFields
+		var now int64
+		n := testing.AllocsPerRun(1000, func() {
+			now += 100
+			port.QueueBytes = now % 9000
+			port.Paused = now%700 == 0
+			cp.OnEnqueue(now, pkt, port, nil)
+			cp.OnDequeue(now, pkt, port, nil)
+			cp.OnTimer(now, port, nil)
+			ack = ccalgo.AckFields{}
+			np.OnData(now, d, &ack)
+		})
+		if n != 0 {
+			t.Fatalf("mark_at %s: CP/NP hooks allocate %v per run", at, n)
+		}
 	}
 }
 
 func BenchmarkCPOnEnqueue(b *testing.B) {
-	cp := newTestCP(b)
+	cp := newTestCPAt(b, ccalgo.MarkAtEnqueue)
 	port := &ccalgo.PortState{LinkBps: 100e9, LastOff: math.MinInt64, QueueBytes: 5000}
 	pkt := &ccalgo.DataPacket{WireBytes: 1062}
 	b.ReportAllocs()

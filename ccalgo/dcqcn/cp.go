@@ -2,24 +2,35 @@ package dcqcn
 
 import "github.com/ccbed/ccbed/ccalgo"
 
-// CP is DCQCN's congestion point: RED-style ECN marking at dequeue (paper
-// Section 3.1, Figure 5; spec dcqcn.md "CP").
+// DefaultMarkAt is where the CP evaluates RED and marks by default: at dequeue,
+// on the queue the packet leaves behind. The DCQCN paper (Section 3.1, Figure 5)
+// gives the RED curve of the egress queue; the DCQCN authors' ns-3 simulator and
+// the HPCC authors' simulator both apply it as a packet leaves the queue, and
+// ccbed follows them (a mark made at dequeue reaches the receiver without
+// waiting behind the queue it reports).
+const DefaultMarkAt = ccalgo.MarkAtDequeue
+
+// CP is DCQCN's congestion point: RED-style ECN marking (paper Section 3.1,
+// Figure 5) in the hook Params.MarkAt names; the other hook does nothing, and
+// PacketHooks says so, so that the switch skips it.
 type CP struct {
 	ccalgo.CPBase
 	kmin, kmax int64
 	pmax       float64
 	slope      float64 // pmax / (kmax - kmin)
+	atEnqueue  bool    // mark in OnEnqueue, else in OnDequeue
 	rng        uint64  // xorshift64* state, never 0
 }
 
 var _ ccalgo.CongestionPoint = (*CP)(nil)
 
-// NewCP returns a CP marking with p's thresholds.
+// NewCP returns a CP marking with p's thresholds where p.MarkAt says.
 func NewCP(p *Params, env ccalgo.Env) (*CP, error) {
 	if err := p.validateCP(); err != nil {
 		return nil, err
 	}
-	c := &CP{kmin: p.KminBytes, kmax: p.KmaxBytes, pmax: p.Pmax, rng: p.Seed}
+	c := &CP{kmin: p.KminBytes, kmax: p.KmaxBytes, pmax: p.Pmax, rng: p.Seed,
+		atEnqueue: p.MarkAt == ccalgo.MarkAtEnqueue}
 	if c.rng == 0 {
 		c.rng = 0x9e3779b97f4a7c15
 	}
@@ -50,13 +61,32 @@ func (c *CP) uniform() float64 {
 	return float64((x*0x2545f4914f6cdd1d)>>11) / (1 << 53)
 }
 
-// PacketHooks reports that only OnDequeue does work (ccalgo.PacketHooks).
-func (*CP) PacketHooks() (enqueue, dequeue bool) { return false, true }
+// PacketHooks reports that only the hook of Params.MarkAt does work
+// (ccalgo.PacketHooks).
+func (c *CP) PacketHooks() (enqueue, dequeue bool) { return c.atEnqueue, !c.atEnqueue }
+
+// OnEnqueue marks the arriving packet CE with MarkProbability of the queue it
+// finds (port.QueueBytes without the packet) when MarkAt is "enqueue";
+// otherwise it does nothing.
+func (c *CP) OnEnqueue(now int64, pkt *ccalgo.DataPacket, port *ccalgo.PortState, out ccalgo.FeedbackSink) ccalgo.Verdict {
+	if !c.atEnqueue {
+		return ccalgo.Verdict{}
+	}
+	return c.mark(port.QueueBytes - int64(pkt.WireBytes))
+}
 
 // OnDequeue marks the leaving packet CE with MarkProbability of the queue it
-// leaves behind.
+// leaves behind (port.QueueBytes) when MarkAt is "dequeue"; otherwise it does
+// nothing.
 func (c *CP) OnDequeue(now int64, pkt *ccalgo.DataPacket, port *ccalgo.PortState, out ccalgo.FeedbackSink) ccalgo.Verdict {
-	q := port.QueueBytes
+	if c.atEnqueue {
+		return ccalgo.Verdict{}
+	}
+	return c.mark(port.QueueBytes)
+}
+
+// mark draws RED's decision for a queue of q bytes.
+func (c *CP) mark(q int64) ccalgo.Verdict {
 	if q <= c.kmin {
 		return ccalgo.Verdict{}
 	}

@@ -63,6 +63,7 @@ type Params struct {
 	KmaxBytes int64   `toml:"kmax_bytes"` // always mark above this queue (default 200 KB * link/40G)
 	Pmax      float64 `toml:"pmax"`       // marking probability at Kmax (default 0.01)
 	Seed      uint64  `toml:"seed"`       // seed of the CP's marking random numbers (default 1)
+	MarkAt    string  `toml:"mark_at"`    // where the CP marks: "enqueue" or "dequeue" (default "dequeue", cp.go)
 
 	// NP
 	CNPIntervalUs float64 `toml:"cnp_interval_us"` // N: at most one CNP per QP per N us (default 50)
@@ -89,6 +90,7 @@ func DefaultParams(env ccalgo.Env) *Params {
 		KmaxBytes:          int64(math.Round(200_000 * scale)),
 		Pmax:               0.01,
 		Seed:               1,
+		MarkAt:             DefaultMarkAt,
 		CNPIntervalUs:      50,
 		G:                  1.0 / 256,
 		InitAlpha:          1,
@@ -115,6 +117,9 @@ func (p *Params) validateCP() error {
 		return bad("kmax_bytes", p.KmaxBytes, "must be >= kmin_bytes")
 	case !(p.Pmax >= 0 && p.Pmax <= 1):
 		return bad("pmax", p.Pmax, "must be in [0, 1]")
+	}
+	if err := ccalgo.CheckMarkAt(Name, p.MarkAt); err != nil {
+		return err
 	}
 	return nil
 }

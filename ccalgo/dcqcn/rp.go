@@ -10,16 +10,19 @@ import (
 // equations (1)-(4); spec dcqcn.md "RP").
 type RP struct {
 	ccalgo.RPBase
-	p        Params
-	lineRate float64
-	minRate  float64
-	rai      float64
-	rhai     float64
-	g        float64
-	kNs      int64 // alpha timer period
-	tNs      int64 // increase timer period
-	decNs    int64 // minimum spacing of rate decreases
-	window   int64
+	// byteCounter and f are Params.ByteCounterBytes and Params.F (the RP
+	// keeps no string, so that a host resets it by copying a template).
+	byteCounter int64
+	f           int
+	lineRate    float64
+	minRate     float64
+	rai         float64
+	rhai        float64
+	g           float64
+	kNs         int64 // alpha timer period
+	tNs         int64 // increase timer period
+	decNs       int64 // minimum spacing of rate decreases
+	window      int64
 
 	rc, rt    float64 // current and target rate, bits/s
 	alpha     float64
@@ -45,22 +48,23 @@ func NewRP(p *Params, env ccalgo.Env) (*RP, error) {
 		return nil, bad("LinkBps", env.LinkBps, "env needs the NIC's line rate")
 	}
 	r := &RP{
-		p:         *p,
-		lineRate:  env.LinkBps,
-		minRate:   min(p.MinRateMbps*1e6, env.LinkBps),
-		rai:       p.RAIMbps * 1e6,
-		rhai:      p.RHAIMbps * 1e6,
-		g:         p.G,
-		kNs:       int64(p.AlphaTimerUs * 1000),
-		tNs:       int64(p.IncreaseTimerUs * 1000),
-		decNs:     int64(p.DecreaseIntervalUs * 1000),
-		window:    ccalgo.NoWindow,
-		rc:        env.LinkBps,
-		rt:        env.LinkBps,
-		alpha:     p.InitAlpha,
-		nextAlpha: ccalgo.Never,
-		nextInc:   ccalgo.Never,
-		lastCut:   math.MinInt64,
+		byteCounter: p.ByteCounterBytes,
+		f:           p.F,
+		lineRate:    env.LinkBps,
+		minRate:     min(p.MinRateMbps*1e6, env.LinkBps),
+		rai:         p.RAIMbps * 1e6,
+		rhai:        p.RHAIMbps * 1e6,
+		g:           p.G,
+		kNs:         int64(p.AlphaTimerUs * 1000),
+		tNs:         int64(p.IncreaseTimerUs * 1000),
+		decNs:       int64(p.DecreaseIntervalUs * 1000),
+		window:      ccalgo.NoWindow,
+		rc:          env.LinkBps,
+		rt:          env.LinkBps,
+		alpha:       p.InitAlpha,
+		nextAlpha:   ccalgo.Never,
+		nextInc:     ccalgo.Never,
+		lastCut:     math.MinInt64,
 	}
 	if p.Window {
 		r.window = max(int64(math.Ceil(env.LinkBps*float64(env.BaseRTT)/8e9)), int64(env.MTU))
@@ -116,12 +120,12 @@ func (r *RP) cut(now int64) {
 
 // OnSend counts bytes for the byte counter; every B bytes is an increase event.
 func (r *RP) OnSend(now int64, seq uint64, bytes int) {
-	if r.p.ByteCounterBytes <= 0 || r.nextInc == ccalgo.Never {
+	if r.byteCounter <= 0 || r.nextInc == ccalgo.Never {
 		return // no byte counter, or no CNP yet: nothing to recover from
 	}
 	r.bytes += int64(bytes)
-	if r.bytes >= r.p.ByteCounterBytes {
-		r.bytes -= r.p.ByteCounterBytes
+	if r.bytes >= r.byteCounter {
+		r.bytes -= r.byteCounter
 		r.bCnt++
 		r.increase()
 	}
@@ -156,11 +160,11 @@ func (r *RP) increase() {
 	// increase only.
 	hi, lo := max(r.tCnt, r.bCnt), min(r.tCnt, r.bCnt)
 	switch {
-	case hi < r.p.F: // fast recovery
-	case lo < r.p.F: // additive increase
+	case hi < r.f: // fast recovery
+	case lo < r.f: // additive increase
 		r.rt += r.rai
 	default: // hyper increase
-		r.rt += float64(lo-r.p.F+1) * r.rhai
+		r.rt += float64(lo-r.f+1) * r.rhai
 	}
 	r.rt = min(r.rt, r.lineRate)
 	r.rc = min((r.rt+r.rc)/2, r.lineRate)

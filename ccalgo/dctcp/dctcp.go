@@ -1,10 +1,14 @@
 // Package dctcp implements DCTCP (Alizadeh et al., "Data Center TCP (DCTCP)",
-// SIGCOMM 2010) for RDMA queue pairs, as pinned down by shared/specs/dctcp.md:
+// SIGCOMM 2010) for RDMA queue pairs, as the RDMA simulators run it (the HPCC
+// authors' ns-3 simulator, [H]):
 //
 //   - CP (Section 3.1, "Simple Marking at the Switch"): mark CE when the egress
-//     queue exceeds K, evaluated at dequeue on the queue left behind (DCQCN's
-//     marking with Kmin = Kmax = K, Pmax = 1). Default K = 30 KB * link / 10 Gb/s
-//     ([H]'s run script, HPCC Section 5.1).
+//     queue exceeds K (DCQCN's marking with Kmin = Kmax = K, Pmax = 1). Where,
+//     Params.MarkAt: by default at enqueue, on the queue the arriving packet
+//     finds, as the paper specifies ("an arriving packet is marked with the CE
+//     codepoint if the queue occupancy is greater than K upon its arrival");
+//     "dequeue" marks on the queue a leaving packet leaves behind, as [H] does.
+//     Default K = 30 KB * link / 10 Gb/s ([H]'s run script, HPCC Section 5.1).
 //   - NP (Section 3.1, "ECN-Echo at the Receiver"): echo each data packet's CE in
 //     its ACK (ccbed ACKs every packet or every k-th one, so no delayed-ACK state
 //     machine); the send timestamp is echoed too.
@@ -44,6 +48,7 @@ const Name = "dctcp"
 // Params are DCTCP's parameters, TOML-decodable.
 type Params struct {
 	KBytes          int64   `toml:"k_bytes"`           // CP: mark above this queue (default 30 KB * link/10G)
+	MarkAt          string  `toml:"mark_at"`           // CP: "enqueue" (default, Section 3.1) or "dequeue"
 	G               float64 `toml:"g"`                 // RP: alpha gain (default 1/16)
 	InitAlpha       float64 `toml:"init_alpha"`        // RP: alpha of a new QP (default 1)
 	InitWindowBytes int64   `toml:"init_window_bytes"` // RP: first window; 0 = line rate * base RTT
@@ -55,6 +60,7 @@ type Params struct {
 func DefaultParams(env ccalgo.Env) *Params {
 	return &Params{
 		KBytes:    int64(math.Round(30_000 * env.LinkBps / 10e9)),
+		MarkAt:    DefaultMarkAt,
 		G:         1.0 / 16,
 		InitAlpha: 1,
 	}
@@ -64,28 +70,52 @@ func bad(param string, v any, reason string) error {
 	return &ccalgo.ParamError{Scheme: Name, Param: param, Value: v, Reason: reason}
 }
 
-// CP marks CE at dequeue when the queue left behind exceeds K.
+// DefaultMarkAt is where the CP marks by default: at enqueue, the paper's
+// switch (Section 3.1: an arriving packet is marked "if the queue occupancy is
+// greater than K upon its arrival").
+const DefaultMarkAt = ccalgo.MarkAtEnqueue
+
+// CP marks CE when the egress queue exceeds K, in the hook Params.MarkAt
+// names; the other hook does nothing, and PacketHooks says so, so that the
+// switch skips it.
 type CP struct {
 	ccalgo.CPBase
-	k int64
+	k         int64
+	atEnqueue bool // mark in OnEnqueue, else in OnDequeue
 }
 
 var _ ccalgo.CongestionPoint = (*CP)(nil)
 
-// NewCP returns a CP with threshold p.KBytes.
+// NewCP returns a CP with threshold p.KBytes, marking where p.MarkAt says.
 func NewCP(p *Params, env ccalgo.Env) (*CP, error) {
-	if p.KBytes < 0 {
+	switch {
+	case p.KBytes < 0:
 		return nil, bad("k_bytes", p.KBytes, "must be >= 0")
 	}
-	return &CP{k: p.KBytes}, nil
+	if err := ccalgo.CheckMarkAt(Name, p.MarkAt); err != nil {
+		return nil, err
+	}
+	return &CP{k: p.KBytes, atEnqueue: p.MarkAt == ccalgo.MarkAtEnqueue}, nil
 }
 
-// PacketHooks reports that only OnDequeue does work (ccalgo.PacketHooks).
-func (*CP) PacketHooks() (enqueue, dequeue bool) { return false, true }
+// PacketHooks reports that only the hook of Params.MarkAt does work
+// (ccalgo.PacketHooks).
+func (c *CP) PacketHooks() (enqueue, dequeue bool) { return c.atEnqueue, !c.atEnqueue }
 
-// OnDequeue marks the packet CE when port.QueueBytes > K.
+// OnEnqueue marks the arriving packet CE when MarkAt is "enqueue" and the
+// queue it finds (port.QueueBytes without the packet) exceeds K; otherwise it
+// does nothing.
+func (c *CP) OnEnqueue(now int64, pkt *ccalgo.DataPacket, port *ccalgo.PortState, out ccalgo.FeedbackSink) ccalgo.Verdict {
+	if c.atEnqueue && port.QueueBytes-int64(pkt.WireBytes) > c.k {
+		return ccalgo.Verdict{Mark: ccalgo.MarkCE}
+	}
+	return ccalgo.Verdict{}
+}
+
+// OnDequeue marks the leaving packet CE when MarkAt is "dequeue" and the queue
+// it leaves behind (port.QueueBytes) exceeds K; otherwise it does nothing.
 func (c *CP) OnDequeue(now int64, pkt *ccalgo.DataPacket, port *ccalgo.PortState, out ccalgo.FeedbackSink) ccalgo.Verdict {
-	if port.QueueBytes > c.k {
+	if !c.atEnqueue && port.QueueBytes > c.k {
 		return ccalgo.Verdict{Mark: ccalgo.MarkCE}
 	}
 	return ccalgo.Verdict{}

@@ -1,7 +1,9 @@
 package dctcp_test
 
 import (
+	"errors"
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/ccbed/ccbed/ccalgo"
@@ -21,8 +23,8 @@ func TestDefaults(t *testing.T) {
 	}{{10e9, 30_000}, {25e9, 75_000}, {40e9, 120_000}, {100e9, 300_000}}
 	for _, tc := range tests {
 		p := dctcp.DefaultParams(ccalgo.Env{LinkBps: tc.link})
-		if p.KBytes != tc.k || p.G != 1.0/16 || p.InitAlpha != 1 {
-			t.Errorf("%g: %+v, want K %d g 1/16 alpha 1", tc.link, *p, tc.k)
+		if p.KBytes != tc.k || p.G != 1.0/16 || p.InitAlpha != 1 || p.MarkAt != ccalgo.MarkAtEnqueue {
+			t.Errorf("%g: %+v, want K %d g 1/16 alpha 1 mark_at enqueue", tc.link, *p, tc.k)
 		}
 	}
 }
@@ -37,6 +39,8 @@ func TestParamErrors(t *testing.T) {
 		{"g above 1", func(p *dctcp.Params) { p.G = 2 }},
 		{"alpha NaN", func(p *dctcp.Params) { p.InitAlpha = math.NaN() }},
 		{"negative window", func(p *dctcp.Params) { p.InitWindowBytes = -5 }},
+		{"mark_at empty", func(p *dctcp.Params) { p.MarkAt = "" }},
+		{"mark_at unknown", func(p *dctcp.Params) { p.MarkAt = "egress" }},
 	}
 	s, _ := ccalgo.Lookup("dctcp")
 	for _, tc := range tests {
@@ -55,21 +59,46 @@ func TestParamErrors(t *testing.T) {
 	}
 }
 
+// TestCPStepMarking: CE above K, in the hook mark_at names, on the queue the
+// packet finds at enqueue (port.QueueBytes holds it too) or leaves behind at
+// dequeue; the other hook never marks and PacketHooks reports the marking one
+// alone.
 func TestCPStepMarking(t *testing.T) {
-	cp, _ := dctcp.NewCP(dctcp.DefaultParams(env10), env10)
-	tests := []struct {
-		q    int64
-		want ccalgo.Mark
-	}{{0, ccalgo.MarkNone}, {29_999, ccalgo.MarkNone}, {30_000, ccalgo.MarkNone}, {30_001, ccalgo.MarkCE}, {1 << 20, ccalgo.MarkCE}}
 	pkt := ccalgo.DataPacket{WireBytes: 1062}
-	for _, tc := range tests {
-		port := ccalgo.PortState{QueueBytes: tc.q}
-		if v := cp.OnDequeue(0, &pkt, &port, nil); v.Mark != tc.want {
-			t.Errorf("q=%d: %v, want %v", tc.q, v.Mark, tc.want)
-		}
-		if v := cp.OnEnqueue(0, &pkt, &port, nil); v.Mark != ccalgo.MarkNone {
-			t.Errorf("q=%d: marked at enqueue", tc.q)
-		}
+	for _, at := range []string{ccalgo.MarkAtEnqueue, ccalgo.MarkAtDequeue} {
+		t.Run(at, func(t *testing.T) {
+			p := dctcp.DefaultParams(env10)
+			p.MarkAt = at
+			cp, err := dctcp.NewCP(p, env10)
+			if err != nil {
+				t.Fatal(err)
+			}
+			enqHook, deqHook := cp.PacketHooks()
+			if enqHook != (at == ccalgo.MarkAtEnqueue) || deqHook != (at == ccalgo.MarkAtDequeue) {
+				t.Fatalf("PacketHooks = %v, %v", enqHook, deqHook)
+			}
+			for _, tc := range []struct {
+				q    int64 // queue found / left behind
+				want ccalgo.Mark
+			}{{0, ccalgo.MarkNone}, {29_999, ccalgo.MarkNone}, {30_000, ccalgo.MarkNone}, {30_001, ccalgo.MarkCE}, {1 << 20, ccalgo.MarkCE}} {
+				var mark, other ccalgo.Verdict
+				if at == ccalgo.MarkAtEnqueue {
+					port := ccalgo.PortState{QueueBytes: tc.q + int64(pkt.WireBytes)}
+					mark = cp.OnEnqueue(0, &pkt, &port, nil)
+					other = cp.OnDequeue(0, &pkt, &port, nil)
+				} else {
+					port := ccalgo.PortState{QueueBytes: tc.q}
+					other = cp.OnEnqueue(0, &pkt, &port, nil)
+					mark = cp.OnDequeue(0, &pkt, &port, nil)
+				}
+				if mark.Mark != tc.want {
+					t.Errorf("q=%d: marked %v, want %v", tc.q, mark.Mark, tc.want)
+				}
+				if other.Mark != ccalgo.MarkNone {
+					t.Errorf("q=%d: the other hook marked %v", tc.q, other.Mark)
+				}
+			}
+		})
 	}
 }
 
@@ -142,6 +171,9 @@ func TestRPWindow(t *testing.T) {
 func TestZeroAllocs(t *testing.T) {
 	p := dctcp.DefaultParams(env10)
 	cp, _ := dctcp.NewCP(p, env10)
+	p2 := dctcp.DefaultParams(env10)
+	p2.MarkAt = ccalgo.MarkAtDequeue
+	cpDeq, _ := dctcp.NewCP(p2, env10)
 	rp, _ := dctcp.NewRP(p, env10)
 	var np dctcp.NP
 	port := ccalgo.PortState{QueueBytes: 40_000}
@@ -150,7 +182,8 @@ func TestZeroAllocs(t *testing.T) {
 	var ack ccalgo.AckFields
 	seq := uint64(0)
 	tests := map[string]func(){
-		"CP.OnDequeue": func() { cp.OnDequeue(0, &pkt, &port, nil) },
+		"CP.OnEnqueue": func() { cp.OnEnqueue(0, &pkt, &port, nil) },
+		"CP.OnDequeue": func() { cpDeq.OnDequeue(0, &pkt, &port, nil) },
 		"NP.OnData":    func() { np.OnData(0, &d, &ack) },
 		"RP.OnAck": func() {
 			seq += 1000
@@ -167,8 +200,21 @@ func TestZeroAllocs(t *testing.T) {
 	}
 }
 
-func BenchmarkCPOnDequeue(b *testing.B) {
+func BenchmarkCPOnEnqueue(b *testing.B) {
 	cp, _ := dctcp.NewCP(dctcp.DefaultParams(env10), env10)
+	port := ccalgo.PortState{QueueBytes: 40_000}
+	pkt := ccalgo.DataPacket{WireBytes: 1062}
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		port.QueueBytes = int64(i % 60_000)
+		cp.OnEnqueue(0, &pkt, &port, nil)
+	}
+}
+
+func BenchmarkCPOnDequeue(b *testing.B) {
+	p := dctcp.DefaultParams(env10)
+	p.MarkAt = ccalgo.MarkAtDequeue
+	cp, _ := dctcp.NewCP(p, env10)
 	port := ccalgo.PortState{QueueBytes: 40_000}
 	pkt := ccalgo.DataPacket{WireBytes: 1062}
 	b.ReportAllocs()
@@ -198,5 +244,27 @@ func BenchmarkRPOnAck(b *testing.B) {
 			a.Fields.Mark = ccalgo.MarkCE
 		}
 		rp.OnAck(int64(i), &a)
+	}
+}
+
+// TestMarkAtRejected: a mark_at other than "enqueue" or "dequeue" is a
+// ParamError naming mark_at and the values it takes, from the CP's
+// constructor and the registry's.
+func TestMarkAtRejected(t *testing.T) {
+	s, err := ccalgo.Lookup(dctcp.Name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, bad := range []string{"", "both", "Dequeue"} {
+		p := dctcp.DefaultParams(env10)
+		p.MarkAt = bad
+		_, err1 := dctcp.NewCP(p, env10)
+		_, err2 := s.NewCP(p, env10)
+		for _, err := range []error{err1, err2} {
+			var pe *ccalgo.ParamError
+			if !errors.As(err, &pe) || pe.Param != "mark_at" || !strings.Contains(err.Error(), `"enqueue" or "dequeue"`) {
+				t.Errorf("mark_at %q: err = %v, want a ParamError naming mark_at", bad, err)
+			}
+		}
 	}
 }

@@ -1,6 +1,8 @@
 // Package rcc implements RCC, receiver-driven RDMA congestion control with
-// congestion divide-and-conquer (Zhang et al., IEEE/ACM ToN 2023;
-// ../shared/papers/rcc.md, with ../shared/specs/rcc-notes.md).
+// congestion divide-and-conquer (Zhang et al., "RCC: Enabling Receiver-Driven
+// RDMA Congestion Control With Congestion Divide-and-Conquer in Datacenter
+// Networks", IEEE/ACM Transactions on Networking, 2023; sections and equations
+// below are that paper's).
 //
 // Roles, and where they sit in ccbed's dataplane (RCC has no switch role: it runs
 // over a plain switch):
@@ -42,8 +44,19 @@
 //     (symmetric paths; ACKs are small and not serialised behind data, so this
 //     overestimates: measured in closed-loop runs, it leaves about one packet per
 //     flow more in the queue at 10 Gb/s). EWA uses this min_i RTT_base_i (the
-//     one of the last-hop test) for every QP: a QP whose first packet met a
-//     queue would otherwise keep a larger base, and a larger share, for good.
+//     one of the last-hop test) for every QP, where Section III-C's RTT_i^base
+//     is per connection (Table I keeps a base RTT per connection, and Eq. 1-3
+//     here do use each QP's own minimum one-way delay, so RTT_target scales
+//     with the flow's base as Eq. 2 says). Tried for EWA: each QP's own round
+//     trip (twice its minimum one-way delay; or the round plus twice its
+//     one-way excess over the smallest). With RTT_base measured, senders with
+//     unequal RTTs then get equal rates (the closed-loop TestUnequalRTTs: Jain
+//     0.9997, utilisation 0.996, 1.5 KB of queue, against 0.80), but in an
+//     N-to-1 start the later QPs' first packets meet the first round trip's
+//     queue, their bases and windows stay inflated until that queue drains,
+//     and TestLastHopIncast's shares come out 2-8 % off and settle in 12 to
+//     99 base RTTs instead of 2. So one round for all QPs stays: unequal RTTs
+//     get shares that fall with the RTT (TestUnequalRTTs).
 //   - Windows are in payload bytes (bytes in flight, as the RP contract counts
 //     them) while C counts wire bits: the NP scales the share by payload / wire
 //     bytes of the largest packet seen on the QP; the RP scales its pacing rate up
@@ -81,10 +94,55 @@
 //   - The RP sends at line rate until the first ACK that carries a window, and
 //     treats a NAK's fields like an ACK's.
 //
-// Not in the paper, but worth knowing when reading results: Eq. 4-5 have no
-// force towards equal windows other than the EWA cap (every flow's W is scaled
-// by its own factor), so under in-network congestion the shares depend on when
-// each flow entered PID; the closed-loop test logs Jain's index there.
+// Fairness under in-network congestion: the paper's claim is not met, and the
+// equations are kept as written. Section III-E says the derivative term makes
+// "the increment of window size ... gradually decrease as the window becomes
+// larger, eliminating the unfairness caused by pure MIMD algorithms", and
+// Section IV-A's fixed point (Eq. 11: W_i / R_i equal for all flows) "also
+// represents the fairness of all flows in equilibrium"; Section VI-B (Fig.
+// 16(b)) shows two flows at 12 Gb/s each on 25 Gb/s. But flows through one
+// bottleneck see one queueing delay: with equal base delays they have the
+// same E (Eq. 3) and the same increments of U (Eq. 4), and Eq. 5 scales every
+// window by the same factor, so the ratio of any two windows stays what it
+// was. Kd multiplies the change of the shared error, nothing of the flow's
+// own. In the fluid model (Eq. 6-9) every set of windows that fills the link
+// at R = R_ref is a fixed point; Eq. 11 follows only from the section's
+// assumption "that all flows are synchronized", and Section IV-B's
+// linearisation takes W_0 = C R_0 / N (Eq. 13) and follows only the common
+// mode. What differs between flows (where U started, the anti-windup resets,
+// the phase of each flow's PID step, its own delay samples) does not depend
+// on the flow's share. So the shares are what each flow's history left, and
+// they wander. The closed-loop tests, over start gaps of 0.1 to 0.7 ms:
+// Jain 0.936-0.998 for two flows through a 25 Gb/s in-network bottleneck
+// (0.936: 14.3 and 8.4 Gb/s against the paper's 12 each), 0.927-0.999 for
+// two at 100 Gb/s, 0.41-0.78 for four at 100 Gb/s (TestInNetworkShares).
+// With two bottlenecks in series it is worse and does not depend on history:
+// Eq. 2 scales a flow's target with its own base delay, not with the queues
+// it crosses, so while the one-bottleneck flows hold each queue at their
+// target (delta/2 of a three-link delay), a flow across both sees more
+// queueing delay than its target allows (delta/2 of a four-link delay), its
+// E stays positive, Kp integrates it into U, and Eq. 5 holds it at the
+// minimum window: 0.89 Gb/s against the max-min 45.9 in a 100 Gb/s parking
+// lot, Jain 0.673 (TestParkingLot); Fig. 15's flow 1 falls the same way
+// (TestTwoBottlenecks).
+//
+// Normalisations tried, Jain for two flows at 25 Gb/s / four at 100 Gb/s over
+// the same start gaps: the paper's step once per round on the latest sample
+// (this code; above); one step per packet with the round's gains spread over
+// its packets (Eq. 6 and 9 discretised per ACK: U += Kp E x MTU/W + Kd dE,
+// W -= tanh(U) x MTU), 0.84-0.98 / 0.33-0.52; per packet with the gains
+// normalised by the EWA share, so that a flow reacts in proportion to its
+// rate, 0.997-1.000 / 0.33-0.35 (the last flow to start takes 77-80 Gb/s of
+// 100), and 0.808 in the parking lot at a 1 ms gap; Algorithm 1 literally,
+// Eq. 4-5 on every packet, equal shares but a limit cycle near the floor
+// (links 36-55 % used); the sender-side variant (Section III-G) at a 0.5 ms
+// gap, as receiver mode (0.952 / 0.688, parking lot 0.673); smaller gains,
+// Section IV-D's Kp = 16, Kd = 7e3 (0.952-0.998 / 0.35-0.50) or Kp = 1e3,
+// Kd = 1e4 (0.950-1.000 / 0.68-0.77). No scaling of the gains can do it:
+// every flow's gains act on the same shared error, so the fixed points stay
+// a continuum. Fairness needs a term of the flow's own (its share of the
+// queue, as FAST TCP's alpha, or an additive increase) that the paper does
+// not have.
 package rcc
 
 import (

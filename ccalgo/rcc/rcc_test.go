@@ -248,6 +248,65 @@ func TestPIDEquations(t *testing.T) {
 	}
 }
 
+// Why PID control has no fairness of its own (package doc, "Fairness under
+// in-network congestion"). Two flows through one bottleneck see the same
+// delays; Eq. 4 then gives them the same U and Eq. 5 scales both windows by
+// the same factor, so whatever ratio their histories left stays. Here a toy
+// shared queue (1 B/ns, a 20 KB pipe, base delay 10 us, target 11 us) takes
+// windows of 8 and 16 KB through 300 PID steps: their sum moves, their ratio
+// stays 2 to rounding. And a flow whose error stays positive, as the flow
+// that crosses two queues in a parking lot, has Kp integrate it into U until
+// Eq. 5 holds it at the minimum window, whatever its share.
+func TestPIDNoFairnessForce(t *testing.T) {
+	cfg := testCfg(t, func(p *Params) { p.MinWindowBytes = 100 })
+	const cap = 1e9 // no EWA cap in the way
+	var a, b controller
+	for _, c := range []*controller{&a, &b} {
+		c.sample(10000)
+	}
+	// Enter PID with windows 8000 and 16000 (the EWA share at entry).
+	for i := int64(0); i < 3; i++ {
+		a.window(i, 13000, 8000, false, 8000, &cfg)
+		b.window(i, 13000, 16000, false, 8000, &cfg)
+	}
+	if !a.inPID || !b.inPID {
+		t.Fatal("not in PID")
+	}
+	lo, hi := a.w, a.w
+	for k := int64(1); k <= 300; k++ {
+		d := 10000 + int64(max(0, a.w+b.w-20000)) // the shared queue's delay
+		wa := a.window(k*8000, d, cap, false, 8000, &cfg)
+		wb := b.window(k*8000, d, cap, false, 8000, &cfg)
+		if math.Abs(wb/wa-2) > 1e-9 {
+			t.Fatalf("step %d: windows %v and %v, ratio %v; want 2 (Eq. 5 scales both by the same factor)", k, wa, wb, wb/wa)
+		}
+		lo, hi = min(lo, wa), max(hi, wa)
+	}
+	if lo > 0.9*8000 || hi <= 8000 {
+		t.Fatalf("window moved only within [%v, %v]: the loop does not exercise Eq. 4-5", lo, hi)
+	}
+	// A flow whose delay stays 1.2 us above its target (E = 1.2e-6 s) from
+	// the samples that moved it to PID on.
+	var c controller
+	c.sample(10000)
+	for i := int64(0); i < 3; i++ {
+		c.window(i, 12200, 40000, false, 8000, &cfg)
+	}
+	prev := c.w
+	steps := 0
+	for k := int64(1); c.w > cfg.minWin && k <= 1000; k++ {
+		w := c.window(k*8000, 12200, 40000, false, 8000, &cfg)
+		if w > prev {
+			t.Fatalf("step %d: window grew %v -> %v with E > 0", k, prev, w)
+		}
+		prev, steps = w, int(k)
+	}
+	if c.w != cfg.minWin {
+		t.Fatalf("window %v after %d steps of E = 1.2e-6 s, want the minimum %v", c.w, steps, cfg.minWin)
+	}
+	t.Logf("shared queue: window ratio 2 throughout, flow 1's window in [%.0f, %.0f] B; E = 1.2e-6 s: 40000 B to the minimum %v B in %d PID steps", lo, hi, cfg.minWin, steps)
+}
+
 func TestRxMeter(t *testing.T) {
 	const round = 10000
 	tests := []struct {

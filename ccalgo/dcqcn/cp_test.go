@@ -1,0 +1,122 @@
+package dcqcn_test
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/ccbed/ccbed/ccalgo"
+	"github.com/ccbed/ccbed/ccalgo/dcqcn"
+)
+
+// TestCPMarkAt: mark_at picks the hook that runs RED, on the queue the packet
+// finds at enqueue (port.QueueBytes holds it too) or leaves behind at
+// dequeue; the other hook never marks, and PacketHooks reports the marking one
+// alone. The default is dequeue.
+func TestCPMarkAt(t *testing.T) {
+	if p := dcqcn.DefaultParams(env40); p.MarkAt != ccalgo.MarkAtDequeue {
+		t.Fatalf("default mark_at %q, want %q", p.MarkAt, ccalgo.MarkAtDequeue)
+	}
+	pkt := ccalgo.DataPacket{WireBytes: 1066}
+	for _, at := range []string{ccalgo.MarkAtEnqueue, ccalgo.MarkAtDequeue} {
+		t.Run(at, func(t *testing.T) {
+			p := dcqcn.DefaultParams(env40) // Kmin 5 KB, Kmax 200 KB
+			p.MarkAt = at
+			cp, err := dcqcn.NewCP(p, env40)
+			if err != nil {
+				t.Fatal(err)
+			}
+			enq, deq := cp.PacketHooks()
+			if enq != (at == ccalgo.MarkAtEnqueue) || deq != (at == ccalgo.MarkAtDequeue) {
+				t.Fatalf("PacketHooks = %v, %v", enq, deq)
+			}
+			for _, tc := range []struct {
+				q    int64 // queue found / left behind
+				want ccalgo.Mark
+			}{{0, ccalgo.MarkNone}, {5_000, ccalgo.MarkNone}, {200_001, ccalgo.MarkCE}, {1 << 20, ccalgo.MarkCE}} {
+				var mark, other ccalgo.Verdict
+				if at == ccalgo.MarkAtEnqueue {
+					port := ccalgo.PortState{QueueBytes: tc.q + int64(pkt.WireBytes)}
+					mark = cp.OnEnqueue(0, &pkt, &port, nil)
+					other = cp.OnDequeue(0, &pkt, &port, nil)
+				} else {
+					port := ccalgo.PortState{QueueBytes: tc.q}
+					other = cp.OnEnqueue(0, &pkt, &port, nil)
+					mark = cp.OnDequeue(0, &pkt, &port, nil)
+				}
+				if mark.Mark != tc.want || other.Mark != ccalgo.MarkNone {
+					t.Errorf("q=%d: marking hook %v, other hook %v; want %v, none", tc.q, mark.Mark, other.Mark, tc.want)
+				}
+			}
+			// Between Kmin and Kmax: RED's probability, in the marking hook only.
+			const q, n = 100_000, 200_000
+			marked := 0
+			for range n {
+				port := ccalgo.PortState{QueueBytes: q}
+				if at == ccalgo.MarkAtEnqueue {
+					port.QueueBytes += int64(pkt.WireBytes)
+					if cp.OnEnqueue(0, &pkt, &port, nil).Mark == ccalgo.MarkCE {
+						marked++
+					}
+				} else if cp.OnDequeue(0, &pkt, &port, nil).Mark == ccalgo.MarkCE {
+					marked++
+				}
+			}
+			want := cp.MarkProbability(q)
+			if got := float64(marked) / n; got < 0.9*want || got > 1.1*want {
+				t.Errorf("marked %.5f of packets at q = %d, want %.5f", got, q, want)
+			}
+		})
+	}
+}
+
+// TestCPMarkAtRejected: a mark_at other than "enqueue" or "dequeue" is a
+// ParamError naming mark_at and the values it takes, from the CP's
+// constructor and the registry's; the NP and RP do not read it.
+func TestCPMarkAtRejected(t *testing.T) {
+	s, err := ccalgo.Lookup(dcqcn.Name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, bad := range []string{"", "both", "ENQUEUE"} {
+		p := dcqcn.DefaultParams(env40)
+		p.MarkAt = bad
+		_, err1 := dcqcn.NewCP(p, env40)
+		_, err2 := s.NewCP(p, env40)
+		for _, err := range []error{err1, err2} {
+			var pe *ccalgo.ParamError
+			if !errors.As(err, &pe) || pe.Param != "mark_at" || !strings.Contains(err.Error(), `"enqueue" or "dequeue"`) {
+				t.Errorf("mark_at %q: err = %v, want a ParamError naming mark_at", bad, err)
+			}
+		}
+		if _, err := s.NewRP(p, env40); err != nil {
+			t.Errorf("mark_at %q: NewRP: %v", bad, err)
+		}
+		if _, err := s.NewNP(p, env40); err != nil {
+			t.Errorf("mark_at %q: NewNP: %v", bad, err)
+		}
+	}
+}
+
+// TestCPMarkAtAllocs: neither hook allocates, at either place.
+func TestCPMarkAtAllocs(t *testing.T) {
+	for _, at := range []string{ccalgo.MarkAtEnqueue, ccalgo.MarkAtDequeue} {
+		p := dcqcn.DefaultParams(env40)
+		p.MarkAt = at
+		cp, err := dcqcn.NewCP(p, env40)
+		if err != nil {
+			t.Fatal(err)
+		}
+		port := ccalgo.PortState{}
+		pkt := ccalgo.DataPacket{WireBytes: 1066}
+		var now int64
+		if a := testing.AllocsPerRun(1000, func() {
+			now++
+			port.QueueBytes = now * 97 % 250_000
+			cp.OnEnqueue(now, &pkt, &port, nil)
+			cp.OnDequeue(now, &pkt, &port, nil)
+		}); a != 0 {
+			t.Errorf("mark_at %s: %v allocs per packet", at, a)
+		}
+	}
+}
