@@ -10,14 +10,15 @@ import (
 
 // leafSpineWebSearch is the speed benchmark: leaves leaves of 16 hosts,
 // as many spines, every link 100 Gb/s and 1 us (2:1 oversubscribed at the
-// leaves), ECMP, the web-search flow-size CDF at 30 % load offered for 5 ms.
+// leaves), ECMP, the web-search flow-size CDF at 30 % load offered for 5 ms,
+// lossless (PFC, as the HPCC paper's fabric).
 func leafSpineWebSearch(leaves int, scheme string) *fabric.Spec {
 	topo := fabric.LeafSpine(leaves, 8, 16, 100e9, 100e9, 1000)
 	all := make([]int, len(topo.Hosts))
 	for i := range all {
 		all[i] = i
 	}
-	return &fabric.Spec{Topo: topo, Scheme: scheme, Seed: 1,
+	return &fabric.Spec{Topo: topo, Scheme: scheme, Seed: 1, PFC: fabric.PFC{Enabled: true},
 		Workloads: []fabric.Workload{{CDF: "../configs/workloads/websearch.cdf", Senders: all, Dsts: all,
 			Load: 0.3, StopNs: 5_000_000}}}
 }

@@ -32,10 +32,23 @@ type Spec struct {
 	// BaseRTTNs is the base RTT the schemes and the ideal FCT assume; 0: the
 	// largest between any two hosts (a full data frame out, its ACK back).
 	BaseRTTNs int64
-	// BufferBytes is every switch port's egress buffer (default 4 MiB).
+	// BufferBytes caps every switch port's egress queues (default 4 MiB):
+	// with Buffer.Mode "static" the port's whole buffer, with "shared" a cap
+	// above the shared buffer's dynamic threshold.
 	BufferBytes int64
+	// Buffer is every switch's packet buffer; zero fields take switchd's
+	// defaults (a 12 MiB shared buffer, alpha 1/8, 4 KiB reserve, 3 KiB
+	// resume offset). Zero HeadroomBytes: each port's from its link's rate
+	// and delays (switchd.HeadroomBytes).
+	Buffer switchd.BufferConfig
+	// Queues is every switch port's scheduling of its 8 priorities; zero:
+	// DWRR with equal weights.
+	Queues switchd.QueuesConfig
 	// PFC turns priority flow control on in every switch.
 	PFC PFC
+	// HostPriority is the priority (0-7) of the listed hosts' data, which
+	// they tag in the DSCP and obey PFC for; other hosts use PFC's priority 3.
+	HostPriority map[int]uint8
 	// RTONs and NakIntervalNs are the hosts' retransmission timeout and NAK
 	// repeat interval; 0: 2 x (base RTT + time to drain a full buffer at the
 	// slowest host link) + 100 us.
@@ -57,12 +70,18 @@ type Spec struct {
 	Workloads []Workload
 }
 
-// PFC is priority flow control with static per-ingress thresholds.
+// PFC is priority flow control: Priorities are the lossless ones (default
+// [3]); XOFFBytes and XONOffsetBytes the thresholds of Buffer.Mode "static".
 type PFC struct {
 	Enabled        bool
+	Priorities     []uint8
 	XOFFBytes      int64
 	XONOffsetBytes int64
 }
+
+// DefaultPriority is the priority of data that no setting names: RoCEv2's
+// customary lossless class.
+const DefaultPriority = 3
 
 // Flow is a static flow (one message) between two hosts.
 type Flow struct {
@@ -146,6 +165,26 @@ func (s *Spec) defaults() {
 	if s.Scheme == "" {
 		s.Scheme = "none"
 	}
+	d := switchd.DefaultConfig()
+	b := &s.Buffer
+	if b.Mode == "" {
+		b.Mode = d.Buffer.Mode
+	}
+	if b.SizeBytes == 0 {
+		b.SizeBytes = d.Buffer.SizeBytes
+	}
+	if b.Alpha == 0 {
+		b.Alpha = d.Buffer.Alpha
+	}
+	if b.ReserveBytes == 0 {
+		b.ReserveBytes = d.Buffer.ReserveBytes
+	}
+	if b.ResumeOffsetBytes == 0 {
+		b.ResumeOffsetBytes = d.Buffer.ResumeOffsetBytes
+	}
+	if s.Queues.QuantumBytes == 0 {
+		s.Queues.QuantumBytes = d.Queues.QuantumBytes
+	}
 	if s.PFC.Enabled {
 		if s.PFC.XOFFBytes == 0 {
 			s.PFC.XOFFBytes = 500_000
@@ -155,6 +194,40 @@ func (s *Spec) defaults() {
 		}
 	}
 }
+
+// queueBound is the most one switch port can queue: its buffer_bytes cap, and
+// with a shared buffer no more than the buffer.
+func (s *Spec) queueBound() int64 {
+	if s.Buffer.Mode == switchd.BufferShared {
+		return min(s.BufferBytes, s.Buffer.SizeBytes)
+	}
+	return s.BufferBytes
+}
+
+// headroom is the PFC headroom of port p of switch node v: what its peer
+// sends in the round trip of a pause over that link (each direction's
+// propagation), three full frames, and the peer's burst after a late poll on
+// DPDK (none in exact time). 0 with Buffer.HeadroomBytes set, which then
+// applies to every port.
+func (s *Spec) headroom(t *Topology, v, p int) int64 {
+	if s.Buffer.HeadroomBytes > 0 {
+		return 0
+	}
+	peer, peerPort, out := t.Peer(v, p)
+	_, _, in := t.Peer(peer, peerPort)
+	frame := s.MTU + hostd.DataOverhead + wire.INTLen + frameOverhead
+	burst := 0
+	if !s.Exact {
+		burst = switchd.DefaultConfig().Switch.BurstBytes
+		if t.IsHost(peer) {
+			burst = hostNICBurstFrames * frame
+		}
+	}
+	return switchd.HeadroomBytes(in.Bps, (in.DelayNs+out.DelayNs+1)/2, frame, burst)
+}
+
+// hostNICBurstFrames is hostd's default NIC burst on DPDK, in frames.
+const hostNICBurstFrames = 32
 
 // maxBaseRTT is the largest base RTT between two hosts, for a full data frame
 // of mtu payload out and an ACK back, on the first shortest path each way.
@@ -242,6 +315,14 @@ func (s *Spec) Plan() (*Plan, error) {
 			}
 		}
 	}
+	for h, pr := range s.HostPriority {
+		if err := host("host priority", h); err != nil {
+			return nil, err
+		}
+		if pr > 7 {
+			return nil, fmt.Errorf("fabric: host %d: priority %d: want 0..7", h, pr)
+		}
+	}
 	for i, w := range s.Workloads {
 		for _, h := range append(append([]int{}, w.Senders...), w.Dsts...) {
 			if err := host(fmt.Sprintf("workload %d", i), h); err != nil {
@@ -259,7 +340,7 @@ func (s *Spec) Plan() (*Plan, error) {
 		_, _, d := t.Peer(h, 0)
 		slowest = math.Min(slowest, d.Bps)
 	}
-	worstUs := 2*(baseUs+float64(s.BufferBytes)*8e6/slowest) + 100
+	worstUs := 2*(baseUs+float64(s.queueBound())*8e6/slowest) + 100
 	rtoUs, nakUs := worstUs, worstUs
 	if s.RTONs > 0 {
 		rtoUs = float64(s.RTONs) / 1e3
@@ -296,6 +377,7 @@ func (s *Spec) Plan() (*Plan, error) {
 			c.Ports = append(c.Ports, switchd.PortConfig{
 				Name: fmt.Sprintf("p%d", port), MAC: macString(sw.PortMACs[port]), PeerMAC: macString(pm),
 				LinkGbps: out.Bps / 1e9, BufferBytes: s.BufferBytes,
+				HeadroomBytes: s.headroom(t, v, port),
 			})
 		}
 		for h, ports := range routes[si] {
@@ -322,9 +404,15 @@ func (s *Spec) Plan() (*Plan, error) {
 			c.CC.Params = map[string]map[string]any{s.Scheme: s.Params}
 		}
 		c.PFC.Enabled = s.PFC.Enabled
+		c.PFC.Priority = DefaultPriority
+		c.PFC.Priorities = s.PFC.Priorities
 		if s.PFC.Enabled {
 			c.PFC.XOFFBytes, c.PFC.XONOffsetBytes = s.PFC.XOFFBytes, s.PFC.XONOffsetBytes
 		}
+		// Hosts tag their data's priority in the DSCP.
+		c.Switch.PriorityFrom = "dscp"
+		c.Buffer = s.Buffer
+		c.Queues = s.Queues
 		if err := c.Validate(nil); err != nil {
 			return nil, fmt.Errorf("fabric: switch %s: %w", sw.Name, err)
 		}
@@ -342,6 +430,10 @@ func (s *Spec) Plan() (*Plan, error) {
 			AckEvery: s.AckEvery, RTOUs: rtoUs, NakIntervalUs: nakUs,
 			SampleUs: float64(s.SampleNs) / 1e3, Seed: s.Seed,
 			MaxRxFlows: 4096, MaxPending: 4096, PacingJitter: s.PacingJitter,
+			PFCPriority: DefaultPriority, TagPriority: true,
+		}
+		if p, ok := s.HostPriority[h]; ok {
+			c.PFCPriority = int(p)
 		}
 		if s.Exact {
 			c.GrowResults = true

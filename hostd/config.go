@@ -70,6 +70,10 @@ type Config struct {
 	// synchrony no testbed has. Seeded by Seed.
 	PacingJitter float64 `toml:"pacing_jitter"`
 	PFCPriority  int     `toml:"pfc_priority"` // priority of data frames: PFC frames pausing it stop data (default 3)
+	// TagPriority writes pfc_priority into every data frame's IPv4 DSCP as
+	// its class selector (DSCP = priority << 3; ACKs, NAKs and CNPs echo the
+	// data's DSCP), for switches that take priorities from the DSCP.
+	TagPriority bool `toml:"tag_priority"`
 	// SampleUs is the period of the per-flow rate time series (default 100);
 	// MaxSamples bounds it (default 1,000,000 rows, further samples are counted).
 	SampleUs   float64 `toml:"sample_us"`
@@ -337,6 +341,7 @@ type resolved struct {
 	rto        int64
 	burst      int64
 	pfcPrio    int
+	dscp       uint8 // DSCP of data frames
 	sampleNs   int64
 	peers      map[uint32]wire.MAC
 	flows      []FlowConfig
@@ -425,6 +430,9 @@ func resolve(c *Config, f *config.File, keyPrefix, baseDir string) (*resolved, e
 	r.rto = int64(c.RTOUs * 1000)
 	r.burst = c.BurstBytes
 	r.pfcPrio = c.PFCPriority
+	if c.TagPriority {
+		r.dscp = uint8(c.PFCPriority) << 3
+	}
 	r.sampleNs = max(int64(c.SampleUs*1000), 1)
 	r.seed = c.Seed
 	r.maxSamples = c.MaxSamples

@@ -1099,7 +1099,7 @@ func (e *Engine) startFlow(now int64, pf *pendingFlow) {
 		mac = e.r.gateway
 	}
 	s.ep = wire.Endpoints{DstMAC: mac, SrcMAC: e.r.mac, SrcIP: e.r.ip, DstIP: pf.dst,
-		SrcPort: uint16(0xc000 | qpn&0x3fff)}
+		SrcPort: uint16(0xc000 | qpn&0x3fff), DSCP: e.r.dscp}
 	s.size = uint64(pf.size)
 	s.npkts = 0
 	if pf.size > 0 {

@@ -37,6 +37,8 @@ type Config struct {
 	Routes    []RouteConfig   `toml:"routes"`
 	CC        CCConfig        `toml:"cc"`
 	PFC       PFCConfig       `toml:"pfc"`
+	Buffer    BufferConfig    `toml:"buffer"`
+	Queues    QueuesConfig    `toml:"queues"`
 	Telemetry TelemetryConfig `toml:"telemetry"`
 }
 
@@ -70,6 +72,11 @@ type SwitchConfig struct {
 	// catch up after a late poll. 0 shapes exactly (the virtual-time fabric,
 	// which never polls late).
 	BurstBytes int `toml:"burst_bytes"`
+	// PriorityFrom says where a frame's priority (0-7: its egress queue and
+	// PFC class) comes from: "pcp", the 802.1Q tag's PCP, untagged frames
+	// taking pfc.priority; or "dscp", the IPv4 DSCP's class selector bits
+	// (DSCP >> 3, so CS3 = DSCP 24 is priority 3), tagged or not.
+	PriorityFrom string `toml:"priority_from"`
 }
 
 // PortConfig is one switch port.
@@ -90,9 +97,16 @@ type PortConfig struct {
 	LinkGbps float64 `toml:"link_gbps"`
 	// DelayUs is an optional propagation delay added after the shaper.
 	DelayUs float64 `toml:"delay_us"`
-	// BufferBytes is the egress buffer: frames that do not fit are dropped at
-	// the tail. 0: 1 MiB (Validate fills it in).
+	// BufferBytes caps the port's egress data queues together: frames that
+	// do not fit are dropped at the tail. With buffer.mode "static" it is the
+	// port's whole buffer (0: 1 MiB, Validate fills it in); with "shared" an
+	// optional cap on the lossy priorities, on top of the shared buffer's
+	// dynamic thresholds (0: none).
 	BufferBytes int64 `toml:"buffer_bytes"`
+	// HeadroomBytes is the PFC headroom of each lossless priority of this
+	// ingress port (buffer.mode "shared"); 0: buffer.headroom_bytes, or when
+	// that is 0 too, HeadroomBytes(link, delay_us, cc.mtu, burst_bytes).
+	HeadroomBytes int64 `toml:"headroom_bytes"`
 	// Scheme overrides cc.scheme for this port's CP.
 	Scheme string `toml:"scheme"`
 	// CPID overrides the id carried in this port's feedback (default: switch
@@ -137,22 +151,95 @@ type CCConfig struct {
 	Typed map[string]any `toml:"-"`
 }
 
-// PFCConfig is priority flow control (specs/pfc.md), with static thresholds.
+// PFCConfig is priority flow control (IEEE 802.1Qbb): which priorities are
+// lossless, and with buffer.mode "static" their fixed thresholds (with
+// "shared" the thresholds are dynamic, see BufferConfig).
 type PFCConfig struct {
-	// Enabled turns on ingress accounting and pause generation.
+	// Enabled turns on ingress accounting and pause generation for the
+	// lossless priorities.
 	Enabled bool `toml:"enabled"`
+	// Priorities are the lossless priorities: paused upstream, never dropped
+	// while headroom lasts. Empty: [priority].
+	Priorities []uint8 `toml:"priorities"`
 	// Honor makes egress ports obey pause frames they receive (on by default,
 	// even with Enabled off).
 	Honor bool `toml:"honor"`
-	// XOFFBytes: a pause goes upstream when an ingress port's bytes of one
-	// priority in the switch exceed this.
+	// XOFFBytes (buffer.mode "static"): a pause goes upstream when an
+	// ingress port's bytes of one lossless priority in the switch exceed this.
 	XOFFBytes int64 `toml:"xoff_bytes"`
-	// XONOffsetBytes: resume once they fall below XOFFBytes - XONOffsetBytes.
+	// XONOffsetBytes (buffer.mode "static"): resume once they fall below
+	// XOFFBytes - XONOffsetBytes.
 	XONOffsetBytes int64 `toml:"xon_offset_bytes"`
 	// PauseQuanta is the pause time sent, in quanta of 512 bit times.
 	PauseQuanta uint16 `toml:"pause_quanta"`
-	// Priority is the PFC priority of untagged frames (tagged ones use PCP).
+	// Priority is the priority of frames that carry none (untagged frames
+	// with switch.priority_from "pcp").
 	Priority uint8 `toml:"priority"`
+}
+
+// Buffer modes.
+const (
+	// BufferShared is a shared-memory switch: one buffer of SizeBytes for
+	// every port, lossy queues admitted under a dynamic threshold (alpha x
+	// the free buffer, Choudhury and Hahne), lossless priorities accounted
+	// per ingress port with a reserve, a dynamic XOFF threshold and headroom
+	// (the HPCC simulator's switch MMU).
+	BufferShared = "shared"
+	// BufferStatic gives every port its own buffer_bytes and PFC fixed
+	// per-ingress XOFF / XON thresholds.
+	BufferStatic = "static"
+)
+
+// BufferConfig is the switch's packet buffer. With Mode "shared", a packet of
+// lossless priority p entering on port i is counted against (i, p): its first
+// ReserveBytes are guaranteed, then it takes from the shared pool while its
+// shared bytes stay under the threshold alpha x (SizeBytes - all headroom -
+// all reserves - shared bytes in use); beyond the threshold it goes into the
+// (i, p) headroom, and with the headroom full it is dropped (counted, a
+// misconfiguration). XOFF goes upstream when (i, p) uses headroom or reaches
+// the threshold, XON when its headroom is empty and its shared bytes are 0 or
+// ResumeOffsetBytes under the threshold. A lossy packet is admitted while its
+// egress queue stays under alpha x the free buffer.
+type BufferConfig struct {
+	// Mode is "shared" (default) or "static".
+	Mode string `toml:"mode"`
+	// SizeBytes is the shared buffer (default 12 MiB, the HPCC simulator's).
+	SizeBytes int64 `toml:"size_bytes"`
+	// Alpha is the dynamic threshold's factor (default 1/8).
+	Alpha float64 `toml:"alpha"`
+	// ReserveBytes is each ingress port's guaranteed buffer per lossless
+	// priority (default 4 KiB).
+	ReserveBytes int64 `toml:"reserve_bytes"`
+	// ResumeOffsetBytes is the XON hysteresis (default 3 KiB).
+	ResumeOffsetBytes int64 `toml:"resume_offset_bytes"`
+	// HeadroomBytes is every ingress port's headroom per lossless priority,
+	// unless the port sets its own; 0: derived per port (HeadroomBytes).
+	HeadroomBytes int64 `toml:"headroom_bytes"`
+}
+
+// QueuesConfig is the scheduling among a port's 8 data queues (one per
+// priority). Control frames the switch forwards or builds (CNPs, rate
+// messages, feedback, PFC) go before every data queue.
+type QueuesConfig struct {
+	// Strict are the priorities served before the others, the highest
+	// priority first; a paused one is skipped.
+	Strict []uint8 `toml:"strict"`
+	// Weights are the deficit-weighted round-robin weights of priorities 0-7
+	// (default 1 each); a priority in Strict ignores its weight.
+	Weights []int `toml:"weights"`
+	// QuantumBytes is the DWRR quantum of weight 1 (default 1518).
+	QuantumBytes int `toml:"quantum_bytes"`
+}
+
+// HeadroomBytes is the PFC headroom a lossless priority of an ingress port
+// needs so that no frame is dropped after its XOFF: what the upstream sends
+// while the pause travels to it and what is already on the wire (2 x the
+// link's bytes in flight over delayNs), the frame being received when XOFF
+// triggered, the frame the pause waits behind at this port's egress, and the
+// frame upstream is serialising when the pause arrives (3 frames of mtuFrame
+// bytes), and the upstream shaper's burst (a late poll's catch-up).
+func HeadroomBytes(linkBps float64, delayNs int64, mtuFrame, burstBytes int) int64 {
+	return int64(math.Ceil(2*float64(delayNs)*linkBps/8e9)) + 3*int64(mtuFrame) + int64(burstBytes)
 }
 
 // TelemetryConfig says what the switch records.
@@ -176,10 +263,13 @@ func DefaultConfig() Config {
 	return Config{
 		Switch: SwitchConfig{
 			ID: 1, IP: "10.0.0.254", Mode: ModeRTC, Mbufs: 16383, RingSize: 1024, Burst: 32,
-			DecrementTTL: true, FrameOverheadBytes: 24, BurstBytes: 16384,
+			DecrementTTL: true, FrameOverheadBytes: 24, BurstBytes: 16384, PriorityFrom: "pcp",
 		},
-		CC:        CCConfig{Scheme: "none", BaseRTTUs: 10, MTU: 1024, ExpectedFlows: 16},
-		PFC:       PFCConfig{Honor: true, XOFFBytes: 500_000, XONOffsetBytes: 3_000, PauseQuanta: wire.PFCMaxQuanta, Priority: 3},
+		CC:  CCConfig{Scheme: "none", BaseRTTUs: 10, MTU: 1024, ExpectedFlows: 16},
+		PFC: PFCConfig{Honor: true, XOFFBytes: 500_000, XONOffsetBytes: 3_000, PauseQuanta: wire.PFCMaxQuanta, Priority: 3},
+		Buffer: BufferConfig{Mode: BufferShared, SizeBytes: 12 << 20, Alpha: 0.125,
+			ReserveBytes: 4 << 10, ResumeOffsetBytes: 3 << 10},
+		Queues:    QueuesConfig{QuantumBytes: 1518},
 		Telemetry: TelemetryConfig{Console: true, SampleBuffer: 1 << 16},
 	}
 }
@@ -244,6 +334,9 @@ func (c *Config) Validate(f *config.File) error {
 	}
 	if _, err := parseIPv4(s.IP); err != nil {
 		return errf("switch.ip", "%v", err)
+	}
+	if s.PriorityFrom != "pcp" && s.PriorityFrom != "dscp" {
+		return errf("switch.priority_from", "%q: want \"pcp\" or \"dscp\"", s.PriorityFrom)
 	}
 	switch s.Mode {
 	case ModeRTC:
@@ -320,11 +413,14 @@ func (c *Config) Validate(f *config.File) error {
 		if !(p.DelayUs >= 0) || p.DelayUs > 100_000 {
 			return errf(key("delay_us"), "%v: want [0, 100000]", p.DelayUs)
 		}
-		if p.BufferBytes == 0 {
+		if p.BufferBytes == 0 && c.Buffer.Mode == BufferStatic {
 			p.BufferBytes = 1 << 20
 		}
-		if p.BufferBytes < 1518 || p.BufferBytes > 1<<30 {
+		if p.BufferBytes != 0 && (p.BufferBytes < 1518 || p.BufferBytes > 1<<30) {
 			return errf(key("buffer_bytes"), "%d: want [1518, 2^30]", p.BufferBytes)
+		}
+		if p.HeadroomBytes < 0 || p.HeadroomBytes > 1<<30 {
+			return errf(key("headroom_bytes"), "%d: want [0, 2^30]", p.HeadroomBytes)
 		}
 	}
 	if len(c.Routes) == 0 {
@@ -402,6 +498,9 @@ func (c *Config) Validate(f *config.File) error {
 	if p.Priority > 7 {
 		return errf("pfc.priority", "%d: want 0..7", p.Priority)
 	}
+	if err := c.CheckBuffer(errf); err != nil {
+		return err
+	}
 	t := &c.Telemetry
 	if !(t.SampleUs >= 0) || t.SampleUs > 1e6 {
 		return errf("telemetry.sample_us", "%v: want [0, 1e6]", t.SampleUs)
@@ -410,6 +509,121 @@ func (c *Config) Validate(f *config.File) error {
 		return errf("telemetry.sample_buffer", "%d: want >= 16", t.SampleBuffer)
 	}
 	return nil
+}
+
+// CheckBuffer checks pfc.priorities, [buffer] and [queues] (testbed checks an
+// experiment's tables of the same names with it). errf builds the error of a
+// key. The buffer's room for headroom and reserves is checked when the config
+// has ports.
+func (c *Config) CheckBuffer(errf func(key, format string, args ...any) error) error {
+	if err := checkPriorities(c.PFC.Priorities); err != nil {
+		return errf("pfc.priorities", "%v", err)
+	}
+	if err := c.validateBuffer(errf); err != nil {
+		return err
+	}
+	q := &c.Queues
+	if err := checkPriorities(q.Strict); err != nil {
+		return errf("queues.strict", "%v", err)
+	}
+	if len(q.Weights) != 0 && len(q.Weights) != wire.PFCPriorities {
+		return errf("queues.weights", "%d weights: want one per priority (8)", len(q.Weights))
+	}
+	for i, w := range q.Weights {
+		if w < 1 || w > 1000 {
+			return errf("queues.weights", "priority %d: weight %d: want 1..1000", i, w)
+		}
+	}
+	if q.QuantumBytes < 64 || q.QuantumBytes > 1<<20 {
+		return errf("queues.quantum_bytes", "%d: want 64..2^20", q.QuantumBytes)
+	}
+	return nil
+}
+
+// checkPriorities checks a list of distinct priorities 0-7.
+func checkPriorities(ps []uint8) error {
+	var seen uint8
+	for _, p := range ps {
+		if p > 7 {
+			return fmt.Errorf("priority %d: want 0..7", p)
+		}
+		if seen&(1<<p) != 0 {
+			return fmt.Errorf("priority %d listed twice", p)
+		}
+		seen |= 1 << p
+	}
+	return nil
+}
+
+// validateBuffer checks [buffer]; in shared mode with PFC on, the buffer must
+// hold every lossless priority's headroom and reserve on every port and leave
+// a shared pool.
+func (c *Config) validateBuffer(errf func(key, format string, args ...any) error) error {
+	b := &c.Buffer
+	switch b.Mode {
+	case BufferStatic:
+		return nil
+	case BufferShared:
+	default:
+		return errf("buffer.mode", "%q: want %q or %q", b.Mode, BufferShared, BufferStatic)
+	}
+	if b.SizeBytes < 16<<10 || b.SizeBytes > 1<<34 {
+		return errf("buffer.size_bytes", "%d: want [16 KiB, 16 GiB]", b.SizeBytes)
+	}
+	if !(b.Alpha > 0) || b.Alpha > 64 {
+		return errf("buffer.alpha", "%v: want (0, 64]", b.Alpha)
+	}
+	if b.ReserveBytes < 0 || b.ReserveBytes > 1<<24 {
+		return errf("buffer.reserve_bytes", "%d: want [0, 16 MiB]", b.ReserveBytes)
+	}
+	if b.ResumeOffsetBytes < 0 || b.ResumeOffsetBytes > 1<<24 {
+		return errf("buffer.resume_offset_bytes", "%d: want [0, 16 MiB]", b.ResumeOffsetBytes)
+	}
+	if b.HeadroomBytes < 0 || b.HeadroomBytes > 1<<30 {
+		return errf("buffer.headroom_bytes", "%d: want [0, 2^30]", b.HeadroomBytes)
+	}
+	if !c.PFC.Enabled || len(c.Ports) == 0 {
+		return nil
+	}
+	hdrm, rsrv := c.reserved()
+	if free := b.SizeBytes - hdrm - rsrv; free < b.SizeBytes/8 {
+		return errf("buffer.size_bytes", "%d B leaves %d B shared after %d B of headroom and %d B of reserve "+
+			"(%d ports x %d lossless priorities): want at least an eighth of the buffer shared; "+
+			"raise size_bytes or lower headroom_bytes / reserve_bytes", b.SizeBytes, free, hdrm, rsrv, len(c.Ports), len(c.Lossless()))
+	}
+	return nil
+}
+
+// Lossless is the list of PFC's lossless priorities (pfc.priorities, or
+// pfc.priority alone).
+func (c *Config) Lossless() []uint8 {
+	if len(c.PFC.Priorities) > 0 {
+		return c.PFC.Priorities
+	}
+	return []uint8{c.PFC.Priority}
+}
+
+// Headroom is port i's PFC headroom per lossless priority (shared buffer).
+func (c *Config) Headroom(i int) int64 {
+	if h := c.Ports[i].HeadroomBytes; h > 0 {
+		return h
+	}
+	if h := c.Buffer.HeadroomBytes; h > 0 {
+		return h
+	}
+	frame := c.CC.MTU + 100 // headers, INT stack and Ethernet overhead of a full data frame
+	return HeadroomBytes(c.LinkBps(i), int64(math.Round(c.Ports[i].DelayUs*1e3)), frame, c.Switch.BurstBytes)
+}
+
+// reserved is the buffer set aside for PFC in shared mode: headroom and
+// reserve for every port and lossless priority.
+func (c *Config) reserved() (hdrm, rsrv int64) {
+	n := int64(len(c.Lossless()))
+	for i := range c.Ports {
+		hdrm += n * c.Headroom(i)
+		rsrv += n * c.Buffer.ReserveBytes
+	}
+	return hdrm, rsrv
 }
 
 // SchemeOf returns the scheme name port i runs.

@@ -12,7 +12,8 @@ const (
 	cRxBytes
 	cTxPackets
 	cTxBytes
-	cDropBuffer     // drop-tail: egress buffer full
+	cDropBuffer     // drop-tail: egress buffer full (lossy priority over its threshold)
+	cDropHeadroom   // lossless frame from this ingress port dropped: its PFC headroom was full
 	cDropNoRoute    // no route to the destination
 	cDropTTL        // TTL expired
 	cDropMalformed  // malformed frame (truncated, bad IPv4 header or checksum, bad RoCEv2)
@@ -30,6 +31,7 @@ const (
 	cFeedbackNoPort // feedback whose source has no route
 	cControlFwd     // control packets (CNP, rate, feedback) forwarded ahead of data
 	cPausesSent     // PFC XOFF frames sent (refreshes included)
+	cPFCOnsets      // PFC activations: a priority of this ingress port went into XOFF
 	cResumesSent    // PFC XON frames (pause time 0) sent
 	cPausesRecv     // PFC frames received with a non-zero pause time
 	cResumesRecv    // PFC frames received with pause time 0
@@ -61,6 +63,7 @@ type PortCounters struct {
 	TxPackets      uint64  `json:"tx_packets"`
 	TxBytes        uint64  `json:"tx_bytes"`
 	DropBuffer     uint64  `json:"drop_buffer_full"`
+	DropHeadroom   uint64  `json:"drop_headroom_full"`
 	DropNoRoute    uint64  `json:"drop_no_route"`
 	DropTTL        uint64  `json:"drop_ttl"`
 	DropMalformed  uint64  `json:"drop_malformed"`
@@ -78,6 +81,7 @@ type PortCounters struct {
 	FeedbackNoPort uint64  `json:"feedback_no_route"`
 	ControlFwd     uint64  `json:"control_forwarded"`
 	PausesSent     uint64  `json:"pfc_pauses_sent"`
+	PFCOnsets      uint64  `json:"pfc_activations"`
 	ResumesSent    uint64  `json:"pfc_resumes_sent"`
 	PausesRecv     uint64  `json:"pfc_pauses_received"`
 	ResumesRecv    uint64  `json:"pfc_resumes_received"`
@@ -98,6 +102,7 @@ func (pc *PortCounters) fill(rx, tx *published) {
 	pc.TxPackets = get(cTxPackets)
 	pc.TxBytes = get(cTxBytes)
 	pc.DropBuffer = get(cDropBuffer)
+	pc.DropHeadroom = get(cDropHeadroom)
 	pc.DropNoRoute = get(cDropNoRoute)
 	pc.DropTTL = get(cDropTTL)
 	pc.DropMalformed = get(cDropMalformed)
@@ -115,6 +120,7 @@ func (pc *PortCounters) fill(rx, tx *published) {
 	pc.FeedbackNoPort = get(cFeedbackNoPort)
 	pc.ControlFwd = get(cControlFwd)
 	pc.PausesSent = get(cPausesSent)
+	pc.PFCOnsets = get(cPFCOnsets)
 	pc.ResumesSent = get(cResumesSent)
 	pc.PausesRecv = get(cPausesRecv)
 	pc.ResumesRecv = get(cResumesRecv)
@@ -123,7 +129,7 @@ func (pc *PortCounters) fill(rx, tx *published) {
 	pc.QueueBytes = get(cQueueBytes)
 	pc.FairRateGbps = float64(get(cFairRateBps)) / 1e9
 	pc.FeedbackSent = pc.RoCCRateSent + pc.P4QCNSent + pc.QCNSent
-	pc.DropsTotal = pc.DropBuffer + pc.DropNoRoute + pc.DropTTL + pc.DropMalformed +
+	pc.DropsTotal = pc.DropBuffer + pc.DropHeadroom + pc.DropNoRoute + pc.DropTTL + pc.DropMalformed +
 		pc.DropNotIPv4 + pc.DropControl + pc.DropTx
 	pc.ECNMarkedTotal = pc.MarkedCE + pc.MarkedUE
 }

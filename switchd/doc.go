@@ -2,8 +2,11 @@
 // RoCC paper's DPDK testbed, "RoCC: Robust Congestion Control for RDMA",
 // Section VI-B, grown to a fabric's switch): up to 64 ports, static IPv4 routes
 // to a port or to an ECMP group (a per-switch 5-tuple hash picks the port), a
-// byte-accurate egress FIFO per port with a buffer limit, link-rate shaping, an
-// optional delay line, PFC, and one congestion point (CP) of ccalgo per port.
+// byte-accurate egress queue per port and priority (8, strict priority and
+// DWRR among them), a shared buffer with dynamic thresholds or static per-port
+// buffers, link-rate shaping, an optional delay line, PFC with per-ingress
+// reserve and headroom, and one congestion point (CP) of ccalgo per port
+// (docs/switch.md).
 //
 // The engine is pure Go. It takes frames as byte slices with an integer Handle
 // (node.Handle: the adapter's mbuf address, or the virtual-time driver's buffer
@@ -20,8 +23,9 @@
 //     decrement the TTL with an incremental checksum update, rewrite the MACs
 //     to the egress port's and its peer's, and describe the frame in a Meta
 //     (ingress, egress, class, priority, offsets).
-//   - Enqueue, Transmit and Service (tx+CC lcore): drop-tail buffer limit,
-//     ingress accounting for PFC (XOFF / XON frames sent upstream), CP hooks
+//   - Enqueue, Transmit and Service (tx+CC lcore): buffer admission (dynamic
+//     thresholds, headroom), ingress accounting for PFC (XOFF / XON frames sent
+//     upstream), the scheduler among a port's priority queues, CP hooks
 //     (OnEnqueue, OnDequeue, OnTimer; ECN and TCD marks, INT stamping, feedback
 //     packets built toward each flow's source), PFC pause frames received
 //     (honoured per egress port and priority for their quanta), the shaper

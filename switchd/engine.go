@@ -99,9 +99,13 @@ type egress struct {
 	nsPerByte float64
 	burstNs   float64
 	delayNs   int64
-	qBytes    int64
-	bufLimit  int64
+	qBytes    int64  // data bytes queued, every priority
+	bufLimit  int64  // cap on qBytes; 0: none
 	genRel    uint32 // generated frames released by the last Transmit, freed at the next
+	// nonEmpty has bit p set while data queue p holds frames; pausedMask the
+	// priorities a received PFC frame holds (as of the last Transmit).
+	nonEmpty, pausedMask uint8
+	rr                   uint8 // DWRR: the priority whose turn it is
 	// hookEnq / hookDeq: cp's OnEnqueue / OnDequeue may do work (false
 	// when the method is ccalgo.CPBase's no-op, see cpHooks): the engine then
 	// skips the per-packet interface call.
@@ -109,7 +113,9 @@ type egress struct {
 	// pfcSeen: the port has received a PFC frame; until then it cannot be
 	// paused and Transmit skips the pause bookkeeping.
 	pfcSeen bool
-	q       dataQueue
+	q       [wire.PFCPriorities]dataQueue // one data queue per priority
+	qPrio   [wire.PFCPriorities]int64     // bytes in each
+	deficit [wire.PFCPriorities]int32     // DWRR deficit counters
 	dl      delayLine
 	ctl     handleRing
 	gen     genQueue
@@ -131,9 +137,13 @@ type egress struct {
 	// PFC received: data of priority i is held until pausedUntil[i].
 	pausedUntil [wire.PFCPriorities]int64
 	pauseStart  int64
-	// PFC sent: bytes in the switch that entered on this port, per priority.
+	// PFC sent: bytes in the switch that entered on this port, per lossless
+	// priority (static buffer: all of them; shared buffer: those outside the
+	// headroom, hdrmBytes those inside it, headroom's limit).
 	inBytes   [wire.PFCPriorities]int64
-	xoff      [wire.PFCPriorities]bool
+	hdrmBytes [wire.PFCPriorities]int64
+	headroom  int64
+	xoff      uint8 // priorities of this ingress in XOFF (bit p)
 	refreshAt [wire.PFCPriorities]int64
 	refreshNs int64
 
@@ -173,7 +183,15 @@ type Engine struct {
 	xoffBytes   int64
 	xonBytes    int64
 	pauseQuanta uint16
+	dscpPrio    bool  // priorities from the DSCP, not the VLAN tag
+	lossless    uint8 // PFC's lossless priorities (bit p), with pfcOn
+	buf         sharedBuffer
+	strict      uint8                     // priorities served strictly, highest first
+	quantum     [wire.PFCPriorities]int32 // DWRR quantum per priority
 
+	// xoffPorts has bit p set while a priority of ingress port p is in XOFF:
+	// its pause is refreshed, or turned into a resume, at refreshAt.
+	xoffPorts uint64
 	// active has bit p set while port p holds frames (queued, generated, on
 	// the delay line): Transmit and NextWake visit only those ports.
 	active uint64
@@ -224,9 +242,26 @@ func New(cfg *Config) (*Engine, error) {
 		xoffBytes:    cfg.PFC.XOFFBytes,
 		xonBytes:     cfg.PFC.XOFFBytes - cfg.PFC.XONOffsetBytes,
 		pauseQuanta:  cfg.PFC.PauseQuanta,
+		dscpPrio:     cfg.Switch.PriorityFrom == "dscp",
 		samples:      NewSampleRing(cfg.Telemetry.SampleBuffer),
 		publishEvery: PublishEveryNs,
 		cpMin:        ccalgo.Never,
+	}
+	for _, p := range cfg.Lossless() {
+		e.lossless |= 1 << p
+	}
+	for _, p := range cfg.Queues.Strict {
+		e.strict |= 1 << p
+	}
+	for p := range e.quantum {
+		w := 1
+		if len(cfg.Queues.Weights) > 0 {
+			w = cfg.Queues.Weights[p]
+		}
+		e.quantum[p] = int32(w * cfg.Queues.QuantumBytes)
+	}
+	if cfg.Buffer.Mode == BufferShared {
+		e.buf = newSharedBuffer(cfg)
 	}
 	for i := range cfg.Ports {
 		pc := &cfg.Ports[i]
@@ -256,7 +291,6 @@ func New(cfg *Config) (*Engine, error) {
 			burstNs:   max(float64(cfg.Switch.BurstBytes)*8e9/link, 1),
 			delayNs:   int64(math.Round(pc.DelayUs * 1e3)),
 			bufLimit:  pc.BufferBytes,
-			q:         newDataQueue(int(min(pc.BufferBytes/60+1, 1<<17))),
 			ctl:       newHandleRing(1024),
 			gen:       newGenQueue(4096),
 			cp:        cp,
@@ -264,6 +298,16 @@ func New(cfg *Config) (*Engine, error) {
 			refreshNs: wire.QuantaNs(cfg.PFC.PauseQuanta, link) / 2,
 		}
 		g.dl = newDelayLine(max(1024, int(float64(g.delayNs)*link/8e9/60)*2))
+		qb := pc.BufferBytes
+		if qb == 0 {
+			qb = cfg.Buffer.SizeBytes
+		}
+		for p := range g.q {
+			g.q[p] = newDataQueue(int(min(qb/60+1, 1<<17)))
+		}
+		if e.buf.on {
+			g.headroom = cfg.Headroom(i)
+		}
 		g.sink = &feedbackSink{e: e, from: i}
 		g.cpNext = ccalgo.Never
 		if cp != nil {
@@ -354,7 +398,10 @@ func (e *Engine) Classify(in int, frame []byte, m *Meta) bool {
 	copy(frame[0:6], a.peer[:])
 	copy(frame[6:12], a.mac[:])
 	*m = Meta{In: uint8(in), Out: uint8(out), Class: ClassOther, Prio: e.prio, IPOff: s.IPOff}
-	if hl != wire.EthernetLen {
+	switch {
+	case e.dscpPrio:
+		m.Prio = frame[hl+1] >> 5 // the DSCP's class selector bits
+	case hl != wire.EthernetLen:
 		m.Prio = frame[wire.EthernetLen] >> 5 // the VLAN tag's PCP
 	}
 	if err != nil {
@@ -443,24 +490,46 @@ func (e *Engine) Enqueue(now int64, m *Meta, frame []byte, h Handle) bool {
 		return true
 	}
 	l := int64(len(frame))
-	if g.qBytes+l > g.bufLimit || g.q.full() {
+	prio := m.Prio & 7
+	q := &g.q[prio]
+	lossless := e.pfcOn && e.lossless&(1<<prio) != 0
+	// The port's cap holds every frame of a static buffer, and only the lossy
+	// ones of a shared buffer: there a lossless frame is dropped only when
+	// its ingress's headroom is full (egress admission always passes, as
+	// in the HPCC simulator's switch MMU).
+	if (g.bufLimit > 0 && g.qBytes+l > g.bufLimit && !(lossless && e.buf.on)) || q.full() {
 		g.c[cDropBuffer]++
 		return false
 	}
+	if e.buf.on {
+		if lossless {
+			if !e.buf.admitLossless(&e.eg[m.In], prio, l) {
+				e.eg[m.In].c[cDropHeadroom]++
+				return false
+			}
+		} else if !e.buf.admitLossy(g.qPrio[prio], l) {
+			g.c[cDropBuffer]++
+			return false
+		}
+	}
 	// Field by field: a composite literal is built on the stack and then
 	// copied, which stalls on store forwarding; this is the hottest store.
-	en := g.q.push()
+	en := q.push()
 	en.h, en.frame = h, frame
 	en.ipOff, en.intOff = m.IPOff, m.INTOff
-	en.in, en.prio, en.class = m.In, m.Prio&7, m.Class
+	en.in, en.prio, en.class = m.In, prio, m.Class
 	en.stamp = false
 	e.active |= 1 << m.Out
+	g.nonEmpty |= 1 << prio
 	g.qBytes += l
+	g.qPrio[prio] += l
 	if uint64(g.qBytes) > g.c[cQueueMax] {
 		g.c[cQueueMax] = uint64(g.qBytes)
 	}
-	if e.pfcOn {
-		e.ingressAdd(now, int(m.In), en.prio, l)
+	if lossless {
+		e.ingressAdd(now, int(m.In), prio, l)
+	} else if e.buf.on {
+		e.buf.used += l
 	}
 	if m.Class != ClassData {
 		en.flow = ccalgo.FlowKey{}
@@ -470,7 +539,7 @@ func (e *Engine) Enqueue(now int64, m *Meta, frame []byte, h Handle) bool {
 	readFlowKey(&en.flow, frame, m)
 	en.mark = wire.MarkFromECN(frame[m.IPOff+1])
 	if g.cp != nil && g.hookEnq {
-		g.ps.QueueBytes = g.qBytes
+		g.ps.QueueBytes = g.qPrio[prio]
 		g.dp.Flow, g.dp.WireBytes, g.dp.Mark = en.flow, len(frame), en.mark
 		v := g.cp.OnEnqueue(now, &g.dp, &g.ps, g.sink)
 		e.cpDirty |= 1 << m.Out
@@ -528,8 +597,8 @@ func (e *Engine) Transmit(now int64, p int, out []TxItem) int {
 			frame = g.gen.next()
 		case g.ctl.len() > 0:
 			h, frame = g.ctl.pop()
-		case g.q.len() > 0 && (!g.pfcSeen || g.pausedUntil[g.q.peek().prio] <= now):
-			h, frame = e.dequeueData(now, g)
+		case g.nonEmpty&^g.pausedMask != 0:
+			h, frame = e.dequeueData(now, g, e.pick(g))
 		default:
 			goto release
 		}
@@ -566,10 +635,37 @@ release:
 		g.dl.drop()
 		n++
 	}
-	if g.q.len() == 0 && g.ctl.len() == 0 && !g.gen.pending() && g.dl.len() == 0 {
+	if g.nonEmpty == 0 && g.ctl.len() == 0 && !g.gen.pending() && g.dl.len() == 0 {
 		e.active &^= 1 << p
 	}
 	return n
+}
+
+// pick is the data queue the scheduler serves next among those holding frames
+// and not paused (the caller checked there is one): the highest strict
+// priority, else deficit-weighted round robin (Shreedhar and Varghese) among
+// the others. A queue alone skips the deficit bookkeeping.
+func (e *Engine) pick(g *egress) int {
+	elig := g.nonEmpty &^ g.pausedMask
+	if s := elig & e.strict; s != 0 {
+		return bits.Len8(s) - 1
+	}
+	if elig&(elig-1) == 0 {
+		return bits.TrailingZeros8(elig)
+	}
+	for {
+		p := g.rr
+		if elig&(1<<p) != 0 {
+			if l := int32(len(g.q[p].peek().frame)); g.deficit[p] >= l {
+				g.deficit[p] -= l
+				return int(p)
+			}
+		}
+		g.rr = (p + 1) & 7
+		if elig&(1<<g.rr) != 0 {
+			g.deficit[g.rr] += e.quantum[g.rr]
+		}
+	}
 }
 
 // Active is the set of ports holding frames (bit p: port p): the ports a
@@ -583,14 +679,10 @@ func (e *Engine) Active() uint64 { return e.active }
 func (e *Engine) NextWake(now int64) int64 {
 	e.readTimers()
 	t := min(e.nextSample, e.nextPubTx, e.nextPubIn, e.cpMin)
-	if e.pfcOn {
-		for i := range e.eg {
-			g := &e.eg[i]
-			for p := range g.xoff {
-				if g.xoff[p] {
-					t = min(t, g.refreshAt[p])
-				}
-			}
+	for a := e.xoffPorts; a != 0; a &= a - 1 {
+		g := &e.eg[bits.TrailingZeros64(a)]
+		for x := g.xoff; x != 0; x &= x - 1 {
+			t = min(t, g.refreshAt[bits.TrailingZeros8(x)])
 		}
 	}
 	for a := e.active; a != 0; a &= a - 1 {
@@ -599,8 +691,14 @@ func (e *Engine) NextWake(now int64) int64 {
 		switch {
 		case g.gen.pending() || g.ctl.len() > 0:
 			t = min(t, free)
-		case g.q.len() > 0:
-			t = min(t, max(free, g.pausedUntil[g.q.peek().prio]))
+		case g.nonEmpty != 0:
+			// The earliest a queue holding frames is unpaused (pausedUntil
+			// is 0, or past, for one that is not paused).
+			w := int64(math.MaxInt64)
+			for ne := g.nonEmpty; ne != 0; ne &= ne - 1 {
+				w = min(w, g.pausedUntil[bits.TrailingZeros8(ne)])
+			}
+			t = min(t, max(free, w))
 		}
 		if g.dl.len() > 0 {
 			t = min(t, g.dl.front().at)
@@ -609,18 +707,22 @@ func (e *Engine) NextWake(now int64) int64 {
 	return max(t, now)
 }
 
-// dequeueData takes the head of the data FIFO for the wire: CP OnDequeue,
-// marks, INT record, PFC accounting.
-func (e *Engine) dequeueData(now int64, g *egress) (Handle, []byte) {
-	en := g.q.peek()
+// dequeueData takes the head of data queue prio for the wire: CP OnDequeue,
+// marks, INT record, buffer and PFC accounting.
+func (e *Engine) dequeueData(now int64, g *egress, prio int) (Handle, []byte) {
+	q := &g.q[prio]
+	en := q.peek()
 	h, frame := en.h, en.frame
 	l := int64(len(frame))
 	g.qBytes -= l
-	if e.pfcOn {
+	g.qPrio[prio] -= l
+	if e.pfcOn && e.lossless&(1<<prio) != 0 {
 		e.ingressRelease(now, int(en.in), en.prio, l)
+	} else if e.buf.on {
+		e.buf.used -= l
 	}
 	if en.class == ClassData && g.cp != nil && g.hookDeq {
-		g.ps.QueueBytes = g.qBytes
+		g.ps.QueueBytes = g.qPrio[prio]
 		g.dp.Flow, g.dp.WireBytes, g.dp.Mark = en.flow, len(frame), en.mark
 		v := g.cp.OnDequeue(now, &g.dp, &g.ps, g.sink)
 		e.cpDirty |= 1 << g.idx
@@ -631,7 +733,11 @@ func (e *Engine) dequeueData(now int64, g *egress) (Handle, []byte) {
 	} else if en.stamp {
 		e.stampINT(g, en)
 	}
-	g.q.drop()
+	q.drop()
+	if q.len() == 0 {
+		g.nonEmpty &^= 1 << prio
+		g.deficit[prio] = 0
+	}
 	return h, frame
 }
 
@@ -662,15 +768,25 @@ func (e *Engine) stampINT(g *egress, en *qEntry) {
 	}
 }
 
-// updatePause keeps PortState.Paused / LastOff (TCD) and the paused time of the
-// priority at the head of the data queue.
+// updatePause keeps the paused priorities, PortState.Paused / LastOff (TCD)
+// and the port's paused time: the port counts as paused while a received pause
+// holds a priority with frames queued (or, with none queued, pfc.priority).
 func (e *Engine) updatePause(now int64, g *egress) {
-	prio := e.prio
-	if g.q.len() > 0 {
-		prio = g.q.peek().prio
+	g.pausedMask = 0
+	for p, u := range g.pausedUntil {
+		if u > now {
+			g.pausedMask |= 1 << p
+		}
 	}
-	until := g.pausedUntil[prio]
-	if until > now {
+	held := g.nonEmpty
+	if held == 0 {
+		held = 1 << e.prio
+	}
+	var until int64
+	for m := held; m != 0; m &= m - 1 {
+		until = max(until, g.pausedUntil[bits.TrailingZeros8(m)])
+	}
+	if g.pausedMask&held != 0 {
 		if !g.ps.Paused {
 			g.ps.Paused = true
 			g.pauseStart = now
@@ -717,25 +833,61 @@ func (e *Engine) receivePFC(now int64, g *egress, frame []byte) {
 	e.updatePause(now, g)
 }
 
-// ingressAdd counts l more bytes of priority prio from port in inside the switch
-// and sends XOFF upstream when they exceed the threshold (specs/pfc.md).
+// ingressAdd counts l more bytes of lossless priority prio from port in inside
+// the switch and sends XOFF upstream when they cross the threshold: the static
+// xoff_bytes, or the shared buffer's dynamic one.
 func (e *Engine) ingressAdd(now int64, in int, prio uint8, l int64) {
 	g := &e.eg[in]
+	if e.buf.on {
+		e.buf.add(g, prio, l)
+		if g.xoff&(1<<prio) == 0 && e.buf.shouldPause(g, prio) {
+			e.setXOFF(now, g, prio)
+		}
+		return
+	}
 	g.inBytes[prio] += l
-	if !g.xoff[prio] && g.inBytes[prio] > e.xoffBytes {
-		g.xoff[prio] = true
-		e.sendPause(now, g, prio, e.pauseQuanta)
+	if g.xoff&(1<<prio) == 0 && g.inBytes[prio] > e.xoffBytes {
+		e.setXOFF(now, g, prio)
 	}
 }
 
 // ingressRelease counts l bytes leaving and sends XON below the resume level.
 func (e *Engine) ingressRelease(now int64, in int, prio uint8, l int64) {
 	g := &e.eg[in]
-	g.inBytes[prio] -= l
-	if g.xoff[prio] && g.inBytes[prio] < e.xonBytes {
-		g.xoff[prio] = false
-		e.sendPause(now, g, prio, 0)
+	if e.buf.on {
+		e.buf.remove(g, prio, l)
+	} else {
+		g.inBytes[prio] -= l
 	}
+	if g.xoff&(1<<prio) != 0 && e.shouldResume(g, prio) {
+		e.setXON(now, g, prio)
+	}
+}
+
+// setXOFF puts priority prio of ingress port g into XOFF and pauses upstream.
+func (e *Engine) setXOFF(now int64, g *egress, prio uint8) {
+	g.xoff |= 1 << prio
+	e.xoffPorts |= 1 << g.idx
+	g.c[cPFCOnsets]++
+	e.sendPause(now, g, prio, e.pauseQuanta)
+}
+
+// setXON resumes priority prio of ingress port g upstream.
+func (e *Engine) setXON(now int64, g *egress, prio uint8) {
+	g.xoff &^= 1 << prio
+	if g.xoff == 0 {
+		e.xoffPorts &^= 1 << g.idx
+	}
+	e.sendPause(now, g, prio, 0)
+}
+
+// shouldResume reports whether the paused lossless priority prio of ingress
+// port g may resume.
+func (e *Engine) shouldResume(g *egress, prio uint8) bool {
+	if e.buf.on {
+		return e.buf.shouldResume(g, prio)
+	}
+	return g.inBytes[prio] < e.xonBytes
 }
 
 // sendPause queues a PFC frame for priority prio out of g's port (upstream).
@@ -815,13 +967,19 @@ func (e *Engine) Service(now int64) {
 			}
 		}
 	}
-	if e.pfcOn {
-		for i := range e.eg {
-			g := &e.eg[i]
-			for p := range g.xoff {
-				if g.xoff[p] && now >= g.refreshAt[p] {
-					e.sendPause(now, g, uint8(p), e.pauseQuanta)
-				}
+	for a := e.xoffPorts; a != 0; a &= a - 1 {
+		g := &e.eg[bits.TrailingZeros64(a)]
+		for x := g.xoff; x != 0; x &= x - 1 {
+			p := uint8(bits.TrailingZeros8(x))
+			if now < g.refreshAt[p] {
+				continue
+			}
+			// The shared buffer's threshold moves with other ports' use: a
+			// pause due for refresh may have become a resume.
+			if e.shouldResume(g, p) {
+				e.setXON(now, g, p)
+			} else {
+				e.sendPause(now, g, p, e.pauseQuanta)
 			}
 		}
 	}
@@ -925,12 +1083,14 @@ func (e *Engine) Drain(free func(Handle)) int {
 	n := 0
 	for i := range e.eg {
 		g := &e.eg[i]
-		for g.q.len() > 0 {
-			en := g.q.pop()
-			free(en.h)
-			n++
+		for p := range g.q {
+			for g.q[p].len() > 0 {
+				en := g.q[p].pop()
+				free(en.h)
+				n++
+			}
 		}
-		g.qBytes = 0
+		g.qBytes, g.qPrio, g.nonEmpty, g.deficit = 0, [wire.PFCPriorities]int64{}, 0, [wire.PFCPriorities]int32{}
 		for g.ctl.len() > 0 {
 			h, _ := g.ctl.pop()
 			free(h)
@@ -944,8 +1104,9 @@ func (e *Engine) Drain(free func(Handle)) int {
 			g.dl.drop()
 		}
 		g.gen.sched, g.gen.done, g.genRel = g.gen.wr, g.gen.wr, 0
-		g.inBytes, g.xoff = [wire.PFCPriorities]int64{}, [wire.PFCPriorities]bool{}
+		g.inBytes, g.hdrmBytes, g.xoff = [wire.PFCPriorities]int64{}, [wire.PFCPriorities]int64{}, 0
 	}
+	e.buf.used, e.xoffPorts = 0, 0
 	e.active = 0
 	e.PublishEgress()
 	e.PublishIngress()

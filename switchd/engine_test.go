@@ -225,6 +225,7 @@ func pfcFrame(port int, prio int, quanta uint16) []byte {
 
 func TestPFCOnOffThresholds(t *testing.T) {
 	c := testConfig(3, 10)
+	c.Buffer.Mode = BufferStatic
 	c.PFC.Enabled = true
 	c.PFC.XOFFBytes = 20_000
 	c.PFC.XONOffsetBytes = 5_000

@@ -25,11 +25,12 @@ type qEntry struct {
 	stamp  bool // a CP asked for an INT record at enqueue
 }
 
-// dataQueue is a ring of qEntry (power of two) that starts small and doubles,
-// up to limit entries, when it fills: a switch of 64 ports with megabyte
+// dataQueue is a ring of qEntry (power of two) that starts empty, takes
+// initialQueueSlots at its first frame and doubles, up to limit entries, when
+// it fills: a switch of 64 ports with 8 priority queues each and megabyte
 // buffers holds room for the frames it has actually queued, not for the worst
-// case on every port. A doubling allocates; it happens a few times per port in
-// a run, never in a steady state.
+// case on every queue. A doubling allocates; it happens a few times per queue
+// in a run, never in a steady state.
 type dataQueue struct {
 	buf        []qEntry
 	mask       uint32
@@ -41,9 +42,7 @@ type dataQueue struct {
 const initialQueueSlots = 256
 
 func newDataQueue(limit int) dataQueue {
-	limit = nextPow2(limit)
-	n := min(limit, initialQueueSlots)
-	return dataQueue{buf: make([]qEntry, n), mask: uint32(n - 1), limit: limit}
+	return dataQueue{limit: nextPow2(limit)}
 }
 
 func (q *dataQueue) len() int      { return int(q.tail - q.head) }
@@ -60,9 +59,10 @@ func (q *dataQueue) push() *qEntry {
 	return e
 }
 
-// grow doubles the ring, keeping the entries' order.
+// grow doubles the ring (or makes its first slots), keeping the entries'
+// order.
 func (q *dataQueue) grow() {
-	nb := make([]qEntry, 2*len(q.buf))
+	nb := make([]qEntry, max(2*len(q.buf), min(q.limit, initialQueueSlots)))
 	n := copy(nb, q.buf[q.head&q.mask:])
 	copy(nb[n:], q.buf[:q.head&q.mask])
 	q.tail -= q.head

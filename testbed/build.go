@@ -213,7 +213,9 @@ func (e *Experiment) Spec() *fabric.Spec {
 	s := &fabric.Spec{
 		Topo: e.topo, Scheme: e.CC.Scheme, Params: e.CC.Params, ExpectedFlows: e.CC.ExpectedFlows,
 		MTU: t.MTUBytes, AckEvery: t.AckEvery, BaseRTTNs: usToNs(t.BaseRTTUs), BufferBytes: t.BufferBytes,
-		PFC:   fabric.PFC{Enabled: e.PFC.Enabled, XOFFBytes: e.PFC.XOFFBytes, XONOffsetBytes: e.PFC.XONOffsetBytes},
+		PFC: fabric.PFC{Enabled: e.PFC.Enabled, Priorities: e.PFC.Priorities,
+			XOFFBytes: e.PFC.XOFFBytes, XONOffsetBytes: e.PFC.XONOffsetBytes},
+		Buffer: e.Buffer, Queues: e.Queues, HostPriority: e.hostPriorities(),
 		RTONs: usToNs(t.RTOUs), NakIntervalNs: usToNs(t.NakIntervalUs),
 		SampleNs: usToNs(e.Experiment.SampleUs), Seed: e.Experiment.Seed, PacingJitter: t.PacingJitter,
 		Exact: e.Experiment.Clock == ClockVirtual,

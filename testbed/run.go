@@ -239,6 +239,7 @@ func (e *Experiment) record(fr *fabric.Result) *report.Recorder {
 			}
 			rec.SetPortCounters(report.PortCounters{
 				ID: base[si] + pc.Port, Name: name, PFCPauses: pc.PausesSent, Drops: pc.DropsTotal,
+				PFCActivations: pc.PFCOnsets, PFCPausesReceived: pc.PausesRecv, PausedUs: float64(pc.PausedNs) / 1e3,
 				ECNMarked: pc.ECNMarkedTotal, CNPsSent: cnps,
 			})
 		}
@@ -259,6 +260,8 @@ func (e *Experiment) topologyString() string {
 		return fmt.Sprintf("fat-tree k=%d, %d hosts", t.K, n)
 	case KindExplicit:
 		return fmt.Sprintf("explicit, %d switches, %d hosts", len(e.topo.Switches), n)
+	case KindNS3:
+		return fmt.Sprintf("ns-3 topology file, %d switches, %d hosts", len(e.topo.Switches), n)
 	}
 	return fmt.Sprintf("star of %d hosts", n)
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/ccbed/ccbed/config"
 	"github.com/ccbed/ccbed/fabric"
 	"github.com/ccbed/ccbed/hostd"
+	"github.com/ccbed/ccbed/switchd"
 )
 
 // Experiment is an experiment file (configs/experiments/*.toml).
@@ -25,10 +26,15 @@ type Experiment struct {
 	Topology   Topology       `toml:"topology"`
 	CC         CC             `toml:"cc"`
 	PFC        PFC            `toml:"pfc"`
-	Flows      []Flow         `toml:"flows"`
-	Incast     []Incast       `toml:"incast"`
-	Workloads  []Workload     `toml:"workloads"`
-	Lcores     Lcores         `toml:"lcores"`
+	// Buffer is every switch's packet buffer and Queues its ports'
+	// scheduling (switchd's [buffer] and [queues] tables).
+	Buffer       switchd.BufferConfig `toml:"buffer"`
+	Queues       switchd.QueuesConfig `toml:"queues"`
+	HostPriority []HostPriority       `toml:"host_priority"`
+	Flows        []Flow               `toml:"flows"`
+	Incast       []Incast             `toml:"incast"`
+	Workloads    []Workload           `toml:"workloads"`
+	Lcores       Lcores               `toml:"lcores"`
 
 	file *config.File
 	dir  string // directory of the file: relative paths start here
@@ -137,11 +143,14 @@ type CC struct {
 	Params        map[string]any `toml:"params"`
 }
 
-// PFC turns priority flow control on in the switch.
+// PFC turns priority flow control on in the switches: Priorities are the
+// lossless ones (default [3]); XOFFBytes and XONOffsetBytes the thresholds of
+// buffer.mode "static" (a shared buffer's are dynamic).
 type PFC struct {
-	Enabled        bool  `toml:"enabled"`
-	XOFFBytes      int64 `toml:"xoff_bytes"`
-	XONOffsetBytes int64 `toml:"xon_offset_bytes"`
+	Enabled        bool    `toml:"enabled"`
+	Priorities     []uint8 `toml:"priorities"`
+	XOFFBytes      int64   `toml:"xoff_bytes"`
+	XONOffsetBytes int64   `toml:"xon_offset_bytes"`
 }
 
 // Flow is a static flow between two hosts.
@@ -199,6 +208,8 @@ func Default() Experiment {
 		Topology:   Topology{Kind: KindStar, LinkGbps: 10, BufferBytes: 4 << 20, MTUBytes: 1024, AckEvery: 1},
 		CC:         CC{Scheme: "none", ExpectedFlows: 16},
 		PFC:        PFC{XOFFBytes: 500_000, XONOffsetBytes: 3_000},
+		Buffer:     switchd.DefaultConfig().Buffer,
+		Queues:     switchd.DefaultConfig().Queues,
 		Lcores:     Lcores{Switch: 0},
 	}
 }
@@ -288,6 +299,9 @@ func (e *Experiment) Validate() error {
 	}
 	if _, err := ccalgo.Lookup(e.CC.Scheme); err != nil {
 		return e.errorf("cc.scheme", "%v", err)
+	}
+	if err := e.validateBuffer(nHosts); err != nil {
+		return err
 	}
 	host := func(key string, h int) error {
 		if h < 0 || h >= nHosts {

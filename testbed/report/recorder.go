@@ -75,8 +75,16 @@ type PortCounters struct {
 	// Name names the port in the topology ("s0.p3": switch s0's port 3); empty
 	// for a one-switch experiment, whose ids are the port numbers.
 	Name string
-	// PFCPauses counts PFC pause frames the port sent.
+	// PFCPauses counts PFC pause frames the port sent (refreshes included).
 	PFCPauses uint64
+	// PFCActivations counts the times a priority of the port's ingress went
+	// into XOFF (a pause episode, however long).
+	PFCActivations uint64
+	// PFCPausesReceived counts PFC pause frames the port received.
+	PFCPausesReceived uint64
+	// PausedUs is the time the port's egress held data because a received
+	// pause stopped its priority.
+	PausedUs float64
 	// Drops counts packets the port's egress queue dropped.
 	Drops uint64
 	// ECNMarked counts packets the port's CP marked (ECN CE or TCD marks).

@@ -88,6 +88,12 @@ type PortSummary struct {
 	FairRateGbps float64 `json:"fair_rate_gbps"`
 	// PFCPauses is PortCounters.PFCPauses.
 	PFCPauses uint64 `json:"pfc_pauses"`
+	// PFCActivations is PortCounters.PFCActivations.
+	PFCActivations uint64 `json:"pfc_activations"`
+	// PFCPausesReceived is PortCounters.PFCPausesReceived.
+	PFCPausesReceived uint64 `json:"pfc_pauses_received"`
+	// PausedUs is PortCounters.PausedUs.
+	PausedUs float64 `json:"paused_us"`
 	// Drops is PortCounters.Drops.
 	Drops uint64 `json:"drops"`
 	// ECNMarked is PortCounters.ECNMarked.
@@ -332,7 +338,9 @@ func (r *Recorder) Summarize() Summary {
 	scratch := []float64(nil)
 	for _, id := range ids {
 		c := r.ports[id]
-		p := PortSummary{ID: id, Name: c.Name, PFCPauses: c.PFCPauses, Drops: c.Drops, ECNMarked: c.ECNMarked, CNPsSent: c.CNPsSent}
+		p := PortSummary{ID: id, Name: c.Name, PFCPauses: c.PFCPauses, PFCActivations: c.PFCActivations,
+			PFCPausesReceived: c.PFCPausesReceived, PausedUs: c.PausedUs,
+			Drops: c.Drops, ECNMarked: c.ECNMarked, CNPsSent: c.CNPsSent}
 		if s := r.queue.get(id); s != nil && len(s.v) > 0 {
 			p.AvgQueueBytes = Mean(s.v)
 			p.SteadyQueueBytes = Mean(s.v[steadyFrom(s, half):])

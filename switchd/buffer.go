@@ -1,0 +1,90 @@
+package switchd
+
+// sharedBuffer is a shared-memory switch's buffer accounting (BufferConfig,
+// mode "shared"), after the HPCC simulator's switch MMU: every data byte in
+// the switch is in a lossless priority's reserve or headroom of its ingress
+// port, or in the shared pool (used). The per-(ingress, priority) counts live
+// in the ingress port's egress struct (inBytes, hdrmBytes, headroom), next to
+// its XOFF state. tx+CC lcore only.
+type sharedBuffer struct {
+	on bool
+	// pool is the buffer less every port's headroom and reserve.
+	pool         int64
+	used         int64 // shared-pool bytes in use (lossless beyond reserve, and lossy)
+	alpha        float64
+	reserve      int64
+	resumeOffset int64
+}
+
+func newSharedBuffer(cfg *Config) sharedBuffer {
+	b := &cfg.Buffer
+	s := sharedBuffer{on: true, pool: b.SizeBytes, alpha: b.Alpha, reserve: b.ReserveBytes, resumeOffset: b.ResumeOffsetBytes}
+	if cfg.PFC.Enabled {
+		hdrm, rsrv := cfg.reserved()
+		s.pool -= hdrm + rsrv
+	}
+	return s
+}
+
+// threshold is the dynamic threshold: alpha x the free shared pool.
+func (s *sharedBuffer) threshold() int64 {
+	return int64(s.alpha * float64(max(s.pool-s.used, 0)))
+}
+
+// admitLossy reports whether a lossy frame of l bytes fits its egress queue,
+// holding q bytes, under the dynamic threshold.
+func (s *sharedBuffer) admitLossy(q, l int64) bool {
+	return l <= s.pool-s.used && q+l <= s.threshold()
+}
+
+// sharedOf is the shared-pool bytes of lossless priority p of ingress g.
+func (s *sharedBuffer) sharedOf(g *egress, p uint8) int64 {
+	return max(g.inBytes[p]-s.reserve, 0)
+}
+
+// admitLossless reports whether a lossless frame of l bytes from ingress g
+// fits: under the threshold, or in the headroom. A refusal means the headroom
+// was too small for the link's round trip.
+func (s *sharedBuffer) admitLossless(g *egress, p uint8, l int64) bool {
+	return l+g.hdrmBytes[p] <= g.headroom || l+s.sharedOf(g, p) <= s.threshold()
+}
+
+// add counts an admitted lossless frame: into the reserve while it lasts,
+// then the shared pool under the threshold, then the headroom.
+func (s *sharedBuffer) add(g *egress, p uint8, l int64) {
+	nb := g.inBytes[p] + l
+	switch {
+	case nb <= s.reserve:
+		g.inBytes[p] = nb
+	case nb-s.reserve > s.threshold():
+		g.hdrmBytes[p] += l
+	default:
+		g.inBytes[p] = nb
+		s.used += min(l, nb-s.reserve)
+	}
+}
+
+// remove releases a lossless frame: from the headroom first, then the shared
+// pool, then the reserve.
+func (s *sharedBuffer) remove(g *egress, p uint8, l int64) {
+	fromHdrm := min(g.hdrmBytes[p], l)
+	fromShared := min(l-fromHdrm, s.sharedOf(g, p))
+	g.hdrmBytes[p] -= fromHdrm
+	g.inBytes[p] -= l - fromHdrm
+	s.used -= fromShared
+}
+
+// shouldPause: the priority uses headroom or reached the threshold.
+func (s *sharedBuffer) shouldPause(g *egress, p uint8) bool {
+	return g.hdrmBytes[p] > 0 || s.sharedOf(g, p) >= s.threshold()
+}
+
+// shouldResume: no headroom in use, and nothing shared or the resume offset
+// under the threshold.
+func (s *sharedBuffer) shouldResume(g *egress, p uint8) bool {
+	if g.hdrmBytes[p] > 0 {
+		return false
+	}
+	sh := s.sharedOf(g, p)
+	return sh == 0 || sh+s.resumeOffset <= s.threshold()
+}

@@ -1,0 +1,61 @@
+package testbed
+
+import (
+	"fmt"
+
+	"github.com/ccbed/ccbed/switchd"
+)
+
+// HostPriority gives the listed hosts' data a priority (0-7): they tag it in
+// the DSCP (class selector, priority << 3) and obey PFC pauses of it, and the
+// switches queue it in that priority's queue. Hosts not listed use priority
+// 3 (fabric.DefaultPriority).
+type HostPriority struct {
+	Hosts    []int `toml:"hosts"`
+	Priority uint8 `toml:"priority"`
+}
+
+// validateBuffer checks [pfc] priorities, [buffer], [queues] and
+// [[host_priority]] with the switch's own checks, errors at the file's lines.
+func (e *Experiment) validateBuffer(nHosts int) error {
+	c := switchd.DefaultConfig()
+	c.PFC.Enabled, c.PFC.Priorities = e.PFC.Enabled, e.PFC.Priorities
+	c.Buffer, c.Queues = e.Buffer, e.Queues
+	if err := c.CheckBuffer(e.errorf); err != nil {
+		return err
+	}
+	seen := map[int]int{}
+	for i, hp := range e.HostPriority {
+		k := fmt.Sprintf("host_priority[%d]", i)
+		if hp.Priority > 7 {
+			return e.errorf(k+".priority", "%d: want 0..7", hp.Priority)
+		}
+		if len(hp.Hosts) == 0 {
+			return e.errorf(k+".hosts", "empty: list the hosts of this priority")
+		}
+		for _, h := range hp.Hosts {
+			if h < 0 || h >= nHosts {
+				return e.errorf(k+".hosts", "host %d out of range 0..%d", h, nHosts-1)
+			}
+			if j, dup := seen[h]; dup {
+				return e.errorf(k+".hosts", "host %d already has a priority in host_priority[%d]", h, j)
+			}
+			seen[h] = i
+		}
+	}
+	return nil
+}
+
+// hostPriorities maps each listed host to its priority (nil when none is).
+func (e *Experiment) hostPriorities() map[int]uint8 {
+	if len(e.HostPriority) == 0 {
+		return nil
+	}
+	m := map[int]uint8{}
+	for _, hp := range e.HostPriority {
+		for _, h := range hp.Hosts {
+			m[h] = hp.Priority
+		}
+	}
+	return m
+}
