@@ -6,7 +6,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-PKGS=(libdpdk-dev dpdk-dev dpdk pkg-config gcc tshark iperf3 iproute2 iputils-ping ethtool libpcap-dev)
+PKGS=(libdpdk-dev dpdk-dev dpdk pkg-config gcc tshark iperf3 iproute2 iputils-ping ethtool libpcap-dev jq)
 
 log() { printf 'setup: %s\n' "$*"; }
 
