@@ -2,7 +2,7 @@
 // switch (switchd) and the hosts (hostd), in pure Go: no cgo, no DPDK types, no
 // clock reads. Time is always an argument, in nanoseconds.
 //
-// An algorithm has up to three roles (DESIGN.md, "CC algorithms"):
+// An algorithm has up to three roles:
 //
 //   - CongestionPoint (CP): one per switch egress port. It sees every data packet
 //     entering and leaving the port's queue and may mark it (ECN CE, TCD UE), ask
@@ -42,7 +42,9 @@ const NoWindow int64 = math.MaxInt64
 // Mark is the congestion mark a packet carries in its IPv4 ECN field. Data packets
 // leave the sender ECN-capable (ECT(0), ECN = 10) and carry MarkNone. MarkCE is ECN
 // = 11 (DCQCN, DCTCP, TCD congestion). MarkUE is ECN = 01, TCD's "undetermined"
-// (specs/tcd.md). Marks only go up: CE > UE > none.
+// (TCD: Zhang et al., "Congestion Detection in Lossless Networks", SIGCOMM 2021,
+// as the ACC paper, NSDI 2024, Section 2.2 summarises it; ccbed's definition of
+// the port states is in ccalgo/acc/tcd.go). Marks only go up: CE > UE > none.
 type Mark uint8
 
 // Marks in increasing order of severity.
@@ -95,7 +97,9 @@ func (k FlowKey) Hash() uint32 {
 	return uint32(h)
 }
 
-// INT field widths and units (HPCC Section 4.1, Figure 7; specs/hpcc-notes.md).
+// INT field widths and units (HPCC: Li et al., "HPCC: High Precision Congestion
+// Control", SIGCOMM 2019, Section 4.1, Figure 7; TS counted in ns is ccbed's
+// choice, as in the HPCC authors' ns-3 simulator).
 // Values in an INTHop are already in bytes and nanoseconds but wrap (TS, TxBytes)
 // or saturate (QLen) as their wire fields do; receivers of INT compute deltas
 // modulo the wrap.
@@ -232,7 +236,8 @@ type DataArrival struct {
 }
 
 // AckFields are the echo fields an ACK carries back to the sender (ccbed's ACK
-// extension, DESIGN.md "Wire formats"). The NP fills the fields its scheme uses.
+// extension after the AETH, not part of RoCEv2; package wire encodes it). The
+// NP fills the fields its scheme uses.
 type AckFields struct {
 	EchoTS int64    // the data packet's SendTS
 	Mark   Mark     // echoed ECN / TCD mark

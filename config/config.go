@@ -1,8 +1,8 @@
 // Package config loads ccbed's TOML files strictly: unknown keys, syntax errors
 // and values of the wrong type are errors that name the file, the line and the
 // key, and File.Errorf gives validation errors the same shape. switchd, hostd,
-// pktgen and testbed configs all go through it (DESIGN.md: "strict: unknown keys
-// are errors, with file:line").
+// pktgen and testbed configs all go through it, so a misspelt key is caught
+// when a file is loaded instead of being silently ignored.
 //
 // It is also the one way ccbed opens a file it reads (ReadFile, Open: TOML
 // files, flow-size CDFs, ns-3 topology and flow files): regular files only, no

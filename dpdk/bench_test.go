@@ -95,7 +95,8 @@ func BenchmarkTSC(b *testing.B) {
 	}
 }
 
-// BenchmarkMacSwapNull is DESIGN.md's measurement of the binding: one lcore,
+// BenchmarkMacSwapNull is the reference measurement of the binding (the
+// "Go mac swap" row of docs/perf.md, "dpdk/: the cgo binding"): one lcore,
 // 4 net_null ports paired 0-1 and 2-3 (as dpdk-testpmd pairs them), rx from all
 // ports in one cgo call, swap the MAC addresses of every packet in Go through
 // the mbuf view, tx to the paired ports in one cgo call (refused mbufs freed).

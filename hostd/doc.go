@@ -16,7 +16,9 @@
 //   - QP state per sender flow: PSN (24-bit on the wire, 64-bit packet numbers
 //     inside), snd_una, snd_nxt, snd_max, message boundaries (BTH SEND First /
 //     Middle / Last / Only), go-back-N on NAK and on a retransmission timeout,
-//     as a RoCEv2 RC QP does (specs/rocev2.md).
+//     as a RoCEv2 RC QP does (InfiniBand Architecture Specification Vol. 1,
+//     Chapter 9, reliable connected service, carried over UDP/IP per its
+//     Annex A17, RoCEv2).
 //   - Receiver: in-order check per (source, QP); an ACK every AckEvery packets,
 //     on the last packet of a message and on AckReq; a PSN-sequence-error NAK on
 //     a gap, repeated after NakInterval; duplicates are re-acknowledged. ACKs

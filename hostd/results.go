@@ -10,8 +10,11 @@ import (
 	"strconv"
 )
 
-// WriteRateCSV writes the per-flow rate time series as "t_us,flow,gbps" rows
-// (DESIGN.md "Results contract", rate.csv), t relative to origin (ns).
+// WriteRateCSV writes the per-flow rate time series as "t_us,flow,gbps" rows,
+// t relative to origin (ns). The columns are those of rate.csv in a testbed
+// run's results directory (testbed/report.RateCSVHeader), so that a hostd run
+// on its own, on a real node, writes results in the same format as a testbed
+// run.
 func WriteRateCSV(w io.Writer, samples []RateSample, origin int64) error {
 	bw := bufio.NewWriter(w)
 	fmt.Fprintln(bw, "t_us,flow,gbps")
@@ -30,7 +33,8 @@ func WriteRateCSV(w io.Writer, samples []RateSample, origin int64) error {
 }
 
 // WriteFCTCSV writes the completed messages as "flow,size_bytes,fct_us,slowdown"
-// rows (DESIGN.md, fct.csv); slowdown is FCT / ideal FCT at line rate.
+// rows, the columns of a testbed run's fct.csv (testbed/report.FCTCSVHeader);
+// slowdown is FCT / ideal FCT at line rate.
 func WriteFCTCSV(w io.Writer, fcts []FCT) error {
 	bw := bufio.NewWriter(w)
 	fmt.Fprintln(bw, "flow,size_bytes,fct_us,slowdown")

@@ -11,11 +11,12 @@ import (
 )
 
 // CDF is a flow-size distribution: points (size in bytes, cumulative
-// probability), sizes and probabilities increasing, the last probability 1
-// (../shared/workloads/README.md). Between points it is linear; below the first
-// point every size is the first size (the common convention of the HPCC and
-// RoCC traffic generators, whose first point carries the mass of the smallest
-// flows).
+// probability), sizes and probabilities increasing, the last probability 1; in
+// a file, one point a line, "<size in bytes> <cumulative probability>", as in
+// the distributions shipped in configs/workloads/ (web search, FB Hadoop).
+// Between points it is linear; below the first point every size is the first
+// size (the common convention of the HPCC and RoCC traffic generators, whose
+// first point carries the mass of the smallest flows).
 type CDF struct {
 	Size []float64
 	Prob []float64

@@ -1,5 +1,5 @@
-// Package lcore runs Go polling loops on DPDK lcores ("lcore-pinned goroutines",
-// DESIGN.md "Lcores"): a loop on a worker lcore runs on that lcore's own EAL
+// Package lcore runs Go polling loops on DPDK lcores ("lcore-pinned
+// goroutines"): a loop on a worker lcore runs on that lcore's own EAL
 // thread (rte_eal_remote_launch of a C trampoline into Go), a loop on the main
 // lcore on the main lcore's locked thread. A Group starts loops, stops them all on
 // a context, a signal or Stop, and reports per loop its iterations, busy and idle
@@ -118,9 +118,11 @@ func (g *Group) Launch(id uint, name string, poll Poll) error {
 var running atomic.Int32
 
 // reserveProcs keeps GOMAXPROCS at least two above the number of running
-// loops (DESIGN.md "Go runtime and busy lcores"): every busy loop holds a P,
-// and the collector, timers, signal handling and the control plane need their
-// own. It only ever raises GOMAXPROCS.
+// loops: every busy-polling loop holds one of the runtime's Ps for as long as
+// it runs, so without spare Ps the garbage collector, timers, signal handling
+// and the control plane would starve. (Loops are also kept free of allocation,
+// so that the collector, whose stop-the-world phases pause every lcore, rarely
+// runs.) It only ever raises GOMAXPROCS.
 func reserveProcs() {
 	if n := int(running.Add(1)) + 2; runtime.GOMAXPROCS(0) < n {
 		runtime.GOMAXPROCS(n)

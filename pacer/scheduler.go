@@ -28,9 +28,11 @@
 //     transmit when the pacer allows RateBps, bytes in flight stay below
 //     WindowBytes, and now >= HaltUntil". hostd copies RateBps to SetRate,
 //     WindowBytes to SetWindow and HaltUntil to HoldUntil after each RP event.
-//   - The hold implements ACC's source halt (papers/acc.md, Sec. 4.2, Eq. 1,
-//     t_NextPkt <- t_NextPkt + t_Halt; Algorithm 1): the bucket earns nothing
-//     while held, so the next packet leaves t_Halt later than it would have.
+//   - The hold implements ACC's source halt (Zhang et al., "Revisiting
+//     Congestion Control for Lossless Ethernet", NSDI 2024, Section 4.2,
+//     Eq. 1, t_NextPkt <- t_NextPkt + t_Halt; Algorithm 1): the bucket earns
+//     nothing while held, so the next packet leaves t_Halt later than it would
+//     have.
 //
 // The pacer itself is not from a paper. Its choices, where the papers and the RP
 // contract leave room:

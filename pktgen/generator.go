@@ -1,9 +1,9 @@
-// Package pktgen is ccbed's pktgen-like traffic blaster (DESIGN.md, "pktgen"):
-// it sends on one or more ports at line rate or a set rate, a fixed frame size or
-// a size mix, cycling through N flows that vary UDP ports, IP addresses or the
-// RoCEv2 destination QP, for a duration or a packet count, and optionally
-// receives, counting loss from sequence numbers and latency from the timestamps
-// it embeds.
+// Package pktgen is ccbed's pktgen-like traffic blaster for raw throughput
+// tests: it sends on one or more ports at line rate or a set rate, a fixed
+// frame size or a size mix, cycling through N flows that vary UDP ports, IP
+// addresses or the RoCEv2 destination QP, for a duration or a packet count,
+// and optionally receives, counting loss from sequence numbers and latency
+// from the timestamps it embeds.
 //
 // Where it sits: the engine (Generator, Receiver, Histogram) is pure Go: it
 // builds and parses frames as byte slices, takes the time (ns) as an argument and

@@ -1,6 +1,8 @@
-// Package port is the hub of the dataplane (STYLE.md, gVisor's registration.go):
-// the burst-shaped Port interface that every packet source and sink implements,
-// so that the switch and host lcore adapters are written once against it.
+// Package port is the hub of the dataplane (after gVisor netstack's
+// pkg/tcpip/stack/registration.go, whose narrow interfaces the protocol
+// packages implement): the burst-shaped Port interface that every packet
+// source and sink implements, so that the switch and host lcore adapters are
+// written once against it.
 // Implementations: EthQueue (one queue pair of an ethdev port: a NIC, net_ring,
 // net_af_packet, net_memif) and RingPair (two rte_rings, the link between two
 // stages or two engines in one process).

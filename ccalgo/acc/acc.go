@@ -66,8 +66,9 @@ const (
 	// DefaultThresholdMTUs is TCD's queue threshold in MTUs (Section 6.1: 2 MTU).
 	DefaultThresholdMTUs = 2
 	// DefaultHeaderBytes is ccbed's per-packet wire overhead of a data packet
-	// (Ethernet 14 + IPv4 20 + UDP 8 + BTH 12 + send timestamp 8; DESIGN.md "Wire
-	// formats"), so that rates measured from ACKs are wire rates like the pacer's.
+	// (Ethernet 14 + IPv4 20 + UDP 8 + BTH 12 + ccbed's 8-byte send timestamp,
+	// the data format of package wire), so that rates measured from ACKs are
+	// wire rates like the pacer's.
 	DefaultHeaderBytes = 62
 	// DefaultMinRateDivisor: the RP never paces below lineRate / 1000 (not in the
 	// paper; a floor so that halving and ACK-rate estimates cannot reach zero).

@@ -7,8 +7,9 @@ import (
 	_ "github.com/ccbed/ccbed/ccalgo/all"
 )
 
-// TestDesignTable checks the roles of every scheme against DESIGN.md's table
-// (plus QCN, which P4QCN extends).
+// TestDesignTable checks the roles of every scheme against the design's table of
+// schemes and their CP / NP / RP roles, written out in want below (the papers'
+// schemes and their baselines, plus QCN, which P4QCN extends).
 func TestDesignTable(t *testing.T) {
 	const cp, np, rp = ccalgo.RoleCP, ccalgo.RoleNP, ccalgo.RoleRP
 	want := map[string]ccalgo.Roles{

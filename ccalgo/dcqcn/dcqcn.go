@@ -1,13 +1,17 @@
 // Package dcqcn implements DCQCN (Zhu et al., "Congestion Control for Large-Scale
-// RDMA Deployments", SIGCOMM 2015) in ccbed's three roles, as pinned down by
-// shared/specs/dcqcn.md:
+// RDMA Deployments", SIGCOMM 2015) in ccbed's three roles. Where the paper
+// leaves a detail open, the text below compares ccbed's choice with two
+// reference simulators: [Z], the DCQCN authors' ns-3 simulator
+// (github.com/bobzhuyb/ns3-rdma), and [H], the HPCC authors' ns-3 simulator
+// (github.com/alibaba-edu/High-Precision-Congestion-Control), whose DCQCN is
+// the "Mellanox" variant.
 //
 //   - CP (Section 3.1, "CP algorithm", Figure 5): RED-style ECN marking at the
 //     egress queue, evaluated at dequeue on the queue left behind: no mark up to
 //     Kmin, probability Pmax * (q - Kmin) / (Kmax - Kmin) between Kmin and Kmax,
 //     always above Kmax. Defaults: the paper's Kmin = 5 KB, Kmax = 200 KB,
 //     Pmax = 1 % at 40 Gb/s, with Kmin and Kmax scaled by link / 40 Gb/s as the
-//     RoCC evaluation did (spec "CP").
+//     RoCC evaluation did (ccbed's choice).
 //   - NP (Section 3.1, "NP algorithm", Figure 6): a CNP for a QP when a CE-marked
 //     packet arrives and no CNP went to that QP in the last N = 50 us.
 //   - RP (Section 3.1, "RP algorithm", Figure 7, equations (1)-(4)): on a CNP
@@ -20,10 +24,10 @@
 //     R_T += i * R_HAI (i = min count - F + 1) once both do.
 //
 // Alpha-update order: the rate is cut with the alpha held before the CNP, then
-// alpha is updated (the order of the paper's Figure 7 and the spec's RP rule);
-// the [Z] simulator updates alpha first, which cuts harder on the first CNP.
+// alpha is updated (the order of the paper's Figure 7); the [Z] simulator
+// updates alpha first, which cuts harder on the first CNP.
 //
-// Deviations and choices, each where the paper is silent or the spec chose:
+// Deviations, and ccbed's choices where the paper is silent:
 //   - Kmin/Kmax scaled by link/40G (RoCC's evaluation); Pmax is not scaled.
 //   - alpha starts at 1 ([H]; [Z] starts at 0.5) and the sender starts at line rate.
 //   - The alpha timer and the increase timer start at the first CNP ([H]'s
@@ -37,8 +41,8 @@
 //     the NP spaces CNPs by the same 50 us, so delay jitter on the way back
 //     made 3-36 % of them vanish, alpha updates with them, and the baseline
 //     weaker than real NICs.
-//   - R_AI = 40 Mb/s and R_HAI = 200 Mb/s are not scaled with link speed (spec);
-//     MinRate = 100 Mb/s.
+//   - R_AI = 40 Mb/s (the paper's, at 40 Gb/s) and R_HAI = 200 Mb/s ([Z]'s
+//     configured value) are not scaled with link speed; MinRate = 100 Mb/s.
 //   - The CP draws its random numbers from a seeded xorshift64* generator, so
 //     runs are reproducible.
 //   - Optional "+win" variant (HPCC Section 5.1): Window caps bytes in flight at
@@ -82,7 +86,8 @@ type Params struct {
 	Window             bool    `toml:"window"`               // "+win": cap bytes in flight at line rate * base RTT
 }
 
-// DefaultParams returns the paper's defaults for env (spec dcqcn.md).
+// DefaultParams returns the paper's defaults for env, with ccbed's choices
+// where the paper gives none (package doc).
 func DefaultParams(env ccalgo.Env) *Params {
 	scale := env.LinkBps / 40e9
 	return &Params{

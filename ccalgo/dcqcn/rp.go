@@ -7,7 +7,7 @@ import (
 )
 
 // RP is DCQCN's reaction point for one QP (paper Section 3.1, Figure 7,
-// equations (1)-(4); spec dcqcn.md "RP").
+// equations (1)-(4); ccbed's choices in the package doc).
 type RP struct {
 	ccalgo.RPBase
 	// byteCounter and f are Params.ByteCounterBytes and Params.F (the RP

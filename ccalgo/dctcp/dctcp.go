@@ -21,7 +21,8 @@
 //     marks, W grows by one MTU per window (additive increase of congestion
 //     avoidance, W += MTU * newly acked / W per ACK).
 //
-// Form: window-based (the spec allows window or rate form; this is the paper's):
+// Form: window-based (the paper's; [H] runs DCTCP rate-based, cutting the rate
+// by (1 - alpha / 2), and either form would do):
 // the RP exposes W as WindowBytes and paces at line rate, so the ACK clock spaces
 // packets.
 //

@@ -1,6 +1,8 @@
 // Package hpcc implements HPCC, High Precision Congestion Control (Li et al.,
-// "HPCC: High Precision Congestion Control", SIGCOMM 2019; ../shared/papers/hpcc.md,
-// with the unit and wrap-around details of ../shared/specs/hpcc-notes.md).
+// "HPCC: High Precision Congestion Control", SIGCOMM 2019). INT field widths
+// and units are the paper's (Section 4.1, Figure 7), with TS in ns (the
+// constants in package ccalgo); the deltas of Algorithm 1 are taken modulo the
+// wrap of the TS and txBytes fields (at most one wrap between two ACKs).
 //
 // Roles, and where they sit in ccbed's dataplane:
 //
@@ -31,7 +33,8 @@
 //   - Algorithm 1 needs the previous INT record L before its first measurement.
 //     The first ACK with INT (and any ACK whose hop count differs from L, i.e. a
 //     path change) only records L; W stays as it is. [H], the HPCC authors' ns-3
-//     simulator (specs/README.md), does the same.
+//     simulator (github.com/alibaba-edu/High-Precision-Congestion-Control), does
+//     the same.
 //   - Line 4 divides by ack.ts - L.ts; when that is 0 (two records with the same
 //     nanosecond) txRate is taken as 0; such a hop has tau = 0 and cannot move U.
 //   - Lines 6-7 start from u = 0 and so leave tau undefined when every hop reports

@@ -1,8 +1,8 @@
-// Package none is ccbed's "no congestion control" scheme (DESIGN.md, CC table,
-// row "none"): no congestion point, no notification point, and a reaction point
-// that paces at a fixed rate, by default the NIC's line rate. It is the baseline
-// against which the schemes of the papers show what they buy, and the traffic
-// source of the simulator's own tests.
+// Package none is ccbed's "no congestion control" scheme: no congestion point,
+// no notification point, and a reaction point that paces at a fixed rate, by
+// default the NIC's line rate. It is the baseline against which the schemes of
+// the papers show what they buy, and the traffic source of the simulator's own
+// tests.
 //
 // Source: none; it is the "line rate, no reaction" sender every paper's
 // motivation section starts from (e.g. RoCC Section 2, HPCC Section 2.2).

@@ -1,10 +1,10 @@
 // Package p4qcn implements P4QCN (Geng et al., "P4QCN: Congestion Control Using
-// P4-Capable Device in Data Center Networks", Electronics 2019; papers/p4qcn.md,
-// notes in specs/p4qcn-notes.md): QCN extended to IP-routed networks, with a
-// congestion point (CP) on the switch egress port that sends feedback packets
-// (FBP, IPv4 with ECN = 11) straight back to a congested flow's source, and a
-// reaction point (RP) per sending QP running a three-state FSM. There is no
-// notification point (two-point architecture, Section 3.1, Figure 2).
+// P4-Capable Device in Data Center Networks", Electronics 2019): QCN extended
+// to IP-routed networks, with a congestion point (CP) on the switch egress port
+// that sends feedback packets (FBP, IPv4 with ECN = 11) straight back to a
+// congested flow's source, and a reaction point (RP) per sending QP running a
+// three-state FSM. There is no notification point (two-point architecture,
+// Section 3.1, Figure 2).
 //
 // CP (Section 3.1.1, Eq. 1, Figure 3), at every packet entering the egress queue
 // of q bytes (OnEnqueue), an FBP is sent with probability
@@ -28,22 +28,25 @@
 //
 // A cycle ends when ByteReset = 150 KB were sent or TimeReset passed since the
 // last cycle (or the cut), whichever comes first; both then restart, and the N
-// cycles of fast recovery count cycles of either kind (specs/p4qcn-notes.md:
-// "each cycle = 150 KB sent (QCN's byte counter) or a timer"). This differs from
-// QCN, whose byte counter and timer run independently with separate stage
-// counts (fast recovery lasts until either reaches F). This package reuses ccalgo/qcn's RateLimiter and
+// cycles of fast recovery count cycles of either kind (ccbed's choice: the
+// paper's cycle is the byte counter's alone, and the timer is added as
+// explained under the deviations). This differs from QCN, whose byte counter
+// and timer run independently with separate stage counts (fast recovery lasts
+// until either reaches F). This package reuses ccalgo/qcn's RateLimiter and
 // CycleCounter (with hyper-active increase switched off) rather than copying
 // them, so the two schemes share one implementation of the counters and of
 // Eqs. 2-4's arithmetic.
 //
 // Defaults: beta = 1 (halve, the paper's maximum), N = 5 (Section 3.1.2), R_AI =
 // 5 Mb/s (Section 3.1.2), Q_min = 20 KB, Q_max = 200 KB, PFC at 500 KB at
-// 10 Gb/s (specs/p4qcn-notes.md, from Section 3.2.2's rules), N_fb = 50 us,
-// byte counter 150 KB, timer 100 us (see the deviations).
+// 10 Gb/s (ccbed's choice, from Section 3.2.2's rules: Q_max below Q_pfc less
+// one BDP in flight), N_fb = 50 us, byte counter 150 KB, timer 100 us (see the
+// deviations).
 //
 // Deviations from the paper, and why:
 //   - N_fb has no value in the paper (it calls it N, the letter of the recovery
-//     cycles); 50 us, the CNP interval of DCQCN, per specs/p4qcn-notes.md.
+//     cycles); ccbed's choice is 50 us, the CNP interval of DCQCN (Zhu et al.,
+//     "Congestion Control for Large-Scale RDMA Deployments", SIGCOMM 2015).
 //   - The per-flow N_fb limiter is a fixed direct-mapped table of FlowSlots
 //     entries indexed by FlowKey.Hash (no allocation per packet). Two flows that
 //     share a slot evict each other, so each may then get FBPs more often than
@@ -71,8 +74,9 @@
 //   - The random draw of Eq. 1 uses a per-CP splitmix64 generator seeded from
 //     Params.Seed and the CP's id, so runs are reproducible.
 //   - P4QCN's CP also generates PFC pauses (Figure 4); PFC is a separate,
-//     scheme-independent mechanism in ccbed (specs/pfc.md), so Q_pfc is only
-//     used here to check Q_max <= Q_pfc.
+//     scheme-independent mechanism in ccbed (IEEE 802.1Qbb priority flow
+//     control in the switch, docs/switch.md), so Q_pfc is only used here to
+//     check Q_max <= Q_pfc.
 package p4qcn
 
 import (
@@ -109,10 +113,10 @@ type Params struct {
 	MinRateBps     float64 `toml:"min_rate_bps"`    // floor of R_c
 }
 
-// DefaultParams returns the paper's and the notes' defaults; the CP's queue
-// thresholds are the 10 Gb/s values scaled by env.LinkBps / 10 Gb/s, and the RP's
-// timer period (100 us at 10 Gb/s) by its inverse (unscaled when env.LinkBps
-// is 0).
+// DefaultParams returns the paper's defaults and ccbed's choices (package doc)
+// where the paper gives none; the CP's queue thresholds are the 10 Gb/s values
+// scaled by env.LinkBps / 10 Gb/s, and the RP's timer period (100 us at
+// 10 Gb/s) by its inverse (unscaled when env.LinkBps is 0).
 func DefaultParams(env ccalgo.Env) *Params {
 	scale := 1.0
 	if env.LinkBps > 0 {
@@ -421,7 +425,7 @@ func (r *RP) Stats() RPStats { return r.stats }
 func init() {
 	ccalgo.Register(ccalgo.Scheme{
 		Name:          Name,
-		Doc:           "P4QCN: Eq. 1 probabilistic switch feedback (1 per flow per N_fb), QCN-style RP FSM of Eqs. 2-4 (papers/p4qcn.md)",
+		Doc:           "P4QCN: Eq. 1 probabilistic switch feedback (1 per flow per N_fb), QCN-style RP FSM of Eqs. 2-4 (Geng et al., Electronics 2019)",
 		DefaultParams: func(env ccalgo.Env) any { return DefaultParams(env) },
 		NewCP:         ccalgo.CPFactory(Name, DefaultParams, NewCP),
 		NewRP:         ccalgo.RPFactory(Name, DefaultParams, NewRP),

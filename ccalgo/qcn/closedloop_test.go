@@ -2,7 +2,7 @@ package qcn_test
 
 // Closed-loop tests: QCN's CP and RP inside the real switch (switchd) and host
 // (hostd) engines, on a fabric run in virtual time (package fabric), at
-// 10 Gb/s with the IEEE 802.1Qau defaults of specs/qcn.md (DefaultParams:
+// 10 Gb/s with the IEEE 802.1Qau MIB defaults (DefaultParams:
 // Q_eq 26,000 B, w = 2, sample base 150 KB, G_d = 1/128, byte counter 150 KB,
 // timer 15 ms, F = 5, R_AI 5 Mb/s, R_HAI 50 Mb/s). The CP's feedback goes from
 // the switch straight to the source (QCN's two-point architecture).

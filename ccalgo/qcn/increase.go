@@ -1,6 +1,7 @@
-// Rate-increase machinery of the 802.1Qau reaction point (specs/qcn.md, "RP"),
-// shared with P4QCN (ccalgo/p4qcn, papers/p4qcn.md Section 3.1.2, Eqs. 2-4), whose
-// RP is QCN's without hyper-active increase and with a fixed cut.
+// Rate-increase machinery of the IEEE 802.1Qau reaction point (RP), shared with
+// P4QCN (ccalgo/p4qcn; Geng et al., "P4QCN: Congestion Control Using P4-Capable
+// Device in Data Center Networks", Electronics 2019, Section 3.1.2, Eqs. 2-4),
+// whose RP is QCN's without hyper-active increase and with a fixed cut.
 //
 // What is here:
 //   - RateLimiter: the current rate R_c and the target rate R_t, the cut
@@ -19,16 +20,16 @@
 //
 // Deviations from IEEE 802.1Qau:
 //   - The standard randomises each byte-counter and timer cycle (uniformly in
-//     [0.85, 1.15] of its nominal length) to de-synchronise sources; specs/qcn.md
-//     does not, and neither do we: the testbed is deterministic (virtual time) and
-//     the flows desynchronise through their different feedback.
+//     [0.85, 1.15] of its nominal length) to de-synchronise sources; ccbed's
+//     choice is not to: the testbed is deterministic (virtual time) and the
+//     flows desynchronise through their different feedback.
 //   - The byte counter counts payload bytes (what ReactionPoint.OnSend reports),
 //     not frame bytes.
 //   - Hyper-active increase adds i * R_HAI with i = min(byte stage, timer stage) -
 //     F + 1, counting the stages before this cycle, so that the first hyper cycle
 //     adds R_HAI (the QCN pseudo-code's min(stage) - F is 0 on that cycle).
 //   - In hyper-active increase the byte counter's cycle is ByteReset/2 and the
-//     timer's TimeReset/2 (specs/qcn.md).
+//     timer's TimeReset/2 (ccbed's choice).
 package qcn
 
 import (

@@ -1,14 +1,16 @@
-// Package qcn implements QCN, IEEE 802.1Qau Quantized Congestion Notification, as
-// summarised in specs/qcn.md, the baseline that P4QCN (papers/p4qcn.md Section
-// 2.3, 3) extends to IP networks. It has two roles: a congestion point (CP) on the
-// switch egress port, which samples arriving packets and sends the source of a
-// sampled packet a congestion notification carrying the quantised feedback Fb,
-// and a reaction point (RP) per sending QP, which cuts its rate in proportion to
-// Fb and recovers it with a byte counter and a timer (fast recovery, active
-// increase, hyper-active increase). There is no notification point: feedback goes
-// straight from the switch to the source (QCN's two-point architecture).
+// Package qcn implements QCN, IEEE 802.1Qau Quantized Congestion Notification,
+// the baseline that P4QCN (Geng et al., "P4QCN: Congestion Control Using
+// P4-Capable Device in Data Center Networks", Electronics 2019, Sections 2.3
+// and 3) extends to IP networks. It has two roles: a congestion point (CP) on
+// the switch egress port, which samples arriving packets and sends the source
+// of a sampled packet a congestion notification carrying the quantised
+// feedback Fb, and a reaction point (RP) per sending QP, which cuts its rate in
+// proportion to Fb and recovers it with a byte counter and a timer (fast
+// recovery, active increase, hyper-active increase). There is no notification
+// point: feedback goes straight from the switch to the source (QCN's two-point
+// architecture).
 //
-// CP (specs/qcn.md "CP"): at each sample,
+// CP (802.1Qau congestion point): at each sample,
 //
 //	Q_off = q - Q_eq, Q_delta = q - q_old, Fb = -(Q_off + w Q_delta),
 //
@@ -16,21 +18,24 @@
 // packet's source with |Fb| capped at Q_eq (2w + 1) and quantised to 6 bits
 // (0..63). The next sample comes after SampleBase / (1 + 9 |Fb|_q / 63) bytes.
 //
-// RP (specs/qcn.md "RP"): on feedback, R_t = R_c; R_c = R_c (1 - G_d |Fb|_q),
-// the factor not below MinDecFactor and R_c not below MinRateBps; the byte
-// counter and timer restart. Each cycle of either (increase.go): fast recovery
-// R_c = (R_t + R_c)/2 while both counts are below F; active increase R_t += R_AI
-// when one has reached F; hyper-active increase R_t += i R_HAI when both have.
+// RP (802.1Qau reaction point): on feedback, R_t = R_c;
+// R_c = R_c (1 - G_d |Fb|_q), the factor not below MinDecFactor and R_c not
+// below MinRateBps; the byte counter and timer restart. Each cycle of either
+// (increase.go): fast recovery R_c = (R_t + R_c)/2 while both counts are below
+// F; active increase R_t += R_AI when one has reached F; hyper-active increase
+// R_t += i R_HAI when both have.
 // At the first cycle after a cut, R_t > 10 R_c makes R_t = R_t / 8.
 //
-// Defaults are the IEEE 802.1Qau MIB values listed in specs/qcn.md:
-// cpQueueSizeSetPoint 26,000 B, w = 2, sample base 150,000 B, rpgByteReset
-// 150,000 B, rpgTimeReset 15 ms, rpgThreshold 5, rpgAiRate 5 Mb/s, rpgHaiRate
-// 50 Mb/s, Gd = 1/128, rpgMinDecFac 50 %, rpgMinRate 5 Mb/s.
+// Defaults are the IEEE 802.1Qau MIB values: cpQueueSizeSetPoint 26,000 B,
+// w = 2, sample base 150,000 B, rpgByteReset 150,000 B, rpgTimeReset 15 ms,
+// rpgThreshold 5, rpgAiRate 5 Mb/s, rpgHaiRate 50 Mb/s, Gd = 1/128 (rpgGd = 7,
+// i.e. 2^-7; see also Linux's struct ieee_qcn, include/uapi/linux/dcbnl.h),
+// rpgMinDecFac 50 %, rpgMinRate 5 Mb/s.
 //
 // Deviations:
 //   - Sampling is deterministic (no random jitter on the sampling interval), and
-//     the interval formula is the spec's stand-in for the standard's table:
+//     the interval formula is ccbed's stand-in for the standard's table (which
+//     samples from about 1 % to 10 % of packets as |Fb| grows):
 //     SampleBase / (1 + 9 |Fb|_q / 63), from 1/150 KB to 10/150 KB.
 //   - Quantisation is floor(|Fb| * 63 / (Q_eq (2w + 1))); a sample whose
 //     quantised |Fb| is 0 sends nothing (there would be nothing to cut).
@@ -70,8 +75,8 @@ type Params struct {
 	HAIRateBps   float64 `toml:"hai_rate_bps"`   // R_HAI (rpgHaiRate)
 }
 
-// DefaultParams returns the IEEE 802.1Qau defaults of specs/qcn.md. They do not
-// depend on env.
+// DefaultParams returns the IEEE 802.1Qau MIB defaults listed in the package
+// doc. They do not depend on env.
 func DefaultParams(ccalgo.Env) *Params {
 	return &Params{
 		QeqBytes:        26_000,
@@ -338,7 +343,7 @@ func (r *RP) Stats() RPStats { return r.stats }
 func init() {
 	ccalgo.Register(ccalgo.Scheme{
 		Name:          Name,
-		Doc:           "IEEE 802.1Qau QCN: sampled Fb = -(Qoff + w Qdelta) feedback from the switch, byte-counter/timer RP (specs/qcn.md)",
+		Doc:           "IEEE 802.1Qau QCN: sampled Fb = -(Qoff + w Qdelta) feedback from the switch, byte-counter/timer RP",
 		DefaultParams: func(env ccalgo.Env) any { return DefaultParams(env) },
 		NewCP:         ccalgo.CPFactory(Name, DefaultParams, NewCP),
 		NewRP:         ccalgo.RPFactory(Name, DefaultParams, NewRP),

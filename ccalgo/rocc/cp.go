@@ -1,6 +1,8 @@
-// RoCC congestion point: papers/rocc.md Section III-B, Algorithm 1 (lines 1-21),
-// run every T (Sections IV-B and VI), with the rate message of Section III-C sent
-// to the flows of the flow table of Section III-D. Deviations: see the package doc.
+// RoCC congestion point: RoCC (Menikkumbura et al., "Congestion Control for
+// Datacenter Networks: A Control-Theoretic Approach", IEEE TPDS 2023) Section
+// III-B, Algorithm 1 (lines 1-21), run every T (Sections IV-B and VI), with the
+// rate message of Section III-C sent to the flows of the flow table of Section
+// III-D. Deviations: see the package doc.
 
 package rocc
 

@@ -1,8 +1,8 @@
 // Package rocc implements RoCC, the switch-driven rate-based congestion control of
 // D. Menikkumbura, P. Taheri, E. Vanini, S. Fahmy, P. Eugster and T. Edsall,
 // "Congestion Control for Datacenter Networks: A Control-Theoretic Approach",
-// IEEE TPDS 34(5), 2023 (../../shared/papers/rocc.md), with the implementation
-// notes of ../../shared/specs/rocc-notes.md.
+// IEEE TPDS 34(5), 2023. Where the paper is silent, ccbed's choices are listed
+// below among the deviations.
 //
 // It has two roles, registered under the scheme name "rocc":
 //
@@ -24,11 +24,12 @@
 //
 // There is no NP: RoCC needs nothing from the receiver (Table I).
 //
-// Defaults (params.go) are those of Section VI ("System parameters") and VI-B, and
-// of the notes: Delta_F = 10 Mb/s, Delta_Q = 600 B, F_min = 10, F_max = link /
-// Delta_F, T = 40 us, Q_ref / Q_mid / Q_max = 75 / 150 / 210 KB at 10 Gb/s (DPDK
-// testbed, Section VI-B), 150 / 300 / 360 KB at 40 Gb/s and 300 / 600 / 660 KB at
-// 100 Gb/s; alpha~ / beta~ = 0.3 / 1.5 at 10 and 40 Gb/s and 0.45 / 2.25 at
+// Defaults (params.go) are those of Section VI ("System parameters") and VI-B,
+// with ccbed's choices where the paper gives none (deviation 7):
+// Delta_F = 10 Mb/s, Delta_Q = 600 B, F_min = 10, F_max = link / Delta_F,
+// T = 40 us, Q_ref / Q_mid / Q_max = 75 / 150 / 210 KB at 10 Gb/s (DPDK
+// testbed, Section VI-B), 150 / 300 / 360 KB at 40 Gb/s and 300 / 600 / 660 KB
+// at 100 Gb/s; alpha~ / beta~ = 0.3 / 1.5 at 10 and 40 Gb/s and 0.45 / 2.25 at
 // 100 Gb/s.
 //
 // Deviations from the paper, and why:
@@ -42,7 +43,7 @@
 //     division by ratio is a right shift of them, as Section III-B prescribes.
 //     The rate message and FairRateBps carry the integer part, floor(F) units.
 //  2. AUTO_TUNE as printed leaves alpha and beta unset when its loop body never
-//     runs (F >= F_max/2); following the notes, ratio = level/2 = 1 there, so
+//     runs (F >= F_max/2); ccbed takes ratio = level/2 = 1 there, so
 //     alpha = alpha~ and beta = beta~ (ratio is 1, 2, 4, 8, 16 or 32).
 //  3. The comparisons F > F_max/8 and F < F_max/level compare the fixed-point F
 //     with the exact quotient (F_max shifted right), not with a truncated integer.
@@ -52,7 +53,8 @@
 //     "if its queue is empty" condition of line 10 has no counterpart: ccbed's
 //     pacer holds no per-limiter queue, so the limiter is removed at once.
 //  5. The RP timer period is not given in the paper; it is the parameter
-//     rp_timer_ns, 0 (the default) meaning 2 T of the CP, per the notes.
+//     rp_timer_ns, 0 (the default) meaning 2 T of the CP (ccbed's choice: a CP
+//     that stops sending rate messages means the flow has left its queue).
 //  6. A rate message whose rate is zero is ignored by the RP (it cannot come from
 //     Algorithm 1, whose F is at least F_min >= 1, and would stall the flow).
 //  7. Queue thresholds for link speeds the paper does not list are interpolated
@@ -60,18 +62,19 @@
 //     100 Gb/s points, and in proportion to the link rate below 10 Gb/s or above
 //     100 Gb/s (keeping Q_max > Q_mid > Q_ref); alpha~ and beta~ likewise
 //     interpolate between the 40 and 100 Gb/s values and stay at the end values
-//     outside that range. The paper gives no alpha~/beta~ for 10 Gb/s: 0.3 / 1.5,
-//     as the notes say.
+//     outside that range. The paper gives no alpha~/beta~ for 10 Gb/s: 0.3 / 1.5
+//     (ccbed's choice, the 40 Gb/s values).
 //  8. The flow table (Section III-D option 1, "the flows currently in the queue")
 //     keeps, per flow, a count of its packets in the queue (incremented at
 //     enqueue, decremented at dequeue) and a flag "entered the queue since the
 //     last computation"; a flow is in the table while either holds, and every
 //     flow in the table gets the rate message at each T while the queue is not
-//     empty (the notes' "flows seen in the queue since the last computation").
-//     With the count alone, a slow flow that happens to have no packet queued at
-//     the instant of T misses messages, and its RP timer (2 T) then doubles its
-//     rate although it still congests the port. When the table is full, further
-//     flows are not tracked (and get no message) until entries free up; the CP
-//     counts them (CPStats.TableFull). Entries live in an open-addressing hash
-//     table rather than the FPGA's circular array, so that dequeues find them.
+//     empty (ccbed's reading of option 1: the flows seen in the queue since the
+//     last computation). With the count alone, a slow flow that happens to have
+//     no packet queued at the instant of T misses messages, and its RP timer
+//     (2 T) then doubles its rate although it still congests the port. When the
+//     table is full, further flows are not tracked (and get no message) until
+//     entries free up; the CP counts them (CPStats.TableFull). Entries live in
+//     an open-addressing hash table rather than the FPGA's circular array, so
+//     that dequeues find them.
 package rocc

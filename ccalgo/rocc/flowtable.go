@@ -1,6 +1,7 @@
-// RoCC flow table: papers/rocc.md Section III-D, option 1 ("a table of the flows
-// currently in the queue", the default), sized like the 1,024-entry FPGA table of
-// Section IV-C.
+// RoCC flow table: RoCC (Menikkumbura et al., "Congestion Control for
+// Datacenter Networks: A Control-Theoretic Approach", IEEE TPDS 2023) Section
+// III-D, option 1 ("a table of the flows currently in the queue", the default),
+// sized like the 1,024-entry FPGA table of Section IV-C.
 
 package rocc
 

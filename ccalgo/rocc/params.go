@@ -1,5 +1,8 @@
-// RoCC parameters and their defaults: papers/rocc.md Table II, Section VI
-// ("System parameters"), Section VI-B (DPDK testbed) and specs/rocc-notes.md.
+// RoCC parameters and their defaults: RoCC (Menikkumbura et al., "Congestion
+// Control for Datacenter Networks: A Control-Theoretic Approach", IEEE TPDS
+// 2023) Table II, Section VI ("System parameters") and Section VI-B (DPDK
+// testbed), with ccbed's choices where the paper gives none (package doc,
+// deviations 5 and 7).
 
 package rocc
 
@@ -58,7 +61,7 @@ type linkPoint struct {
 }
 
 var linkPoints = [...]linkPoint{
-	{10e9, 75e3, 150e3, 210e3, 0.3, 1.5}, // Section VI-B testbed; gains from the notes
+	{10e9, 75e3, 150e3, 210e3, 0.3, 1.5}, // Section VI-B testbed; gains: ccbed's choice (deviation 7)
 	{40e9, 150e3, 300e3, 360e3, 0.3, 1.5},
 	{100e9, 300e3, 600e3, 660e3, 0.45, 2.25},
 }

@@ -1,5 +1,7 @@
-// RoCC reaction point: papers/rocc.md Section III-E, Algorithm 2 (PROCESS_CNP,
-// lines 1-7, and TIMER_EXPIRED, lines 8-13). Deviations 4-6 of the package doc.
+// RoCC reaction point: RoCC (Menikkumbura et al., "Congestion Control for
+// Datacenter Networks: A Control-Theoretic Approach", IEEE TPDS 2023) Section
+// III-E, Algorithm 2 (PROCESS_CNP, lines 1-7, and TIMER_EXPIRED, lines 8-13).
+// Deviations 4-6 of the package doc.
 
 package rocc
 

@@ -2,8 +2,8 @@ package timely_test
 
 // Closed-loop tests: TIMELY's NP and RP inside the real host engine (hostd),
 // with plain FIFO switch ports (switchd), on a fabric run in virtual time
-// (package fabric), at 10 Gb/s (the rate specs/timely.md gives its defaults
-// for: delta = 10 Mb/s at 10 Gb/s) and at 100 Gb/s, with the package's
+// (package fabric), at 10 Gb/s (the rate for which the defaults' delta =
+// 10 Mb/s is given) and at 100 Gb/s, with the package's
 // defaults (DefaultParams: a = 0.02, beta = 0.8, T_low = 0, T_high = 500 us,
 // delta = line / 1000, HAI after 5 samples with N = 5, min_rtt = the
 // environment's base RTT).

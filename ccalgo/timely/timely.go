@@ -1,9 +1,10 @@
 // Package timely implements TIMELY, RTT-gradient rate control (Mittal et al.,
 // "TIMELY: RTT-based Congestion Control for the Datacenter", SIGCOMM 2015), in
-// the per-sample formulation pinned down by ../shared/specs/timely.md (the
-// authors' reference snippet [T]; [H] is the HPCC authors' ns-3 simulator, see
-// ../shared/specs/README.md). It is one of ccbed's baselines (DESIGN.md,
-// CC table).
+// the per-sample formulation of the rate computation in the TIMELY authors'
+// published reference snippet, [T] below; [H] below is the HPCC authors' ns-3
+// simulator (github.com/alibaba-edu/High-Precision-Congestion-Control), which
+// runs TIMELY beside DCQCN, HPCC and DCTCP. It is one of ccbed's baselines
+// (`testbed schemes` lists every scheme).
 //
 // Roles, and where they sit in ccbed's dataplane:
 //
@@ -12,7 +13,7 @@
 //     sample (ACK arrival time minus the echoed send time, AckEvent.RTT). TIMELY
 //     is purely rate based: no window.
 //
-// Per RTT sample rtt taken at now (specs/timely.md, [T]):
+// Per RTT sample rtt taken at now (after [T]):
 //
 //	w         = min(1, (now - last_update) / min_rtt); last_update = now
 //	rtt_diff  = rtt - prev_rtt; prev_rtt = rtt
@@ -25,14 +26,15 @@
 //	otherwise:      rate *= 1 - beta gradient
 //	rate = max(rate, previous rate / 2), within [MinRateBps, line rate]
 //
-// Defaults (specs/timely.md): a = 0.02 ([T]), beta = 0.8, T_low = 0 (ccbed paces
-// every packet, and the spec's 50 us applies to 64 KB segments), T_high = 500 us
-// ([H]'s value, the tighter of the two the spec names; [T] uses 1 ms), delta =
-// 10 Mb/s at 10 Gb/s scaled with the line rate (line / 1000), HAI after 5
-// samples with factor 5, min_rtt = Env.BaseRTT (the propagation RTT; 20 us when
-// the environment gives none), MinRateBps = line / 1000, start at line rate.
+// Defaults (ccbed's choices, from [T] and [H]): a = 0.02 ([T]; [H] uses 0.875
+// with once-per-window updates), beta = 0.8, T_low = 0 (ccbed paces every
+// packet, and the usual 50 us applies to 64 KB segments), T_high = 500 us
+// ([H]'s value, the tighter of the two; [T] uses 1 ms), delta = 10 Mb/s at
+// 10 Gb/s scaled with the line rate (line / 1000), HAI after 5 samples with
+// factor 5, min_rtt = Env.BaseRTT (the propagation RTT; 20 us when the
+// environment gives none), MinRateBps = line / 1000, start at line rate.
 //
-// Choices where the spec leaves room, and why:
+// ccbed's choices where the paper and [T] leave room, and why:
 //
 //   - The first RTT sample only initialises prev_rtt and last_update: there is no
 //     difference to take yet.
@@ -52,7 +54,7 @@ import (
 // Name is the scheme's registry name.
 const Name = "timely"
 
-// Params are TIMELY's parameters (specs/timely.md).
+// Params are TIMELY's parameters (defaults in the package doc).
 type Params struct {
 	// Alpha is the EWMA weight a of the RTT difference. Default 0.02 ([T]).
 	Alpha float64 `toml:"alpha"`
@@ -80,7 +82,7 @@ type Params struct {
 	MaxRateBps float64 `toml:"max_rate_bps"`
 }
 
-// DefaultParams returns specs/timely.md's defaults for env.
+// DefaultParams returns the package doc's defaults for env.
 func DefaultParams(env ccalgo.Env) *Params {
 	minRTT := env.BaseRTT
 	if minRTT <= 0 {
@@ -141,7 +143,7 @@ func validate(p *Params, env ccalgo.Env) (maxRate float64, err error) {
 func init() {
 	ccalgo.Register(ccalgo.Scheme{
 		Name:          Name,
-		Doc:           "TIMELY: RTT-gradient rate control (Mittal et al., SIGCOMM 2015; specs/timely.md)",
+		Doc:           "TIMELY: RTT-gradient rate control (Mittal et al., SIGCOMM 2015)",
 		DefaultParams: func(env ccalgo.Env) any { return DefaultParams(env) },
 		NewNP:         ccalgo.NPFactory(Name, DefaultParams, func(*Params, ccalgo.Env) (*NP, error) { return NewNP(), nil }),
 		NewRP:         ccalgo.RPFactory(Name, DefaultParams, NewRP),

@@ -1,7 +1,8 @@
-// Package report turns the series a testbed run records into the results
-// contract of DESIGN.md ("Results contract (testbed/)"): summary.json,
-// queue.csv, rate.csv, fairrate.csv, fct.csv, PNG plots of the same and a
-// short human summary table.
+// Package report turns the series a testbed run records into ccbed's results
+// contract, the files every run writes into results/<experiment>/ (README.md,
+// "Run an experiment"): summary.json (summary.go), queue.csv, rate.csv,
+// fairrate.csv, fct.csv (their headers in files.go), PNG plots of the same and
+// a short human summary table.
 //
 // It sits at the very end of the pipeline, on the control plane: the runner
 // samples switch and host counters on a fixed period (never per packet) and

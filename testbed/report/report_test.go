@@ -469,7 +469,8 @@ func TestWriteAllOptionalFiles(t *testing.T) {
 }
 
 // TestSummaryJSONContract checks summary.json's field names against the
-// results contract of DESIGN.md, and that LoadSummary reads it back.
+// results contract (the required and optional keys listed here, which Summary,
+// FlowSummary and PortSummary carry), and that LoadSummary reads it back.
 func TestSummaryJSONContract(t *testing.T) {
 	dir := t.TempDir()
 	r := fixture(0.001, false)
