@@ -3,6 +3,8 @@ package fabric
 import (
 	"fmt"
 	"math"
+	"slices"
+	"sort"
 
 	_ "github.com/ccbed/ccbed/ccalgo/all" // every scheme, chosen by name
 
@@ -60,6 +62,14 @@ type Spec struct {
 	Seed uint64
 	// PacingJitter is every host's hostd.Config.PacingJitter: 0 paces exactly.
 	PacingJitter float64
+	// TrustAll makes every switch and host take control frames from anyone
+	// (switchd's and hostd's trust "all"), for experiments that forge them.
+	// Off (the default), each takes them only from where the topology says
+	// they can come (trust "topology"): a switch port facing a host refuses
+	// CP feedback and the CNPs, ACKs and NAKs of other addresses than the
+	// host's, PFC comes only from a link's peer, and a host takes CP
+	// feedback only from the switches' addresses and CP ids (CPRanges).
+	TrustAll bool
 	// Exact shapes switch ports and host NICs without bursts: frames leave
 	// exactly when their predecessor's last bit has left. The virtual-time
 	// driver sets it; DPDK drivers keep the bursts that absorb late polls.
@@ -350,6 +360,10 @@ func (s *Spec) Plan() (*Plan, error) {
 	}
 
 	routes := t.routes()
+	var cps []string
+	if !s.TrustAll {
+		cps = t.CPRanges()
+	}
 	for si, sw := range t.Switches {
 		c := switchd.DefaultConfig()
 		c.Switch.ID = sw.ID & 0xfff
@@ -374,11 +388,19 @@ func (s *Spec) Plan() (*Plan, error) {
 			} else {
 				pm = t.Switches[peer-nh].PortMACs[peerPort]
 			}
+			faces := switchd.FacesSwitch
+			if t.IsHost(peer) {
+				faces = switchd.FacesHost
+			}
 			c.Ports = append(c.Ports, switchd.PortConfig{
 				Name: fmt.Sprintf("p%d", port), MAC: macString(sw.PortMACs[port]), PeerMAC: macString(pm),
 				LinkGbps: out.Bps / 1e9, BufferBytes: s.BufferBytes,
-				HeadroomBytes: s.headroom(t, v, port),
+				HeadroomBytes: s.headroom(t, v, port), Faces: faces,
 			})
+		}
+		c.Switch.Trust = switchd.TrustTopology
+		if s.TrustAll {
+			c.Switch.Trust = switchd.TrustAll
 		}
 		for h, ports := range routes[si] {
 			if len(ports) == 0 {
@@ -435,6 +457,10 @@ func (s *Spec) Plan() (*Plan, error) {
 		if p, ok := s.HostPriority[h]; ok {
 			c.PFCPriority = int(p)
 		}
+		c.Trust = hostd.TrustAll
+		if !s.TrustAll {
+			c.Trust, c.TrustedCPs = hostd.TrustTopology, cps
+		}
 		if s.Exact {
 			c.GrowResults = true
 			c.NICBurstFrames = 1
@@ -474,6 +500,41 @@ func (s *Spec) Plan() (*Plan, error) {
 		}
 	}
 	return p, nil
+}
+
+// CPRanges are the addresses of the topology's congestion points, as
+// hostd's trusted_cps: every switch's address (the source of its CP
+// feedback) and its ports' CP ids (switchd's default, the switch's address +
+// the port's index), in ranges of consecutive addresses, two ranges joined
+// when no host's address lies between them (a fabric's hosts are numbered
+// below its switches: one range then holds them all).
+func (t *Topology) CPRanges() []string {
+	type span struct{ lo, hi uint32 }
+	spans := make([]span, 0, len(t.Switches))
+	for si, sw := range t.Switches {
+		n := uint32(max(t.NumPorts(len(t.Hosts)+si), 1))
+		spans = append(spans, span{sw.IP, max(sw.IP+n-1, sw.IP)}) // max: no wrap past 255.255.255.255
+	}
+	sort.Slice(spans, func(i, j int) bool { return spans[i].lo < spans[j].lo })
+	hosts := make([]uint32, len(t.Hosts))
+	for i, h := range t.Hosts {
+		hosts[i] = h.IP
+	}
+	slices.Sort(hosts)
+	// hostIn reports whether a host's address lies in [lo, hi].
+	hostIn := func(lo, hi uint32) bool {
+		i, _ := slices.BinarySearch(hosts, lo)
+		return i < len(hosts) && hosts[i] <= hi
+	}
+	var out []string
+	for i := 0; i < len(spans); {
+		cur := spans[i]
+		for i++; i < len(spans) && (spans[i].lo <= cur.hi || !hostIn(cur.hi, spans[i].lo)); i++ {
+			cur.hi = max(cur.hi, spans[i].hi)
+		}
+		out = append(out, hostd.FormatIPv4(cur.lo)+"-"+hostd.FormatIPv4(cur.hi))
+	}
+	return out
 }
 
 // FlowDst returns the destination host of the flow with id sent by host src,

@@ -7,11 +7,15 @@ import (
 	"github.com/ccbed/ccbed/wire"
 )
 
-// hotPath sets up a sender and a receiver of scheme and returns them with a data
-// frame of the sender and an ACK of the receiver for it.
-func hotPath(tb testing.TB, scheme string) (a, b *Engine, data, ack []byte) {
+// hotPath sets up a sender and a receiver of scheme, their configs changed
+// by mods, and returns them with a data frame of the sender and an ACK of the
+// receiver for it.
+func hotPath(tb testing.TB, scheme string, mods ...func(a, b *Config)) (a, b *Engine, data, ack []byte) {
 	tb.Helper()
 	ca, cb := oneFlow(scheme, 0, 0)
+	for _, m := range mods {
+		m(&ca, &cb)
+	}
 	v := newVnet(tb, ca, cb)
 	v.run(50_000)
 	a, b = v.eng[0], v.eng[1]
@@ -33,42 +37,63 @@ func hotPath(tb testing.TB, scheme string) (a, b *Engine, data, ack []byte) {
 
 var allSchemes = []string{"none", "dcqcn", "dctcp", "hpcc", "timely", "rcc", "acc", "rocc", "p4qcn", "qcn"}
 
+// trusting makes both hosts of hotPath trust by topology: back to back, each
+// one's gateway is the other.
+func trusting(a, b *Config) {
+	a.Trust, a.GatewayMAC, a.TrustedCPs = TrustTopology, b.MAC, []string{"10.0.0.254"}
+	b.Trust, b.GatewayMAC, b.TrustedCPs = TrustTopology, a.MAC, []string{"10.0.0.254"}
+}
+
 func TestPerPacketPathsAllocateNothing(t *testing.T) {
 	for _, scheme := range allSchemes {
 		t.Run(scheme, func(t *testing.T) {
 			a, b, data, ack := hotPath(t, scheme)
-			var out Controls
-			buf := make([]byte, 2048)
-			now := int64(1_000_000)
-			checks := []struct {
-				name string
-				fn   func()
-			}{
-				{"Receive data + BuildControl", func() {
-					now += 100
-					if k := b.Receive(now, data, &out); k > 0 {
-						b.BuildControl(buf, &out.C[0])
-					}
-				}},
-				{"Receive ACK + Service", func() {
-					now += 100
-					a.Receive(now, ack, &out)
-					a.Service(now)
-				}},
-				{"NextData + ChargeControl", func() {
-					now += 1000
-					a.Service(now)
-					a.NextData(now, buf)
-					a.ChargeControl(now, 100)
-					a.NextWake(now)
-				}},
-			}
-			for _, c := range checks {
-				if n := testing.AllocsPerRun(200, c.fn); n != 0 {
-					t.Errorf("%s allocates %.1f times per call", c.name, n)
-				}
+			checkHotPathAllocs(t, a, b, data, ack)
+		})
+		t.Run(scheme+"/trusted", func(t *testing.T) {
+			a, b, data, ack := hotPath(t, scheme, trusting)
+			checkHotPathAllocs(t, a, b, data, ack)
+			if r := a.Refused(); r.Total() != 0 {
+				t.Errorf("the sender refused %+v", r)
 			}
 		})
+	}
+}
+
+// checkHotPathAllocs fails the test for every per-packet path of sender a and
+// receiver b that allocates.
+func checkHotPathAllocs(t *testing.T, a, b *Engine, data, ack []byte) {
+	t.Helper()
+	var out Controls
+	buf := make([]byte, 2048)
+	now := int64(1_000_000)
+	checks := []struct {
+		name string
+		fn   func()
+	}{
+		{"Receive data + BuildControl", func() {
+			now += 100
+			if k := b.Receive(now, data, &out); k > 0 {
+				b.BuildControl(buf, &out.C[0])
+			}
+		}},
+		{"Receive ACK + Service", func() {
+			now += 100
+			a.Receive(now, ack, &out)
+			a.Service(now)
+		}},
+		{"NextData + ChargeControl", func() {
+			now += 1000
+			a.Service(now)
+			a.NextData(now, buf)
+			a.ChargeControl(now, 100)
+			a.NextWake(now)
+		}},
+	}
+	for _, c := range checks {
+		if n := testing.AllocsPerRun(200, c.fn); n != 0 {
+			t.Errorf("%s allocates %.1f times per call", c.name, n)
+		}
 	}
 }
 

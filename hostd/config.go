@@ -5,7 +5,10 @@ import (
 	"fmt"
 	"math"
 	"net"
+	"net/netip"
 	"path/filepath"
+	"sort"
+	"strings"
 	"unsafe"
 
 	"github.com/BurntSushi/toml"
@@ -87,6 +90,30 @@ type Config struct {
 	GrowResults bool   `toml:"-"`
 	Seed        uint64 `toml:"seed"` // workload generator seed (default 1)
 
+	// Trust says where the host takes control frames from: "all" (the
+	// default) from anywhere, as a lab that trusts every station does; or
+	// "topology", only from where they can come:
+	//
+	//   - PFC frames only from gateway_mac (the switch port the link leads
+	//     to; none when gateway_mac is not set);
+	//   - CNPs, ACKs and NAKs only from the destination of the flow whose QP
+	//     they name, and ACKs and NAKs only for packets sent: a PSN within
+	//     [snd_una, snd_max] (snd_max is RFC 793's SND.NXT, the next new
+	//     packet; the engine's snd_nxt goes back after a NAK or a timeout);
+	//   - RoCC rate messages and P4QCN / QCN feedback only when their source
+	//     address and the CP id they carry both lie in TrustedCPs.
+	//
+	// The host counts each refusal by kind (RxCounters.Refused,
+	// TxCounters.Refused; Engine.Refused sums them).
+	Trust string `toml:"trust"`
+	// TrustedCPs are the congestion points whose feedback the host takes
+	// with trust "topology": addresses ("10.254.0.254"), prefixes
+	// ("10.254.0.0/16") or ranges ("10.254.0.254-10.254.1.5"). They hold
+	// the switches' addresses (the source of their feedback) and their CP
+	// ids (a switch port's is the switch's address + the port's index,
+	// unless the switch's config sets cp_id).
+	TrustedCPs []string `toml:"trusted_cps"`
+
 	Peers     []Peer           `toml:"peers"`
 	Flows     []FlowConfig     `toml:"flows"`
 	Incast    []IncastConfig   `toml:"incast"`
@@ -126,7 +153,8 @@ type IncastConfig struct {
 }
 
 // WorkloadConfig generates flows with sizes drawn from a flow-size CDF file
-// (../shared/workloads/*.cdf format: "size probability" lines) and Poisson
+// (one point a line, "<size in bytes> <cumulative probability>", sizes
+// increasing, the last probability 1, as in configs/workloads/) and Poisson
 // arrivals whose mean offered load is Load x the host's line rate, from StartUs
 // to StopUs (0: no end), each to a destination drawn uniformly from Dsts. Flow
 // ids are IDBase, IDBase+1, ... in arrival order; MaxFlows (0: no limit) bounds
@@ -201,12 +229,23 @@ func (c *Config) ApplyDefaults() {
 	if c.Seed == 0 {
 		c.Seed = 1
 	}
+	if c.Trust == "" {
+		c.Trust = TrustAll
+	}
 	for i := range c.Incast {
 		if c.Incast[i].Repeat == 0 {
 			c.Incast[i].Repeat = 1
 		}
 	}
 }
+
+// Trust settings (Config.Trust).
+const (
+	// TrustAll accepts every control frame.
+	TrustAll = "all"
+	// TrustTopology accepts control frames only from where they can come.
+	TrustTopology = "topology"
+)
 
 // dataOverhead is the frame bytes of a data packet beyond its application
 // payload, without INT: Ethernet 14, IPv4 20, UDP 8, BTH 12, DataHeader 8, ICRC 4.
@@ -352,12 +391,87 @@ type resolved struct {
 	incastDst  []uint32
 	seed       uint64
 	maxSamples int
+	// trusted: Trust is "topology"; cps the TrustedCPs.
+	trusted bool
+	cps     addrRanges
 }
 
 type workloadSpec struct {
 	cfg  WorkloadConfig
 	cdf  *CDF
 	dsts []uint32
+}
+
+// maxTrustedCPs bounds TrustedCPs: a fabric's hosts get one range for all
+// its switches, and a hand-written list names a few switches.
+const maxTrustedCPs = 1 << 16
+
+// addrRange is the IPv4 addresses lo..hi, host byte order.
+type addrRange struct{ lo, hi uint32 }
+
+// addrRanges is a set of IPv4 addresses as ranges, sorted and disjoint after
+// merged: has is a binary search, with no allocation.
+type addrRanges []addrRange
+
+// merged sorts the ranges and joins those that overlap or touch.
+func (rs addrRanges) merged() addrRanges {
+	sort.Slice(rs, func(i, j int) bool { return rs[i].lo < rs[j].lo })
+	out := rs[:0]
+	for _, r := range rs {
+		if n := len(out); n > 0 && (r.lo <= out[n-1].hi || r.lo-1 == out[n-1].hi) {
+			out[n-1].hi = max(out[n-1].hi, r.hi)
+			continue
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+// has reports whether a lies in one of the ranges.
+func (rs addrRanges) has(a uint32) bool {
+	lo, hi := 0, len(rs)
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		switch {
+		case a < rs[m].lo:
+			hi = m
+		case a > rs[m].hi:
+			lo = m + 1
+		default:
+			return true
+		}
+	}
+	return false
+}
+
+// parseAddrRange parses "a.b.c.d", "a.b.c.d/n" or "a.b.c.d-e.f.g.h" into the
+// addresses it names.
+func parseAddrRange(s string) (lo, hi uint32, err error) {
+	if i := strings.IndexByte(s, '-'); i >= 0 {
+		if lo, err = ParseIPv4(s[:i]); err == nil {
+			hi, err = ParseIPv4(s[i+1:])
+		}
+		if err != nil {
+			return 0, 0, fmt.Errorf("%q: want an address, a prefix (a.b.c.d/n) or a range (a.b.c.d-e.f.g.h)", s)
+		}
+		if hi < lo {
+			return 0, 0, fmt.Errorf("%q: the range ends before it starts", s)
+		}
+		return lo, hi, nil
+	}
+	if strings.IndexByte(s, '/') >= 0 {
+		p, err := netip.ParsePrefix(s)
+		if err != nil || !p.Addr().Is4() {
+			return 0, 0, fmt.Errorf("%q: want an address, a prefix (a.b.c.d/n) or a range (a.b.c.d-e.f.g.h)", s)
+		}
+		a := p.Masked().Addr().As4()
+		lo = uint32(a[0])<<24 | uint32(a[1])<<16 | uint32(a[2])<<8 | uint32(a[3])
+		return lo, lo | uint32(uint64(1)<<(32-p.Bits())-1), nil
+	}
+	if lo, err = ParseIPv4(s); err != nil {
+		return 0, 0, fmt.Errorf("%q: want an address, a prefix (a.b.c.d/n) or a range (a.b.c.d-e.f.g.h)", s)
+	}
+	return lo, lo, nil
 }
 
 // ParseIPv4 parses a dotted IPv4 address into host byte order.
@@ -436,6 +550,27 @@ func resolve(c *Config, f *config.File, keyPrefix, baseDir string) (*resolved, e
 	r.sampleNs = max(int64(c.SampleUs*1000), 1)
 	r.seed = c.Seed
 	r.maxSamples = c.MaxSamples
+	switch c.Trust {
+	case TrustAll:
+		if len(c.TrustedCPs) > 0 {
+			return nil, configError(f, k("trusted_cps"), "given with trust %q, which takes feedback from anyone: set trust = %q", TrustAll, TrustTopology)
+		}
+	case TrustTopology:
+		r.trusted = true
+	default:
+		return nil, configError(f, k("trust"), "%q: want %q or %q", c.Trust, TrustAll, TrustTopology)
+	}
+	if len(c.TrustedCPs) > maxTrustedCPs {
+		return nil, configError(f, k("trusted_cps"), "%d entries: at most %d (give prefixes or ranges)", len(c.TrustedCPs), maxTrustedCPs)
+	}
+	for i, a := range c.TrustedCPs {
+		lo, hi, err := parseAddrRange(a)
+		if err != nil {
+			return nil, configError(f, k("trusted_cps"), "entry %d: %v", i, err)
+		}
+		r.cps = append(r.cps, addrRange{lo, hi})
+	}
+	r.cps = r.cps.merged()
 
 	if r.scheme, err = ccalgo.Lookup(c.Scheme); err != nil {
 		return nil, configError(f, k("scheme"), "%v", err)

@@ -220,6 +220,40 @@ type RxCounters struct {
 	PFC           uint64 `json:"pfc"`
 	EventsDropped uint64 `json:"events_dropped"`
 	BuildErrors   uint64 `json:"build_errors"`
+	// Refused counts the control frames the receive side refused under
+	// trust "topology": PFC, RoCC rate, P4QCN and QCN (counted above too,
+	// as received).
+	Refused Refusals `json:"refused"`
+}
+
+// Refusals counts control frames refused under trust "topology"
+// (Config.Trust), by kind. The receive side refuses PFC frames and CP
+// feedback (by their source), the send side CNPs, ACKs and NAKs (by the flow
+// they name), each in its own counters; Engine.Refused sums both.
+type Refusals struct {
+	PFC      uint64 `json:"pfc"`
+	CNP      uint64 `json:"cnp"`
+	Ack      uint64 `json:"ack"`
+	Nak      uint64 `json:"nak"`
+	RoCCRate uint64 `json:"rocc_rate"`
+	P4QCN    uint64 `json:"p4qcn"`
+	QCN      uint64 `json:"qcn"`
+}
+
+// Total is the number of frames refused.
+func (r *Refusals) Total() uint64 {
+	return r.PFC + r.CNP + r.Ack + r.Nak + r.RoCCRate + r.P4QCN + r.QCN
+}
+
+// add adds o's counts to r.
+func (r *Refusals) add(o *Refusals) {
+	r.PFC += o.PFC
+	r.CNP += o.CNP
+	r.Ack += o.Ack
+	r.Nak += o.Nak
+	r.RoCCRate += o.RoCCRate
+	r.P4QCN += o.P4QCN
+	r.QCN += o.QCN
 }
 
 // TxCounters are the send side's counters.
@@ -242,6 +276,10 @@ type TxCounters struct {
 	FCTsDropped    uint64 `json:"fcts_dropped"`
 	BuildErrors    uint64 `json:"build_errors"`
 	RPRebuilds     uint64 `json:"rp_rebuilds"`
+	// Refused counts the CNPs, ACKs and NAKs the send side refused under
+	// trust "topology": not from the flow's destination, or (ACK, NAK) for
+	// packets never sent or already acknowledged. Not in BadAcks.
+	Refused Refusals `json:"refused"`
 }
 
 // Controls are the control frames the receive side owes after one data frame:
@@ -452,6 +490,11 @@ func (e *Engine) Receive(now int64, frame []byte, out *Controls) int {
 	}
 	if fr.Kind == wire.KindPFC {
 		e.rc.PFC++
+		// PFC is link local: only the switch port at the other end sends it.
+		if e.r.trusted && fr.Eth.Src() != e.r.gateway {
+			e.rc.Refused.PFC++
+			return 0
+		}
 		p := e.r.pfcPrio
 		if !fr.PFC.Enabled(p) {
 			return 0
@@ -499,12 +542,24 @@ func (e *Engine) Receive(now int64, frame []byte, out *Controls) int {
 		e.rc.Other++
 		return 0
 	}
+	if e.r.trusted && kind == evFeedback && !e.fromTrustedCP(fr) {
+		switch fr.Kind {
+		case wire.KindRoCCRate:
+			e.rc.Refused.RoCCRate++
+		case wire.KindP4QCN:
+			e.rc.Refused.P4QCN++
+		default:
+			e.rc.Refused.QCN++
+		}
+		return 0
+	}
 	ev := e.ev.slot()
 	if ev == nil {
 		e.rc.EventsDropped++
 		return 0
 	}
 	ev.kind = kind
+	ev.src = fr.IP.Src()
 	switch fr.Kind {
 	case wire.KindAck, wire.KindNak:
 		ev.qpn = fr.BTH.DestQP()
@@ -530,6 +585,19 @@ func (e *Engine) Receive(now int64, frame []byte, out *Controls) int {
 	}
 	e.ev.commit()
 	return 0
+}
+
+// fromTrustedCP reports whether the CP feedback fr (RoCC rate, P4QCN or QCN)
+// comes from a trusted CP: its source address and the CP id it carries both
+// lie in TrustedCPs.
+func (e *Engine) fromTrustedCP(fr *wire.Frame) bool {
+	var id uint32
+	if fr.Kind == wire.KindRoCCRate {
+		id = fr.Rate.CPID()
+	} else {
+		id = fr.Feedback.CPID()
+	}
+	return e.r.cps.has(fr.IP.Src()) && e.r.cps.has(id)
 }
 
 func (e *Engine) rxData(now int64, frame []byte, out *Controls) int {
@@ -819,6 +887,18 @@ func (e *Engine) handleEvent(now int64, ev *event) {
 		return
 	}
 	s := &e.qps[qp]
+	// CNPs, ACKs and NAKs come from the flow's receiver.
+	if e.r.trusted && ev.kind != evFeedback && ev.src != s.ep.DstIP {
+		switch ev.kind {
+		case evAck:
+			e.tc.Refused.Ack++
+		case evNak:
+			e.tc.Refused.Nak++
+		default:
+			e.tc.Refused.CNP++
+		}
+		return
+	}
 	switch ev.kind {
 	case evAck, evNak:
 		e.onAck(now, qp, s, ev)
@@ -838,8 +918,18 @@ func (e *Engine) onAck(now int64, qp int32, s *sendQP, ev *event) {
 	if nak {
 		through = pn // NAK: every packet below pn arrived; resend from pn
 	}
-	if through < 0 || uint64(through) > s.sndMax || (nak && uint64(through) < s.sndUna) {
-		e.tc.BadAcks++
+	if through < 0 || uint64(through) > s.sndMax || ((nak || e.r.trusted) && uint64(through) < s.sndUna) {
+		// Trusted, an ACK or NAK outside [snd_una, snd_max] is refused:
+		// the receiver acknowledges in order, on one path, so no ACK it
+		// sends falls behind one that arrived before it.
+		switch {
+		case !e.r.trusted:
+			e.tc.BadAcks++
+		case nak:
+			e.tc.Refused.Nak++
+		default:
+			e.tc.Refused.Ack++
+		}
 		return
 	}
 	th := uint64(through)
@@ -1264,3 +1354,11 @@ func (e *Engine) RP(flow int64) ccalgo.ReactionPoint {
 // Counters returns the engine's counters (read when the loops have stopped, or
 // accept a slightly torn snapshot).
 func (e *Engine) Counters() (RxCounters, TxCounters) { return e.rc, e.tc }
+
+// Refused is every control frame the engine refused under trust "topology",
+// by kind: the receive side's and the send side's (read as Counters).
+func (e *Engine) Refused() Refusals {
+	r := e.rc.Refused
+	r.add(&e.tc.Refused)
+	return r
+}

@@ -23,6 +23,7 @@ type event struct {
 	kind   evKind
 	qpn    uint32 // sender QP number the frame names (BTH DestQP, or the feedback's flow)
 	psn    uint32 // ACK: last PSN received in order; NAK: PSN expected
+	src    uint32 // the frame's IPv4 source (ACK, NAK, CNP: checked against the flow's destination)
 	t      int64  // evPause: end of the pause, ns
 	fields ccalgo.AckFields
 	fb     ccalgo.Feedback

@@ -10,6 +10,13 @@ fail() { echo "test.sh: $*" >&2; exit 1; }
 unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))
 [ -z "$unformatted" ] || fail "gofmt needed: $unformatted"
 
+# The repository stands on its own: code, configs and docs cite papers and
+# standards by title and section, never the maintainers' workspace files.
+outside=$(grep -rnE 'shared/|DESIGN\.md|papers/[a-z0-9-]+\.md|specs/[a-z0-9-]+\.md' \
+	--include='*.go' --include='*.md' --include='*.toml' --include='*.sh' --include='*.py' --include='*.yml' . |
+	grep -v '^./scripts/test.sh:' || true)
+[ -z "$outside" ] || fail "citations of files outside the repository: $outside"
+
 # cgo lives in dpdk/ alone: every other package is plain Go (see dpdk/dpdk.go).
 cgo=$(grep -rl --include='*.go' '^import "C"' . | grep -v '^./dpdk/' || true)
 [ -z "$cgo" ] || fail "import \"C\" outside dpdk/: $cgo"

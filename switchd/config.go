@@ -77,7 +77,35 @@ type SwitchConfig struct {
 	// taking pfc.priority; or "dscp", the IPv4 DSCP's class selector bits
 	// (DSCP >> 3, so CS3 = DSCP 24 is priority 3), tagged or not.
 	PriorityFrom string `toml:"priority_from"`
+	// Trust says where the switch takes control frames from (docs/switch.md,
+	// "Trust"): "all" (the default) from every port, as a lab that trusts
+	// every station does; "topology" only from where each port's Faces says
+	// they can come, refusing (dropping and counting by kind) the others.
+	Trust string `toml:"trust"`
 }
+
+// Trust settings (SwitchConfig.Trust).
+const (
+	// TrustAll accepts every control frame from every port.
+	TrustAll = "all"
+	// TrustTopology accepts control frames only from where the port's
+	// PortConfig.Faces says they can come.
+	TrustTopology = "topology"
+)
+
+// What a port faces (PortConfig.Faces), for SwitchConfig.Trust "topology".
+const (
+	// FacesHost: a host, which sends its own ACKs, NAKs and CNPs (from its
+	// own address: the switch's route to their source address leads back
+	// to this port) and no CP feedback; PFC only from PeerMAC.
+	FacesHost = "host"
+	// FacesSwitch: a switch, which forwards what its own host ports
+	// accepted and what its CPs build; PFC only from PeerMAC.
+	FacesSwitch = "switch"
+	// FacesAny: a station the switch knows nothing of: every control frame
+	// is accepted, as with trust "all".
+	FacesAny = "any"
+)
 
 // PortConfig is one switch port.
 type PortConfig struct {
@@ -112,6 +140,15 @@ type PortConfig struct {
 	// CPID overrides the id carried in this port's feedback (default: switch
 	// IP + port index).
 	CPID uint32 `toml:"cp_id"`
+	// Faces is what the port's link leads to, "host", "switch" or "any": with
+	// switch.trust "topology", which control frames the port accepts (see
+	// FacesHost, FacesSwitch, FacesAny). Every port must say it then; with
+	// trust "all" it is not read.
+	Faces string `toml:"faces"`
+	// IgnorePFC makes the port refuse the PFC frames it receives (counted as
+	// refused_pfc): its egress is never paused. With pfc.honor off, no port
+	// obeys them but they count as received.
+	IgnorePFC bool `toml:"ignore_pfc"`
 }
 
 // RouteConfig is a static route: destinations in Prefix leave through Port,
@@ -263,7 +300,7 @@ func DefaultConfig() Config {
 	return Config{
 		Switch: SwitchConfig{
 			ID: 1, IP: "10.0.0.254", Mode: ModeRTC, Mbufs: 16383, RingSize: 1024, Burst: 32,
-			DecrementTTL: true, FrameOverheadBytes: 24, BurstBytes: 16384, PriorityFrom: "pcp",
+			DecrementTTL: true, FrameOverheadBytes: 24, BurstBytes: 16384, PriorityFrom: "pcp", Trust: TrustAll,
 		},
 		CC:  CCConfig{Scheme: "none", BaseRTTUs: 10, MTU: 1024, ExpectedFlows: 16},
 		PFC: PFCConfig{Honor: true, XOFFBytes: 500_000, XONOffsetBytes: 3_000, PauseQuanta: wire.PFCMaxQuanta, Priority: 3},
@@ -337,6 +374,9 @@ func (c *Config) Validate(f *config.File) error {
 	}
 	if s.PriorityFrom != "pcp" && s.PriorityFrom != "dscp" {
 		return errf("switch.priority_from", "%q: want \"pcp\" or \"dscp\"", s.PriorityFrom)
+	}
+	if s.Trust != TrustAll && s.Trust != TrustTopology {
+		return errf("switch.trust", "%q: want %q or %q", s.Trust, TrustAll, TrustTopology)
 	}
 	switch s.Mode {
 	case ModeRTC:
@@ -421,6 +461,16 @@ func (c *Config) Validate(f *config.File) error {
 		}
 		if p.HeadroomBytes < 0 || p.HeadroomBytes > 1<<30 {
 			return errf(key("headroom_bytes"), "%d: want [0, 2^30]", p.HeadroomBytes)
+		}
+		switch p.Faces {
+		case FacesHost, FacesSwitch, FacesAny:
+		case "":
+			if s.Trust == TrustTopology {
+				return errf(key("faces"), "missing: with switch.trust %q every port says what it faces (%q, %q or %q)",
+					TrustTopology, FacesHost, FacesSwitch, FacesAny)
+			}
+		default:
+			return errf(key("faces"), "%q: want %q, %q or %q", p.Faces, FacesHost, FacesSwitch, FacesAny)
 		}
 	}
 	if len(c.Routes) == 0 {

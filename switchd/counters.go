@@ -39,6 +39,15 @@ const (
 	cQueueMax       // largest egress queue seen, bytes (a gauge)
 	cQueueBytes     // egress queue now, bytes (a gauge)
 	cFairRateBps    // RoCC fair rate, bits/s (a gauge; 0 without one)
+	// Control frames refused by trust (switch.trust, ports[].faces,
+	// ports[].ignore_pfc), counted at the port they came in on.
+	cRefusedPFC      // PFC frames not from the peer, or on a port that ignores PFC
+	cRefusedCNP      // CNPs from a host port with another station's source address
+	cRefusedAck      // ACKs from a host port with another station's source address
+	cRefusedNak      // NAKs likewise
+	cRefusedRoCCRate // RoCC rate messages from a host port (hosts have no CP)
+	cRefusedP4QCN    // P4QCN feedback from a host port
+	cRefusedQCN      // QCN feedback from a host port
 	numCounters
 )
 
@@ -91,8 +100,18 @@ type PortCounters struct {
 	FairRateGbps   float64 `json:"fair_rate_gbps"`
 	Scheme         string  `json:"scheme"`
 	FeedbackSent   uint64  `json:"feedback_sent"`
-	DropsTotal     uint64  `json:"drops"`
-	ECNMarkedTotal uint64  `json:"ecn_marked"`
+	// Control frames refused by trust (docs/switch.md, "Trust"), by kind,
+	// at the port they came in on; Refused is their sum, also in DropsTotal.
+	RefusedPFC      uint64 `json:"refused_pfc"`
+	RefusedCNP      uint64 `json:"refused_cnp"`
+	RefusedAck      uint64 `json:"refused_ack"`
+	RefusedNak      uint64 `json:"refused_nak"`
+	RefusedRoCCRate uint64 `json:"refused_rocc_rate"`
+	RefusedP4QCN    uint64 `json:"refused_p4qcn"`
+	RefusedQCN      uint64 `json:"refused_qcn"`
+	Refused         uint64 `json:"refused"`
+	DropsTotal      uint64 `json:"drops"`
+	ECNMarkedTotal  uint64 `json:"ecn_marked"`
 }
 
 func (pc *PortCounters) fill(rx, tx *published) {
@@ -129,7 +148,16 @@ func (pc *PortCounters) fill(rx, tx *published) {
 	pc.QueueBytes = get(cQueueBytes)
 	pc.FairRateGbps = float64(get(cFairRateBps)) / 1e9
 	pc.FeedbackSent = pc.RoCCRateSent + pc.P4QCNSent + pc.QCNSent
+	pc.RefusedPFC = get(cRefusedPFC)
+	pc.RefusedCNP = get(cRefusedCNP)
+	pc.RefusedAck = get(cRefusedAck)
+	pc.RefusedNak = get(cRefusedNak)
+	pc.RefusedRoCCRate = get(cRefusedRoCCRate)
+	pc.RefusedP4QCN = get(cRefusedP4QCN)
+	pc.RefusedQCN = get(cRefusedQCN)
+	pc.Refused = pc.RefusedPFC + pc.RefusedCNP + pc.RefusedAck + pc.RefusedNak + pc.RefusedRoCCRate +
+		pc.RefusedP4QCN + pc.RefusedQCN
 	pc.DropsTotal = pc.DropBuffer + pc.DropHeadroom + pc.DropNoRoute + pc.DropTTL + pc.DropMalformed +
-		pc.DropNotIPv4 + pc.DropControl + pc.DropTx
+		pc.DropNotIPv4 + pc.DropControl + pc.DropTx + pc.Refused
 	pc.ECNMarkedTotal = pc.MarkedCE + pc.MarkedUE
 }

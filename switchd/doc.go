@@ -1,6 +1,7 @@
 // Package switchd is the engine of ccbed's software switch (the switch of the
-// RoCC paper's DPDK testbed, "RoCC: Robust Congestion Control for RDMA",
-// Section VI-B, grown to a fabric's switch): up to 64 ports, static IPv4 routes
+// RoCC paper's DPDK testbed, Menikkumbura et al., "Congestion Control for
+// Datacenter Networks: A Control-Theoretic Approach", IEEE TPDS 2023, Section
+// VI-B, grown to a fabric's switch): up to 64 ports, static IPv4 routes
 // to a port or to an ECMP group (a per-switch 5-tuple hash picks the port), a
 // byte-accurate egress queue per port and priority (8, strict priority and
 // DWRR among them), a shared buffer with dynamic thresholds or static per-port
@@ -19,7 +20,10 @@
 // different lcores:
 //
 //   - Classify (rx / switching lcore): parse at fixed offsets (wire.Classify:
-//     Decode's checks without building views), route (longest prefix),
+//     Decode's checks without building views), refuse the control frames
+//     the ingress port may not send (switch.trust "topology": PFC only from
+//     the peer, CNPs, ACKs and NAKs from a host only with its own address,
+//     CP feedback never from a host), route (longest prefix),
 //     decrement the TTL with an incremental checksum update, rewrite the MACs
 //     to the egress port's and its peer's, and describe the frame in a Meta
 //     (ingress, egress, class, priority, offsets).

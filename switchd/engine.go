@@ -80,9 +80,27 @@ type TxItem struct {
 
 // ingress is the Classify side of a port.
 type ingress struct {
-	c   counters
-	pub published
+	// trust is what the port accepts (trustHost, trustPFCPeer, trustNoPFC
+	// bits; 0: everything), pfcFrom the one source of its PFC frames with
+	// trustPFCPeer. Read-only after New.
+	trust   uint8
+	pfcFrom wire.MAC
+	c       counters
+	pub     published
 }
+
+// Trust bits of an ingress port (ingress.trust).
+const (
+	// trustHost: the port faces a host. CNPs, ACKs and NAKs are accepted
+	// only from the host's own address (the route to their source leads
+	// back to this port: strict reverse-path filtering, RFC 3704 Sec. 2.2),
+	// CP feedback never.
+	trustHost uint8 = 1 << iota
+	// trustPFCPeer: PFC frames are accepted only from the peer's MAC.
+	trustPFCPeer
+	// trustNoPFC: PFC frames are refused (ports[].ignore_pfc).
+	trustNoPFC
+)
 
 // portAddr is a port's addresses, read-only after New.
 type portAddr struct {
@@ -274,6 +292,7 @@ func New(cfg *Config) (*Engine, error) {
 		}
 		peer, _ := ParseMAC(pc.PeerMAC)
 		e.addr[i] = portAddr{mac: mac, peer: peer}
+		e.ing[i].trust, e.ing[i].pfcFrom = trustOf(cfg, i), peer
 		cp, err := cfg.newCP(i, nil)
 		if err != nil {
 			return nil, err
@@ -370,6 +389,10 @@ func (e *Engine) Classify(in int, frame []byte, m *Meta) bool {
 	if s.IPOff == 0 {
 		switch {
 		case s.Kind == wire.KindPFC:
+			if ig.trust&(trustPFCPeer|trustNoPFC) != 0 && !ig.acceptsPFC(frame) {
+				ig.c[cRefusedPFC]++
+				return false
+			}
 			*m = Meta{In: uint8(in), Out: uint8(in), Class: ClassPFC}
 			return true
 		case err == wire.ErrTruncated: // no whole Ethernet header
@@ -385,6 +408,12 @@ func (e *Engine) Classify(in int, frame []byte, m *Meta) bool {
 	}
 	hl := int(s.IPOff)
 	ip := wire.IPv4(frame[hl:]) // Classify checked it, also for a fragment
+	// Kinds KindAck .. KindQCN are the control frames a host may forge:
+	// ACK, NAK, CNP, RoCC rate, P4QCN and QCN feedback.
+	if ig.trust&trustHost != 0 && s.Kind >= wire.KindAck && s.Kind <= wire.KindQCN && !e.hostMaySend(in, ip, s.Kind) {
+		ig.c[refusedCounter[s.Kind]]++
+		return false
+	}
 	out := e.egressOf(frame, ip, &s)
 	if out < 0 {
 		ig.c[cDropNoRoute]++
@@ -423,6 +452,54 @@ func (e *Engine) Classify(in int, frame []byte, m *Meta) bool {
 		}
 	}
 	return true
+}
+
+// trustOf is port i's trust bits (ingress.trust) under cfg.
+func trustOf(cfg *Config, i int) uint8 {
+	var t uint8
+	if cfg.Ports[i].IgnorePFC {
+		t |= trustNoPFC
+	}
+	if cfg.Switch.Trust != TrustTopology {
+		return t
+	}
+	switch cfg.Ports[i].Faces {
+	case FacesHost:
+		t |= trustHost | trustPFCPeer
+	case FacesSwitch:
+		t |= trustPFCPeer
+	}
+	return t
+}
+
+// acceptsPFC reports whether the port takes a PFC frame: the port obeys PFC
+// and, with trustPFCPeer, the frame comes from the peer's MAC (PFC is link
+// local: only the station at the other end of the link sends it).
+func (ig *ingress) acceptsPFC(frame []byte) bool {
+	return ig.trust&trustNoPFC == 0 && (ig.trust&trustPFCPeer == 0 || wire.MAC(frame[6:12]) == ig.pfcFrom)
+}
+
+// hostMaySend reports whether a host-facing port in may send a control frame
+// of kind (KindAck .. KindQCN) with the IPv4 header ip: a CNP, ACK or NAK from
+// the host's own address (the route to the source leads back to in), no CP
+// feedback (hosts have no CP).
+func (e *Engine) hostMaySend(in int, ip wire.IPv4, kind wire.Kind) bool {
+	switch kind {
+	case wire.KindAck, wire.KindNak, wire.KindCNP:
+		return e.routes.hasPort(ip.Src(), in)
+	}
+	return false
+}
+
+// refusedCounter is the counter of a refused control frame, by kind.
+var refusedCounter = [...]counter{
+	wire.KindAck:      cRefusedAck,
+	wire.KindNak:      cRefusedNak,
+	wire.KindCNP:      cRefusedCNP,
+	wire.KindRoCCRate: cRefusedRoCCRate,
+	wire.KindP4QCN:    cRefusedP4QCN,
+	wire.KindQCN:      cRefusedQCN,
+	wire.KindPFC:      cRefusedPFC,
 }
 
 // egressOf routes a frame: the port of the longest prefix holding its

@@ -179,6 +179,22 @@ func (t *RouteTable) LookupHash(dst uint32, hash uint32) int {
 	return int(t.ports[r.first+hash%r.n])
 }
 
+// hasPort reports whether port is the port, or one of the ECMP group, of the
+// longest prefix holding addr: a frame from addr may come in on port (strict
+// reverse-path filtering, RFC 3704 Sec. 2.2).
+func (t *RouteTable) hasPort(addr uint32, port int) bool {
+	r := t.find(addr)
+	if r == nil {
+		return false
+	}
+	for _, p := range t.ports[r.first : r.first+r.n] {
+		if int(p) == port {
+			return true
+		}
+	}
+	return false
+}
+
 // Len is the number of routes.
 func (t *RouteTable) Len() int { return len(t.routes) }
 

@@ -66,7 +66,19 @@ type ExperimentInfo struct {
 	Clock string `toml:"clock"`
 	// Seed seeds the workload generators (default 1).
 	Seed uint64 `toml:"seed"`
+	// Trust says where switches and hosts take control frames (PFC, CNPs,
+	// ACKs, NAKs, CP feedback) from: "topology" (the default), only from
+	// where the topology says they can come, refusing and counting the
+	// others; or "all", from anyone, for an experiment that forges them
+	// (fabric.Spec.TrustAll; docs/switch.md, "Trust").
+	Trust string `toml:"trust"`
 }
+
+// Trust settings (ExperimentInfo.Trust).
+const (
+	TrustTopology = "topology" // control frames only from where they can come
+	TrustAll      = "all"      // control frames from anyone
+)
 
 // Clocks.
 const (
@@ -204,7 +216,7 @@ type Lcores struct {
 // Default returns an experiment with every optional field at its default.
 func Default() Experiment {
 	return Experiment{
-		Experiment: ExperimentInfo{DurationMs: 20, SampleUs: 100, OutputDir: "results", Clock: ClockDPDK, Seed: 1},
+		Experiment: ExperimentInfo{DurationMs: 20, SampleUs: 100, OutputDir: "results", Clock: ClockDPDK, Seed: 1, Trust: TrustTopology},
 		Topology:   Topology{Kind: KindStar, LinkGbps: 10, BufferBytes: 4 << 20, MTUBytes: 1024, AckEvery: 1},
 		CC:         CC{Scheme: "none", ExpectedFlows: 16},
 		PFC:        PFC{XOFFBytes: 500_000, XONOffsetBytes: 3_000},
@@ -263,6 +275,8 @@ func (e *Experiment) Validate() error {
 		return e.errorf("experiment.sample_us", "%v", config.PositiveTime(x.SampleUs, "us"))
 	case x.Clock != ClockVirtual && x.Clock != ClockDPDK:
 		return e.errorf("experiment.clock", "%q: want %q or %q", x.Clock, ClockVirtual, ClockDPDK)
+	case x.Trust != TrustTopology && x.Trust != TrustAll:
+		return e.errorf("experiment.trust", "%q: want %q or %q", x.Trust, TrustTopology, TrustAll)
 	case config.Positive(t.LinkGbps, 400) != nil:
 		return e.errorf("topology.link_gbps", "%v", config.Positive(t.LinkGbps, 400))
 	case config.Time(t.DelayUs, "us") != nil:

@@ -2,7 +2,8 @@ package wire
 
 import "encoding/binary"
 
-// RoCEv2 header sizes (specs/rocev2.md).
+// RoCEv2 header sizes (InfiniBand Architecture Specification Vol. 1, Chapter 9
+// and Annex A17, RoCEv2).
 const (
 	BTHLen      = 12 // base transport header
 	AETHLen     = 4  // ACK extended transport header
@@ -150,7 +151,7 @@ func setBit(x, bit byte, v bool) byte {
 	return x &^ bit
 }
 
-// AETH syndromes (specs/rocev2.md): the top 3 bits say what the AETH is.
+// AETH syndromes (InfiniBand Architecture Specification Vol. 1, Chapter 9): the top 3 bits say what the AETH is.
 const (
 	SyndromeACK       = 0x00 // ACK; low 5 bits: credit count
 	SyndromeRNRNAK    = 0x20 // receiver not ready; low 5 bits: timer

@@ -133,7 +133,8 @@ func CNPFrameLen(ep *Endpoints) int {
 
 // BuildCNP writes a RoCEv2 CNP into b and returns its length: Ethernet / IPv4
 // (ECT(0), as ConnectX NICs send CNPs) / UDP / BTH (opcode 0x81, BECN, DestQP = destQP, PSN 0) / 16
-// reserved bytes / ICRC (specs/rocev2.md).
+// reserved bytes / ICRC (InfiniBand Architecture Specification Vol. 1, Annex
+// A17, CNP).
 func BuildCNP(b []byte, ep *Endpoints, destQP uint32) (int, error) {
 	n := CNPFrameLen(ep)
 	if len(b) < n {

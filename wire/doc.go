@@ -1,5 +1,4 @@
-// Package wire holds every packet format ccbed puts on the wire (DESIGN.md, "Wire
-// formats"): Ethernet (with an optional 802.1Q tag), IPv4 (ECN), UDP, the RoCEv2
+// Package wire holds every packet format ccbed puts on the wire: Ethernet (with an optional 802.1Q tag), IPv4 (ECN), UDP, the RoCEv2
 // base transport header (BTH) and ACK extended transport header (AETH), CNPs, the
 // ccbed data header (send timestamp) and ACK extension (echo fields), HPCC's INT
 // stack, RoCC's rate message (ICMP type 253), P4QCN and QCN-like feedback packets,

@@ -14,8 +14,8 @@ var icrcSeed = crc32.Update(0, crc32.IEEETable, []byte{0xff, 0xff, 0xff, 0xff, 0
 // the IPv4 header to the end of the ICRC trailer, which is not covered): CRC-32
 // (IEEE 802.3) over 8 bytes of 0xFF, the IPv4 header with TOS, TTL and checksum
 // set to ones, the UDP header with its checksum set to ones, the BTH with byte 4
-// (FECN, BECN, reserved) set to ones, and the rest of the packet (specs/rocev2.md;
-// as in Linux drivers/infiniband/sw/rxe/rxe_icrc.c). ip must be a valid IPv4
+// (FECN, BECN, reserved) set to ones, and the rest of the packet (InfiniBand
+// Architecture Specification Vol. 1, Annex A17, ICRC; as in Linux drivers/infiniband/sw/rxe/rxe_icrc.c). ip must be a valid IPv4
 // packet holding UDP and a BTH; the result goes on the wire little-endian
 // (SetICRC). Checked against an ICRC captured from a ConnectX-4 Lx (icrc_test.go).
 //

@@ -55,7 +55,7 @@ func LinkSpeedBps(c uint8) float64 { return linkSpeeds[c&0xf] }
 //
 // Deviation from HPCC Figure 7: the stack sits right after the BTH, not between the
 // UDP header and the BTH, so that standard RoCEv2 dissectors still find the BTH at
-// its usual offset (specs/hpcc-notes.md); BTH FlagINT says it is there. In an ACK
+// its usual offset (ccbed's choice); BTH FlagINT says it is there. In an ACK
 // the echoed stack follows the ACK extension. Check IsValid before other methods.
 type INT []byte
 

@@ -20,7 +20,7 @@ const (
 // ECN codepoints (RFC 3168) of the IPv4 TOS byte's two low bits.
 const (
 	ECNNotECT = 0 // 00: not ECN-capable
-	ECNECT1   = 1 // 01: ECT(1); ccbed's TCD "UE" mark (specs/tcd.md)
+	ECNECT1   = 1 // 01: ECT(1); ccbed's TCD "UE" mark (TCD: Zhang et al., "Congestion Detection in Lossless Networks", SIGCOMM 2021)
 	ECNECT0   = 2 // 10: ECT(0); what ccbed data packets leave the sender with
 	ECNCE     = 3 // 11: congestion experienced
 )

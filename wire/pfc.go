@@ -2,7 +2,7 @@ package wire
 
 import "encoding/binary"
 
-// PFC constants (IEEE 802.1Qbb; specs/pfc.md).
+// PFC constants (IEEE 802.1Qbb).
 const (
 	MACCtlOpPause = 0x0001 // 802.3x PAUSE
 	MACCtlOpPFC   = 0x0101 // 802.1Qbb priority-based flow control

@@ -2,8 +2,9 @@
 // and lcores. It is a thin adapter (docs/fabric.md, "The node interface"); the
 // switching logic lives in package switchd.
 //
-// Two lcore modes (the RoCC testbed's switch, "RoCC: Robust Congestion Control
-// for RDMA", Section VI-B, had the three-lcore pipeline):
+// Two lcore modes (the RoCC testbed's switch, Menikkumbura et al., "Congestion
+// Control for Datacenter Networks: A Control-Theoretic Approach", IEEE TPDS
+// 2023, Section VI-B, had the three-lcore pipeline):
 //
 //   - run-to-completion: PollRTC does rx of every port, Classify and Enqueue,
 //     then Service and Transmit of every port, on one lcore;
