@@ -8,6 +8,7 @@ import (
 
 	"github.com/ccbed/ccbed/hostd"
 	"github.com/ccbed/ccbed/node"
+	"github.com/ccbed/ccbed/pcapw"
 	"github.com/ccbed/ccbed/switchd"
 )
 
@@ -30,6 +31,10 @@ type wireDir struct {
 	head, n    int
 	// Frames and Bytes count what entered the wire.
 	frames, bytes uint64
+	// capTx, when not nil, is the sending port's capture: it gets every
+	// frame entering the wire; capRx the receiving port's: every frame the
+	// wire delivers (Virtual.Capture).
+	capTx, capRx *pcapw.Writer
 }
 
 // inflight is a frame on a wire, arriving at `at`.
@@ -80,6 +85,7 @@ type Virtual struct {
 	now     int64
 	events  int64
 	samples []SwitchSample
+	capture *CaptureSet
 }
 
 // SwitchSample is one telemetry sample of a switch port.
@@ -190,6 +196,9 @@ func (v *Virtual) Run(ctx context.Context, end int64, progress func(Progress)) e
 				v.agenda.remove(id)
 			}
 			to := int(w.to)
+			if w.capRx != nil {
+				w.capRx.Append(v.now, v.frames.bytes(h)[:l]) // an error sticks: CloseCapture reports it
+			}
 			v.nodes[to].Receive(v.now, int(w.toPort), h, v.frames.bytes(h)[:l])
 			v.transmit(to)
 			v.schedule(to)
@@ -228,6 +237,9 @@ func (v *Virtual) transmit(n int) {
 			w.free = start + float64(tx.Len+frameOverhead)*w.nsPerByte
 			w.frames++
 			w.bytes += uint64(tx.Len)
+			if w.capTx != nil {
+				w.capTx.Append(v.now, v.frames.bytes(tx.H)[:tx.Len])
+			}
 			at := int64(math.Ceil(w.free + w.delayNs))
 			w.push(inflight{h: tx.H, len: int32(tx.Len), at: at})
 			if w.n == 1 {
@@ -238,6 +250,45 @@ func (v *Virtual) transmit(n int) {
 			return
 		}
 	}
+}
+
+// Capture writes the frames of c's ports to pcap files from now on (call it
+// before Run, and CloseCapture after): every frame a port hands to its wire,
+// stamped with the time it was handed over, and every frame the wire delivers
+// to it, stamped with its arrival (its last bit), in nanoseconds of virtual
+// time since time 0. A port's records are in the order of the events, so
+// their times never decrease, and a run writes the same bytes every time.
+// Capturing changes nothing in the run.
+func (v *Virtual) Capture(c *Capture) error {
+	if v.capture != nil {
+		return fmt.Errorf("fabric: a capture is already open")
+	}
+	set, err := OpenCapture(v.plan.Topo, c)
+	if err != nil {
+		return err
+	}
+	t := v.plan.Topo
+	for i, cp := range c.Ports {
+		peer, peerPort, _ := t.Peer(cp.Node, cp.Port)
+		v.wires[v.portBase[cp.Node]+cp.Port].capTx = set.Writers[i]
+		v.wires[v.portBase[peer]+peerPort].capRx = set.Writers[i]
+	}
+	v.capture = set
+	return nil
+}
+
+// CloseCapture flushes and closes the capture's files and returns them; nil
+// when no capture is open.
+func (v *Virtual) CloseCapture() ([]CaptureFile, error) {
+	if v.capture == nil {
+		return nil, nil
+	}
+	for i := range v.wires {
+		v.wires[i].capTx, v.wires[i].capRx = nil, nil
+	}
+	files, err := v.capture.Close()
+	v.capture = nil
+	return files, err
 }
 
 // drainSamples moves the switches' telemetry samples out of their rings.

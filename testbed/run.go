@@ -1,6 +1,7 @@
 package testbed
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -19,6 +20,7 @@ import (
 	"github.com/ccbed/ccbed/fabric/dpdkrun"
 	"github.com/ccbed/ccbed/hostd"
 	"github.com/ccbed/ccbed/lcore"
+	"github.com/ccbed/ccbed/pcapw"
 	"github.com/ccbed/ccbed/switchd"
 	"github.com/ccbed/ccbed/testbed/report"
 )
@@ -43,6 +45,9 @@ type Result struct {
 	MbufsLeaked int
 	// Interrupted is true when SIGINT/SIGTERM ended the run early.
 	Interrupted bool
+	// Captures are the pcap files the run wrote (RunOptions.Capture, the
+	// file's [capture] table).
+	Captures []fabric.CaptureFile
 }
 
 // EALArgs are the EAL arguments Run uses for e: the experiment's own, or the
@@ -85,6 +90,22 @@ func Run(ctx context.Context, e *Experiment, out io.Writer) (*Result, error) {
 
 // RunProgress is Run with a progress callback.
 func RunProgress(ctx context.Context, e *Experiment, out io.Writer, progress Progress) (*Result, error) {
+	return RunWith(ctx, e, out, RunOptions{Progress: progress})
+}
+
+// RunOptions are what a run adds to its experiment file.
+type RunOptions struct {
+	// Progress, when not nil, receives a live progress line about every
+	// second of a virtual-time run.
+	Progress Progress
+	// Capture, when not nil, captures frames to pcap files in place of the
+	// file's [capture] table (CaptureFromFlags).
+	Capture *Capture
+}
+
+// RunWith is Run with options.
+func RunWith(ctx context.Context, e *Experiment, out io.Writer, o RunOptions) (*Result, error) {
+	progress := o.Progress
 	// SIGINT / SIGTERM from here on end the run early but still write results
 	// (a signal during set-up ends the run as soon as it starts).
 	ctx, stopSignals := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
@@ -96,6 +117,15 @@ func RunProgress(ctx context.Context, e *Experiment, out io.Writer, progress Pro
 	if err := e.CheckClock(plan); err != nil {
 		return nil, err
 	}
+	resDir := filepath.Join(e.Experiment.OutputDir, e.Experiment.Name)
+	c := o.Capture
+	if c == nil {
+		c = e.fileCapture()
+	}
+	capture, err := e.capture(c, resDir)
+	if err != nil {
+		return nil, err
+	}
 	durNs := usToNs(e.Experiment.DurationMs * 1e3)
 	res := &Result{Clock: e.Experiment.Clock}
 	var fr *fabric.Result
@@ -105,25 +135,36 @@ func RunProgress(ctx context.Context, e *Experiment, out io.Writer, progress Pro
 		if err != nil {
 			return nil, fmt.Errorf("testbed: %w", err)
 		}
+		if capture != nil {
+			if err := v.Capture(capture); err != nil {
+				return nil, fmt.Errorf("testbed: %w", err)
+			}
+		}
 		start := time.Now()
 		var report func(fabric.Progress)
 		if progress != nil {
 			report = func(p fabric.Progress) { progress(p.String()) }
 		}
-		if err := v.Run(ctx, durNs, report); err != nil && ctx.Err() == nil {
-			return nil, fmt.Errorf("testbed: %w", err)
+		runErr := v.Run(ctx, durNs, report)
+		files, capErr := v.CloseCapture()
+		if runErr != nil && ctx.Err() == nil {
+			return nil, fmt.Errorf("testbed: %w", runErr)
 		}
+		if capErr != nil {
+			return nil, fmt.Errorf("testbed: %w", capErr)
+		}
+		res.Captures = files
 		fr = v.Result()
 		fr.WallNs = time.Since(start).Nanoseconds()
 		fr.Interrupt = ctx.Err() != nil
 	case ClockDPDK:
 		o, err := dpdkrun.Run(ctx, plan, dpdkrun.Options{EALArgs: e.EALArgs(), SwitchLcore: e.Lcores.Switch,
-			HostLcores: e.Lcores.Hosts, DurationNs: durNs})
+			HostLcores: e.Lcores.Hosts, DurationNs: durNs, Capture: capture})
 		if err != nil {
 			return nil, fmt.Errorf("testbed: %w", err)
 		}
 		fr = o.Result
-		res.Loops, res.MbufsLeaked = o.Loops, o.MbufsLeaked
+		res.Loops, res.MbufsLeaked, res.Captures = o.Loops, o.MbufsLeaked, o.Captures
 		for i, h := range fr.Hosts {
 			pc := o.HostPorts[i]
 			res.Hosts = append(res.Hosts, h.Report(&pc))
@@ -142,10 +183,16 @@ func RunProgress(ctx context.Context, e *Experiment, out io.Writer, progress Pro
 	res.Switch = res.Switches[0]
 
 	rec := e.record(fr)
-	res.Dir = filepath.Join(e.Experiment.OutputDir, e.Experiment.Name)
+	res.Dir = resDir
 	sum, err := rec.WriteAll(res.Dir)
 	if err != nil {
 		return nil, fmt.Errorf("testbed: results: %w", err)
+	}
+	if len(res.Captures) > 0 {
+		sum.Captures = captureSummaries(res.Captures, res.Dir, capture.Snaplen)
+		if err := rewriteSummary(res.Dir, sum); err != nil {
+			return nil, fmt.Errorf("testbed: results: %w", err)
+		}
 	}
 	res.Summary = sum
 	if out != nil {
@@ -153,6 +200,35 @@ func RunProgress(ctx context.Context, e *Experiment, out io.Writer, progress Pro
 		fmt.Fprintf(out, "results in %s\n", res.Dir)
 	}
 	return res, nil
+}
+
+// captureSummaries describes the capture files for summary.json, their paths
+// relative to the results directory when they lie inside it.
+func captureSummaries(files []fabric.CaptureFile, dir string, snaplen int) []report.CaptureSummary {
+	if snaplen == 0 {
+		snaplen = pcapw.DefaultSnaplen
+	}
+	var out []report.CaptureSummary
+	for _, f := range files {
+		path := f.Path
+		if rel, err := filepath.Rel(dir, path); err == nil && filepath.IsLocal(rel) {
+			path = rel
+		} else if abs, err := filepath.Abs(path); err == nil {
+			path = abs
+		}
+		out = append(out, report.CaptureSummary{Port: f.Port, Peer: f.Peer, File: path, Frames: f.Frames,
+			Dropped: f.Dropped, Snaplen: snaplen})
+	}
+	return out
+}
+
+// rewriteSummary writes summary.json again, with what WriteAll did not know.
+func rewriteSummary(dir string, s report.Summary) error {
+	var b bytes.Buffer
+	if err := report.WriteSummaryJSON(&b, s); err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dir, report.SummaryFile), b.Bytes(), 0o644)
 }
 
 // CheckClock reports why the experiment cannot run with its clock (the DPDK

@@ -35,6 +35,8 @@ type Experiment struct {
 	Incast       []Incast             `toml:"incast"`
 	Workloads    []Workload           `toml:"workloads"`
 	Lcores       Lcores               `toml:"lcores"`
+	// Capture writes pcap files of chosen ports (docs/capture.md).
+	Capture Capture `toml:"capture"`
 
 	file *config.File
 	dir  string // directory of the file: relative paths start here

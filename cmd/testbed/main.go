@@ -3,7 +3,7 @@
 // virtual devices in real time, and writes results, a summary and plots
 // (docs/results.md).
 //
-//	testbed run EXPERIMENT.toml [-clock virtual|dpdk] [-seed N] [-o DIR] [-duration-ms N]
+//	testbed run EXPERIMENT.toml [-clock virtual|dpdk] [-seed N] [-o DIR] [-duration-ms N] [-pcap DIR] [-pcap-ports LIST] [-pcap-snaplen N]
 //	testbed validate EXPERIMENT.toml...
 //	testbed compare [-o DIR] [-port N] LABEL=RESULTS_DIR...  # queue and fair rate of several runs on shared axes
 //	testbed schemes
@@ -27,6 +27,7 @@ import (
 func usage() {
 	fmt.Fprint(os.Stderr, `usage:
   testbed run EXPERIMENT.toml [-clock virtual|dpdk] [-seed N] [-o DIR] [-duration-ms N]
+              [-pcap DIR] [-pcap-ports s0.p3,h2,...] [-pcap-snaplen N]
   testbed validate EXPERIMENT.toml...
   testbed compare [-o DIR] [-port N] LABEL=RESULTS_DIR...
   testbed schemes
@@ -88,10 +89,15 @@ func run(args []string) error {
 	seed := fs.Uint64("seed", 0, "override the experiment's seed")
 	quiet := fs.Bool("q", false, "no live progress line")
 	cpuProfile := fs.String("cpuprofile", "", "write a Go CPU profile of the run to this file")
+	pcapDir := fs.String("pcap", "", "capture frames to pcap files in this directory, one per port (docs/capture.md)")
+	pcapPorts := fs.String("pcap-ports", "", "ports to capture, comma-separated: s0.p3 (a switch port), s0 (all its ports), h2 (a host), switches, hosts (default: the file's [capture], or every switch port)")
+	pcapSnaplen := fs.Int("pcap-snaplen", 0, "bytes kept of each captured frame (0: whole frames)")
 	path, err := parse(fs, args)
 	if err != nil {
 		return err
 	}
+	snaplenSet := false
+	fs.Visit(func(f *flag.Flag) { snaplenSet = snaplenSet || f.Name == "pcap-snaplen" })
 	if *cpuProfile != "" {
 		f, err := os.Create(*cpuProfile)
 		if err != nil {
@@ -126,6 +132,10 @@ func run(args []string) error {
 	if *seed != 0 {
 		e.Experiment.Seed = *seed
 	}
+	capture, err := e.CaptureFromFlags(*pcapDir, *pcapPorts, *pcapSnaplen, snaplenSet)
+	if err != nil {
+		return fmt.Errorf("run: %w", err)
+	}
 	fmt.Printf("experiment %s (%s), %d hosts, %d switches, %g ms, clock %s, seed %d\n", e.Experiment.Name, e.CC.Scheme,
 		len(e.Topo().Hosts), len(e.Topo().Switches), e.Experiment.DurationMs, e.Experiment.Clock, e.Experiment.Seed)
 	if e.Experiment.Mirrors != "" {
@@ -138,7 +148,7 @@ func run(args []string) error {
 	if !*quiet {
 		progress = func(line string) { fmt.Fprintf(os.Stderr, "\r%s   ", line) }
 	}
-	res, err := testbed.RunProgress(context.Background(), e, os.Stdout, progress)
+	res, err := testbed.RunWith(context.Background(), e, os.Stdout, testbed.RunOptions{Progress: progress, Capture: capture})
 	if progress != nil && res != nil && res.Fabric != nil && res.Fabric.WallNs > 1e9 {
 		fmt.Fprintln(os.Stderr)
 	}
@@ -150,6 +160,13 @@ func run(args []string) error {
 		sim := float64(f.EndNs-f.T0Ns) / 1e9
 		fmt.Printf("virtual time: %d events in %.2f s of wall time (%.2f M events/s, %.3g simulated s per wall s), %d frame buffers\n",
 			f.Events, wall, float64(f.Events)/wall/1e6, sim/wall, f.FrameBuffers)
+	}
+	for _, c := range res.Captures {
+		dropped := ""
+		if c.Dropped > 0 {
+			dropped = fmt.Sprintf(", %d not kept up with", c.Dropped)
+		}
+		fmt.Printf("pcap %s: port %s (link to %s), %d frames%s\n", c.Path, c.Port, c.Peer, c.Frames, dropped)
 	}
 	for _, l := range res.Loops {
 		fmt.Printf("lcore %d %-10s iterations %d busy %.1f%% worst stall %.2f ms\n", l.Lcore, l.Name,
@@ -184,6 +201,9 @@ func validate(args []string) error {
 			return err
 		}
 		if err := e.CheckClock(plan); err != nil {
+			return err
+		}
+		if err := e.CheckCapture(); err != nil {
 			return err
 		}
 		fmt.Printf("%s: ok (%s, %s, %d hosts, %d switches, clock %s)\n", p, e.Experiment.Name, e.CC.Scheme,

@@ -11,7 +11,8 @@
 // link's both directions on the switch port toward the host (the round trip is
 // the same; one-way delays of host-to-switch frames are not modelled). Every
 // switch runs in the switch lcore's loop (run-to-completion); hosts are spread
-// over the host lcores.
+// over the host lcores. Options.Capture taps chosen ports into pcap files
+// (capture.go, docs/capture.md).
 package dpdkrun
 
 import (
@@ -41,6 +42,13 @@ type Options struct {
 	HostLcores  []uint
 	// DurationNs is the run's length from its time 0.
 	DurationNs int64
+	// Capture, when not nil, writes the frames of its ports to pcap files:
+	// what a port receives, stamped with the TSC time of the rx burst that
+	// brought it, and what it transmits, with the time of its tx burst,
+	// relative to time 0 (docs/capture.md). A captured switch port costs its
+	// switch the one-cgo-call rx and tx of every port (they become one call
+	// per port); ports not captured are untouched.
+	Capture *fabric.Capture
 }
 
 // Outcome is a run's fabric.Result with what only real time has.
@@ -52,6 +60,9 @@ type Outcome struct {
 	// MbufsLeaked is the pool's in-use count after shutdown (0 when every mbuf
 	// came back).
 	MbufsLeaked int
+	// Captures are the pcap files written (Options.Capture), with the frames
+	// each could not keep up with.
+	Captures []fabric.CaptureFile
 }
 
 // runSeq numbers the runs of this process: DPDK object names must be unique.
@@ -118,6 +129,18 @@ func Run(ctx context.Context, plan *fabric.Plan, o Options) (*Outcome, error) {
 		started.Close()
 		pool.Free()
 	}()
+	clock := lcore.NewTSCClock(dpdk.TSCHz())
+	var capt *capture
+	if o.Capture != nil {
+		if capt, err = openCapture(t, o.Capture, pool.DataRoom()-dpdk.MbufHeadroom, clock); err != nil {
+			return nil, fmt.Errorf("dpdkrun: %w", err)
+		}
+		defer func() {
+			if capt != nil { // an early return: close the files as they are
+				capt.set.Close()
+			}
+		}()
+	}
 	ports := make([][]port.Port, t.NumNodes())
 	for n := range ports {
 		ports[n] = make([]port.Port, t.NumPorts(n))
@@ -159,7 +182,7 @@ func Run(ctx context.Context, plan *fabric.Plan, o Options) (*Outcome, error) {
 		if err != nil {
 			return nil, fmt.Errorf("dpdkrun: switch %s: %w", t.Switches[si].Name, err)
 		}
-		sw, err := dataplane.New(eng, ports[v], pool, dataplane.Config{Name: fmt.Sprintf("%ss%d", tag, si)})
+		sw, err := dataplane.New(eng, capt.ports(v, ports[v]), pool, dataplane.Config{Name: fmt.Sprintf("%ss%d", tag, si)})
 		if err != nil {
 			return nil, fmt.Errorf("dpdkrun: switch %s: %w", t.Switches[si].Name, err)
 		}
@@ -167,7 +190,6 @@ func Run(ctx context.Context, plan *fabric.Plan, o Options) (*Outcome, error) {
 		switches = append(switches, sw)
 	}
 
-	clock := lcore.NewTSCClock(dpdk.TSCHz())
 	t0 := clock.Now() + setupNs
 	for _, eng := range engines {
 		eng.Start(t0)
@@ -185,7 +207,7 @@ func Run(ctx context.Context, plan *fabric.Plan, o Options) (*Outcome, error) {
 		if err != nil {
 			return nil, fmt.Errorf("dpdkrun: host %s: %w", t.Hosts[i].Name, err)
 		}
-		if hosts[i], err = hostdp.NewHost(he, ports[i][0], pool, fmt.Sprintf("%s_h%d", tag, i)); err != nil {
+		if hosts[i], err = hostdp.NewHost(he, capt.ports(i, ports[i])[0], pool, fmt.Sprintf("%s_h%d", tag, i)); err != nil {
 			return nil, fmt.Errorf("dpdkrun: host %s: %w", t.Hosts[i].Name, err)
 		}
 	}
@@ -259,6 +281,23 @@ func Run(ctx context.Context, plan *fabric.Plan, o Options) (*Outcome, error) {
 			}
 		}
 	}()
+	if capt != nil {
+		// Move the taps' frames into the files while the run goes on.
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			tick := time.NewTicker(tapDrainEvery)
+			defer tick.Stop()
+			for {
+				select {
+				case <-done:
+					return
+				case <-tick.C:
+					capt.drain(t0)
+				}
+			}
+		}()
+	}
 	loops := g.Run(runCtx)
 	close(done)
 	wg.Wait()
@@ -272,6 +311,14 @@ func Run(ctx context.Context, plan *fabric.Plan, o Options) (*Outcome, error) {
 		}
 	}
 	out := &Outcome{Result: res, Loops: loops}
+	if capt != nil {
+		files, err := capt.close(t0)
+		capt = nil
+		if err != nil {
+			return nil, fmt.Errorf("dpdkrun: %w", err)
+		}
+		out.Captures = files
+	}
 	for _, eng := range engines {
 		eng.PublishEgress()
 		eng.PublishIngress()

@@ -50,6 +50,27 @@ type Summary struct {
 	// FCTBuckets is the FCT slowdown by flow size (FCTBuckets with
 	// DefaultBucketsPerDecade), when there are FCT records.
 	FCTBuckets []FCTBucket `json:"fct_buckets,omitempty"`
+	// Captures are the pcap files the run wrote (docs/capture.md), when it
+	// captured.
+	Captures []CaptureSummary `json:"captures,omitempty"`
+}
+
+// CaptureSummary is one entry of summary.json's "captures": a pcap file of
+// the frames a port sent and received.
+type CaptureSummary struct {
+	// Port names the captured port ("s0.p3", "h2"), Peer the port at the
+	// other end of its link.
+	Port string `json:"port"`
+	Peer string `json:"peer"`
+	// File is the pcap file, relative to the results directory when it lies
+	// inside it.
+	File string `json:"file"`
+	// Frames is the number of frames in the file.
+	Frames uint64 `json:"frames"`
+	// Dropped is the frames the capture could not keep up with (DPDK clock).
+	Dropped uint64 `json:"dropped,omitempty"`
+	// Snaplen is the most bytes kept of a frame.
+	Snaplen int `json:"snaplen"`
 }
 
 // FlowSummary is one entry of summary.json's "flows".

@@ -1,0 +1,146 @@
+package dpdkrun
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+	"testing"
+
+	"github.com/ccbed/ccbed/dpdk"
+	"github.com/ccbed/ccbed/lcore"
+	"github.com/ccbed/ccbed/pcapw"
+)
+
+func TestMain(m *testing.M) {
+	err := dpdk.EALInit([]string{"--no-huge", "-m", "256", "--no-pci", "--no-shconf", "--no-telemetry",
+		"-l", "0", "--log-level=lib.eal:error"})
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "dpdkrun tests need DPDK (scripts/setup.sh) and root: %v\n", err)
+		os.Exit(1)
+	}
+	os.Exit(m.Run())
+}
+
+// fakePort hands out the same received burst on every RxBurst and takes
+// the first take frames of every TxBurst; it frees nothing.
+type fakePort struct {
+	rx   []*dpdk.Mbuf
+	take int
+}
+
+func (p *fakePort) RxBurst(pkts []*dpdk.Mbuf) int { return copy(pkts, p.rx) }
+func (p *fakePort) TxBurst(pkts []*dpdk.Mbuf) int { return min(p.take, len(pkts)) }
+
+// TestTapPort checks a captured port's ring: received frames are kept, only
+// the transmitted frames TxBurst took are, a frame longer than the ring's
+// room keeps its head and its whole length, the times never decrease, a
+// full ring counts what it could not keep instead of blocking, and neither
+// burst allocates.
+func TestTapPort(t *testing.T) {
+	pool, err := dpdk.NewPktMbufPool("tap_pool", 255, 0, dpdk.MbufDefaultDataRoom, dpdk.SocketAny)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Free()
+	burst := dpdk.NewBurst(8)
+	defer burst.Free()
+	if err := pool.AllocBulk(burst.Pkts); err != nil {
+		t.Fatal(err)
+	}
+	defer dpdk.FreeBulk(burst.Pkts)
+	for i, m := range burst.Pkts {
+		n := 60 + 10*i // 60..130 bytes: the last ones longer than the room
+		r := m.Room()
+		for j := 0; j < n; j++ {
+			r[j] = byte(i*16 + j)
+		}
+		m.SetLen(n)
+	}
+	const room = 100
+	clock := lcore.NewTSCClock(dpdk.TSCHz())
+	fp := &fakePort{rx: burst.Pkts, take: 5}
+	tp := &tapPort{Port: fp, ring: newTapRing(tapSlots, room), clock: clock}
+	t0 := clock.Now()
+
+	if n := tp.RxBurst(make([]*dpdk.Mbuf, 8)); n != 8 {
+		t.Fatalf("RxBurst %d", n)
+	}
+	if n := tp.TxBurst(burst.Pkts); n != 5 {
+		t.Fatalf("TxBurst took %d", n)
+	}
+	var buf bytes.Buffer
+	w, err := pcapw.NewWriter(&buf, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tp.ring.drain(w, t0)
+	w.Close()
+	r, err := pcapw.NewReader(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := int64(0)
+	for i := 0; i < 8+5; i++ {
+		rec, err := r.Next(nil)
+		if err != nil {
+			t.Fatalf("record %d: %v", i, err)
+		}
+		d := burst.Pkts[i%8].Data() // the rx burst, then the 5 frames sent
+		if rec.OrigLen != len(d) || !bytes.Equal(rec.Data, d[:min(len(d), room)]) {
+			t.Errorf("record %d: %d of %d bytes, want %d of %d", i, len(rec.Data), rec.OrigLen, min(len(d), room), len(d))
+		}
+		if rec.TimeNs < last || rec.TimeNs > clock.Now()-t0 {
+			t.Errorf("record %d at %d ns after %d", i, rec.TimeNs, last)
+		}
+		last = rec.TimeNs
+	}
+	if _, err := r.Next(nil); err != io.EOF {
+		t.Fatalf("more records than frames: %v", err)
+	}
+
+	// Nobody drains: the ring fills, and the rest is counted, not blocked on.
+	rx := make([]*dpdk.Mbuf, 8)
+	bursts := tapSlots/8 + 3
+	for i := 0; i < bursts; i++ {
+		tp.RxBurst(rx)
+	}
+	if got, want := tp.ring.dropped.Load(), uint64(bursts*8-tapSlots); got != want {
+		t.Errorf("full ring: %d dropped, want %d", got, want)
+	}
+	fp.take = 8
+	tp.TxBurst(burst.Pkts)
+	if got, want := tp.ring.dropped.Load(), uint64(bursts*8-tapSlots+8); got != want {
+		t.Errorf("full ring, tx: %d dropped, want %d", got, want)
+	}
+	w, _ = pcapw.NewWriter(io.Discard, 0)
+	tp.ring.drain(w, t0)
+	if w.Frames() != tapSlots {
+		t.Errorf("drained %d frames of a full ring of %d", w.Frames(), tapSlots)
+	}
+
+	// Per burst: no allocation, whatever the ring's state.
+	if a := testing.AllocsPerRun(1000, func() {
+		tp.RxBurst(rx)
+		tp.TxBurst(burst.Pkts)
+		tp.ring.drain(w, t0)
+	}); a != 0 {
+		t.Errorf("a captured port's bursts and drain allocate %v times", a)
+	}
+}
+
+func TestTapRingSlots(t *testing.T) {
+	for _, tc := range []struct{ ports, room, want int }{
+		{1, 2048, tapSlots},
+		{4, 2048, tapSlots},
+		{16, 2048, tapSlots},
+		{17, 2048, tapSlots / 2},
+		{64, 2048, tapSlots / 4},
+		{64, 128, tapSlots},
+		{1000, 2048, minTapSlots},
+	} {
+		if got := tapRingSlots(tc.ports, tc.room); got != tc.want {
+			t.Errorf("%d ports of %d-byte slots: %d slots, want %d", tc.ports, tc.room, got, tc.want)
+		}
+	}
+}
