@@ -6,7 +6,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-PKGS=(libdpdk-dev dpdk-dev dpdk pkg-config gcc tshark iperf3 iproute2 iputils-ping ethtool libpcap-dev jq)
+# ansible and openssh-server: the real-node playbook and its netns cluster test
+# (testbed/cluster_test.go: each namespace runs its own sshd).
+PKGS=(libdpdk-dev dpdk-dev dpdk pkg-config gcc tshark iperf3 iproute2 iputils-ping ethtool libpcap-dev jq ansible openssh-server)
 
 log() { printf 'setup: %s\n' "$*"; }
 

@@ -15,8 +15,6 @@ import (
 	"time"
 
 	"github.com/ccbed/ccbed/config"
-	"github.com/ccbed/ccbed/hostd"
-	"github.com/ccbed/ccbed/switchd"
 	"github.com/ccbed/ccbed/testbed/report"
 )
 
@@ -145,45 +143,6 @@ func TestEveryExampleExperimentValidates(t *testing.T) {
 	for _, f := range files {
 		if _, err := Load(f); err != nil {
 			t.Errorf("%v", err)
-		}
-	}
-}
-
-func TestNodeFiles(t *testing.T) {
-	e, err := Decode("x.toml", small, ".")
-	if err != nil {
-		t.Fatal(err)
-	}
-	files, err := e.NodeFiles(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(files) != 6 { // switch, 4 hosts, run.sh
-		t.Fatalf("files %v", files)
-	}
-	sw, _ := os.ReadFile(files[0])
-	if !bytes.Contains(sw, []byte("PCI_ADDRESS_OF_SWITCH_PORT_3")) || !bytes.Contains(sw, []byte(`mode = "pipeline"`)) {
-		t.Fatalf("switch file:\n%s", sw)
-	}
-	// As written, the placeholders are rejected; filled in, the files load.
-	if _, err := switchd.LoadConfig(files[0]); err == nil {
-		t.Fatal("switch file with placeholders accepted")
-	}
-	fill := strings.NewReplacer(
-		"PCI_ADDRESS_OF_SWITCH_PORT_", "0000:03:00.", "PCI_ADDRESS_OF_HOST_NIC", "0000:81:00.0",
-		"MAC_OF_HOST_", "02:00:00:00:01:0", "MAC_OF_SWITCH_PORT_", "02:00:00:00:02:0", "_NIC", "")
-	for _, f := range files[:5] {
-		b, _ := os.ReadFile(f)
-		if err := os.WriteFile(f, []byte(fill.Replace(string(b))), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if _, err := switchd.LoadConfig(files[0]); err != nil {
-		t.Fatalf("filled-in switch file: %v", err)
-	}
-	for _, f := range files[1:5] {
-		if _, err := hostd.LoadFile(f); err != nil {
-			t.Fatalf("filled-in host file: %v", err)
 		}
 	}
 }

@@ -25,9 +25,12 @@ import (
 // as its own process (own EAL, signals, exit code) without a separate go build.
 const hostdConfigEnv = "HOSTD_TEST_CONFIG"
 
+// hostdStartAtEnv, with hostdConfigEnv, is the daemon's -start-at.
+const hostdStartAtEnv = "HOSTD_TEST_START_AT"
+
 func TestMain(m *testing.M) {
 	if path := os.Getenv(hostdConfigEnv); path != "" {
-		if err := run(path); err != nil {
+		if err := run(path, os.Getenv(hostdStartAtEnv)); err != nil {
 			fmt.Fprintln(os.Stderr, "hostd:", err)
 			os.Exit(1)
 		}
@@ -365,14 +368,33 @@ start_us = 200000
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	tx := startDaemon(t, "sender", "", []string{hostdConfigEnv + "=" + txPath}, hostArgv(nsH0)...)
-	tx.wait(t, time.Duration(durationS*float64(time.Second))+15*time.Second)
+	// The sender waits for a common start instant, as on real nodes.
+	startAt := time.Now().Add(3 * time.Second).Truncate(time.Millisecond)
+	tx := startDaemon(t, "sender", "", []string{hostdConfigEnv + "=" + txPath,
+		hostdStartAtEnv + "=" + startAt.UTC().Format(time.RFC3339Nano)}, hostArgv(nsH0)...)
+	tx.wait(t, time.Duration(durationS*float64(time.Second))+18*time.Second)
 	rx.stop(t, 10*time.Second)
 	sw.stop(t, 10*time.Second)
 	t.Logf("three daemons ran for %.1f s", time.Since(begin).Seconds())
 	for _, d := range []*daemon{sw, rx, tx} {
 		t.Logf("%s:\n%s", d.name, strings.TrimSpace(d.output()))
 		d.logged = true
+	}
+
+	// The sender's time 0 is the start instant, give or take its wake-up.
+	var info hostd.RunInfo
+	readJSON(t, filepath.Join(dir, "sender", hostd.RunInfoFile), &info)
+	t.Logf("sender run.json: %+v (clock offset %s)", info, info.ClockOffset)
+	if late := info.T0UnixNs - startAt.UnixNano(); info.StartAtUnixNs != startAt.UnixNano() || late < 0 || late > 20e6 {
+		t.Errorf("sender: start instant %d, time 0 at %d (%d ns late): want the instant %d and time 0 within 20 ms after it",
+			info.StartAtUnixNs, info.T0UnixNs, late, startAt.UnixNano())
+	}
+	if info.ClockOffset.OffsetNs == nil && info.ClockOffset.Source == "" {
+		t.Errorf("sender: clock offset unknown without a reason")
+	}
+	if info.ReadyUnixNs == 0 || info.ReadyUnixNs > info.StartAtUnixNs || info.DurationS < durationS*0.9 {
+		t.Errorf("sender: ready at %d, instant %d, ran %.3f s (want ready before the instant, about %g s)",
+			info.ReadyUnixNs, info.StartAtUnixNs, info.DurationS, durationS)
 	}
 
 	// The sender: one FCT row for the message, every byte acknowledged.
@@ -446,5 +468,35 @@ start_us = 200000
 	}
 	if p0.DropMalformed+p1.DropMalformed+p0.DropNoRoute+p1.DropNoRoute != 0 {
 		t.Errorf("switch dropped malformed / unroutable frames: p0 %+v p1 %+v", p0, p1)
+	}
+}
+
+// TestStartAtChecked: -check refuses a start instant in the past or too far
+// ahead, with a message that says so, before DPDK starts.
+func TestStartAtChecked(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "h.toml")
+	os.WriteFile(p, []byte("port = \"net_null0\"\nlcores = [0]\n[host]\nname = \"h0\"\nip = \"10.0.0.1\"\ngateway_mac = \"02:00:00:00:00:02\"\n"), 0o644)
+	f, err := hostd.LoadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	if at, err := startInstant(f, "", now); err != nil || !at.IsZero() {
+		t.Errorf("no instant: %v, %v", at, err)
+	}
+	if _, err := startInstant(f, now.Add(-time.Second).Format(time.RFC3339Nano), now); err == nil || !strings.Contains(err.Error(), "in the past") {
+		t.Errorf("past instant: %v", err)
+	}
+	if _, err := startInstant(f, strconv.FormatInt(now.Add(time.Hour).UnixNano(), 10), now); err == nil {
+		t.Error("an instant an hour ahead was accepted")
+	}
+	at, err := startInstant(f, strconv.FormatInt(now.Add(5*time.Second).UnixNano(), 10), now)
+	if err != nil || at.Sub(now) != 5*time.Second {
+		t.Errorf("5 s ahead: %v, %v", at, err)
+	}
+	f.StartAtUnixNs = now.Add(-time.Second).UnixNano()
+	if _, err := startInstant(f, "", now); err == nil {
+		t.Error("a past start_at_unix_ns in the file was accepted")
 	}
 }

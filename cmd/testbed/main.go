@@ -7,7 +7,8 @@
 //	testbed validate EXPERIMENT.toml...
 //	testbed compare [-o DIR] [-port N] LABEL=RESULTS_DIR...  # queue and fair rate of several runs on shared axes
 //	testbed schemes
-//	testbed nodes EXPERIMENT.toml      # per-node switchd/hostd configs for real NICs
+//	testbed nodes EXPERIMENT.toml [-inventory FILE] -o DIR  # configs, inventory and Ansible playbook for real nodes
+//	testbed collect [-o OUT] DIR       # merge the nodes' results (DIR/results/<node>/) into one results directory
 package main
 
 import (
@@ -15,6 +16,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"path/filepath"
 	"runtime/pprof"
 	"strings"
 
@@ -31,7 +33,8 @@ func usage() {
   testbed validate EXPERIMENT.toml...
   testbed compare [-o DIR] [-port N] LABEL=RESULTS_DIR...
   testbed schemes
-  testbed nodes EXPERIMENT.toml -o DIR
+  testbed nodes EXPERIMENT.toml [-inventory FILE] -o DIR
+  testbed collect [-o OUT] DIR
 `)
 	os.Exit(2)
 }
@@ -51,6 +54,8 @@ func main() {
 		schemes()
 	case "nodes":
 		err = nodes(args)
+	case "collect":
+		err = collect(args)
 	case "compare":
 		err = compare(args)
 	default:
@@ -228,6 +233,7 @@ func schemes() {
 func nodes(args []string) error {
 	fs := flag.NewFlagSet("nodes", flag.ContinueOnError)
 	outDir := fs.String("o", "nodes", "directory for the per-node files")
+	invPath := fs.String("inventory", "", "Ansible INI inventory of the nodes (default: write a template with FILL_IN_ placeholders)")
 	path, err := parse(fs, args)
 	if err != nil {
 		return err
@@ -236,12 +242,45 @@ func nodes(args []string) error {
 	if err != nil {
 		return err
 	}
-	files, err := e.NodeFiles(*outDir)
+	var inv *testbed.Inventory
+	if *invPath != "" {
+		if inv, err = testbed.ReadInventory(*invPath); err != nil {
+			return err
+		}
+	}
+	files, err := e.NodeFiles(*outDir, inv)
 	if err != nil {
 		return err
 	}
 	for _, f := range files {
 		fmt.Println(f)
+	}
+	if inv == nil {
+		fmt.Printf("fill in the %s values of %s, then: testbed nodes %s -inventory %s -o %s\n", testbed.Placeholder,
+			filepath.Join(*outDir, testbed.InventoryFile), path, filepath.Join(*outDir, testbed.InventoryFile), *outDir)
+	} else {
+		fmt.Printf("next: go build -o %s/ ./cmd/switchd ./cmd/hostd && ansible-playbook -i %s %s && testbed collect %s\n",
+			filepath.Join(*outDir, "bin"), filepath.Join(*outDir, testbed.InventoryFile), filepath.Join(*outDir, testbed.PlaybookFile), *outDir)
+	}
+	return nil
+}
+
+// collect merges the results a playbook fetched into DIR/results/<node>/
+// into one results directory, checks the nodes' counters against each other
+// and fails when they disagree.
+func collect(args []string) error {
+	fs := flag.NewFlagSet("collect", flag.ContinueOnError)
+	outDir := fs.String("o", "", "results directory (default DIR/merged)")
+	dir, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	res, err := testbed.Collect(dir, *outDir, os.Stdout)
+	if err != nil {
+		return err
+	}
+	if !res.Consistency.OK {
+		return fmt.Errorf("collect: the nodes' counters disagree: %s", res.Consistency.Text)
 	}
 	return nil
 }
