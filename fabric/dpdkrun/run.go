@@ -267,36 +267,10 @@ func Run(ctx context.Context, plan *fabric.Plan, o Options) (*Outcome, error) {
 	// Drain the switches' samples while the run goes on, so their rings never fill.
 	done := make(chan struct{})
 	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		tick := time.NewTicker(10 * time.Millisecond)
-		defer tick.Stop()
-		for {
-			select {
-			case <-done:
-				return
-			case <-tick.C:
-				drain()
-			}
-		}
-	}()
+	every(&wg, done, 10*time.Millisecond, drain)
 	if capt != nil {
 		// Move the taps' frames into the files while the run goes on.
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			tick := time.NewTicker(tapDrainEvery)
-			defer tick.Stop()
-			for {
-				select {
-				case <-done:
-					return
-				case <-tick.C:
-					capt.drain(t0)
-				}
-			}
-		}()
+		every(&wg, done, tapDrainEvery, func() { capt.drain(t0) })
 	}
 	loops := g.Run(runCtx)
 	close(done)
@@ -345,4 +319,22 @@ func Run(ctx context.Context, plan *fabric.Plan, o Options) (*Outcome, error) {
 	scratch.Free()
 	out.MbufsLeaked = pool.InUse()
 	return out, nil
+}
+
+// every runs fn every period on a goroutine of wg until done is closed.
+func every(wg *sync.WaitGroup, done <-chan struct{}, period time.Duration, fn func()) {
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		tick := time.NewTicker(period)
+		defer tick.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-tick.C:
+				fn()
+			}
+		}
+	}()
 }
