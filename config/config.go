@@ -15,6 +15,7 @@
 package config
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"regexp"
@@ -103,6 +104,27 @@ func Decode(name, text string, v any) (*File, error) {
 		return nil, &Error{File: name, Line: f.Line(k), Key: k, Msg: "unknown key"}
 	}
 	return f, nil
+}
+
+// DecodeTable decodes tbl, a table of a file already decoded into a
+// map (a scheme's [cc.params], say), strictly into v, over the values v has:
+// unknown keys and wrong types are errors. An error is a *Error whose Key is
+// relative to the table (no file or line: the caller maps it into its own
+// file, as File.Errorf(prefix+"."+Key, ...)).
+func DecodeTable(tbl map[string]any, v any) error {
+	if len(tbl) == 0 {
+		return nil
+	}
+	var buf bytes.Buffer
+	if err := toml.NewEncoder(&buf).Encode(tbl); err != nil {
+		return &Error{Msg: err.Error(), Err: err}
+	}
+	_, err := Decode("", buf.String(), v)
+	var ce *Error
+	if errors.As(err, &ce) {
+		ce.File, ce.Line = "", 0
+	}
+	return err
 }
 
 // IsDefined reports whether the file sets key (dotted path).

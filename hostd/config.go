@@ -1,7 +1,7 @@
 package hostd
 
 import (
-	"bytes"
+	"errors"
 	"fmt"
 	"math"
 	"net"
@@ -10,8 +10,6 @@ import (
 	"sort"
 	"strings"
 	"unsafe"
-
-	"github.com/BurntSushi/toml"
 
 	"github.com/ccbed/ccbed/ccalgo"
 	"github.com/ccbed/ccbed/config"
@@ -590,14 +588,16 @@ func resolve(c *Config, f *config.File, keyPrefix, baseDir string) (*resolved, e
 	r.params = r.scheme.DefaultParams(r.env)
 	if c.Typed != nil {
 		r.params = c.Typed
-	} else if len(c.CC) > 0 {
-		var buf bytes.Buffer
-		if err := toml.NewEncoder(&buf).Encode(c.CC); err != nil {
+	} else if err := config.DecodeTable(c.CC, r.params); err != nil {
+		var ce *config.Error
+		if !errors.As(err, &ce) {
 			return nil, configError(f, k("cc"), "%v", err)
 		}
-		if _, err := config.Decode(k("cc"), buf.String(), r.params); err != nil {
-			return nil, configError(f, k("cc"), "scheme %s: %v", c.Scheme, err)
+		key := k("cc")
+		if ce.Key != "" {
+			key += "." + ce.Key
 		}
+		return nil, configError(f, key, "scheme %s: %s", c.Scheme, ce.Msg)
 	}
 	// Build one RP and, when the scheme has one, the NP now, so that bad
 	// parameters are reported against the config.

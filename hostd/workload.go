@@ -11,10 +11,13 @@ import (
 )
 
 // CDF is a flow-size distribution: points (size in bytes, cumulative
-// probability), sizes and probabilities increasing, the last probability 1; in
-// a file, one point a line, "<size in bytes> <cumulative probability>", as in
-// the distributions shipped in configs/workloads/ (web search, FB Hadoop).
-// Between points it is linear; below the first point every size is the first
+// probability), sizes and probabilities not decreasing, the last probability
+// 1; in a file, one point a line, "<size in bytes> <cumulative probability>",
+// as in the distributions shipped in configs/workloads/ (web search, FB
+// Hadoop). The HPCC simulator's traffic generator's files, whose second column
+// is a percentage ending at 100 and whose first point may carry probability 0,
+// read as they are. Between points it is linear (two points of one size are a
+// step: that size's own mass); below the first point every size is the first
 // size (the common convention of the HPCC and RoCC traffic generators, whose
 // first point carries the mass of the smallest flows).
 type CDF struct {
@@ -22,10 +25,12 @@ type CDF struct {
 	Prob []float64
 }
 
-// ParseCDF reads a CDF in the "size probability" line format; blank lines and
-// lines starting with # are skipped. name is used in errors.
+// ParseCDF reads a CDF in the "size probability" line format (or the HPCC
+// simulator's "size percent"); blank lines and lines starting with # are
+// skipped. name is used in errors.
 func ParseCDF(name, text string) (*CDF, error) {
 	c := &CDF{}
+	var lines []int
 	sc := bufio.NewScanner(strings.NewReader(text))
 	line := 0
 	for sc.Scan() {
@@ -43,23 +48,36 @@ func ParseCDF(name, text string) (*CDF, error) {
 		if err1 != nil || err2 != nil {
 			return nil, fmt.Errorf("%s:%d: bad number in %q", name, line, s)
 		}
-		n := len(c.Size)
-		switch {
-		case !(size >= 1) || size > MaxMessageBytes:
-			return nil, fmt.Errorf("%s:%d: size %v: want 1..2^53 bytes (float64 holds integers exactly up to 2^53)", name, line, size)
-		case !(p > 0 && p <= 1):
-			return nil, fmt.Errorf("%s:%d: probability %v must be in (0, 1]", name, line, p)
-		case n > 0 && (size <= c.Size[n-1] || p < c.Prob[n-1]):
-			return nil, fmt.Errorf("%s:%d: sizes must increase and probabilities not decrease", name, line)
-		}
 		c.Size = append(c.Size, size)
 		c.Prob = append(c.Prob, p)
+		lines = append(lines, line)
 	}
-	if len(c.Size) == 0 {
+	n := len(c.Size)
+	if n == 0 {
 		return nil, fmt.Errorf("%s: no points", name)
 	}
-	if c.Prob[len(c.Prob)-1] != 1 {
-		return nil, fmt.Errorf("%s: the last probability must be 1", name)
+	scale := 1.0
+	if c.Prob[n-1] == 100 {
+		scale = 100 // the HPCC simulator's percentages
+	}
+	for i := range c.Size {
+		size, p := c.Size[i], c.Prob[i]/scale
+		c.Prob[i] = p
+		anchor := i == 0 && p == 0 // a first point of probability 0 only bounds the sizes
+		switch {
+		case math.IsNaN(size) || size < 0 || (size < 1 && !anchor) || size > MaxMessageBytes:
+			return nil, fmt.Errorf("%s:%d: size %v: want 1..2^53 bytes (float64 holds integers exactly up to 2^53)", name, lines[i], size)
+		case !(p > 0 && p <= 1) && !anchor:
+			if scale == 1 && p > 1 && p <= 100 {
+				return nil, fmt.Errorf("%s:%d: probability %v must be in (0, 1] (a percentage? then the last must be 100)", name, lines[i], p)
+			}
+			return nil, fmt.Errorf("%s:%d: probability %v must be in (0, %v]", name, lines[i], p*scale, scale)
+		case i > 0 && (size < c.Size[i-1] || p < c.Prob[i-1] || (size == c.Size[i-1] && p == c.Prob[i-1])):
+			return nil, fmt.Errorf("%s:%d: sizes and probabilities must not decrease, and a point must differ from the one before", name, lines[i])
+		}
+	}
+	if c.Prob[n-1] != 1 {
+		return nil, fmt.Errorf("%s: the last probability must be 1 (or 100)", name)
 	}
 	return c, nil
 }
@@ -78,7 +96,7 @@ func LoadCDF(path string) (*CDF, error) {
 // [0, 1): the inverse of the piecewise-linear CDF.
 func (c *CDF) Sample(u float64) int64 {
 	if u <= c.Prob[0] {
-		return int64(math.Round(c.Size[0]))
+		return max(int64(math.Round(c.Size[0])), 1)
 	}
 	// Binary search for the first point with Prob >= u.
 	lo, hi := 1, len(c.Prob)-1

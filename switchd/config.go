@@ -1,7 +1,6 @@
 package switchd
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"math"
@@ -9,8 +8,6 @@ import (
 	"regexp"
 	"sort"
 	"strings"
-
-	"github.com/BurntSushi/toml"
 
 	"github.com/ccbed/ccbed/ccalgo"
 	"github.com/ccbed/ccbed/config"
@@ -722,23 +719,21 @@ func (c *Config) decodeParams(scheme string, env ccalgo.Env, f *config.File) (an
 	if !ok || len(tbl) == 0 {
 		return params, nil
 	}
-	// Re-encode the table and decode it strictly into the scheme's struct, so
-	// that unknown keys and wrong types are errors; map them back to the file.
-	var buf bytes.Buffer
-	if err := toml.NewEncoder(&buf).Encode(tbl); err != nil {
-		return nil, fmt.Errorf("cc.params.%s: %v", scheme, err)
-	}
+	// Unknown keys and wrong types are errors, mapped back to the file.
 	base := "cc.params." + scheme
-	if _, err := config.Decode(base, buf.String(), params); err != nil {
+	if err := config.DecodeTable(tbl, params); err != nil {
 		var ce *config.Error
-		if errors.As(err, &ce) && f != nil {
-			key := base
-			if ce.Key != "" {
-				key += "." + ce.Key
-			}
+		if !errors.As(err, &ce) {
+			return nil, err
+		}
+		key := base
+		if ce.Key != "" {
+			key += "." + ce.Key
+		}
+		if f != nil {
 			return nil, f.Errorf(key, "%s", ce.Msg)
 		}
-		return nil, err
+		return nil, fmt.Errorf("%s: %s", key, ce.Msg)
 	}
 	return params, nil
 }

@@ -319,6 +319,9 @@ func (e *Experiment) Validate() error {
 	if err := e.validateBuffer(nHosts); err != nil {
 		return err
 	}
+	if err := e.validateCC(); err != nil {
+		return err
+	}
 	host := func(key string, h int) error {
 		if h < 0 || h >= nHosts {
 			return e.errorf(key, "host %d out of range 0..%d", h, nHosts-1)
@@ -362,6 +365,9 @@ func (e *Experiment) Validate() error {
 		if err := claim(k+".id", f.ID); err != nil {
 			return err
 		}
+	}
+	if err := e.validateFlowRates(); err != nil {
+		return err
 	}
 	for i, in := range e.Incast {
 		k := fmt.Sprintf("incast[%d]", i)

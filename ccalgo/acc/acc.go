@@ -35,6 +35,7 @@ package acc
 
 import (
 	"github.com/ccbed/ccbed/ccalgo"
+	"strconv"
 )
 
 // SchemeName is the name ACC registers under.
@@ -45,6 +46,9 @@ const (
 	// DefaultCEFraction is the fraction of CE-marked ACKs in a period above which
 	// a flow is "steadily congested" (Section 4.1: 90 %).
 	DefaultCEFraction = 0.9
+	// MixedCEHold and MixedCEIncrease are the values of Params.MixedCE.
+	MixedCEHold     = "hold"
+	MixedCEIncrease = "increase"
 	// DefaultRILowDivisor: RI_Low = lineRate / 250 (Section 6.1).
 	DefaultRILowDivisor = 250
 	// DefaultRIHighFactor: RI_High = 10 RI_Low (Section 6.1).
@@ -89,6 +93,13 @@ type Params struct {
 	// CEFraction: a period whose CE-marked share of ACKs is above this is
 	// "congested" (Section 4.1: 0.9).
 	CEFraction float64 `toml:"ce_fraction"`
+	// MixedCE is what a period with CE on CEFraction of its ACKs or fewer,
+	// and no UE, does: MixedCEHold (the default) holds the rate, Section
+	// 4.1's literal reading ("only when neither UE nor CE marking is
+	// received, the flow is uncongested"); MixedCEIncrease treats such
+	// transient CE as uncongested and increases. The paper does not say
+	// which; the choice moves fairness both ways (docs/experiments.md).
+	MixedCE string `toml:"mixed_ce"`
 	// RILowBps and RIHighBps are the two increase steps (Section 4.5, 6.1).
 	RILowBps  float64 `toml:"ri_low_bps"`
 	RIHighBps float64 `toml:"ri_high_bps"`
@@ -136,6 +147,7 @@ func DefaultParams(env ccalgo.Env) *Params {
 	p := &Params{
 		PeriodNs:            period,
 		CEFraction:          DefaultCEFraction,
+		MixedCE:             MixedCEHold,
 		LowPeriods:          DefaultLowPeriods,
 		PThresh:             DefaultPThresh,
 		AckBytes:            mtu,
@@ -167,6 +179,8 @@ func (p *Params) validateRP(env ccalgo.Env) error {
 		return paramErr("period_ns", p.PeriodNs, "must be positive")
 	case !(p.CEFraction >= 0 && p.CEFraction < 1):
 		return paramErr("ce_fraction", p.CEFraction, "must be in [0, 1)")
+	case p.MixedCE != MixedCEHold && p.MixedCE != MixedCEIncrease:
+		return paramErr("mixed_ce", strconv.Quote(p.MixedCE), `must be "hold" or "increase"`)
 	case !(p.RILowBps >= 0):
 		return paramErr("ri_low_bps", p.RILowBps, "must be >= 0")
 	case !(p.RIHighBps >= 0):

@@ -146,6 +146,7 @@ type RP struct {
 	// Parameters.
 	period     int64
 	ceFraction float64
+	mixedInc   bool // Params.MixedCE == MixedCEIncrease
 	riLow      float64
 	riHigh     float64
 	lowPeriods int
@@ -204,6 +205,7 @@ func NewRP(p *Params, env ccalgo.Env) (*RP, error) {
 	return &RP{
 		period:     p.PeriodNs,
 		ceFraction: p.CEFraction,
+		mixedInc:   p.MixedCE == MixedCEIncrease,
 		riLow:      p.RILowBps,
 		riHigh:     p.RIHighBps,
 		lowPeriods: p.LowPeriods,
@@ -322,6 +324,9 @@ func (r *RP) OnTimer(now int64) {
 func (r *RP) endPeriod(now int64) {
 	r.stats.Periods++
 	cls := Classify(r.acks, r.ce, r.ue, r.ceFraction)
+	if cls == ClassMixedCE && r.mixedInc {
+		cls = ClassUncongested
+	}
 	r.lastClass = cls
 	ext := r.halted && r.extPending
 	switch cls {

@@ -1,6 +1,7 @@
 package acc
 
 import (
+	"errors"
 	"math"
 	"testing"
 
@@ -510,5 +511,39 @@ func BenchmarkRPOnTimer(b *testing.B) {
 		r.OnAck(now, a)
 		now = r.NextTimer()
 		r.OnTimer(now)
+	}
+}
+
+// TestMixedCEParam: mixed_ce is "hold" (the default) or "increase"; anything
+// else is a ParamError naming it, and "increase" turns a held period into an
+// uncongested one.
+func TestMixedCEParam(t *testing.T) {
+	if p := DefaultParams(testEnv); p.MixedCE != MixedCEHold {
+		t.Fatalf("default mixed_ce %q, want %q", p.MixedCE, MixedCEHold)
+	}
+	for _, bad := range []string{"", "Hold", "ignore"} {
+		p := DefaultParams(testEnv)
+		p.MixedCE = bad
+		_, err := NewRP(p, testEnv)
+		var pe *ccalgo.ParamError
+		if !errors.As(err, &pe) || pe.Param != "mixed_ce" {
+			t.Errorf("mixed_ce %q: err = %v, want a ParamError naming mixed_ce", bad, err)
+		}
+	}
+	for _, tc := range []struct {
+		mode string
+		want Class
+	}{{MixedCEHold, ClassMixedCE}, {MixedCEIncrease, ClassUncongested}} {
+		p := DefaultParams(testEnv)
+		p.MixedCE = tc.mode
+		rp, err := NewRP(p, testEnv)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rp.acks, rp.ce = 10, 3 // some CE, not steadily congested, no UE
+		rp.endPeriod(0)
+		if rp.lastClass != tc.want {
+			t.Errorf("mixed_ce %q: class %v, want %v", tc.mode, rp.lastClass, tc.want)
+		}
 	}
 }

@@ -1,0 +1,36 @@
+package hostd
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestParseCDFHPCCFormat: the HPCC simulator's traffic-generator files
+// (percentages ending at 100, a first point "0 0") read as they are; before,
+// the first point's probability 0 was refused.
+func TestParseCDFHPCCFormat(t *testing.T) {
+	const hpcc = "0 0\n10000 15\n20000 20\n30000 30\n50000 40\n80000 53\n200000 60\n1000000 70\n2000000 80\n5000000 90\n10000000 97\n30000000 100\n"
+	c, err := ParseCDF("WebSearch_distribution.txt", hpcc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Prob[1] != 0.15 || c.Prob[len(c.Prob)-1] != 1 {
+		t.Fatalf("probabilities %v", c.Prob)
+	}
+	if s := c.Sample(0.075); s != 5000 {
+		t.Errorf("Sample(0.075) = %d, want 5000 (half way from 0 to 10 KB)", s)
+	}
+	if s := c.Sample(0); s < 1 {
+		t.Errorf("Sample(0) = %d, want >= 1", s)
+	}
+	for _, bad := range []struct{ text, want string }{
+		{"10000 15\n20000 50\n", "a percentage? then the last must be 100"},
+		{"10000 0.5\n5000 1\n", "must not decrease"},
+		{"10000 0.5\n10000 0.5\n20000 1\n", "must differ"},
+		{"0 0.5\n10000 1\n", "size 0"},
+	} {
+		if _, err := ParseCDF("x.cdf", bad.text); err == nil || !strings.Contains(err.Error(), bad.want) {
+			t.Errorf("%q: got %v, want %q", bad.text, err, bad.want)
+		}
+	}
+}

@@ -1,0 +1,93 @@
+package testbed
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/ccbed/ccbed/ccalgo"
+	"github.com/ccbed/ccbed/config"
+)
+
+// validateCC checks [cc.params] the way every node decodes it: strictly into
+// the scheme's parameter struct over its defaults for the host links (unknown
+// keys, wrong types), then through the scheme's own checks (its CP, RP and NP
+// constructors: ranges, Q_ref < Q_mid < Q_max and the like), so that validate
+// refuses what run would, at the key's line in the experiment file.
+func (e *Experiment) validateCC() error {
+	sch, err := ccalgo.Lookup(e.CC.Scheme)
+	if err != nil {
+		return e.errorf("cc.scheme", "%v", err)
+	}
+	t := &e.Topology
+	env := ccalgo.Env{LinkBps: t.LinkGbps * 1e9, BaseRTT: usToNs(t.BaseRTTUs), MTU: t.MTUBytes,
+		MaxFlows: 1024, ExpectedFlows: e.CC.ExpectedFlows, ID: 1}
+	if env.BaseRTT == 0 {
+		env.BaseRTT = 10_000 // the topology's own is derived later; the checks do not depend on it
+	}
+	params := sch.DefaultParams(env)
+	if err := config.DecodeTable(e.CC.Params, params); err != nil {
+		var ce *config.Error
+		if errors.As(err, &ce) && ce.Key != "" {
+			return e.errorf("cc.params."+ce.Key, "%s (scheme %s)", ce.Msg, e.CC.Scheme)
+		}
+		return e.errorf("cc.params", "%v", err)
+	}
+	for _, build := range []func() error{
+		func() error {
+			if sch.NewCP == nil {
+				return nil
+			}
+			_, err := sch.NewCP(params, env)
+			return err
+		},
+		func() error {
+			if sch.NewRP == nil {
+				return nil
+			}
+			_, err := sch.NewRP(params, env)
+			return err
+		},
+		func() error {
+			if sch.NewNP == nil {
+				return nil
+			}
+			_, err := sch.NewNP(params, env)
+			return err
+		},
+	} {
+		if err := build(); err != nil {
+			var pe *ccalgo.ParamError
+			if !errors.As(err, &pe) {
+				return e.errorf("cc.params", "%v", err)
+			}
+			// A check of several parameters names them "a/b/c": point at the
+			// first the file sets, else at the table.
+			key := "cc.params"
+			for _, p := range strings.Split(pe.Param, "/") {
+				if e.file != nil && e.file.Line("cc.params."+p) > 0 {
+					key = "cc.params." + p
+					break
+				}
+			}
+			return e.errorf(key, "%s = %v: %s (scheme %s)", pe.Param, pe.Value, pe.Reason, e.CC.Scheme)
+		}
+	}
+	return nil
+}
+
+// validateFlowRates refuses a flow whose offered-rate cap exceeds its
+// sender's link: the cap could never bind, and a file that says 40 Gb/s on a
+// 10 Gb/s host most likely meant another topology.
+func (e *Experiment) validateFlowRates() error {
+	for i, f := range e.Flows {
+		if f.RateGbps == 0 || f.Src < 0 || f.Src >= len(e.topo.Hosts) {
+			continue
+		}
+		_, _, out := e.topo.Peer(f.Src, 0)
+		if link := out.Bps / 1e9; f.RateGbps > link {
+			return e.errorf(fmt.Sprintf("flows[%d].rate_gbps", i), "%v Gb/s exceeds host %d's %v Gb/s link", f.RateGbps, f.Src, link)
+		}
+	}
+	return nil
+}
