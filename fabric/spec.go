@@ -70,6 +70,9 @@ type Spec struct {
 	// host's, PFC comes only from a link's peer, and a host takes CP
 	// feedback only from the switches' addresses and CP ids (CPRanges).
 	TrustAll bool
+	// ICRC makes hosts compute the RoCEv2 ICRC of every frame they build
+	// (hostd.Config.ICRC), for captures that Wireshark checks.
+	ICRC bool
 	// Exact shapes switch ports and host NICs without bursts: frames leave
 	// exactly when their predecessor's last bit has left. The virtual-time
 	// driver sets it; DPDK drivers keep the bursts that absorb late polls.
@@ -452,7 +455,7 @@ func (s *Spec) Plan() (*Plan, error) {
 			AckEvery: s.AckEvery, RTOUs: rtoUs, NakIntervalUs: nakUs,
 			SampleUs: float64(s.SampleNs) / 1e3, Seed: s.Seed,
 			MaxRxFlows: 4096, MaxPending: 4096, PacingJitter: s.PacingJitter,
-			PFCPriority: DefaultPriority, TagPriority: true,
+			PFCPriority: DefaultPriority, TagPriority: true, ICRC: s.ICRC,
 		}
 		if p, ok := s.HostPriority[h]; ok {
 			c.PFCPriority = int(p)

@@ -75,6 +75,12 @@ type Config struct {
 	// its class selector (DSCP = priority << 3; ACKs, NAKs and CNPs echo the
 	// data's DSCP), for switches that take priorities from the DSCP.
 	TagPriority bool `toml:"tag_priority"`
+	// ICRC computes the RoCEv2 invariant CRC of every frame the host builds
+	// (a CRC-32 over the frame, about 0.1 ns a byte) instead of leaving the
+	// trailer zero: what a real RoCE NIC receiving them checks, and what
+	// Wireshark verifies in a capture. Off by default: ccbed's own hosts and
+	// switches do not check it.
+	ICRC bool `toml:"icrc"`
 	// SampleUs is the period of the per-flow rate time series (default 100);
 	// MaxSamples bounds it (default 1,000,000 rows, further samples are counted).
 	SampleUs   float64 `toml:"sample_us"`
@@ -379,6 +385,7 @@ type resolved struct {
 	burst      int64
 	pfcPrio    int
 	dscp       uint8 // DSCP of data frames
+	icrc       bool  // compute the ICRC of every frame built
 	sampleNs   int64
 	peers      map[uint32]wire.MAC
 	flows      []FlowConfig
@@ -545,6 +552,7 @@ func resolve(c *Config, f *config.File, keyPrefix, baseDir string) (*resolved, e
 	if c.TagPriority {
 		r.dscp = uint8(c.PFCPriority) << 3
 	}
+	r.icrc = c.ICRC
 	r.sampleNs = max(int64(c.SampleUs*1000), 1)
 	r.seed = c.Seed
 	r.maxSamples = c.MaxSamples

@@ -783,6 +783,7 @@ func (e *Engine) fillEp(ep *wire.Endpoints, fr *wire.Frame) {
 		DstIP:   fr.IP.Src(),
 		SrcPort: fr.UDP.SrcPort(),
 		DSCP:    fr.IP.DSCP(),
+		ICRC:    e.r.icrc,
 	}
 }
 
@@ -1189,7 +1190,7 @@ func (e *Engine) startFlow(now int64, pf *pendingFlow) {
 		mac = e.r.gateway
 	}
 	s.ep = wire.Endpoints{DstMAC: mac, SrcMAC: e.r.mac, SrcIP: e.r.ip, DstIP: pf.dst,
-		SrcPort: uint16(0xc000 | qpn&0x3fff), DSCP: e.r.dscp}
+		SrcPort: uint16(0xc000 | qpn&0x3fff), DSCP: e.r.dscp, ICRC: e.r.icrc}
 	s.size = uint64(pf.size)
 	s.npkts = 0
 	if pf.size > 0 {

@@ -3,6 +3,8 @@ package hostd
 import (
 	"strings"
 	"testing"
+
+	"github.com/ccbed/ccbed/wire"
 )
 
 // TestParseCDFHPCCFormat: the HPCC simulator's traffic-generator files
@@ -31,6 +33,32 @@ func TestParseCDFHPCCFormat(t *testing.T) {
 	} {
 		if _, err := ParseCDF("x.cdf", bad.text); err == nil || !strings.Contains(err.Error(), bad.want) {
 			t.Errorf("%q: got %v, want %q", bad.text, err, bad.want)
+		}
+	}
+}
+
+// TestICRC: with icrc on, every frame a host builds (data, ACK) carries a
+// correct RoCEv2 ICRC; off (the default), the trailer is zero.
+func TestICRC(t *testing.T) {
+	for _, on := range []bool{false, true} {
+		a, b := oneFlow("none", 64<<10, 0)
+		a.ICRC, b.ICRC = on, on
+		v := newVnet(t, a, b)
+		frames := 0
+		v.onFrame = func(from int, fr *wire.Frame, raw []byte) bool {
+			if fr.Kind != wire.KindData && fr.Kind != wire.KindAck {
+				return true
+			}
+			frames++
+			ip := raw[wire.EthernetLen:]
+			if ok := wire.VerifyICRC(ip); ok != on {
+				t.Errorf("icrc %v: a %v frame's ICRC verifies %v", on, fr.Kind, ok)
+			}
+			return true
+		}
+		v.run(2_000_000)
+		if frames == 0 {
+			t.Fatal("no frame seen")
 		}
 	}
 }

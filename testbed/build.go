@@ -218,7 +218,7 @@ func (e *Experiment) Spec() *fabric.Spec {
 		Buffer: e.Buffer, Queues: e.Queues, HostPriority: e.hostPriorities(),
 		RTONs: usToNs(t.RTOUs), NakIntervalNs: usToNs(t.NakIntervalUs),
 		SampleNs: usToNs(e.Experiment.SampleUs), Seed: e.Experiment.Seed, PacingJitter: t.PacingJitter,
-		Exact: e.Experiment.Clock == ClockVirtual, TrustAll: e.Experiment.Trust == TrustAll,
+		Exact: e.Experiment.Clock == ClockVirtual, ICRC: e.Experiment.ICRC, TrustAll: e.Experiment.Trust == TrustAll,
 	}
 	for _, f := range e.Flows {
 		s.Flows = append(s.Flows, fabric.Flow{ID: f.ID, Src: f.Src, Dst: f.Dst, SizeBytes: f.SizeBytes,

@@ -68,6 +68,9 @@ type ExperimentInfo struct {
 	Clock string `toml:"clock"`
 	// Seed seeds the workload generators (default 1).
 	Seed uint64 `toml:"seed"`
+	// ICRC makes the hosts compute the RoCEv2 ICRC of every frame (off: the
+	// trailer is zero), for captures Wireshark checks (docs/capture.md).
+	ICRC bool `toml:"icrc"`
 	// Trust says where switches and hosts take control frames (PFC, CNPs,
 	// ACKs, NAKs, CP feedback) from: "topology" (the default), only from
 	// where the topology says they can come, refusing and counting the
