@@ -64,11 +64,12 @@ func TestWriteResults(t *testing.T) {
 	}
 	fct, _ := os.ReadFile(filepath.Join(dir, "h1-fct.csv"))
 	lines := strings.Split(strings.TrimSpace(string(fct)), "\n")
-	if len(lines) != 2 || lines[0] != "flow,size_bytes,fct_us,slowdown" || !strings.HasPrefix(lines[1], "7,50000,") {
+	if len(lines) != 2 || lines[0] != "flow,src,dst,size_bytes,start_us,fct_us,slowdown" ||
+		!strings.HasPrefix(lines[1], "7,"+a.IP+","+b.IP+",50000,0.000,") {
 		t.Fatalf("fct.csv:\n%s", fct)
 	}
 	rate, _ := os.ReadFile(filepath.Join(dir, "h1-rate.csv"))
-	if !strings.HasPrefix(string(rate), "t_us,flow,gbps\n10.000,7,") {
+	if !strings.HasPrefix(string(rate), "t_us,flow,goodput_gbps,rate_gbps,window_bytes\n10.000,7,") {
 		t.Fatalf("rate.csv:\n%.200s", rate)
 	}
 	js, _ := os.ReadFile(filepath.Join(dir, "h1-counters.json"))

@@ -8,16 +8,27 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+
+	"github.com/ccbed/ccbed/ccalgo"
 )
 
-// WriteRateCSV writes the per-flow rate time series as "t_us,flow,gbps" rows,
-// t relative to origin (ns). The columns are those of rate.csv in a testbed
-// run's results directory (testbed/report.RateCSVHeader), so that a hostd run
-// on its own, on a real node, writes results in the same format as a testbed
-// run.
+// RateCSVHeader and FCTCSVHeader are the columns of hostd's rate.csv and
+// fct.csv, those of a testbed run's (testbed/report.RateCSVHeader and
+// FCTCSVHeader; docs/results.md), so that a hostd run on its own, on a real
+// node, writes results in the same format as a testbed run. An empty cell is
+// a missing value.
+const (
+	RateCSVHeader = "t_us,flow,goodput_gbps,rate_gbps,window_bytes"
+	FCTCSVHeader  = "flow,src,dst,size_bytes,start_us,fct_us,slowdown"
+)
+
+// WriteRateCSV writes the per-flow rate time series (RateCSVHeader), t
+// relative to origin (ns): the goodput (bytes acknowledged over the sampling
+// period), the rate the flow's RP set, and its window in bytes (empty when
+// the RP has none).
 func WriteRateCSV(w io.Writer, samples []RateSample, origin int64) error {
 	bw := bufio.NewWriter(w)
-	fmt.Fprintln(bw, "t_us,flow,gbps")
+	fmt.Fprintln(bw, RateCSVHeader)
 	var buf []byte
 	for _, s := range samples {
 		buf = buf[:0]
@@ -26,21 +37,30 @@ func WriteRateCSV(w io.Writer, samples []RateSample, origin int64) error {
 		buf = strconv.AppendInt(buf, s.Flow, 10)
 		buf = append(buf, ',')
 		buf = strconv.AppendFloat(buf, s.Gbps, 'f', 6, 64)
+		buf = append(buf, ',')
+		buf = strconv.AppendFloat(buf, s.RateGbps, 'f', 6, 64)
+		buf = append(buf, ',')
+		if s.Window != ccalgo.NoWindow && s.Window >= 0 {
+			buf = strconv.AppendInt(buf, s.Window, 10)
+		}
 		buf = append(buf, '\n')
 		bw.Write(buf)
 	}
 	return bw.Flush()
 }
 
-// WriteFCTCSV writes the completed messages as "flow,size_bytes,fct_us,slowdown"
-// rows, the columns of a testbed run's fct.csv (testbed/report.FCTCSVHeader);
-// slowdown is FCT / ideal FCT at line rate.
-func WriteFCTCSV(w io.Writer, fcts []FCT) error {
+// WriteFCTCSV writes the completed messages (FCTCSVHeader) that host src (an
+// IPv4 address, host byte order) sent: their destinations' addresses, sizes,
+// start times relative to origin (ns), FCTs and slowdowns (FCT / ideal FCT
+// at line rate).
+func WriteFCTCSV(w io.Writer, src uint32, fcts []FCT, origin int64) error {
 	bw := bufio.NewWriter(w)
-	fmt.Fprintln(bw, "flow,size_bytes,fct_us,slowdown")
+	fmt.Fprintln(bw, FCTCSVHeader)
+	srcIP := FormatIPv4(src)
 	for i := range fcts {
 		f := &fcts[i]
-		fmt.Fprintf(bw, "%d,%d,%.3f,%.4f\n", f.Flow, f.SizeBytes, float64(f.FCTNs)/1000, f.Slowdown())
+		fmt.Fprintf(bw, "%d,%s,%s,%d,%.3f,%.3f,%.4f\n", f.Flow, srcIP, FormatIPv4(f.Dst), f.SizeBytes,
+			float64(f.StartNs-origin)/1000, float64(f.FCTNs)/1000, f.Slowdown())
 	}
 	return bw.Flush()
 }
@@ -104,8 +124,8 @@ func WriteCountersJSON(w io.Writer, rep Report) error {
 
 // WriteResults writes rate.csv, fct.csv and counters.json of e into dir
 // (created if needed), with file names prefixed by prefix (e.g. "h1-"; may be
-// empty); times in rate.csv are relative to origin (ns). Call it once the loops
-// have stopped.
+// empty); times in rate.csv and fct.csv are relative to origin (ns). Call it
+// once the loops have stopped.
 func WriteResults(dir, prefix string, e *Engine, port *PortCounter, origin int64) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
@@ -124,7 +144,7 @@ func WriteResults(dir, prefix string, e *Engine, port *PortCounter, origin int64
 	if err := write("rate.csv", func(w io.Writer) error { return WriteRateCSV(w, e.Samples(), origin) }); err != nil {
 		return err
 	}
-	if err := write("fct.csv", func(w io.Writer) error { return WriteFCTCSV(w, e.FCTs()) }); err != nil {
+	if err := write("fct.csv", func(w io.Writer) error { return WriteFCTCSV(w, e.r.ip, e.FCTs(), origin) }); err != nil {
 		return err
 	}
 	return write("counters.json", func(w io.Writer) error { return WriteCountersJSON(w, e.Report(port)) })

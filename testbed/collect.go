@@ -2,7 +2,9 @@ package testbed
 
 import (
 	"bufio"
+	"crypto/sha256"
 	"encoding/csv"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -14,6 +16,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/ccbed/ccbed/hostd"
 	"github.com/ccbed/ccbed/switchd"
@@ -246,8 +249,32 @@ func Collect(dir, out string, w io.Writer) (*CollectResult, error) {
 	}
 	notes = append(notes, fmt.Sprintf("real nodes (a switch and %d hosts, through Ansible), t = 0 at the common start instant %s",
 		len(m.Hosts), infos[0].StartAt), "consistency "+res.Consistency.Text, clockNote)
+	var degraded []string
+	if len(exceeded) > 0 {
+		degraded = append(degraded, clockNote[len("DEGRADED: "):])
+	}
+	if !res.Consistency.OK {
+		degraded = append(degraded, "the nodes' frame counters disagree (consistency check failed: "+CollectFile+")")
+	}
+	if res.Consistency.LinkLostFrames > 0 {
+		degraded = append(degraded, fmt.Sprintf("%d frames lost between a host and the switch (no drop counter saw them)",
+			res.Consistency.LinkLostFrames))
+	}
+	if n := sw.Counters.SamplesDropped; n > 0 {
+		degraded = append(degraded, fmt.Sprintf("switch %s dropped %d telemetry samples (queue.csv, fairrate.csv have gaps)", m.Switch, n))
+	}
+	for i, h := range m.Hosts {
+		if n := reps[i].Tx.SamplesDropped; n > 0 {
+			degraded = append(degraded, fmt.Sprintf("host %s dropped %d rate samples (hostd max_samples; rate.csv has gaps)", h.Name, n))
+		}
+		if n := reps[i].Tx.FCTsDropped; n > 0 {
+			degraded = append(degraded, fmt.Sprintf("host %s dropped %d FCT records (hostd max_fcts; fct.csv is incomplete)", h.Name, n))
+		}
+	}
 	rec := report.NewRecorder(report.Meta{Experiment: m.Experiment, Scheme: m.Scheme, Scaling: m.Scaling,
-		Notes: strings.Join(notes, "; "), Clock: ClockDPDK, Seed: m.Seed, Topology: m.Topology, LinkGbps: m.LinkGbps})
+		Notes: strings.Join(notes, "; "), Clock: ClockDPDK, Seed: m.Seed, Topology: m.Topology, LinkGbps: m.LinkGbps,
+		StartedAt: time.Unix(0, start), Config: manifestSnapshot(filepath.Join(dir, ManifestFile)),
+		Build: report.ThisBuild(), Machine: report.ThisMachine(), Degraded: degraded})
 	rec.SetDuration(m.DurationS)
 	for _, q := range queue {
 		rec.AddQueueSample(q.t, q.port, q.q)
@@ -256,21 +283,31 @@ func Collect(dir, out string, w io.Writer) (*CollectResult, error) {
 		}
 	}
 	warmUs := m.WarmupS * 1e6
+	hostName := map[string]string{} // hostd writes addresses; the results name hosts
+	for _, h := range m.Hosts {
+		hostName[h.IP] = h.Name
+	}
 	for i, h := range m.Hosts {
 		shift := float64(infos[i].T0UnixNs-start) / 1e3
-		if err := readRateCSV(filepath.Join(nodeDir(h.Name), "rate.csv"), func(tUs float64, flow int, gbps float64) {
-			if t := tUs + shift; t >= warmUs {
-				rec.AddRateSample(t, flow, gbps)
+		if err := readRateCSV(filepath.Join(nodeDir(h.Name), "rate.csv"), func(s report.RateSample) {
+			if s.TUs += shift; s.TUs >= warmUs {
+				rec.AddRate(s)
 			}
 		}); err != nil {
 			return nil, fmt.Errorf("testbed: collect: host %s: %w", h.Name, err)
 		}
 		delivered := map[int64]int64{}
 		fcts := map[int64]float64{}
-		if err := readFCTCSV(filepath.Join(nodeDir(h.Name), "fct.csv"), func(flow, size int64, fctUs, slowdown float64) {
-			rec.AddFCT(int(flow), size, fctUs, slowdown)
-			delivered[flow] += size
-			fcts[flow] = fctUs
+		if err := readFCTCSV(filepath.Join(nodeDir(h.Name), "fct.csv"), func(f report.FCTRecord) {
+			for _, a := range []*string{&f.Src, &f.Dst} {
+				if n, ok := hostName[*a]; ok {
+					*a = n
+				}
+			}
+			f.StartUs += shift
+			rec.AddFCTRecord(f)
+			delivered[int64(f.Flow)] += f.SizeBytes
+			fcts[int64(f.Flow)] = f.FCTUs
 		}); err != nil {
 			return nil, fmt.Errorf("testbed: collect: host %s: %w", h.Name, err)
 		}
@@ -296,7 +333,12 @@ func Collect(dir, out string, w io.Writer) (*CollectResult, error) {
 			PFCActivations: pc.PFCOnsets, PFCPausesReceived: pc.PausesRecv, PausedUs: float64(pc.PausedNs) / 1e3,
 			ECNMarked: pc.ECNMarkedTotal, CNPsSent: cnps})
 	}
-	sum, err := rec.WriteAll(out)
+	stage, err := report.StageDir(out)
+	if err != nil {
+		return nil, fmt.Errorf("testbed: collect: results: %w", err)
+	}
+	defer stage.Abort() // after Commit, nothing
+	sum, err := rec.WriteFiles(stage.Path())
 	if err != nil {
 		return nil, fmt.Errorf("testbed: collect: results: %w", err)
 	}
@@ -310,7 +352,7 @@ func Collect(dir, out string, w io.Writer) (*CollectResult, error) {
 	for src, name := range copies {
 		b, err := os.ReadFile(src)
 		if err == nil {
-			err = os.WriteFile(filepath.Join(out, name), b, 0o644)
+			err = os.WriteFile(filepath.Join(stage.Path(), name), b, 0o644)
 		}
 		if err != nil {
 			return nil, fmt.Errorf("testbed: collect: %w", err)
@@ -320,8 +362,11 @@ func Collect(dir, out string, w io.Writer) (*CollectResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := os.WriteFile(filepath.Join(out, CollectFile), append(b, '\n'), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(stage.Path(), CollectFile), append(b, '\n'), 0o644); err != nil {
 		return nil, fmt.Errorf("testbed: collect: %w", err)
+	}
+	if err := stage.Commit(); err != nil {
+		return nil, fmt.Errorf("testbed: collect: results: %w", err)
 	}
 	if w != nil {
 		rec.PrintTable(w)
@@ -531,37 +576,65 @@ func readSwitchCSV(path string, fn func(tUs float64, port int, q int64, fair flo
 	})
 }
 
-// readRateCSV reads a host's rate.csv.
-func readRateCSV(path string, fn func(tUs float64, flow int, gbps float64)) error {
-	return readCSV(path, report.RateCSVHeader, func(rec []string) error {
-		if len(rec) != 3 {
-			return fmt.Errorf("%d fields, want 3", len(rec))
+// readRateCSV reads a host's rate.csv (hostd.RateCSVHeader): an empty
+// rate_gbps or window_bytes is unknown.
+func readRateCSV(path string, fn func(report.RateSample)) error {
+	return readCSV(path, hostd.RateCSVHeader, func(rec []string) error {
+		if len(rec) != 5 {
+			return fmt.Errorf("%d fields, want 5", len(rec))
 		}
-		t, err1 := strconv.ParseFloat(rec[0], 64)
-		fl, err2 := strconv.Atoi(rec[1])
-		g, err3 := strconv.ParseFloat(rec[2], 64)
-		if err := errors.Join(err1, err2, err3); err != nil {
+		s := report.RateSample{RateGbps: math.NaN(), WindowBytes: -1}
+		var err1, err2, err3, err4, err5 error
+		s.TUs, err1 = strconv.ParseFloat(rec[0], 64)
+		s.Flow, err2 = strconv.Atoi(rec[1])
+		s.GoodputGbps, err3 = strconv.ParseFloat(rec[2], 64)
+		if rec[3] != "" {
+			s.RateGbps, err4 = strconv.ParseFloat(rec[3], 64)
+		}
+		if rec[4] != "" {
+			s.WindowBytes, err5 = strconv.ParseInt(rec[4], 10, 64)
+		}
+		if err := errors.Join(err1, err2, err3, err4, err5); err != nil {
 			return err
 		}
-		fn(t, fl, g)
+		fn(s)
 		return nil
 	})
 }
 
-// readFCTCSV reads a host's fct.csv.
-func readFCTCSV(path string, fn func(flow, size int64, fctUs, slowdown float64)) error {
-	return readCSV(path, report.FCTCSVHeader, func(rec []string) error {
-		if len(rec) != 4 {
-			return fmt.Errorf("%d fields, want 4", len(rec))
+// readFCTCSV reads a host's fct.csv (hostd.FCTCSVHeader): src and dst as
+// written (addresses), start_us on the host's time base.
+func readFCTCSV(path string, fn func(report.FCTRecord)) error {
+	return readCSV(path, hostd.FCTCSVHeader, func(rec []string) error {
+		if len(rec) != 7 {
+			return fmt.Errorf("%d fields, want 7", len(rec))
 		}
-		fl, err1 := strconv.ParseInt(rec[0], 10, 64)
-		sz, err2 := strconv.ParseInt(rec[1], 10, 64)
-		fct, err3 := strconv.ParseFloat(rec[2], 64)
-		sl, err4 := strconv.ParseFloat(rec[3], 64)
-		if err := errors.Join(err1, err2, err3, err4); err != nil {
+		f := report.FCTRecord{Src: rec[1], Dst: rec[2], StartUs: math.NaN()}
+		fl, err1 := strconv.Atoi(rec[0])
+		var err2, err3, err4, err5 error
+		f.SizeBytes, err2 = strconv.ParseInt(rec[3], 10, 64)
+		if rec[4] != "" {
+			f.StartUs, err3 = strconv.ParseFloat(rec[4], 64)
+		}
+		f.FCTUs, err4 = strconv.ParseFloat(rec[5], 64)
+		f.Slowdown, err5 = strconv.ParseFloat(rec[6], 64)
+		if err := errors.Join(err1, err2, err3, err4, err5); err != nil {
 			return err
 		}
-		fn(fl, sz, fct, sl)
+		f.Flow = fl
+		fn(f)
 		return nil
 	})
+}
+
+// manifestSnapshot is the config snapshot of a real-node run: the nodes.json
+// manifest testbed nodes wrote (the experiment as the nodes ran it); nil
+// when it cannot be read.
+func manifestSnapshot(path string) *report.ConfigSnapshot {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil
+	}
+	sum := sha256.Sum256(b)
+	return &report.ConfigSnapshot{Path: path, SHA256: hex.EncodeToString(sum[:]), Text: string(b)}
 }

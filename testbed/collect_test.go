@@ -54,13 +54,13 @@ func TestCollectSynthetic(t *testing.T) {
 			write(h, hostd.RunInfoFile, hostd.RunInfo{Host: h, StartAtUnixNs: start, StartAt: "2026-11-18T00:00:00Z",
 				T0UnixNs: start + 100_000, DurationS: 0.15, ClockOffset: hostd.ClockOffset{Source: "none here"}})
 			var rep hostd.Report
-			rate, fct := "t_us,flow,gbps\n", "flow,size_bytes,fct_us,slowdown\n"
+			rate, fct := hostd.RateCSVHeader+"\n", hostd.FCTCSVHeader+"\n"
 			if i < 3 {
 				rep.Tx.DataFrames, rep.Tx.DataBytes = 1000, 1_000_000
 				rep.Port.TxFrames = 1000
-				rate += fmt.Sprintf("1000,%d,0.3\n100000,%d,0.33\n", i+1, i+1)
+				rate += fmt.Sprintf("1000,%d,0.3,0.35,\n100000,%d,0.33,0.333,\n", i+1, i+1)
 				if i == 2 {
-					fct += "3,200000,1500,2.5\n"
+					fct += "3,10.0.0.3,10.0.0.4,200000,1000.000,1500.000,2.5000\n"
 				} else {
 					rep.Active = []hostd.FlowState{{Flow: int64(i + 1), AckedBytes: 900_000}}
 				}
@@ -96,14 +96,14 @@ func TestCollectSynthetic(t *testing.T) {
 	if f := s.Flows[0]; f.Src != "h0" || f.Dst != "h3" || f.Bytes != 900_000 {
 		t.Errorf("flow 1: %+v", f)
 	}
-	if f := s.Flows[2]; f.FCTUs != 1500 || f.Bytes != 200_000 {
+	if f := s.Flows[2]; f.FCTUs.Or(0) != 1500 || f.Bytes != 200_000 {
 		t.Errorf("flow 3: %+v", f)
 	}
 	var p3 bool
 	for _, p := range s.Ports {
 		if p.ID == 3 {
 			// Samples at -1 ms and beyond 150 ms fall outside the run.
-			p3 = p.AvgQueueBytes == 35000 && p.CNPsSent == 42
+			p3 = p.AvgQueueBytes.Or(0) == 35000 && p.CNPsSent == 42
 		}
 	}
 	if !p3 {
@@ -114,6 +114,19 @@ func TestCollectSynthetic(t *testing.T) {
 	}
 	if res.Nodes[0].T0Us != -2e6 || res.Nodes[0].ClockOffset.OffsetNs == nil || *res.Nodes[0].ClockOffset.OffsetNs != -2500 {
 		t.Errorf("switch time base %+v", res.Nodes[0])
+	}
+	// hostd's addresses become host names, its start time moves onto the
+	// common time base (h2 woke 100 us after the instant); the sender's
+	// rate is kept beside the goodput; unknown clock offsets do not degrade
+	// the run.
+	if b, _ := os.ReadFile(filepath.Join(res.Dir, "fct.csv")); !strings.Contains(string(b), "\n3,h2,h3,200000,1100,1500,2.5\n") {
+		t.Errorf("merged fct.csv:\n%s", b)
+	}
+	if b, _ := os.ReadFile(filepath.Join(res.Dir, "rate.csv")); !strings.Contains(string(b), "\n1100,1,0.3,0.35,\n") {
+		t.Errorf("merged rate.csv:\n%s", b)
+	}
+	if s.Degraded || len(s.DegradedReasons) != 0 || s.StartedAt != "2026-11-18T11:06:40Z" || s.Config == nil || s.Config.SHA256 == "" {
+		t.Errorf("degraded %v %q, started %q, config %+v", s.Degraded, s.DegradedReasons, s.StartedAt, s.Config)
 	}
 	for _, f := range []string{"summary.json", "queue.csv", "rate.csv", "fct.csv", "fairrate.csv", CollectFile, SwitchJSONFile, "counters-h3.json"} {
 		if _, err := os.Stat(filepath.Join(res.Dir, f)); err != nil {
@@ -131,6 +144,9 @@ func TestCollectSynthetic(t *testing.T) {
 	if res.Consistency.OK || !strings.Contains(res.Summary.Notes, "consistency FAILED") {
 		t.Errorf("400 frames lost in a host, check %+v", res.Consistency)
 	}
+	if !res.Summary.Degraded || !strings.Contains(strings.Join(res.Summary.DegradedReasons, ";"), "disagree") {
+		t.Errorf("400 frames lost in a host: degraded %v %q", res.Summary.Degraded, res.Summary.DegradedReasons)
+	}
 
 	// 400 frames lost on the switch-to-host link (both NICs count them): the
 	// counters agree, and the run is marked degraded.
@@ -141,5 +157,18 @@ func TestCollectSynthetic(t *testing.T) {
 	}
 	if c := res.Consistency; !c.OK || c.LinkLostFrames != 400 || !strings.Contains(res.Summary.Notes, "DEGRADED") {
 		t.Errorf("400 frames lost on a link, check %+v", c)
+	}
+	if s := res.Summary; !s.Degraded || len(s.DegradedReasons) != 1 || !strings.Contains(s.DegradedReasons[0], "400 frames lost") {
+		t.Errorf("400 frames lost on a link: degraded %v %q", s.Degraded, s.DegradedReasons)
+	}
+
+	// A clock offset above the bound degrades the run.
+	write("sw0", CheckFile, "clock_offset_ns=9000000\n")
+	hostsOut(0, 0)
+	if res, err = Collect(dir, "", nil); err != nil {
+		t.Fatal(err)
+	}
+	if s := res.Summary; !s.Degraded || !strings.Contains(strings.Join(s.DegradedReasons, ";"), "clock offsets above") {
+		t.Errorf("clock offset 9 ms: degraded %v %q", s.Degraded, s.DegradedReasons)
 	}
 }

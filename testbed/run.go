@@ -1,7 +1,6 @@
 package testbed
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -15,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/ccbed/ccbed/ccalgo"
 	_ "github.com/ccbed/ccbed/ccalgo/all" // every scheme, chosen by name
 	"github.com/ccbed/ccbed/fabric"
 	"github.com/ccbed/ccbed/fabric/dpdkrun"
@@ -101,15 +101,34 @@ type RunOptions struct {
 	// Capture, when not nil, captures frames to pcap files in place of the
 	// file's [capture] table (CaptureFromFlags).
 	Capture *Capture
+	// Dir, when not empty, is the results directory in place of
+	// experiment.output_dir/experiment.name (a sweep's point).
+	Dir string
 }
 
-// RunWith is Run with options.
+// StallBoundNs is the longest an lcore may stall (a gap between two loop
+// iterations: its CPU ran something else) before a DPDK run's results are
+// marked degraded: emulated links drain only while their lcore runs.
+const StallBoundNs = 5_000_000
+
+// RunWith is Run with options. The results directory is made first, as a
+// staging directory beside its place (report.StageDir), so an unwritable
+// path fails before the run; the results are written into it and renamed
+// into place only when complete (never mixed with an earlier run's, never
+// left looking complete by a crash). SIGINT and SIGTERM, or ctx ending, stop
+// the run early; the results are still written, marked interrupted.
 func RunWith(ctx context.Context, e *Experiment, out io.Writer, o RunOptions) (*Result, error) {
 	progress := o.Progress
+	started := time.Now()
 	// SIGINT / SIGTERM from here on end the run early but still write results
-	// (a signal during set-up ends the run as soon as it starts).
+	// (a signal during set-up ends the run as soon as it starts). After the
+	// first, the default action is back: a second signal kills the process.
 	ctx, stopSignals := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stopSignals()
+	go func() {
+		<-ctx.Done()
+		stopSignals()
+	}()
 	plan, err := e.Plan()
 	if err != nil {
 		return nil, err
@@ -117,12 +136,25 @@ func RunWith(ctx context.Context, e *Experiment, out io.Writer, o RunOptions) (*
 	if err := e.CheckClock(plan); err != nil {
 		return nil, err
 	}
-	resDir := filepath.Join(e.Experiment.OutputDir, e.Experiment.Name)
+	resDir := o.Dir
+	if resDir == "" {
+		resDir = filepath.Join(e.Experiment.OutputDir, e.Experiment.Name)
+	}
+	stage, err := report.StageDir(resDir)
+	if err != nil {
+		return nil, fmt.Errorf("testbed: results: %w", err)
+	}
+	committed := false
+	defer func() {
+		if !committed {
+			stage.Abort()
+		}
+	}()
 	c := o.Capture
 	if c == nil {
 		c = e.fileCapture()
 	}
-	capture, err := e.capture(c, resDir)
+	capture, err := e.capture(c, stage.Path())
 	if err != nil {
 		return nil, err
 	}
@@ -183,15 +215,25 @@ func RunWith(ctx context.Context, e *Experiment, out io.Writer, o RunOptions) (*
 	res.Switch = res.Switches[0]
 
 	rec := e.record(fr)
-	res.Dir = resDir
-	sum, err := rec.WriteAll(res.Dir)
+	e.provenance(rec, res, started)
+	sum, err := rec.WriteFiles(stage.Path())
 	if err != nil {
 		return nil, fmt.Errorf("testbed: results: %w", err)
 	}
 	if len(res.Captures) > 0 {
-		sum.Captures = captureSummaries(res.Captures, res.Dir, capture.Snaplen)
-		if err := rewriteSummary(res.Dir, sum); err != nil {
+		sum.Captures = captureSummaries(res.Captures, stage.Path(), capture.Snaplen)
+		if err := report.WriteSummaryFile(stage.Path(), sum); err != nil {
 			return nil, fmt.Errorf("testbed: results: %w", err)
+		}
+	}
+	if err := stage.Commit(); err != nil {
+		return nil, fmt.Errorf("testbed: results: %w", err)
+	}
+	committed = true
+	res.Dir = resDir
+	for i := range res.Captures {
+		if rel, err := filepath.Rel(stage.Path(), res.Captures[i].Path); err == nil && filepath.IsLocal(rel) {
+			res.Captures[i].Path = filepath.Join(resDir, rel)
 		}
 	}
 	res.Summary = sum
@@ -200,6 +242,50 @@ func RunWith(ctx context.Context, e *Experiment, out io.Writer, o RunOptions) (*
 		fmt.Fprintf(out, "results in %s\n", res.Dir)
 	}
 	return res, nil
+}
+
+// provenance records in rec what produced the run and what may have spoilt
+// it: the experiment as run, the build, the machine, the start, the
+// interruption, and the reasons the results are degraded (lcore stalls above
+// StallBoundNs, samples and FCT records the engines could not keep, frames a
+// capture could not keep up with).
+func (e *Experiment) provenance(rec *report.Recorder, res *Result, started time.Time) {
+	m := rec.Meta()
+	m.StartedAt, m.Config, m.Build, m.Machine = started, e.Snapshot(), report.ThisBuild(), report.ThisMachine()
+	m.Interrupted = res.Interrupted
+	var lcores []report.LcoreSummary
+	for _, l := range res.Loops {
+		lcores = append(lcores, report.LcoreSummary{Lcore: l.Lcore, Name: l.Name, Iterations: l.Iterations,
+			BusyFraction: float64(l.BusyPolls) / float64(max(l.Iterations, 1)), MaxStallMs: float64(l.MaxStallNs) / 1e6})
+		if l.MaxStallNs > StallBoundNs {
+			m.Degraded = append(m.Degraded, fmt.Sprintf("lcore %d (%s) stalled for up to %.1f ms (bound %.0f ms): other load on its CPU; emulated links drain only while their lcore runs",
+				l.Lcore, l.Name, float64(l.MaxStallNs)/1e6, float64(StallBoundNs)/1e6))
+		}
+	}
+	m.Lcores = lcores
+	for i, s := range res.Switches {
+		if s.SamplesDropped > 0 {
+			m.Degraded = append(m.Degraded, fmt.Sprintf("switch %s dropped %d telemetry samples (queue.csv, fairrate.csv have gaps)",
+				e.topo.Switches[i].Name, s.SamplesDropped))
+		}
+	}
+	for i, h := range res.Hosts {
+		if h.Tx.SamplesDropped > 0 {
+			m.Degraded = append(m.Degraded, fmt.Sprintf("host %s dropped %d rate samples (hostd max_samples; rate.csv has gaps)",
+				e.topo.Hosts[i].Name, h.Tx.SamplesDropped))
+		}
+		if h.Tx.FCTsDropped > 0 {
+			m.Degraded = append(m.Degraded, fmt.Sprintf("host %s dropped %d FCT records (hostd max_fcts; fct.csv is incomplete)",
+				e.topo.Hosts[i].Name, h.Tx.FCTsDropped))
+		}
+	}
+	for _, c := range res.Captures {
+		if c.Dropped > 0 {
+			m.Degraded = append(m.Degraded, fmt.Sprintf("capture of %s could not keep up: %d frames not in %s",
+				c.Port, c.Dropped, filepath.Base(c.Path)))
+		}
+	}
+	rec.SetMeta(m)
 }
 
 // captureSummaries describes the capture files for summary.json, their paths
@@ -220,15 +306,6 @@ func captureSummaries(files []fabric.CaptureFile, dir string, snaplen int) []rep
 			Dropped: f.Dropped, Snaplen: snaplen})
 	}
 	return out
-}
-
-// rewriteSummary writes summary.json again, with what WriteAll did not know.
-func rewriteSummary(dir string, s report.Summary) error {
-	var b bytes.Buffer
-	if err := report.WriteSummaryJSON(&b, s); err != nil {
-		return err
-	}
-	return os.WriteFile(filepath.Join(dir, report.SummaryFile), b.Bytes(), 0o644)
 }
 
 // CheckClock reports why the experiment cannot run with its clock (the DPDK
@@ -275,16 +352,29 @@ func (e *Experiment) record(fr *fabric.Result) *report.Recorder {
 	rec.SetDuration(float64(fr.EndNs-fr.T0Ns) / 1e9)
 	warm := e.Experiment.WarmupMs * 1e3
 	spec := fr.Plan.Spec
+	byIP := make(map[uint32]int, len(t.Hosts))
+	for i, h := range t.Hosts {
+		byIP[h.IP] = i
+	}
 	for i, he := range fr.Hosts {
 		for _, s := range he.Samples() {
 			if tu := usOf(s.T); tu >= warm {
-				rec.AddRateSample(tu, int(s.Flow), s.Gbps)
+				win := s.Window
+				if win == ccalgo.NoWindow {
+					win = -1
+				}
+				rec.AddRate(report.RateSample{TUs: tu, Flow: int(s.Flow), GoodputGbps: s.Gbps, RateGbps: s.RateGbps, WindowBytes: win})
 			}
 		}
 		delivered := map[int64]int64{}
 		fcts := map[int64]float64{}
 		for _, f := range he.FCTs() {
-			rec.AddFCT(int(f.Flow), f.SizeBytes, float64(f.FCTNs)/1e3, float64(f.FCTNs)/float64(f.IdealNs))
+			dst := hostd.FormatIPv4(f.Dst)
+			if d, ok := byIP[f.Dst]; ok {
+				dst = t.Hosts[d].Name
+			}
+			rec.AddFCTRecord(report.FCTRecord{Flow: int(f.Flow), Src: t.Hosts[i].Name, Dst: dst, StartUs: usOf(f.StartNs),
+				SizeBytes: f.SizeBytes, FCTUs: float64(f.FCTNs) / 1e3, Slowdown: float64(f.FCTNs) / float64(f.IdealNs)})
 			delivered[f.Flow] += f.SizeBytes
 			fcts[f.Flow] = float64(f.FCTNs) / 1e3
 		}

@@ -40,6 +40,8 @@ type Experiment struct {
 
 	file *config.File
 	dir  string // directory of the file: relative paths start here
+	// source is the file's text and the overrides applied (Snapshot).
+	source *source
 	// topo is the topology the [topology] table describes (Validate builds it).
 	topo *fabric.Topology
 	// ns3Flows are the flows of an ns3 topology's flow file.
@@ -231,33 +233,11 @@ func Default() Experiment {
 	}
 }
 
-// Load reads and validates an experiment file.
-func Load(path string) (*Experiment, error) {
-	e := Default()
-	f, err := config.Load(path, &e)
-	if err != nil {
-		return nil, err
-	}
-	e.file, e.dir = f, filepath.Dir(path)
-	if err := e.Validate(); err != nil {
-		return nil, err
-	}
-	return &e, nil
-}
+// Load reads and validates an experiment file (LoadWith, no overrides).
+func Load(path string) (*Experiment, error) { return LoadWith(path, nil) }
 
 // Decode is Load on text already read; dir anchors relative paths.
-func Decode(name, text, dir string) (*Experiment, error) {
-	e := Default()
-	f, err := config.Decode(name, text, &e)
-	if err != nil {
-		return nil, err
-	}
-	e.file, e.dir = f, dir
-	if err := e.Validate(); err != nil {
-		return nil, err
-	}
-	return &e, nil
-}
+func Decode(name, text, dir string) (*Experiment, error) { return decodeWith(name, text, dir, nil) }
 
 func (e *Experiment) errorf(key, format string, args ...any) error {
 	if e.file == nil {

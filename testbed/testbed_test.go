@@ -180,7 +180,7 @@ func TestRunEndToEnd(t *testing.T) {
 		t.Fatalf("flows %+v", s.Flows)
 	}
 	for _, f := range s.Flows {
-		if f.ID == 3 && (f.Bytes != 200_000 || f.FCTUs <= 0) {
+		if f.ID == 3 && (f.Bytes != 200_000 || f.FCTUs.Or(0) <= 0) {
 			t.Errorf("finite flow: %+v", f)
 		}
 	}
@@ -191,15 +191,15 @@ func TestRunEndToEnd(t *testing.T) {
 		t.Fatalf("ports %+v", s.Ports)
 	}
 	for i, p := range s.Ports {
-		if i < 3 && (p.P99QueueBytes > 10_000 || p.CNPsSent != 0) {
+		if i < 3 && (p.P99QueueBytes.Or(0) > 10_000 || p.CNPsSent != 0) {
 			t.Errorf("port %d (toward a sender): %+v", i, p)
 		}
 	}
 	// Only properties that hold however loaded the machine is: control quality
 	// (the fair rate's value, the steady queue) depends on the lcores getting
 	// their CPUs, and is measured by the experiments, not asserted here.
-	if p := s.Ports[3]; p.P99QueueBytes <= 0 || p.CNPsSent == 0 || p.FairRateGbps < 0 || p.FairRateGbps > 1 ||
-		p.AvgQueueBytes > p.P99QueueBytes+1 {
+	if p := s.Ports[3]; p.P99QueueBytes.Or(0) <= 0 || p.CNPsSent == 0 || p.FairRateGbps.Or(0) < 0 || p.FairRateGbps.Or(0) > 1 ||
+		p.AvgQueueBytes.Or(0) > p.P99QueueBytes.Or(0)+1 {
 		t.Errorf("receiver port: %+v", p)
 	}
 	fair, err := os.ReadFile(filepath.Join(res.Dir, "fairrate.csv"))

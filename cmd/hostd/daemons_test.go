@@ -407,11 +407,12 @@ start_us = 200000
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(rows) != 2 || strings.Join(rows[0], ",") != "flow,size_bytes,fct_us,slowdown" {
+	if len(rows) != 2 || strings.Join(rows[0], ",") != hostd.FCTCSVHeader {
 		t.Fatalf("sender fct.csv: want a header and one row, got %q", rows)
 	}
-	fctUs, _ := strconv.ParseFloat(rows[1][2], 64)
-	if rows[1][0] != "1" || rows[1][1] != strconv.Itoa(msgBytes) || !(fctUs > 0) || fctUs > durationS*1e6 {
+	// flow,src,dst,size_bytes,start_us,fct_us,slowdown
+	fctUs, _ := strconv.ParseFloat(rows[1][5], 64)
+	if rows[1][0] != "1" || rows[1][3] != strconv.Itoa(msgBytes) || !(fctUs > 0) || fctUs > durationS*1e6 {
 		t.Errorf("sender fct.csv row %q: want flow 1, %d bytes, 0 < fct_us < %g", rows[1], msgBytes, durationS*1e6)
 	}
 	var snd, rcv hostd.Report

@@ -3,8 +3,9 @@
 // virtual devices in real time, and writes results, a summary and plots
 // (docs/results.md).
 //
-//	testbed run EXPERIMENT.toml [-clock virtual|dpdk] [-seed N] [-o DIR] [-duration-ms N] [-pcap DIR] [-pcap-ports LIST] [-pcap-snaplen N]
-//	testbed validate EXPERIMENT.toml...
+//	testbed run EXPERIMENT.toml [-set key=value]... [-clock virtual|dpdk] [-seed N] [-o DIR] [-duration-ms N] [-pcap DIR] [-pcap-ports LIST] [-pcap-snaplen N]
+//	testbed sweep EXPERIMENT.toml -set key=v1,v2... [-o DIR] [-clock virtual|dpdk] [-duration-ms N]  # every combination, one directory, an index
+//	testbed validate [-set key=value]... EXPERIMENT.toml...
 //	testbed compare [-o DIR] [-port N] LABEL=RESULTS_DIR...  # queue and fair rate of several runs on shared axes
 //	testbed schemes
 //	testbed nodes EXPERIMENT.toml [-inventory FILE] -o DIR  # configs, inventory and Ansible playbook for real nodes
@@ -15,10 +16,13 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"io"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"runtime/pprof"
 	"strings"
+	"syscall"
 
 	"github.com/ccbed/ccbed/ccalgo"
 	_ "github.com/ccbed/ccbed/ccalgo/all"
@@ -28,9 +32,10 @@ import (
 
 func usage() {
 	fmt.Fprint(os.Stderr, `usage:
-  testbed run EXPERIMENT.toml [-clock virtual|dpdk] [-seed N] [-o DIR] [-duration-ms N]
+  testbed run EXPERIMENT.toml [-set key=value]... [-clock virtual|dpdk] [-seed N] [-o DIR] [-duration-ms N]
               [-pcap DIR] [-pcap-ports s0.p3,h2,...] [-pcap-snaplen N]
-  testbed validate EXPERIMENT.toml...
+  testbed sweep EXPERIMENT.toml -set key=v1,v2,... [-set ...] [-o DIR] [-clock virtual|dpdk] [-duration-ms N]
+  testbed validate [-set key=value]... EXPERIMENT.toml...
   testbed compare [-o DIR] [-port N] LABEL=RESULTS_DIR...
   testbed schemes
   testbed nodes EXPERIMENT.toml [-inventory FILE] -o DIR
@@ -48,6 +53,8 @@ func main() {
 	switch cmd {
 	case "run":
 		err = run(args)
+	case "sweep":
+		err = sweep(args)
 	case "validate":
 		err = validate(args)
 	case "schemes":
@@ -86,11 +93,69 @@ func parse(fs *flag.FlagSet, args []string) (string, error) {
 	return pos[0], nil
 }
 
+// overrides is a repeatable -set key=value flag.
+type overrides []string
+
+func (o *overrides) String() string      { return strings.Join(*o, " ") }
+func (o *overrides) Set(kv string) error { *o = append(*o, kv); return nil }
+
+const setUsage = "override a key of the experiment file: -set cc.scheme=dcqcn, -set topology.link_gbps=25, -set cc.params.q_ref_bytes=50000 (repeatable; docs/results.md)"
+
+// signalContext is a context that SIGINT or SIGTERM ends, so that a run stops
+// cleanly and still writes its results, marked interrupted. After the first
+// signal the default action is back: a second one kills the process.
+func signalContext() (context.Context, context.CancelFunc) {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	go func() {
+		<-ctx.Done()
+		stop()
+	}()
+	return ctx, stop
+}
+
+// runFlags are the flags run and sweep share.
+type runFlags struct {
+	outDir *string
+	durMs  *float64
+	clock  *string
+	sets   overrides
+}
+
+func addRunFlags(fs *flag.FlagSet, outHelp string) *runFlags {
+	f := &runFlags{
+		outDir: fs.String("o", "", outHelp),
+		durMs:  fs.Float64("duration-ms", 0, "override the experiment's duration"),
+		clock:  fs.String("clock", "", "virtual (discrete events) or dpdk (real time on lcores); default: the file's experiment.clock"),
+	}
+	fs.Var(&f.sets, "set", setUsage)
+	return f
+}
+
+// load reads the experiment with the flags' overrides applied.
+func (f *runFlags) load(path string, sets []string) (*testbed.Experiment, error) {
+	e, err := testbed.LoadWith(path, sets)
+	if err != nil {
+		return nil, err
+	}
+	if *f.durMs != 0 {
+		e.Experiment.DurationMs = *f.durMs
+		// The override passes the file's own checks (finite, bounded).
+		if err := e.Validate(); err != nil {
+			return nil, fmt.Errorf("-duration-ms %v: %w", *f.durMs, err)
+		}
+	}
+	if *f.clock != "" {
+		if *f.clock != testbed.ClockVirtual && *f.clock != testbed.ClockDPDK {
+			return nil, fmt.Errorf("-clock %q: want %s or %s", *f.clock, testbed.ClockVirtual, testbed.ClockDPDK)
+		}
+		e.Experiment.Clock = *f.clock
+	}
+	return e, nil
+}
+
 func run(args []string) error {
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
-	outDir := fs.String("o", "", "results directory (default: the experiment's output_dir)")
-	durMs := fs.Float64("duration-ms", 0, "override the experiment's duration")
-	clock := fs.String("clock", "", "virtual (discrete events) or dpdk (real time on lcores); default: the file's experiment.clock")
+	rf := addRunFlags(fs, "results directory's parent (default: the experiment's output_dir)")
 	seed := fs.Uint64("seed", 0, "override the experiment's seed")
 	quiet := fs.Bool("q", false, "no live progress line")
 	cpuProfile := fs.String("cpuprofile", "", "write a Go CPU profile of the run to this file")
@@ -114,25 +179,12 @@ func run(args []string) error {
 		}
 		defer pprof.StopCPUProfile()
 	}
-	e, err := testbed.Load(path)
+	e, err := rf.load(path, rf.sets)
 	if err != nil {
-		return err
+		return fmt.Errorf("run: %w", err)
 	}
-	if *outDir != "" {
-		e.Experiment.OutputDir = *outDir
-	}
-	if *durMs != 0 {
-		e.Experiment.DurationMs = *durMs
-		// The override passes the file's own checks (finite, bounded).
-		if err := e.Validate(); err != nil {
-			return fmt.Errorf("run: -duration-ms %v: %w", *durMs, err)
-		}
-	}
-	if *clock != "" {
-		if *clock != testbed.ClockVirtual && *clock != testbed.ClockDPDK {
-			return fmt.Errorf("run: -clock %q: want %s or %s", *clock, testbed.ClockVirtual, testbed.ClockDPDK)
-		}
-		e.Experiment.Clock = *clock
+	if *rf.outDir != "" {
+		e.Experiment.OutputDir = *rf.outDir
 	}
 	if *seed != 0 {
 		e.Experiment.Seed = *seed
@@ -153,7 +205,9 @@ func run(args []string) error {
 	if !*quiet {
 		progress = func(line string) { fmt.Fprintf(os.Stderr, "\r%s   ", line) }
 	}
-	res, err := testbed.RunWith(context.Background(), e, os.Stdout, testbed.RunOptions{Progress: progress, Capture: capture})
+	ctx, stop := signalContext()
+	defer stop()
+	res, err := testbed.RunWith(ctx, e, os.Stdout, testbed.RunOptions{Progress: progress, Capture: capture})
 	if progress != nil && res != nil && res.Fabric != nil && res.Fabric.WallNs > 1e9 {
 		fmt.Fprintln(os.Stderr)
 	}
@@ -177,27 +231,70 @@ func run(args []string) error {
 		fmt.Printf("lcore %d %-10s iterations %d busy %.1f%% worst stall %.2f ms\n", l.Lcore, l.Name,
 			l.Iterations, 100*float64(l.BusyPolls)/float64(max(l.Iterations, 1)), float64(l.MaxStallNs)/1e6)
 	}
-	for _, l := range res.Loops {
-		if l.MaxStallNs > 5e6 {
-			fmt.Printf("WARNING: lcore %d stalled for up to %.1f ms: other load on its CPU; emulated links drain only while their lcore runs, so results are degraded\n",
-				l.Lcore, float64(l.MaxStallNs)/1e6)
-		}
-	}
-	if res.Interrupted {
-		fmt.Println("interrupted: results cover the run up to the signal")
-	}
 	if res.MbufsLeaked != 0 {
 		return fmt.Errorf("%d mbufs not returned to the pool", res.MbufsLeaked)
 	}
 	return nil
 }
 
+// sweep runs the experiment at every combination of the -set values (a
+// cartesian product, the first -set varying slowest) into one directory:
+// run-000/, run-001/, ... and index.csv and index.json listing each run's
+// settings, directory and headline results.
+func sweep(args []string) error {
+	fs := flag.NewFlagSet("sweep", flag.ContinueOnError)
+	rf := addRunFlags(fs, "sweep directory (default: the experiment's output_dir/<name>-sweep)")
+	quiet := fs.Bool("q", false, "no per-run summary tables")
+	path, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	points, err := testbed.SweepPoints(rf.sets)
+	if err != nil {
+		return fmt.Errorf("sweep: %w", err)
+	}
+	e, err := rf.load(path, points[0])
+	if err != nil {
+		return fmt.Errorf("sweep: %w", err)
+	}
+	dir := *rf.outDir
+	if dir == "" {
+		dir = filepath.Join(e.Experiment.OutputDir, e.Experiment.Name+"-sweep")
+	}
+	ctx, stop := signalContext()
+	defer stop()
+	var out io.Writer = os.Stdout
+	if *quiet {
+		out = nil
+	}
+	idx, err := testbed.Sweep(ctx, dir, points, func(sets []string) (*testbed.Experiment, error) { return rf.load(path, sets) }, out)
+	if err != nil {
+		return fmt.Errorf("sweep: %w", err)
+	}
+	fmt.Printf("%d runs in %s (index: %s, %s)\n", len(idx), dir, testbed.SweepIndexCSV, testbed.SweepIndexJSON)
+	return nil
+}
+
 func validate(args []string) error {
-	if len(args) == 0 {
+	fs := flag.NewFlagSet("validate", flag.ContinueOnError)
+	var sets overrides
+	fs.Var(&sets, "set", setUsage)
+	var files []string
+	for len(args) > 0 {
+		if err := fs.Parse(args); err != nil {
+			return err
+		}
+		args = fs.Args()
+		if len(args) > 0 {
+			files = append(files, args[0])
+			args = args[1:]
+		}
+	}
+	if len(files) == 0 {
 		return fmt.Errorf("validate: no experiment files")
 	}
-	for _, p := range args {
-		e, err := testbed.Load(p)
+	for _, p := range files {
+		e, err := testbed.LoadWith(p, sets)
 		if err != nil {
 			return err
 		}

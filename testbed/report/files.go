@@ -4,17 +4,19 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"strconv"
 )
 
-// The CSV headers of the results contract.
+// The CSV headers of the results contract (docs/results.md). An empty cell
+// is a missing value (pandas reads NaN).
 const (
 	QueueCSVHeader    = "t_us,port,queue_bytes"
-	RateCSVHeader     = "t_us,flow,gbps"
+	RateCSVHeader     = "t_us,flow,goodput_gbps,rate_gbps,window_bytes"
 	FairRateCSVHeader = "t_us,port,gbps"
-	FCTCSVHeader      = "flow,size_bytes,fct_us,slowdown"
+	FCTCSVHeader      = "flow,src,dst,size_bytes,start_us,fct_us,slowdown"
 )
 
 // The file names WriteAll writes into the results directory.
@@ -35,10 +37,38 @@ func appendFloat(b []byte, x float64) []byte {
 	return strconv.AppendFloat(b, x, 'f', -1, 64)
 }
 
-// writeSeriesCSV writes header, then one row "t,id,value" per sample of all
-// series, merged in time order (ties by id); values are written as integers
-// when intValues.
-func writeSeriesCSV(w io.Writer, header string, ss []*series, intValues bool) error {
+// appendOpt appends x, or nothing (an empty cell) when x is NaN.
+func appendOpt(b []byte, x float64) []byte {
+	if math.IsNaN(x) {
+		return b
+	}
+	return appendFloat(b, x)
+}
+
+// appendRate appends the goodput, sender rate and window of sample i of a
+// rate series.
+func appendRate(b []byte, s *series, i int) []byte {
+	b = appendFloat(b, s.v[i])
+	b = append(b, ',')
+	if s.rp != nil {
+		b = appendOpt(b, s.rp[i])
+	}
+	b = append(b, ',')
+	if s.win != nil && !math.IsNaN(s.win[i]) {
+		b = strconv.AppendInt(b, int64(s.win[i]), 10)
+	}
+	return b
+}
+
+// appendInt appends sample i's value as an integer.
+func appendInt(b []byte, s *series, i int) []byte { return strconv.AppendInt(b, int64(s.v[i]), 10) }
+
+// appendValue appends sample i's value.
+func appendValue(b []byte, s *series, i int) []byte { return appendFloat(b, s.v[i]) }
+
+// writeSeriesCSV writes header, then one row "t,id,values" per sample of all
+// series, merged in time order (ties by id); values appends the row's values.
+func writeSeriesCSV(w io.Writer, header string, ss []*series, values func([]byte, *series, int) []byte) error {
 	bw := bufio.NewWriterSize(w, 64<<10)
 	bw.WriteString(header)
 	bw.WriteByte('\n')
@@ -61,11 +91,7 @@ func writeSeriesCSV(w io.Writer, header string, ss []*series, intValues bool) er
 		buf = append(buf, ',')
 		buf = strconv.AppendInt(buf, int64(s.id), 10)
 		buf = append(buf, ',')
-		if intValues {
-			buf = strconv.AppendInt(buf, int64(s.v[i]), 10)
-		} else {
-			buf = appendFloat(buf, s.v[i])
-		}
+		buf = values(buf, s, i)
 		buf = append(buf, '\n')
 		bw.Write(buf)
 	}
@@ -76,25 +102,25 @@ func writeSeriesCSV(w io.Writer, header string, ss []*series, intValues bool) er
 func (r *Recorder) WriteQueueCSV(w io.Writer) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return writeSeriesCSV(w, QueueCSVHeader, r.queue.prepare(), true)
+	return writeSeriesCSV(w, QueueCSVHeader, r.queue.prepare(), appendInt)
 }
 
-// WriteRateCSV writes rate.csv (t_us,flow,gbps), in time order.
+// WriteRateCSV writes rate.csv (RateCSVHeader), in time order.
 func (r *Recorder) WriteRateCSV(w io.Writer) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return writeSeriesCSV(w, RateCSVHeader, r.rate.prepare(), false)
+	return writeSeriesCSV(w, RateCSVHeader, r.rate.prepare(), appendRate)
 }
 
 // WriteFairRateCSV writes fairrate.csv (t_us,port,gbps), in time order.
 func (r *Recorder) WriteFairRateCSV(w io.Writer) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return writeSeriesCSV(w, FairRateCSVHeader, r.fair.prepare(), false)
+	return writeSeriesCSV(w, FairRateCSVHeader, r.fair.prepare(), appendValue)
 }
 
-// WriteFCTCSV writes fct.csv (flow,size_bytes,fct_us,slowdown), in the order
-// the records were added.
+// WriteFCTCSV writes fct.csv (FCTCSVHeader), in the order the records were
+// added.
 func (r *Recorder) WriteFCTCSV(w io.Writer) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -105,7 +131,13 @@ func (r *Recorder) WriteFCTCSV(w io.Writer) error {
 	for _, rec := range r.fct {
 		buf = strconv.AppendInt(buf[:0], int64(rec.Flow), 10)
 		buf = append(buf, ',')
+		buf = append(buf, rec.Src...)
+		buf = append(buf, ',')
+		buf = append(buf, rec.Dst...)
+		buf = append(buf, ',')
 		buf = strconv.AppendInt(buf, rec.SizeBytes, 10)
+		buf = append(buf, ',')
+		buf = appendOpt(buf, rec.StartUs)
 		buf = append(buf, ',')
 		buf = appendFloat(buf, rec.FCTUs)
 		buf = append(buf, ',')
@@ -141,20 +173,31 @@ func writeFile(path string, write func(io.Writer) error) (err error) {
 	return nil
 }
 
-// WriteAll writes the results contract into dir (created if missing):
-// summary.json, queue.csv, rate.csv and fct.csv always (a CSV with no rows
-// has its header), fairrate.csv when a fair rate was recorded, and the PNG
-// plots whose data exist (see WritePlots). It returns the summary written.
+// WriteAll writes the results contract into dir, whole or not at all: into
+// a staging directory beside dir (StageDir), renamed into dir's place when
+// every file is written, so an earlier run's files never remain beside the
+// new ones and a crash leaves no directory that looks complete. It returns
+// the summary written.
 func (r *Recorder) WriteAll(dir string) (Summary, error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	st, err := StageDir(dir)
+	if err != nil {
 		return Summary{}, err
 	}
-	s := r.Summarize()
-	if err := writeFile(filepath.Join(dir, SummaryFile), func(w io.Writer) error {
-		return WriteSummaryJSON(w, s)
-	}); err != nil {
+	s, err := r.WriteFiles(st.Path())
+	if err != nil {
+		st.Abort()
 		return s, err
 	}
+	return s, st.Commit()
+}
+
+// WriteFiles writes the results contract into the existing directory dir:
+// summary.json, queue.csv, rate.csv and fct.csv always (a CSV with no rows
+// has its header), fairrate.csv when a fair rate was recorded, and the PNG
+// plots whose data exist (see WritePlots); summary.json last. It returns the
+// summary written. Use it on a StageDir's path; WriteAll does both.
+func (r *Recorder) WriteFiles(dir string) (Summary, error) {
+	s := r.Summarize()
 	writers := []struct {
 		name string
 		fn   func(io.Writer) error
@@ -177,5 +220,10 @@ func (r *Recorder) WriteAll(dir string) (Summary, error) {
 	if _, err := r.WritePlots(dir); err != nil {
 		return s, err
 	}
-	return s, nil
+	return s, WriteSummaryFile(dir, s)
+}
+
+// WriteSummaryFile writes s as dir's summary.json.
+func WriteSummaryFile(dir string, s Summary) error {
+	return writeFile(filepath.Join(dir, SummaryFile), func(w io.Writer) error { return WriteSummaryJSON(w, s) })
 }

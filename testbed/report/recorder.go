@@ -1,6 +1,7 @@
 // Package report turns the series a testbed run records into ccbed's results
-// contract, the files every run writes into results/<experiment>/ (README.md,
-// "Run an experiment"): summary.json (summary.go), queue.csv, rate.csv,
+// contract, the files every run writes into results/<experiment>/
+// (docs/results.md: every file and column, null semantics, how a directory is
+// staged and renamed into place): summary.json (summary.go), queue.csv, rate.csv,
 // fairrate.csv, fct.csv (their headers in files.go), PNG plots of the same and
 // a short human summary table.
 //
@@ -20,9 +21,11 @@
 package report
 
 import (
+	"fmt"
 	"math"
 	"sort"
 	"sync"
+	"time"
 )
 
 // Meta describes the run a Recorder records.
@@ -53,6 +56,20 @@ type Meta struct {
 	// LinkGbps is the hosts' line rate (the fastest host link), the C that
 	// rates are normalised to when runs are compared.
 	LinkGbps float64
+	// StartedAt is when the run started (written in UTC).
+	StartedAt time.Time
+	// Config is the experiment file as run; nil when there is none.
+	Config *ConfigSnapshot
+	// Build and Machine say what ran it (ThisBuild, ThisMachine).
+	Build   BuildInfo
+	Machine MachineInfo
+	// Lcores are the lcores' loop statistics (DPDK clock).
+	Lcores []LcoreSummary
+	// Interrupted is true when the run stopped before its duration
+	// (SetInterrupted).
+	Interrupted bool
+	// Degraded are the reasons the results may be wrong (MarkDegraded).
+	Degraded []string
 }
 
 // FlowInfo is what the runner knows about one flow besides its rate samples.
@@ -99,6 +116,11 @@ type PortCounters struct {
 type FCTRecord struct {
 	// Flow is the flow's id.
 	Flow int
+	// Src and Dst name the flow's endpoints ("" when unknown).
+	Src, Dst string
+	// StartUs is when the flow (message) was posted, on the run's time base;
+	// NaN when unknown.
+	StartUs float64
 	// SizeBytes is the flow's size.
 	SizeBytes int64
 	// FCTUs is its completion time in microseconds.
@@ -109,10 +131,13 @@ type FCTRecord struct {
 
 // series is one time series (one port's queue, one flow's rate, ...).
 type series struct {
-	id     int
-	t      []float64 // us
-	v      []float64
-	sorted bool // t is non-decreasing
+	id int
+	t  []float64 // us
+	v  []float64
+	// rp and win are a flow's sender rate (Gb/s) and window (bytes), beside
+	// its goodput v, in rate series only; NaN where unknown.
+	rp, win []float64
+	sorted  bool // t is non-decreasing
 }
 
 func (s *series) add(t, v float64) {
@@ -140,6 +165,10 @@ func (b byTime) Less(i, j int) bool { return b.s.t[i] < b.s.t[j] }
 func (b byTime) Swap(i, j int) {
 	b.s.t[i], b.s.t[j] = b.s.t[j], b.s.t[i]
 	b.s.v[i], b.s.v[j] = b.s.v[j], b.s.v[i]
+	if b.s.rp != nil {
+		b.s.rp[i], b.s.rp[j] = b.s.rp[j], b.s.rp[i]
+		b.s.win[i], b.s.win[j] = b.s.win[j], b.s.win[i]
+	}
 }
 
 // seriesSet holds the series of one kind, keyed by port or flow id.
@@ -148,7 +177,7 @@ type seriesSet struct {
 	list []series
 }
 
-func (ss *seriesSet) add(id int, t, v float64) {
+func (ss *seriesSet) add(id int, t, v float64) *series {
 	i, ok := ss.idx[id]
 	if !ok {
 		if ss.idx == nil {
@@ -159,6 +188,7 @@ func (ss *seriesSet) add(id int, t, v float64) {
 		ss.list = append(ss.list, series{id: id, sorted: true})
 	}
 	ss.list[i].add(t, v)
+	return &ss.list[i]
 }
 
 func (ss *seriesSet) get(id int) *series {
@@ -194,7 +224,7 @@ type Recorder struct {
 	mu        sync.Mutex
 	meta      Meta
 	queue     seriesSet // port -> queue bytes
-	rate      seriesSet // flow -> Gb/s
+	rate      seriesSet // flow -> goodput Gb/s (and sender rate, window)
 	fair      seriesSet // port -> fair rate Gb/s
 	fct       []FCTRecord
 	flows     map[int]FlowInfo
@@ -239,16 +269,45 @@ func (r *Recorder) AddQueueSample(tUs float64, port int, bytes int64) {
 	r.mu.Unlock()
 }
 
-// AddRateSample records flow's rate, in Gb/s, over the sampling period
-// ending at tUs.
+// AddRateSample records flow's goodput, in Gb/s, over the sampling period
+// ending at tUs, with no sender rate or window (AddRate).
 func (r *Recorder) AddRateSample(tUs float64, flow int, gbps float64) {
+	r.AddRate(RateSample{TUs: tUs, Flow: flow, GoodputGbps: gbps, RateGbps: math.NaN(), WindowBytes: -1})
+}
+
+// RateSample is one row of rate.csv: a flow's goodput over the sampling
+// period ending at TUs, and its sender's rate and window at TUs.
+type RateSample struct {
+	TUs  float64
+	Flow int
+	// GoodputGbps is the bytes acknowledged in the period over its length.
+	GoodputGbps float64
+	// RateGbps is the rate the flow's reaction point set (its pacer's
+	// rate); NaN when unknown.
+	RateGbps float64
+	// WindowBytes is the RP's window; negative when it has none.
+	WindowBytes int64
+}
+
+// AddRate records s. A NaN or infinite time or goodput rejects the sample
+// (Rejected); a NaN or infinite sender rate records it as unknown.
+func (r *Recorder) AddRate(s RateSample) {
 	r.mu.Lock()
-	if finite(tUs) && finite(gbps) {
-		r.rate.add(flow, tUs, gbps)
-	} else {
+	defer r.mu.Unlock()
+	if !finite(s.TUs) || !finite(s.GoodputGbps) {
 		r.nonFinite++
+		return
 	}
-	r.mu.Unlock()
+	rp, win := s.RateGbps, math.NaN()
+	if !finite(rp) {
+		rp = math.NaN()
+	}
+	if s.WindowBytes >= 0 {
+		win = float64(s.WindowBytes)
+	}
+	ser := r.rate.add(s.Flow, s.TUs, s.GoodputGbps)
+	ser.rp = append(ser.rp, rp)
+	ser.win = append(ser.win, win)
 }
 
 // AddFairRate records the fair rate, in Gb/s, that port's CP computed at tUs
@@ -264,14 +323,46 @@ func (r *Recorder) AddFairRate(tUs float64, port int, gbps float64) {
 }
 
 // AddFCT records one completed flow of size bytes, its completion time in
-// microseconds and its slowdown (see Slowdown).
+// microseconds and its slowdown (see Slowdown), with no endpoints or start
+// time (AddFCTRecord).
 func (r *Recorder) AddFCT(flow int, size int64, fctUs, slowdown float64) {
+	r.AddFCTRecord(FCTRecord{Flow: flow, SizeBytes: size, StartUs: math.NaN(), FCTUs: fctUs, Slowdown: slowdown})
+}
+
+// AddFCTRecord records one completed flow. A NaN or infinite FCT or slowdown
+// rejects it (Rejected); a NaN or infinite start records it as unknown.
+func (r *Recorder) AddFCTRecord(rec FCTRecord) {
 	r.mu.Lock()
-	if finite(fctUs) && finite(slowdown) {
-		r.fct = append(r.fct, FCTRecord{Flow: flow, SizeBytes: size, FCTUs: fctUs, Slowdown: slowdown})
+	if finite(rec.FCTUs) && finite(rec.Slowdown) {
+		if !finite(rec.StartUs) {
+			rec.StartUs = math.NaN()
+		}
+		r.fct = append(r.fct, rec)
 	} else {
 		r.nonFinite++
 	}
+	r.mu.Unlock()
+}
+
+// MarkDegraded records a reason the results may be wrong (summary.json's
+// degraded_reasons); any reason makes the run degraded.
+func (r *Recorder) MarkDegraded(format string, args ...any) {
+	r.mu.Lock()
+	r.meta.Degraded = append(r.meta.Degraded, fmt.Sprintf(format, args...))
+	r.mu.Unlock()
+}
+
+// SetInterrupted records whether the run stopped before its duration.
+func (r *Recorder) SetInterrupted(interrupted bool) {
+	r.mu.Lock()
+	r.meta.Interrupted = interrupted
+	r.mu.Unlock()
+}
+
+// SetLcores records the lcores' loop statistics (DPDK clock).
+func (r *Recorder) SetLcores(ls []LcoreSummary) {
+	r.mu.Lock()
+	r.meta.Lcores = ls
 	r.mu.Unlock()
 }
 
@@ -320,4 +411,12 @@ func Slowdown(fctUs float64, sizeBytes int64, linkGbps, baseRTTUs float64) float
 		return 0
 	}
 	return fctUs / ideal
+}
+
+// SetMeta replaces the run's description (for a runner that learns what
+// produced the run, or what degraded it, after recording).
+func (r *Recorder) SetMeta(m Meta) {
+	r.mu.Lock()
+	r.meta = m
+	r.mu.Unlock()
 }

@@ -213,20 +213,21 @@ func fixture(durationS float64, reverse bool) *Recorder {
 
 func wantFixtureSummary(durationS float64) Summary {
 	return Summary{
-		Experiment: "unit", Scheme: "rocc", DurationS: durationS, JainIndex: 0.9,
-		SteadyFromS: 500e-6, Scaling: "none",
+		ResultsVersion: ResultsVersion, Experiment: "unit", Scheme: "rocc", DurationS: durationS,
+		JainIndex: Some(0.9), SteadyFromS: 500e-6, Scaling: "none", DegradedReasons: []string{},
+		// Missing values (no FCT, no samples, no fair rate) are None: null.
 		Flows: []FlowSummary{
-			{ID: 1, Src: "h0", Dst: "h3", Bytes: 750000, AvgGbps: 6, SteadyGbps: 2},
-			{ID: 2, Src: "h1", Dst: "h3", Bytes: 250000, AvgGbps: 2, SteadyGbps: 4},
-			{ID: 3, Src: "h2", Dst: "h3", Bytes: 312500, AvgGbps: 2.5, SteadyGbps: 0, FCTUs: 480},
-			// No rate samples: bytes*8/duration = 1e6 bit / 1000 us = 1 Gb/s;
-			// FCT: mean of its two records.
-			{ID: 4, Src: "h2", Dst: "h0", Bytes: 125000, AvgGbps: 1, SteadyGbps: 0, FCTUs: 13},
+			{ID: 1, Src: "h0", Dst: "h3", Bytes: 750000, AvgGbps: Some(6), SteadyGbps: Some(2)},
+			{ID: 2, Src: "h1", Dst: "h3", Bytes: 250000, AvgGbps: Some(2), SteadyGbps: Some(4)},
+			{ID: 3, Src: "h2", Dst: "h3", Bytes: 312500, AvgGbps: Some(2.5), SteadyGbps: Some(0), FCTUs: Some(480)},
+			// No rate samples: bytes*8/duration = 1e6 bit / 1000 us = 1 Gb/s,
+			// no steady rate; FCT: mean of its two records.
+			{ID: 4, Src: "h2", Dst: "h0", Bytes: 125000, AvgGbps: Some(1), FCTUs: Some(13)},
 		},
 		Ports: []PortSummary{
-			{ID: 0, AvgQueueBytes: 4500, P99QueueBytes: 9000, SteadyQueueBytes: 7000, Drops: 7, CNPsSent: 50},
+			{ID: 0, AvgQueueBytes: Some(4500), P99QueueBytes: Some(9000), SteadyQueueBytes: Some(7000), Drops: 7, CNPsSent: 50},
 			{ID: 1, PFCPauses: 1, Drops: 2, ECNMarked: 3, CNPsSent: 4},
-			{ID: 2, FairRateGbps: 4},
+			{ID: 2, FairRateGbps: Some(4)},
 		},
 		FCTBuckets: []FCTBucket{
 			// Flow 4's two records share [1000, 3162).
@@ -291,7 +292,7 @@ func TestSummarize(t *testing.T) {
 			want.SteadyFromS = tc.wantDurS / 2
 			if tc.durationS == 0 {
 				// Flow 4's average comes from its bytes over the duration.
-				want.Flows[3].AvgGbps = 1e6 / (900 * 1e3)
+				want.Flows[3].AvgGbps = Some(1e6 / (900 * 1e3))
 			}
 			summariesNear(t, r.Summarize(), want)
 		})
@@ -311,7 +312,7 @@ func TestSummarizeEmptyAndRejected(t *testing.T) {
 	if s.Flows == nil || s.Ports == nil || len(s.Flows) != 0 || len(s.Ports) != 0 {
 		t.Errorf("empty summary flows %#v ports %#v, want empty non-nil slices", s.Flows, s.Ports)
 	}
-	if s.JainIndex != 0 || s.DurationS != 0 {
+	if s.JainIndex.Valid() || s.DurationS != 0 {
 		t.Errorf("empty summary: jain %v duration %v", s.JainIndex, s.DurationS)
 	}
 	var buf bytes.Buffer
@@ -357,9 +358,13 @@ func TestWriteAll(t *testing.T) {
 		check  map[int]string // line number -> exact content
 	}{
 		{QueueCSVFile, "t_us,port,queue_bytes", 10, map[int]string{1: "0,0,0", 10: "900,0,9000"}},
-		{RateCSVFile, "t_us,flow,gbps", 30, map[int]string{1: "0,1,10", 2: "0,2,0", 3: "0,3,5", 16: "500,1,2", 30: "900,3,0"}},
+		// No sender rate or window given: empty cells (null).
+		{RateCSVFile, "t_us,flow,goodput_gbps,rate_gbps,window_bytes", 30,
+			map[int]string{1: "0,1,10,,", 2: "0,2,0,,", 3: "0,3,5,,", 16: "500,1,2,,", 30: "900,3,0,,"}},
 		{FairRateCSVFile, "t_us,port,gbps", 10, map[int]string{1: "0,2,8", 6: "500,2,3", 10: "900,2,6"}},
-		{FCTCSVFile, "flow,size_bytes,fct_us,slowdown", 3, map[int]string{1: "3,312500,480,1.92", 2: "4,2000,12,3", 3: "4,3000,14,5"}},
+		// AddFCT gives no endpoints or start: empty cells.
+		{FCTCSVFile, "flow,src,dst,size_bytes,start_us,fct_us,slowdown", 3,
+			map[int]string{1: "3,,,312500,,480,1.92", 2: "4,,,2000,,12,3", 3: "4,,,3000,,14,5"}},
 	} {
 		lines := readLines(t, filepath.Join(dir, tc.file))
 		if len(lines) == 0 || lines[0] != tc.header {
@@ -487,8 +492,10 @@ func TestSummaryJSONContract(t *testing.T) {
 	if err := json.Unmarshal(raw, &doc); err != nil {
 		t.Fatal(err)
 	}
-	required := []string{"experiment", "scheme", "duration_s", "jain_index", "flows", "ports"}
-	optional := []string{"steady_from_s", "warmup_s", "scaling", "notes", "fct_buckets"}
+	required := []string{"results_version", "experiment", "scheme", "clock", "seed", "started_at", "duration_s",
+		"interrupted", "degraded", "degraded_reasons", "jain_index", "flows", "ports", "build", "machine"}
+	optional := []string{"steady_from_s", "warmup_s", "scaling", "notes", "fct_buckets", "config", "topology",
+		"link_gbps", "lcores", "samples_rejected", "captures"}
 	checkKeys(t, "summary", doc, required, optional)
 
 	var lists struct {
@@ -502,7 +509,7 @@ func TestSummaryJSONContract(t *testing.T) {
 		t.Fatalf("%d flows, %d ports, want 4 and 3", len(lists.Flows), len(lists.Ports))
 	}
 	for _, f := range lists.Flows {
-		checkKeys(t, "flow", f, []string{"id", "src", "dst", "bytes", "avg_gbps", "steady_gbps", "fct_us"}, nil)
+		checkKeys(t, "flow", f, []string{"id", "src", "dst", "bytes", "avg_gbps", "steady_gbps", "steady_rate_gbps", "fct_us"}, nil)
 	}
 	for _, p := range lists.Ports {
 		checkKeys(t, "port", p, []string{"id", "avg_queue_bytes", "p99_queue_bytes", "steady_queue_bytes",

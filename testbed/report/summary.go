@@ -8,28 +8,55 @@ import (
 	"math"
 	"os"
 	"sort"
+	"time"
 )
 
-// Summary is the content of summary.json. The JSON names of Summary,
-// FlowSummary and PortSummary are the results contract's; fields tagged
-// omitempty are optional extras.
+// Summary is the content of summary.json (docs/results.md). The JSON names
+// of Summary, FlowSummary and PortSummary are the results contract's; fields
+// tagged omitempty are optional extras. A value that does not exist (an
+// unfinished flow's FCT, a fair rate where the scheme has none, a mean over
+// no samples) is null, never 0 (OptFloat).
 type Summary struct {
+	// ResultsVersion is the contract's version (ResultsVersion).
+	ResultsVersion int `json:"results_version"`
 	// Experiment is Meta.Experiment.
 	Experiment string `json:"experiment"`
 	// Scheme is Meta.Scheme.
 	Scheme string `json:"scheme"`
+	// Clock is Meta.Clock: "virtual" or "dpdk".
+	Clock string `json:"clock"`
+	// Seed is Meta.Seed.
+	Seed uint64 `json:"seed"`
+	// StartedAt is Meta.StartedAt: when the run started, UTC, RFC 3339.
+	StartedAt string `json:"started_at"`
 	// DurationS is the run's length (Meta.DurationS, or up to the latest
 	// sample).
 	DurationS float64 `json:"duration_s"`
+	// Interrupted is true when a signal (SIGINT, SIGTERM) or the caller
+	// stopped the run before its duration: the results cover the run up to
+	// that point.
+	Interrupted bool `json:"interrupted"`
+	// Degraded is true when something the run measures may be wrong: an
+	// lcore stalled, samples or FCT records were dropped, a capture could not
+	// keep up, frames were lost on links, clocks disagreed. DegradedReasons
+	// says what, one reason per entry; never null.
+	Degraded        bool     `json:"degraded"`
+	DegradedReasons []string `json:"degraded_reasons"`
 	// JainIndex is Jain's fairness index of the steady rates of the flows
-	// active in the steady half (SteadyGbps > 0); 0 when there are none.
-	JainIndex float64 `json:"jain_index"`
+	// active in the steady half (SteadyGbps > 0); null when there are none.
+	JainIndex OptFloat `json:"jain_index"`
 	// Flows has one entry per flow given by SetFlow or having rate samples,
 	// by id; never null.
 	Flows []FlowSummary `json:"flows"`
 	// Ports has one entry per port given counters or having queue or
 	// fair-rate samples, by id; never null.
 	Ports []PortSummary `json:"ports"`
+	// Config is Meta.Config: the experiment file as run.
+	Config *ConfigSnapshot `json:"config,omitempty"`
+	// Build is Meta.Build: the ccbed build that wrote the results.
+	Build BuildInfo `json:"build"`
+	// Machine is Meta.Machine: where the run happened.
+	Machine MachineInfo `json:"machine"`
 
 	// SteadyFromS is where the steady half starts, duration_s / 2.
 	SteadyFromS float64 `json:"steady_from_s,omitempty"`
@@ -39,14 +66,15 @@ type Summary struct {
 	Scaling string `json:"scaling,omitempty"`
 	// Notes is Meta.Notes.
 	Notes string `json:"notes,omitempty"`
-	// Clock is Meta.Clock: "virtual" or "dpdk".
-	Clock string `json:"clock,omitempty"`
-	// Seed is Meta.Seed.
-	Seed uint64 `json:"seed,omitempty"`
 	// Topology is Meta.Topology.
 	Topology string `json:"topology,omitempty"`
 	// LinkGbps is Meta.LinkGbps.
 	LinkGbps float64 `json:"link_gbps,omitempty"`
+	// Lcores are Meta.Lcores: the lcores' loop statistics (DPDK clock).
+	Lcores []LcoreSummary `json:"lcores,omitempty"`
+	// SamplesRejected counts samples ignored because a time or value was NaN
+	// or infinite (Recorder.Rejected); a non-zero count degrades the run.
+	SamplesRejected int `json:"samples_rejected,omitempty"`
 	// FCTBuckets is the FCT slowdown by flow size (FCTBuckets with
 	// DefaultBucketsPerDecade), when there are FCT records.
 	FCTBuckets []FCTBucket `json:"fct_buckets,omitempty"`
@@ -83,13 +111,18 @@ type FlowSummary struct {
 	Dst string `json:"dst"`
 	// Bytes is FlowInfo.Bytes (payload bytes delivered).
 	Bytes int64 `json:"bytes"`
-	// AvgGbps is the mean of the flow's rate samples over the whole run, or
-	// Bytes*8/duration when the flow has no rate samples.
-	AvgGbps float64 `json:"avg_gbps"`
-	// SteadyGbps is the mean of the flow's rate samples in the steady half.
-	SteadyGbps float64 `json:"steady_gbps"`
-	// FCTUs is the flow's completion time; 0 when it did not complete.
-	FCTUs float64 `json:"fct_us"`
+	// AvgGbps is the mean of the flow's goodput samples over the whole run,
+	// or Bytes*8/duration when the flow has no samples (null when the
+	// duration is 0 too).
+	AvgGbps OptFloat `json:"avg_gbps"`
+	// SteadyGbps is the mean of the flow's goodput samples in the steady
+	// half; null when it has none there.
+	SteadyGbps OptFloat `json:"steady_gbps"`
+	// SteadyRateGbps is the mean of the sender's rate (rate.csv's
+	// rate_gbps) in the steady half; null when it has no samples there.
+	SteadyRateGbps OptFloat `json:"steady_rate_gbps"`
+	// FCTUs is the flow's completion time; null when it did not complete.
+	FCTUs OptFloat `json:"fct_us"`
 }
 
 // PortSummary is one entry of summary.json's "ports".
@@ -98,15 +131,16 @@ type PortSummary struct {
 	ID int `json:"id"`
 	// Name is PortCounters.Name.
 	Name string `json:"name,omitempty"`
-	// AvgQueueBytes is the mean of the port's queue samples over the run.
-	AvgQueueBytes float64 `json:"avg_queue_bytes"`
+	// AvgQueueBytes is the mean of the port's queue samples over the run;
+	// null when it has none (and so for the two below).
+	AvgQueueBytes OptFloat `json:"avg_queue_bytes"`
 	// P99QueueBytes is the 99th percentile (nearest rank) of the samples.
-	P99QueueBytes float64 `json:"p99_queue_bytes"`
+	P99QueueBytes OptFloat `json:"p99_queue_bytes"`
 	// SteadyQueueBytes is the mean of the queue samples in the steady half.
-	SteadyQueueBytes float64 `json:"steady_queue_bytes"`
+	SteadyQueueBytes OptFloat `json:"steady_queue_bytes"`
 	// FairRateGbps is the mean of the port's fair-rate samples in the steady
-	// half; 0 when the scheme has no fair rate.
-	FairRateGbps float64 `json:"fair_rate_gbps"`
+	// half; null when the scheme has no fair rate (no samples there).
+	FairRateGbps OptFloat `json:"fair_rate_gbps"`
 	// PFCPauses is PortCounters.PFCPauses.
 	PFCPauses uint64 `json:"pfc_pauses"`
 	// PFCActivations is PortCounters.PFCActivations.
@@ -312,21 +346,37 @@ func (r *Recorder) Summarize() Summary {
 	half := durUs / 2
 
 	sum := Summary{
-		Experiment:  r.meta.Experiment,
-		Scheme:      r.meta.Scheme,
-		DurationS:   durUs / 1e6,
-		SteadyFromS: half / 1e6,
-		WarmupS:     r.meta.WarmupS,
-		Scaling:     r.meta.Scaling,
-		Notes:       r.meta.Notes,
-		Clock:       r.meta.Clock,
-		Seed:        r.meta.Seed,
-		Topology:    r.meta.Topology,
-		LinkGbps:    r.meta.LinkGbps,
-		Flows:       []FlowSummary{},
-		Ports:       []PortSummary{},
-		FCTBuckets:  FCTBuckets(r.fct, DefaultBucketsPerDecade),
+		ResultsVersion:  ResultsVersion,
+		Experiment:      r.meta.Experiment,
+		Scheme:          r.meta.Scheme,
+		Clock:           r.meta.Clock,
+		Seed:            r.meta.Seed,
+		DurationS:       durUs / 1e6,
+		Interrupted:     r.meta.Interrupted,
+		DegradedReasons: append([]string{}, r.meta.Degraded...),
+		Config:          r.meta.Config,
+		Build:           r.meta.Build,
+		Machine:         r.meta.Machine,
+		SteadyFromS:     half / 1e6,
+		WarmupS:         r.meta.WarmupS,
+		Scaling:         r.meta.Scaling,
+		Notes:           r.meta.Notes,
+		Topology:        r.meta.Topology,
+		LinkGbps:        r.meta.LinkGbps,
+		Lcores:          r.meta.Lcores,
+		SamplesRejected: r.nonFinite,
+		Flows:           []FlowSummary{},
+		Ports:           []PortSummary{},
+		FCTBuckets:      FCTBuckets(r.fct, DefaultBucketsPerDecade),
 	}
+	if !r.meta.StartedAt.IsZero() {
+		sum.StartedAt = r.meta.StartedAt.UTC().Format(time.RFC3339Nano)
+	}
+	if r.nonFinite > 0 {
+		sum.DegradedReasons = append(sum.DegradedReasons,
+			fmt.Sprintf("%d samples rejected: a time or value was NaN or infinite", r.nonFinite))
+	}
+	sum.Degraded = len(sum.DegradedReasons) > 0
 
 	// Flows: every flow given by SetFlow or having rate samples, by id.
 	fctSum := make(map[int]float64)
@@ -340,15 +390,20 @@ func (r *Recorder) Summarize() Summary {
 		if !ok {
 			info.ID = id
 		}
-		f := FlowSummary{ID: id, Src: info.Src, Dst: info.Dst, Bytes: info.Bytes, FCTUs: info.FCTUs}
-		if f.FCTUs == 0 && fctN[id] > 0 {
-			f.FCTUs = fctSum[id] / float64(fctN[id])
+		f := FlowSummary{ID: id, Src: info.Src, Dst: info.Dst, Bytes: info.Bytes}
+		switch {
+		case info.FCTUs > 0:
+			f.FCTUs = Some(info.FCTUs)
+		case fctN[id] > 0:
+			f.FCTUs = Some(fctSum[id] / float64(fctN[id]))
 		}
 		if s := r.rate.get(id); s != nil && len(s.v) > 0 {
-			f.AvgGbps = Mean(s.v)
-			f.SteadyGbps = Mean(s.v[steadyFrom(s, half):])
+			from := steadyFrom(s, half)
+			f.AvgGbps = Some(Mean(s.v))
+			f.SteadyGbps = optMean(s.v[from:])
+			f.SteadyRateGbps = meanPresent(s.rp[from:])
 		} else if durUs > 0 {
-			f.AvgGbps = float64(info.Bytes) * 8 / (durUs * 1e3)
+			f.AvgGbps = Some(float64(info.Bytes) * 8 / (durUs * 1e3))
 		}
 		sum.Flows = append(sum.Flows, f)
 	}
@@ -363,26 +418,45 @@ func (r *Recorder) Summarize() Summary {
 			PFCPausesReceived: c.PFCPausesReceived, PausedUs: c.PausedUs,
 			Drops: c.Drops, ECNMarked: c.ECNMarked, CNPsSent: c.CNPsSent}
 		if s := r.queue.get(id); s != nil && len(s.v) > 0 {
-			p.AvgQueueBytes = Mean(s.v)
-			p.SteadyQueueBytes = Mean(s.v[steadyFrom(s, half):])
+			p.AvgQueueBytes = Some(Mean(s.v))
+			p.SteadyQueueBytes = optMean(s.v[steadyFrom(s, half):])
 			scratch = append(scratch[:0], s.v...)
 			sort.Float64s(scratch)
-			p.P99QueueBytes = PercentileSorted(scratch, 99)
+			p.P99QueueBytes = Some(PercentileSorted(scratch, 99))
 		}
 		if s := r.fair.get(id); s != nil {
-			p.FairRateGbps = Mean(s.v[steadyFrom(s, half):])
+			p.FairRateGbps = optMean(s.v[steadyFrom(s, half):])
 		}
 		sum.Ports = append(sum.Ports, p)
 	}
 
 	var active []float64
 	for _, f := range sum.Flows {
-		if f.SteadyGbps > 0 {
-			active = append(active, f.SteadyGbps)
+		if g := f.SteadyGbps.Or(0); g > 0 {
+			active = append(active, g)
 		}
 	}
-	sum.JainIndex = Jain(active)
+	if len(active) > 0 {
+		sum.JainIndex = Some(Jain(active))
+	}
 	return sum
+}
+
+// meanPresent is the mean of the values of xs that are not NaN (NaN marks a
+// missing value), missing when there are none.
+func meanPresent(xs []float64) OptFloat {
+	var s float64
+	n := 0
+	for _, x := range xs {
+		if !math.IsNaN(x) {
+			s += x
+			n++
+		}
+	}
+	if n == 0 {
+		return None
+	}
+	return Some(s / float64(n))
 }
 
 // unionIDs returns the sorted union of m's keys and the ids of ss.

@@ -3,18 +3,18 @@ package report
 import (
 	"fmt"
 	"io"
-	"strconv"
 	"text/tabwriter"
 )
 
 // PrintTable writes s as a short human summary: a header line, one row per
 // flow (avg and steady Gb/s, FCT), one row per port (avg, p99 and steady
-// queue in KB, fair rate, drops, marks, CNPs, pauses) and Jain's index. A
-// value that does not apply (no FCT, no fair rate) prints as "-".
+// queue in KB, fair rate, drops, marks, CNPs, pauses), Jain's index, and
+// whether the run was interrupted or degraded (with the reasons). A missing
+// value (no FCT, no fair rate, no samples) prints as "-".
 func PrintTable(w io.Writer, s Summary) error {
 	active := 0
 	for _, f := range s.Flows {
-		if f.SteadyGbps > 0 {
+		if f.SteadyGbps.Or(0) > 0 {
 			active++
 		}
 	}
@@ -27,17 +27,17 @@ func PrintTable(w io.Writer, s Summary) error {
 	if len(s.Flows) > 0 {
 		fmt.Fprintf(tw, "flow\tsrc\tdst\tbytes\tavg Gb/s\tsteady Gb/s\tFCT us\t\n")
 		for _, f := range s.Flows {
-			fmt.Fprintf(tw, "%d\t%s\t%s\t%d\t%.3f\t%.3f\t%s\t\n",
-				f.ID, dash(f.Src), dash(f.Dst), f.Bytes, f.AvgGbps, f.SteadyGbps, optFloat(f.FCTUs, 1))
+			fmt.Fprintf(tw, "%d\t%s\t%s\t%d\t%s\t%s\t%s\t\n",
+				f.ID, dash(f.Src), dash(f.Dst), f.Bytes, f.AvgGbps.Format(3), f.SteadyGbps.Format(3), f.FCTUs.Format(1))
 		}
 		tw.Flush()
 	}
 	if len(s.Ports) > 0 {
 		fmt.Fprintf(tw, "port\tavg q KB\tp99 q KB\tsteady q KB\tfair Gb/s\tdrops\tmarks\tCNPs\tpauses\t\n")
 		for _, p := range s.Ports {
-			fmt.Fprintf(tw, "%d\t%.1f\t%.1f\t%.1f\t%s\t%d\t%d\t%d\t%d\t\n",
-				p.ID, p.AvgQueueBytes/1e3, p.P99QueueBytes/1e3, p.SteadyQueueBytes/1e3,
-				optFloat(p.FairRateGbps, 3), p.Drops, p.ECNMarked, p.CNPsSent, p.PFCPauses)
+			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%d\t%d\t%d\t%d\t\n",
+				p.ID, kb(p.AvgQueueBytes), kb(p.P99QueueBytes), kb(p.SteadyQueueBytes),
+				p.FairRateGbps.Format(3), p.Drops, p.ECNMarked, p.CNPsSent, p.PFCPauses)
 		}
 		tw.Flush()
 	}
@@ -49,8 +49,22 @@ func PrintTable(w io.Writer, s Summary) error {
 		}
 		tw.Flush()
 	}
-	_, err := fmt.Fprintf(w, "Jain index over %d flows active in the steady half: %.4f\n", active, s.JainIndex)
-	return err
+	fmt.Fprintf(w, "Jain index over %d flows active in the steady half: %s\n", active, s.JainIndex.Format(4))
+	if s.Interrupted {
+		fmt.Fprintln(w, "INTERRUPTED: the results cover the run up to the signal")
+	}
+	for _, r := range s.DegradedReasons {
+		fmt.Fprintf(w, "DEGRADED: %s\n", r)
+	}
+	return nil
+}
+
+// kb formats a byte count in KB with one decimal, "-" when missing.
+func kb(x OptFloat) string {
+	if v, ok := x.Get(); ok {
+		return Some(v / 1e3).Format(1)
+	}
+	return "-"
 }
 
 // PrintTable summarizes what r holds and prints it (see the PrintTable
@@ -64,12 +78,4 @@ func dash(s string) string {
 		return "-"
 	}
 	return s
-}
-
-// optFloat formats x with prec decimals, or "-" when x is 0 (not applicable).
-func optFloat(x float64, prec int) string {
-	if x == 0 {
-		return "-"
-	}
-	return strconv.FormatFloat(x, 'f', prec, 64)
 }

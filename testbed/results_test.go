@@ -1,0 +1,415 @@
+package testbed
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/csv"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/ccbed/ccbed/config"
+	"github.com/ccbed/ccbed/fabric"
+	"github.com/ccbed/ccbed/hostd"
+	"github.com/ccbed/ccbed/lcore"
+	"github.com/ccbed/ccbed/testbed/report"
+)
+
+// longFlowsOnly is virtualRoCC without its finite flow: no FCT records.
+var longFlowsOnly = strings.Replace(virtualRoCC, "size_bytes = 2_000_000\n", "", 1)
+
+// TestRunNeverMixesWithAnEarlierRun runs an experiment with a finite flow,
+// then one without into the same results directory: the first run's FCT plot
+// and a stray file must be gone, and nothing but the results directory left
+// beside it.
+func TestRunNeverMixesWithAnEarlierRun(t *testing.T) {
+	out := t.TempDir()
+	first := runVirtual(t, virtualRoCC, out)
+	if _, err := os.Stat(filepath.Join(first.Dir, report.FCTPlotFile)); err != nil {
+		t.Fatalf("first run wrote no FCT plot: %v", err)
+	}
+	os.WriteFile(filepath.Join(first.Dir, "stray.txt"), nil, 0o644)
+	second := runVirtual(t, longFlowsOnly, out)
+	if second.Dir != first.Dir {
+		t.Fatalf("directories %s and %s", first.Dir, second.Dir)
+	}
+	for _, f := range []string{report.FCTPlotFile, "stray.txt"} {
+		if _, err := os.Stat(filepath.Join(second.Dir, f)); err == nil {
+			t.Errorf("%s of the earlier run survived", f)
+		}
+	}
+	if ents, _ := os.ReadDir(out); len(ents) != 1 {
+		t.Errorf("%d entries beside the results, want 1", len(ents))
+	}
+}
+
+// TestOutputPathCheckedBeforeTheRun: an output directory that cannot be made
+// fails at once, before a run of ten virtual minutes starts.
+func TestOutputPathCheckedBeforeTheRun(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "file")
+	os.WriteFile(file, nil, 0o644)
+	e, err := Decode("v.toml", strings.Replace(virtualRoCC, "duration_ms = 30", "duration_ms = 600_000", 1), ".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.Experiment.OutputDir = file
+	start := time.Now()
+	_, err = Run(context.Background(), e, nil)
+	if err == nil || !strings.Contains(err.Error(), file) {
+		t.Fatalf("error %v, want one naming %s", err, file)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("failed after %v: the run started first", d)
+	}
+}
+
+// killedRunEnv names the directory TestKilledRunLeavesNothingComplete's child
+// writes to.
+const killedRunEnv = "CCBED_TEST_KILLED_RUN_DIR"
+
+// TestKilledRunLeavesNothingComplete SIGKILLs a process in the middle of a
+// run: the previous run's results stay whole, and no directory that looks
+// complete (a summary.json) appears.
+func TestKilledRunLeavesNothingComplete(t *testing.T) {
+	if dir := os.Getenv(killedRunEnv); dir != "" {
+		// The child: a long virtual run, killed by the parent.
+		e, err := Decode("v.toml", strings.Replace(longFlowsOnly, "duration_ms = 30", "duration_ms = 600_000", 1), ".")
+		if err != nil {
+			t.Fatal(err)
+		}
+		e.Experiment.OutputDir = dir
+		Run(context.Background(), e, nil)
+		t.Fatal("the run ended before it was killed")
+	}
+	out := t.TempDir()
+	prev := runVirtual(t, virtualRoCC, out)
+	before, _ := os.ReadFile(filepath.Join(prev.Dir, report.SummaryFile))
+	cmd := exec.Command(os.Args[0], "-test.run=^TestKilledRunLeavesNothingComplete$", "-test.count=1")
+	cmd.Env = append(os.Environ(), killedRunEnv+"="+out)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// Wait for its staging directory, then let it run a little.
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		m, _ := filepath.Glob(filepath.Join(out, ".v.partial-*"))
+		if len(m) > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			t.Fatal("the child never staged its results")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	time.Sleep(300 * time.Millisecond)
+	cmd.Process.Signal(syscall.SIGKILL)
+	cmd.Wait()
+	after, err := os.ReadFile(filepath.Join(prev.Dir, report.SummaryFile))
+	if err != nil || !bytes.Equal(before, after) {
+		t.Errorf("the previous run's summary changed: %v", err)
+	}
+	summaries, _ := filepath.Glob(filepath.Join(out, "*", report.SummaryFile))
+	if len(summaries) != 1 {
+		t.Errorf("summaries after the kill: %v, want only the previous run's", summaries)
+	}
+	// The next run removes the dead run's staging directory.
+	runVirtual(t, longFlowsOnly, out)
+	if m, _ := filepath.Glob(filepath.Join(out, ".v.*")); len(m) != 0 {
+		t.Errorf("left beside the results: %v", m)
+	}
+}
+
+// TestInterruptedRunIsMarked ends a virtual run's context early: the results
+// are written and marked interrupted.
+func TestInterruptedRunIsMarked(t *testing.T) {
+	e, err := Decode("v.toml", strings.Replace(longFlowsOnly, "duration_ms = 30", "duration_ms = 600_000", 1), ".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.Experiment.OutputDir = t.TempDir()
+	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+	defer cancel()
+	var table bytes.Buffer
+	res, err := Run(ctx, e, &table)
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := report.LoadSummary(filepath.Join(res.Dir, report.SummaryFile))
+	if err != nil || !res.Interrupted || !back.Interrupted || back.DurationS <= 0 || back.DurationS >= 600 {
+		t.Errorf("interrupted %v, summary.json interrupted %v, duration %v s, %v", res.Interrupted, back.Interrupted, back.DurationS, err)
+	}
+	if !strings.Contains(table.String(), "INTERRUPTED") {
+		t.Errorf("table:\n%s", table.String())
+	}
+}
+
+// TestSummaryRecordsWhatProducedIt: the experiment file's path, hash, text
+// and effective settings, the build, the machine, the start, seed and clock.
+func TestSummaryRecordsWhatProducedIt(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "v.toml")
+	os.WriteFile(path, []byte(virtualRoCC), 0o644)
+	e, err := LoadWith(path, []string{"experiment.seed=7", "cc.params.q_ref_bytes=60000"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.Experiment.OutputDir = dir
+	before := time.Now()
+	res, err := Run(context.Background(), e, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := report.LoadSummary(filepath.Join(res.Dir, report.SummaryFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256([]byte(virtualRoCC))
+	c := s.Config
+	if c == nil || c.Path != path || c.SHA256 != hex.EncodeToString(sum[:]) || c.Text != virtualRoCC ||
+		strings.Join(c.Overrides, " ") != "experiment.seed=7 cc.params.q_ref_bytes=60000" {
+		t.Fatalf("config snapshot %+v", c)
+	}
+	cc, _ := c.Effective["cc"].(map[string]any)
+	params, _ := cc["params"].(map[string]any)
+	if cc["scheme"] != "rocc" || params["q_ref_bytes"] != float64(60000) || params["q_mid_bytes"] != float64(150000) {
+		t.Errorf("effective cc %v", cc)
+	}
+	started, err := time.Parse(time.RFC3339Nano, s.StartedAt)
+	if err != nil || started.Before(before.Add(-time.Second)) || started.After(time.Now()) || !strings.HasSuffix(s.StartedAt, "Z") {
+		t.Errorf("started_at %q: %v", s.StartedAt, err)
+	}
+	if s.Seed != 7 || s.Clock != ClockVirtual || s.ResultsVersion != report.ResultsVersion || s.Build.Version == "" ||
+		s.Build.GoVersion == "" || s.Machine.CPUs < 1 || s.Machine.OS == "" || s.Degraded || s.Interrupted {
+		t.Errorf("summary %+v", s)
+	}
+}
+
+// TestRateAndFCTColumns: rate.csv has the sender's rate beside the goodput,
+// the rate never above line rate; fct.csv names the endpoints and the start.
+func TestRateAndFCTColumns(t *testing.T) {
+	res := runVirtual(t, virtualRoCC, t.TempDir())
+	read := func(name string) [][]string {
+		f, err := os.Open(filepath.Join(res.Dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		rows, err := csv.NewReader(f).ReadAll()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rows
+	}
+	rate := read(report.RateCSVFile)
+	if strings.Join(rate[0], ",") != "t_us,flow,goodput_gbps,rate_gbps,window_bytes" || len(rate) < 100 {
+		t.Fatalf("rate.csv header %v, %d rows", rate[0], len(rate))
+	}
+	for _, r := range rate[1:] {
+		g, err := strconv.ParseFloat(r[3], 64)
+		if err != nil || g <= 0 || g > 10 {
+			t.Fatalf("rate.csv row %v: sender rate %q, want (0, 10] Gb/s", r, r[3])
+		}
+	}
+	fct := read(report.FCTCSVFile)
+	if strings.Join(fct[0], ",") != "flow,src,dst,size_bytes,start_us,fct_us,slowdown" || len(fct) != 2 {
+		t.Fatalf("fct.csv %v", fct)
+	}
+	if r := fct[1]; r[0] != "3" || r[1] != "h2" || r[2] != "h3" || r[3] != "2000000" || r[4] != "5000" {
+		t.Errorf("fct.csv row %v, want flow 3 h2 -> h3, 2 MB from 5000 us", r)
+	}
+}
+
+// TestDegradedReasons: lcore stalls above the bound, samples and FCT
+// records dropped, and captures that could not keep up each degrade a run.
+func TestDegradedReasons(t *testing.T) {
+	e, err := Decode("v.toml", virtualRoCC, ".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		res  Result
+		want []string
+	}{
+		{"clean", Result{Loops: []lcore.Stats{{Lcore: 1, Name: "hosts", Iterations: 10, MaxStallNs: StallBoundNs}}}, nil},
+		{"stall", Result{Loops: []lcore.Stats{{Lcore: 1, Name: "hosts", Iterations: 10, MaxStallNs: 2.8e6 + StallBoundNs}}},
+			[]string{"lcore 1 (hosts) stalled for up to 7.8 ms"}},
+		{"samples", Result{Hosts: []hostd.Report{{}, {Tx: hostd.TxCounters{SamplesDropped: 3, FCTsDropped: 1}}}},
+			[]string{"host h1 dropped 3 rate samples", "host h1 dropped 1 FCT records"}},
+		{"capture", Result{Captures: []fabric.CaptureFile{{Port: "s0.p3", Path: "/x/s0.p3-h3.pcap", Dropped: 9}}},
+			[]string{"capture of s0.p3 could not keep up: 9 frames"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rec := report.NewRecorder(report.Meta{})
+			e.provenance(rec, &tc.res, time.Now())
+			s := rec.Summarize()
+			if s.Degraded != (len(tc.want) > 0) || len(s.DegradedReasons) != len(tc.want) {
+				t.Fatalf("degraded %v %q, want %q", s.Degraded, s.DegradedReasons, tc.want)
+			}
+			for i, w := range tc.want {
+				if !strings.Contains(s.DegradedReasons[i], w) {
+					t.Errorf("reason %q, want %q", s.DegradedReasons[i], w)
+				}
+			}
+			if len(tc.res.Loops) > 0 && (len(s.Lcores) != 1 || s.Lcores[0].MaxStallMs != float64(tc.res.Loops[0].MaxStallNs)/1e6) {
+				t.Errorf("lcores %+v", s.Lcores)
+			}
+		})
+	}
+}
+
+// TestOverrides: -set key=value overrides decode with the file's strict
+// decoder; a typo or a bad value is an error naming the override and key.
+func TestOverrides(t *testing.T) {
+	for _, tc := range []struct {
+		sets  []string
+		check func(e *Experiment) bool
+		err   string // "" for none
+	}{
+		{[]string{"cc.scheme=dcqcn", "cc.params={}"}, func(e *Experiment) bool { return e.CC.Scheme == "dcqcn" }, ""},
+		{[]string{"topology.link_gbps=25"}, func(e *Experiment) bool { return e.Topology.LinkGbps == 25 }, ""},
+		{[]string{"cc.params.q_ref_bytes=50_000"}, func(e *Experiment) bool {
+			return e.CC.Params["q_ref_bytes"] == int64(50000) && e.CC.Params["q_mid_bytes"] == int64(150000)
+		}, ""},
+		{[]string{"experiment.seed=3", "experiment.seed=4"}, func(e *Experiment) bool { return e.Experiment.Seed == 4 }, ""},
+		{[]string{`experiment.name="a b"`}, func(e *Experiment) bool { return e.Experiment.Name == "a b" }, ""},
+		{[]string{"lcores.hosts=[1, 1]"}, func(e *Experiment) bool { return len(e.Lcores.Hosts) == 2 }, ""},
+		{[]string{"cc.shceme=dcqcn"}, nil, "-set cc.shceme=dcqcn: cc.shceme: unknown key"},
+		{[]string{"topology.link_gbps=fast"}, nil, "-set topology.link_gbps=fast: topology.link_gbps: incompatible types"},
+		{[]string{"topology.link_gbps=-5"}, nil, "-set topology.link_gbps=-5: topology.link_gbps: got -5"},
+		{[]string{"cc.scheme=nosuch"}, nil, "-set cc.scheme=nosuch: cc.scheme"},
+		{[]string{"novalue"}, nil, `-set "novalue": want key=value`},
+		{[]string{"flows[0].src=1"}, nil, "want a dotted path"},
+	} {
+		t.Run(strings.Join(tc.sets, " "), func(t *testing.T) {
+			e, err := DecodeWith("v.toml", virtualRoCC, ".", tc.sets)
+			if tc.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.err) {
+					t.Fatalf("error %v, want %q", err, tc.err)
+				}
+				if strings.HasPrefix(tc.sets[0], "cc.") || strings.HasPrefix(tc.sets[0], "topology.") {
+					var ce *config.Error
+					if !errors.As(err, &ce) {
+						t.Errorf("error %T without a place", err)
+					}
+				}
+				return
+			}
+			if err != nil || !tc.check(e) {
+				t.Fatalf("error %v; experiment %+v", err, e)
+			}
+		})
+	}
+}
+
+// TestSweep runs a 3 x 2 grid: six run directories, each a whole results
+// directory with its settings, and an index listing them.
+func TestSweep(t *testing.T) {
+	points, err := SweepPoints([]string{"cc.params.q_ref_bytes=50000,75000,100000", "experiment.seed=1,2"})
+	if err != nil || len(points) != 6 || strings.Join(points[5], " ") != "cc.params.q_ref_bytes=100000 experiment.seed=2" {
+		t.Fatalf("points %v %v", points, err)
+	}
+	if p, _ := SweepPoints([]string{"lcores.hosts=[1,2],[3]"}); len(p) != 2 || p[0][0] != "lcores.hosts=[1,2]" {
+		t.Errorf("bracketed values: %v", p)
+	}
+	if _, err := SweepPoints([]string{"a=1", "a=2"}); err == nil {
+		t.Error("a key given twice")
+	}
+	text := strings.Replace(longFlowsOnly, "duration_ms = 30", "duration_ms = 4", 1)
+	load := func(sets []string) (*Experiment, error) { return DecodeWith("v.toml", text, ".", sets) }
+	dir := filepath.Join(t.TempDir(), "sweep")
+	runs, err := Sweep(context.Background(), dir, points, load, nil)
+	if err != nil || len(runs) != 6 {
+		t.Fatalf("%d runs, %v", len(runs), err)
+	}
+	for i, r := range runs {
+		s, err := report.LoadSummary(filepath.Join(dir, r.Dir, report.SummaryFile))
+		if err != nil || r.Dir != fmt.Sprintf("run-%03d", i) {
+			t.Fatalf("run %d in %s: %v", i, r.Dir, err)
+		}
+		if s.Seed != uint64(1+i%2) || strings.Join(s.Config.Overrides, " ") != strings.Join(points[i], " ") {
+			t.Errorf("run %d: seed %d, overrides %v", i, s.Seed, s.Config.Overrides)
+		}
+	}
+	b, err := os.ReadFile(filepath.Join(dir, SweepIndexCSV))
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	if err != nil || len(lines) != 7 ||
+		lines[0] != "run,dir,cc.params.q_ref_bytes,experiment.seed,interrupted,degraded,jain_index,max_steady_queue_bytes,flows_completed" ||
+		!strings.HasPrefix(lines[6], "5,run-005,100000,2,false,false,") {
+		t.Errorf("index.csv:\n%s", b)
+	}
+	if _, err := os.Stat(filepath.Join(dir, SweepIndexJSON)); err != nil {
+		t.Error(err)
+	}
+	// A typo in any point fails before the first run.
+	bad, _ := SweepPoints([]string{"cc.params.q_ref_bytes=1,2", "topology.link_gbs=1"})
+	if _, err := Sweep(context.Background(), filepath.Join(t.TempDir(), "bad"), bad, load, nil); err == nil ||
+		!strings.Contains(err.Error(), "topology.link_gbs: unknown key") {
+		t.Errorf("typo: %v", err)
+	}
+}
+
+// TestResultsDocCoversWhatARunWrites checks docs/results.md against the files
+// a run writes: every summary.json key (nested ones too) and every CSV column
+// is named there, in backquotes.
+func TestResultsDocCoversWhatARunWrites(t *testing.T) {
+	doc, err := os.ReadFile("../docs/results.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := runVirtual(t, virtualRoCC, t.TempDir())
+	raw, err := os.ReadFile(filepath.Join(res.Dir, report.SummaryFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sum map[string]any
+	if err := json.Unmarshal(raw, &sum); err != nil {
+		t.Fatal(err)
+	}
+	named := func(what, key string) {
+		if !bytes.Contains(doc, []byte("`"+key+"`")) {
+			t.Errorf("docs/results.md does not name %s %q", what, key)
+		}
+	}
+	var walk func(prefix string, v any)
+	walk = func(prefix string, v any) {
+		switch v := v.(type) {
+		case map[string]any:
+			for k, x := range v {
+				named("summary key", k)
+				if k != "effective" { // the experiment file's keys
+					walk(prefix+k+".", x)
+				}
+			}
+		case []any:
+			for _, x := range v {
+				walk(prefix, x)
+			}
+		}
+	}
+	walk("", sum)
+	// Keys a virtual run does not write.
+	for _, k := range []string{"lcores", "captures", "samples_rejected", "vcs_revision", "vcs_modified", "overrides", "name",
+		"busy_fraction", "max_stall_ms"} {
+		named("summary key", k)
+	}
+	for _, h := range []string{report.QueueCSVHeader, report.RateCSVHeader, report.FairRateCSVHeader, report.FCTCSVHeader} {
+		if !bytes.Contains(doc, []byte("`"+h+"`")) {
+			t.Errorf("docs/results.md lacks the header %q", h)
+		}
+		for _, c := range strings.Split(h, ",") {
+			named("CSV column", c)
+		}
+	}
+}

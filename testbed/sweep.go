@@ -1,0 +1,206 @@
+package testbed
+
+import (
+	"context"
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/ccbed/ccbed/testbed/report"
+)
+
+// The index files a sweep writes into its directory, beside run-000/, ...
+const (
+	SweepIndexCSV  = "index.csv"
+	SweepIndexJSON = "index.json"
+)
+
+// SweepRun is one run of a sweep: its settings, where its results are, and
+// the headline of its summary. It is one row of index.csv and one entry of
+// index.json.
+type SweepRun struct {
+	// Run is the run's number, Dir its results directory relative to the
+	// sweep's (run-000, ...).
+	Run int    `json:"run"`
+	Dir string `json:"dir"`
+	// Sets are the -set overrides of this run, in the order given.
+	Sets []string `json:"sets"`
+	// Values are the overridden keys' values, keyed by key.
+	Values map[string]string `json:"values"`
+	// Interrupted and Degraded are the run's summary's.
+	Interrupted bool `json:"interrupted"`
+	Degraded    bool `json:"degraded"`
+	// JainIndex is the run's summary's.
+	JainIndex report.OptFloat `json:"jain_index"`
+	// MaxSteadyQueueBytes is the largest steady_queue_bytes of any port.
+	MaxSteadyQueueBytes report.OptFloat `json:"max_steady_queue_bytes"`
+	// FlowsCompleted counts flows with an FCT.
+	FlowsCompleted int `json:"flows_completed"`
+}
+
+// SweepPoints expands sets, each "key=v1,v2,..." (commas inside [...], {...}
+// or quotes do not split), into the cartesian product of their values: one
+// list of key=value overrides per run, the first key varying slowest.
+func SweepPoints(sets []string) ([][]string, error) {
+	points := [][]string{nil}
+	seen := map[string]bool{}
+	for _, s := range sets {
+		key, values, ok := strings.Cut(s, "=")
+		key = strings.TrimSpace(key)
+		if !ok || key == "" {
+			return nil, fmt.Errorf("-set %q: want key=v1,v2,...", s)
+		}
+		if seen[key] {
+			return nil, fmt.Errorf("-set %q: %s given twice", s, key)
+		}
+		seen[key] = true
+		vals := splitValues(values)
+		var next [][]string
+		for _, p := range points {
+			for _, v := range vals {
+				next = append(next, append(append([]string(nil), p...), key+"="+v))
+			}
+		}
+		points = next
+	}
+	return points, nil
+}
+
+// splitValues splits s at the commas outside brackets, braces and quotes.
+func splitValues(s string) []string {
+	var out []string
+	depth, start := 0, 0
+	var quote byte
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case quote != 0:
+			if c == '\\' && quote == '"' {
+				i++
+			} else if c == quote {
+				quote = 0
+			}
+		case c == '"' || c == '\'':
+			quote = c
+		case c == '[' || c == '{':
+			depth++
+		case c == ']' || c == '}':
+			depth--
+		case c == ',' && depth == 0:
+			out = append(out, strings.TrimSpace(s[start:i]))
+			start = i + 1
+		}
+	}
+	return append(out, strings.TrimSpace(s[start:]))
+}
+
+// Sweep runs one experiment per point (SweepPoints), each loaded by load,
+// into dir/run-000, dir/run-001, ..., and writes index.csv and index.json
+// there. Every point is loaded and checked before the first run starts, so a
+// typo fails at once. The sweep directory is staged and renamed into place
+// like a run's (report.StageDir). When ctx ends, the run in progress stops
+// and is written, marked interrupted, the index lists the runs made so far,
+// and no further run starts. Each run's summary table goes to out (nil:
+// none).
+func Sweep(ctx context.Context, dir string, points [][]string, load func(sets []string) (*Experiment, error), out io.Writer) ([]SweepRun, error) {
+	exps := make([]*Experiment, len(points))
+	for i, p := range points {
+		e, err := load(p)
+		if err != nil {
+			return nil, err
+		}
+		exps[i] = e
+	}
+	stage, err := report.StageDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer stage.Abort() // after Commit, nothing
+	var runs []SweepRun
+	for i, e := range exps {
+		if ctx.Err() != nil {
+			break
+		}
+		r := SweepRun{Run: i, Dir: fmt.Sprintf("run-%03d", i), Sets: points[i], Values: map[string]string{}}
+		for _, kv := range points[i] {
+			k, v, _ := strings.Cut(kv, "=")
+			r.Values[strings.TrimSpace(k)] = strings.TrimSpace(v)
+		}
+		if out != nil {
+			fmt.Fprintf(out, "== %s: %s\n", r.Dir, strings.Join(points[i], " "))
+		}
+		res, err := RunWith(ctx, e, out, RunOptions{Dir: filepath.Join(stage.Path(), r.Dir)})
+		if err != nil {
+			return runs, fmt.Errorf("%s (%s): %w", r.Dir, strings.Join(points[i], " "), err)
+		}
+		s := res.Summary
+		r.Interrupted, r.Degraded, r.JainIndex = s.Interrupted, s.Degraded, s.JainIndex
+		for _, p := range s.Ports {
+			if q, ok := p.SteadyQueueBytes.Get(); ok && q >= r.MaxSteadyQueueBytes.Or(-1) {
+				r.MaxSteadyQueueBytes = report.Some(q)
+			}
+		}
+		for _, f := range s.Flows {
+			if f.FCTUs.Valid() {
+				r.FlowsCompleted++
+			}
+		}
+		runs = append(runs, r)
+	}
+	if err := writeSweepIndex(stage.Path(), runs, points); err != nil {
+		return runs, err
+	}
+	return runs, stage.Commit()
+}
+
+// writeSweepIndex writes index.json and index.csv (one column per swept key,
+// an empty cell for a missing value).
+func writeSweepIndex(dir string, runs []SweepRun, points [][]string) error {
+	b, err := json.MarshalIndent(runs, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(dir, SweepIndexJSON), append(b, '\n'), 0o644); err != nil {
+		return err
+	}
+	var keys []string
+	if len(points) > 0 {
+		for _, kv := range points[0] {
+			k, _, _ := strings.Cut(kv, "=")
+			keys = append(keys, strings.TrimSpace(k))
+		}
+	}
+	f, err := os.Create(filepath.Join(dir, SweepIndexCSV))
+	if err != nil {
+		return err
+	}
+	w := csv.NewWriter(f)
+	w.Write(append(append([]string{"run", "dir"}, keys...),
+		"interrupted", "degraded", "jain_index", "max_steady_queue_bytes", "flows_completed"))
+	opt := func(o report.OptFloat) string {
+		if v, ok := o.Get(); ok {
+			return strconv.FormatFloat(v, 'g', -1, 64)
+		}
+		return ""
+	}
+	for _, r := range runs {
+		row := []string{strconv.Itoa(r.Run), r.Dir}
+		for _, k := range keys {
+			row = append(row, r.Values[k])
+		}
+		row = append(row, strconv.FormatBool(r.Interrupted), strconv.FormatBool(r.Degraded), opt(r.JainIndex),
+			opt(r.MaxSteadyQueueBytes), strconv.Itoa(r.FlowsCompleted))
+		w.Write(row)
+	}
+	w.Flush()
+	if err := w.Error(); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
