@@ -90,3 +90,61 @@ int ccbed_eth_from_ring_pair(const char *name, struct rte_ring *rx, struct rte_r
 	struct rte_ring *txq[1] = {tx};
 	return rte_eth_from_rings(name, rxq, 1, txq, 1, socket);
 }
+
+int ccbed_eth_flow_ctrl_set(uint16_t port, int mode)
+{
+	struct rte_eth_fc_conf fc;
+	int rc = rte_eth_dev_flow_ctrl_get(port, &fc);
+	if (rc != 0)
+		return rc;
+	fc.mode = (enum rte_eth_fc_mode)mode;
+	return rte_eth_dev_flow_ctrl_set(port, &fc);
+}
+
+int ccbed_eth_flow_ctrl_get(uint16_t port, int *mode)
+{
+	struct rte_eth_fc_conf fc;
+	int rc = rte_eth_dev_flow_ctrl_get(port, &fc);
+	if (rc == 0)
+		*mode = (int)fc.mode;
+	return rc;
+}
+
+int ccbed_eth_pfc_set(uint16_t port, uint8_t priority, uint32_t high, uint32_t low, uint16_t pause_time)
+{
+	struct rte_eth_pfc_conf pfc;
+	memset(&pfc, 0, sizeof(pfc));
+	pfc.fc.mode = RTE_ETH_FC_FULL;
+	pfc.fc.high_water = high;
+	pfc.fc.low_water = low;
+	pfc.fc.pause_time = pause_time;
+	pfc.fc.send_xon = 1;
+	pfc.priority = priority;
+	return rte_eth_dev_priority_flow_ctrl_set(port, &pfc);
+}
+
+int ccbed_eth_dev_limits(uint16_t port, uint32_t *max_rx_pktlen, uint16_t *max_mtu, uint16_t *min_mtu,
+			 uint16_t *max_rxq, uint16_t *max_txq, uint32_t *speed_capa, char *driver, size_t driver_len)
+{
+	struct rte_eth_dev_info info;
+	int rc = rte_eth_dev_info_get(port, &info);
+	if (rc != 0)
+		return rc;
+	*max_rx_pktlen = info.max_rx_pktlen;
+	*max_mtu = info.max_mtu;
+	*min_mtu = info.min_mtu;
+	*max_rxq = info.max_rx_queues;
+	*max_txq = info.max_tx_queues;
+	*speed_capa = info.speed_capa;
+	if (driver_len > 0) {
+		driver[0] = 0;
+		if (info.driver_name != NULL) {
+			strncpy(driver, info.driver_name, driver_len - 1);
+			driver[driver_len - 1] = 0;
+		}
+	}
+	return 0;
+}
+
+int ccbed_lcore_is_enabled(unsigned lcore) { return rte_lcore_is_enabled(lcore); }
+uint64_t ccbed_physmem_size(void) { return rte_eal_get_physmem_size(); }

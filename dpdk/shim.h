@@ -57,6 +57,16 @@ int ccbed_remote_launch(unsigned lcore, uintptr_t handle);
 int ccbed_eth_link(uint16_t port, uint32_t *speed, int *up, int *duplex);
 int ccbed_eth_from_ring_pair(const char *name, struct rte_ring *rx, struct rte_ring *tx, unsigned socket);
 int ccbed_eth_dev_configure_simple(uint16_t port, uint16_t nrx, uint16_t ntx, uint32_t mtu);
+/* Link flow control (802.3x pause): get, and set the mode keeping the driver's
+ * other parameters; priority flow control (802.1Qbb) of one priority. */
+int ccbed_eth_flow_ctrl_get(uint16_t port, int *mode);
+int ccbed_eth_flow_ctrl_set(uint16_t port, int mode);
+int ccbed_eth_pfc_set(uint16_t port, uint8_t priority, uint32_t high, uint32_t low, uint16_t pause_time);
+/* The fields of rte_eth_dev_info that bring-up checks read. */
+int ccbed_eth_dev_limits(uint16_t port, uint32_t *max_rx_pktlen, uint16_t *max_mtu, uint16_t *min_mtu,
+			 uint16_t *max_rxq, uint16_t *max_txq, uint32_t *speed_capa, char *driver, size_t driver_len);
+int ccbed_lcore_is_enabled(unsigned lcore);
+uint64_t ccbed_physmem_size(void);
 
 /* multi.c: rx / tx bursts of several (port, queue) pairs in one call. */
 struct ccbed_pq {

@@ -319,7 +319,90 @@ type RunInfo struct {
 	// ClockOffsetExceeded is true when the offset is known and above the
 	// bound: cross-node time series of this run are degraded.
 	ClockOffsetExceeded bool `json:"clock_offset_exceeded"`
+	// Interrupted is true when SIGINT or SIGTERM ended the run (Signal names
+	// it) rather than duration_s: a receiver run until stopped, or a run cut
+	// short.
+	Interrupted bool   `json:"interrupted"`
+	Signal      string `json:"signal,omitempty"`
 }
+
+// ProgressFile is the name of the checkpoint a running hostd rewrites in its
+// results directory every few seconds (Progress), so that a SIGKILL loses at
+// most that much of its counters.
+const ProgressFile = "progress.json"
+
+// Progress is progress.json: the host's counters at TS seconds after its time
+// 0. Final is false while the host runs (or when it was killed) and true in
+// the copy written at a clean exit, beside counters.json.
+type Progress struct {
+	Host        string      `json:"host"`
+	TS          float64     `json:"t_s"`
+	Final       bool        `json:"final"`
+	Interrupted bool        `json:"interrupted"`
+	Rx          RxCounters  `json:"rx"`
+	Tx          TxCounters  `json:"tx"`
+	Port        PortCounter `json:"port"`
+}
+
+// WriteJSONAtomic writes v as indented JSON to path through a temporary file
+// in the same directory and a rename: path holds the old or the new content,
+// never a part.
+func WriteJSONAtomic(path string, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(append(b, '\n'))
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Chmod(f.Name(), 0o644)
+	}
+	if err == nil {
+		err = os.Rename(f.Name(), path)
+	}
+	if err != nil {
+		os.Remove(f.Name())
+	}
+	return err
+}
+
+// CheckResultsDir makes dir (and its parents) and checks that it takes new
+// files, before a run, so that a run never ends with results it cannot
+// write. It leaves no file behind.
+func CheckResultsDir(dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("results_dir: %w", err)
+	}
+	f, err := os.CreateTemp(dir, ".check*")
+	if err != nil {
+		return fmt.Errorf("results_dir: %w", err)
+	}
+	f.Close()
+	return os.Remove(f.Name())
+}
+
+// MaxFrameBytes is the largest frame the file's host builds (its mtu_bytes
+// with headers and an INT stack): the mbufs of its pool must hold it.
+func (f *File) MaxFrameBytes() int {
+	c := f.Host
+	c.ApplyDefaults()
+	return maxFrame(c.MTUBytes)
+}
+
+// RxCounters is the receive side's counters (Counters' first half): read it
+// only from the goroutine that calls Receive, or after the loops stopped.
+func (e *Engine) RxCounters() RxCounters { return e.rc }
+
+// TxCounters is the send side's counters (Counters' second half): read it
+// only from the goroutine that calls Service and NextData, or after the loops
+// stopped.
+func (e *Engine) TxCounters() TxCounters { return e.tc }
 
 // RunInfoFile is the name of the RunInfo file in a host's results directory.
 const RunInfoFile = "run.json"

@@ -11,7 +11,7 @@ import (
 
 func TestMain(m *testing.M) {
 	err := dpdk.EALInit([]string{"--no-huge", "-m", "256", "--no-pci", "--no-shconf", "--no-telemetry",
-		"-l", "0", "--log-level=lib.eal:error", "--vdev=net_ring0", "--vdev=net_ring1"})
+		"-l", "0", "--log-level=lib.eal:error", "--vdev=net_ring0", "--vdev=net_ring1", "--vdev=net_ring2", "--vdev=net_ring3"})
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "port tests need DPDK (scripts/setup.sh) and root: %v\n", err)
 		os.Exit(1)
@@ -112,6 +112,19 @@ func TestStartedClosesEveryPort(t *testing.T) {
 		t.Fatal(err)
 	}
 	sendRecv(t, mp, port.EthQueue{Port: p}, port.EthQueue{Port: p})
+	// Leave frames waiting on the port: Close must drain them before it stops
+	// the port (receiving from a stopped port is a DPDK error and a stack dump).
+	b := dpdk.NewBurst(4)
+	defer b.Free()
+	if err := mp.AllocBulk(b.Pkts); err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range b.Pkts {
+		m.SetLen(64)
+	}
+	if n := p.TxBurst(0, b.Pkts); n != 4 {
+		t.Fatalf("TxBurst took %d of 4", n)
+	}
 	s.Close()
 	if _, err := dpdk.EthPortByName("net_ring1"); err == nil {
 		t.Fatal("net_ring1 still exists after Close")

@@ -2,26 +2,43 @@
 //
 // It reads the TOML file (switchd.Config; unknown keys and bad values are errors
 // with file:line), initialises the EAL with the file's eal_args plus --vdev for
-// every vdev port and -a for every PCI port, starts the ports, builds the engine
-// (switchd) and its DPDK adapter (switchd/dataplane), and runs the loops in rtc
-// or pipeline mode. It prints a one-line summary every second, writes the queue /
-// fair-rate time series to telemetry.csv while it runs and the counters to
-// telemetry.json on exit. SIGINT / SIGTERM (or -duration) stop the loops, flush
-// the files, and exit 0.
+// every vdev port and -a for every PCI port, brings the ports up (an mbuf data
+// room that holds the largest frame of cc.mtu, jumbo included; the NIC's flow
+// control set explicitly; a wait for link-up; a warning when the NIC's speed
+// differs from link_gbps), builds the engine (switchd) and its DPDK adapter
+// (switchd/dataplane), and runs the loops in rtc or pipeline mode.
 //
-//	switchd -c configs/switch-vdev.toml [-duration 10s] [-check]
+// Results are safe by construction: the telemetry CSV and JSON paths are
+// opened (the JSON written once) before the EAL starts, so an unwritable path
+// fails at once; while the switch runs, the CSV is flushed and the JSON
+// rewritten (atomically: a temporary file renamed) every -checkpoint (2 s),
+// with "final": false, so that a SIGKILL loses at most that much; after a
+// -csv-full-mb (256 MB) CSV, samples are decimated to one row per port per
+// -csv-window (100 ms, the window's largest queue), so that an hour-long run
+// stays bounded on disk. SIGINT / SIGTERM (or -duration) stop the loops, flush
+// the files ("final": true, "interrupted" and "signal" when a signal ended the
+// run), and exit 0. It prints a one-line summary every second when the file's
+// telemetry.console is set.
 //
-// -check validates the file (as for real NICs, which this machine lacks) and
-// exits without touching DPDK.
+//	switchd -c configs/switch-vdev.toml [-duration 10s] [-check | -check-syntax]
+//
+// -check brings up what a run would use without starting traffic: the EAL
+// (lcores, memory), the mempool, every port (driver limits against the MTU,
+// flow control, link up within -link-timeout, speed against link_gbps), then
+// releases it all and exits 0 when every check passed. -check-syntax checks the
+// file alone, without DPDK (for a machine without the NICs).
 package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
+	"os/signal"
 	"runtime/debug"
 	"strings"
+	"syscall"
 	"time"
 
 	_ "github.com/ccbed/ccbed/ccalgo/all"
@@ -30,17 +47,35 @@ import (
 	"github.com/ccbed/ccbed/port"
 	"github.com/ccbed/ccbed/switchd"
 	"github.com/ccbed/ccbed/switchd/dataplane"
+	"github.com/ccbed/ccbed/wire"
 )
 
 func main() {
 	os.Exit(run(os.Args[1:]))
 }
 
+// options are the command line's settings beside the file.
+type options struct {
+	duration    time.Duration
+	linkTimeout time.Duration
+	flowControl port.FlowControl
+	csvFullMB   int64
+	csvWindow   time.Duration
+	checkpoint  time.Duration
+}
+
 func run(args []string) int {
 	fs := flag.NewFlagSet("switchd", flag.ContinueOnError)
 	cfgPath := fs.String("c", "", "switch TOML file (required)")
-	duration := fs.Duration("duration", 0, "stop after this long (0: until SIGINT / SIGTERM)")
-	check := fs.Bool("check", false, "validate the file and exit")
+	var o options
+	fs.DurationVar(&o.duration, "duration", 0, "stop after this long (0: until SIGINT / SIGTERM)")
+	check := fs.Bool("check", false, "bring up the EAL, lcores, mempool and ports a run would use, without traffic, and exit")
+	checkSyntax := fs.Bool("check-syntax", false, "check the file alone (no DPDK) and exit")
+	fs.DurationVar(&o.linkTimeout, "link-timeout", port.DefaultLinkTimeout, "how long to wait for each port's link to come up")
+	fc := fs.String("nic-flow-control", "off", "the NICs' own flow control: off (switchd does PFC in software), pause (802.3x), pfc (the NIC's 802.1Qbb on priority 3), driver (leave it)")
+	fs.Int64Var(&o.csvFullMB, "csv-full-mb", 256, "telemetry CSV: MB at full resolution, then one row per port per -csv-window (0: never decimate)")
+	fs.DurationVar(&o.csvWindow, "csv-window", 100*time.Millisecond, "telemetry CSV: the decimation window")
+	fs.DurationVar(&o.checkpoint, "checkpoint", switchd.DefaultCheckpoint, "rewrite the JSON and flush the CSV this often while running")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -48,17 +83,35 @@ func run(args []string) int {
 		fmt.Fprintln(os.Stderr, "switchd: -c switch.toml is required")
 		return 2
 	}
+	var err error
+	if o.flowControl, err = port.ParseFlowControl(*fc); err != nil {
+		fmt.Fprintln(os.Stderr, "switchd: -nic-flow-control:", err)
+		return 2
+	}
+	if o.checkpoint <= 0 || o.linkTimeout <= 0 || o.csvFullMB < 0 || o.csvWindow < 0 {
+		fmt.Fprintln(os.Stderr, "switchd: -checkpoint and -link-timeout must be > 0, -csv-full-mb and -csv-window >= 0")
+		return 2
+	}
 	cfg, err := switchd.LoadConfig(*cfgPath)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "switchd:", err)
 		return 1
 	}
-	if *check {
-		fmt.Printf("%s: ok: %d ports, mode %s, schemes %s\n", *cfgPath, len(cfg.Ports), cfg.Switch.Mode,
-			strings.Join(cfg.SchemesInUse(), ","))
+	okLine := fmt.Sprintf("%s: ok: %d ports, mode %s, schemes %s", *cfgPath, len(cfg.Ports), cfg.Switch.Mode,
+		strings.Join(cfg.SchemesInUse(), ","))
+	switch {
+	case *checkSyntax:
+		fmt.Println(okLine)
+		return 0
+	case *check:
+		if err := checkBringUp(cfg, o); err != nil {
+			fmt.Fprintln(os.Stderr, "switchd: -check:", err)
+			return 1
+		}
+		fmt.Println(okLine + "; devices, lcores and memory checked")
 		return 0
 	}
-	if err := serve(cfg, *duration); err != nil {
+	if err := serve(cfg, o); err != nil {
 		fmt.Fprintln(os.Stderr, "switchd:", err)
 		return 1
 	}
@@ -90,57 +143,199 @@ func lcoresOf(cfg *switchd.Config) []uint {
 	return []uint{0}
 }
 
-func serve(cfg *switchd.Config, duration time.Duration) error {
-	lcores := lcoresOf(cfg)
-	debug.SetGCPercent(400)
+// maxFrameBytes is the largest frame the switch must carry: a ccbed data
+// frame of cc.mtu payload with a VLAN tag and a full INT stack, and never less
+// than a standard 1500-byte-MTU Ethernet frame with a VLAN tag.
+func maxFrameBytes(cfg *switchd.Config) int {
+	ccbed := cfg.CC.MTU + wire.EthernetLen + wire.VLANTagLen + wire.IPv4MinLen + wire.UDPLen +
+		wire.BTHLen + wire.DataHeaderLen + wire.ICRCLen + wire.INTLen
+	return max(ccbed, 1500+wire.EthernetLen+wire.VLANTagLen)
+}
+
+// nicMTU is the MTU to configure on the ports (DPDK's MTU: the frame without
+// its Ethernet header and CRC); 0 leaves the driver's 1500.
+func nicMTU(cfg *switchd.Config) uint32 {
+	if m := maxFrameBytes(cfg) - wire.EthernetLen - wire.VLANTagLen; m > 1500 {
+		return uint32(m)
+	}
+	return 0
+}
+
+// nodeUp is what bringUp started: release it with down.
+type nodeUp struct {
+	pool  *dpdk.Mempool
+	eths  port.Started
+	ports []port.Port
+}
+
+func (n *nodeUp) down() {
+	n.eths.Close()
+	if n.pool != nil {
+		n.pool.Free()
+	}
+}
+
+// bringUp initialises the EAL, checks the lcores, makes the mempool (its data
+// room from the MTU) and brings every port up: flow control, link, speed.
+// report prints what it found.
+func bringUp(cfg *switchd.Config, o options, report func(string)) (*nodeUp, error) {
 	if err := dpdk.EALInit(ealArgs(cfg)); err != nil {
-		return err
+		return nil, err
 	}
-	pool, err := dpdk.NewPktMbufPool("switchd", cfg.Switch.Mbufs, 256, dpdk.MbufDefaultDataRoom, dpdk.SocketAny)
+	var bad []string
+	for _, l := range lcoresOf(cfg) {
+		if !dpdk.LcoreEnabled(l) {
+			bad = append(bad, fmt.Sprint(l))
+		}
+	}
+	if len(bad) > 0 {
+		return nil, fmt.Errorf("lcores %s (switch.lcores) are not enabled by the EAL (eal_args -l / --lcores enable %v)",
+			strings.Join(bad, ","), dpdk.Lcores(true))
+	}
+	frame := maxFrameBytes(cfg)
+	room := dpdk.DataRoomFor(frame)
+	need := uint64(cfg.Switch.Mbufs) * uint64(int(room)+dpdk.MbufOverheadBytes)
+	report(fmt.Sprintf("switchd: mempool %d mbufs of %d B data room (largest frame %d B, cc.mtu %d): about %.0f MiB of the EAL's %.0f MiB",
+		cfg.Switch.Mbufs, room, frame, cfg.CC.MTU, float64(need)/(1<<20), float64(dpdk.PhysMemBytes())/(1<<20)))
+	if rx := uint64(len(cfg.Ports)) * uint64(cfg.Switch.RingSize); uint64(cfg.Switch.Mbufs) < 2*rx {
+		report(fmt.Sprintf("switchd: WARNING: switch.mbufs %d is less than twice the rx descriptors (%d ports x ring_size %d): a NIC that fills its rx rings leaves too few for the queues",
+			cfg.Switch.Mbufs, len(cfg.Ports), cfg.Switch.RingSize))
+	}
+	n := &nodeUp{}
+	pool, err := dpdk.NewPktMbufPool("switchd", cfg.Switch.Mbufs, 256, room, dpdk.SocketAny)
 	if err != nil {
-		return err
+		return nil, fmt.Errorf("%w: %d mbufs of %d B need about %.0f MiB; give the EAL more memory (hugepages, or -m with --no-huge) or lower switch.mbufs",
+			err, cfg.Switch.Mbufs, room, float64(need)/(1<<20))
 	}
-	var eths port.Started
-	defer func() {
-		eths.Close()
-		pool.Free()
-	}()
-	ports := make([]port.Port, len(cfg.Ports))
+	n.pool = pool
+	mtu := nicMTU(cfg)
 	for i := range cfg.Ports {
 		pc := &cfg.Ports[i]
-		p, err := eths.Start(port.EthConfig{Name: switchd.DeviceName(pc.Device), Pool: pool, Promisc: true,
-			RxDesc: uint16(cfg.Switch.RingSize), TxDesc: uint16(cfg.Switch.RingSize)})
-		if err != nil {
-			return err
+		name := switchd.DeviceName(pc.Device)
+		if id, err := dpdk.EthPortByName(name); err == nil {
+			if info, err := id.Info(); err == nil && mtu > 0 && info.MaxMTU > 0 && uint32(info.MaxMTU) < mtu {
+				n.down()
+				return nil, fmt.Errorf("port %s (%s, driver %s): cc.mtu %d needs an MTU of %d, the NIC's largest is %d",
+					pc.Name, name, info.Driver, cfg.CC.MTU, mtu, info.MaxMTU)
+			}
 		}
-		ports[i] = port.EthQueue{Port: p}
+		p, err := n.eths.Start(port.EthConfig{Name: name, Pool: pool, Promisc: true, MTU: mtu,
+			RxDesc: uint16(cfg.Switch.RingSize), TxDesc: uint16(cfg.Switch.RingSize), FlowControl: o.flowControl})
+		if err != nil {
+			n.down()
+			return nil, fmt.Errorf("port %s: %w", pc.Name, err)
+		}
+		n.ports = append(n.ports, port.EthQueue{Port: p})
 		if pc.MAC == "" {
 			mac, err := p.MACAddr()
 			if err != nil {
-				return err
+				n.down()
+				return nil, err
 			}
 			pc.MAC = mac.String()
 		}
+		link, err := port.WaitLinkUp(p, o.linkTimeout)
+		if err != nil {
+			n.down()
+			return nil, fmt.Errorf("port %s: %w", pc.Name, err)
+		}
+		drv := "?"
+		if info, err := p.Info(); err == nil {
+			drv = info.Driver
+		}
+		report(fmt.Sprintf("switchd: port %d %s %s (%s): link up %d Mb/s, NIC flow control %s", i, pc.Name, name, drv,
+			link.SpeedMbps, port.FlowControlState(p)))
+		if w := port.SpeedMismatch(pc.Name, link, pc.LinkGbps); w != "" {
+			report("switchd: WARNING: " + w)
+		}
 	}
+	return n, nil
+}
+
+// checkBringUp is -check: bring everything up, release it, report.
+func checkBringUp(cfg *switchd.Config, o options) error {
+	for _, p := range []string{cfg.Telemetry.CSV, cfg.Telemetry.JSON} {
+		if p != "" {
+			if err := switchd.CheckOutputPath(p); err != nil {
+				return fmt.Errorf("telemetry output: %w", err)
+			}
+		}
+	}
+	n, err := bringUp(cfg, o, func(s string) { fmt.Println(s) })
+	if err != nil {
+		return err
+	}
+	if _, err := switchd.New(cfg); err != nil {
+		n.down()
+		return err
+	}
+	n.eths.Close()
+	in := n.pool.InUse()
+	n.down()
+	if in != 0 {
+		return fmt.Errorf("%d mbufs not returned after the ports closed", in)
+	}
+	return nil
+}
+
+func serve(cfg *switchd.Config, o options) error {
+	// Outputs first: an unwritable path fails now, not after the run.
+	var csv *switchd.CSVWriter
+	if cfg.Telemetry.CSV != "" {
+		var err error
+		if csv, err = switchd.CreateCSV(cfg.Telemetry.CSV); err != nil {
+			return fmt.Errorf("telemetry.csv: %w", err)
+		}
+		csv.SetDecimation(o.csvFullMB<<20, o.csvWindow)
+	}
+	if cfg.Telemetry.JSON != "" {
+		if err := switchd.CheckOutputPath(cfg.Telemetry.JSON); err != nil {
+			if csv != nil {
+				csv.Close()
+			}
+			return fmt.Errorf("telemetry.json: %w", err)
+		}
+	}
+	// Fewer GC cycles for the lcores' sake; the control plane makes next to
+	// no garbage (switchd.Monitor), so the heap stays flat between them.
+	debug.SetGCPercent(400)
+	// Signals from here on: SIGINT / SIGTERM mark the run interrupted.
+	sigc := make(chan os.Signal, 1)
+	signal.Notify(sigc, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sigc)
+	n, err := bringUp(cfg, o, func(s string) { fmt.Println(s) })
+	if err != nil {
+		if csv != nil {
+			csv.Close()
+		}
+		return err
+	}
+	defer n.down()
+	lcores := lcoresOf(cfg)
 	eng, err := switchd.New(cfg)
 	if err != nil {
 		return err
 	}
-	sw, err := dataplane.New(eng, ports, pool, dataplane.Config{
+	sw, err := dataplane.New(eng, n.ports, n.pool, dataplane.Config{
 		Pipeline: cfg.Switch.Mode == switchd.ModePipeline, Burst: cfg.Switch.Burst, RingSize: cfg.Switch.RingSize, Name: "switchd",
 	})
 	if err != nil {
 		return err
 	}
-	var csv *switchd.CSVWriter
-	if cfg.Telemetry.CSV != "" {
-		if csv, err = switchd.CreateCSV(cfg.Telemetry.CSV); err != nil {
-			sw.Close()
-			return err
-		}
-	}
 	for i, p := range cfg.Ports {
 		fmt.Printf("switchd: port %d %s %s mac %s peer %s %.1f Gb/s scheme %s\n", i, p.Name, p.Device, p.MAC, p.PeerMAC, p.LinkGbps, cfg.SchemeOf(i))
+	}
+	mcfg := switchd.MonitorConfig{CSV: csv, JSONPath: cfg.Telemetry.JSON, Mode: cfg.Switch.Mode, Start: time.Now(), Checkpoint: o.checkpoint}
+	if cfg.Telemetry.Console {
+		mcfg.Console = os.Stdout
+	}
+	mon, err := switchd.NewMonitor(eng, mcfg)
+	if err != nil {
+		sw.Close()
+		if csv != nil {
+			csv.Close()
+		}
+		return fmt.Errorf("telemetry.json: %w", err)
 	}
 	clock := lcore.NewTSCClock(dpdk.TSCHz())
 	g := lcore.NewGroup()
@@ -151,58 +346,49 @@ func serve(cfg *switchd.Config, duration time.Duration) error {
 		return err
 	}
 	fmt.Printf("switchd: running, mode %s on lcores %v\n", cfg.Switch.Mode, lcores)
-	start := time.Now()
 
 	ctx, cancel := context.WithCancel(context.Background())
-	if duration > 0 {
-		ctx, cancel = context.WithTimeout(context.Background(), duration)
+	if o.duration > 0 {
+		ctx, cancel = context.WithTimeout(context.Background(), o.duration)
 	}
 	defer cancel()
 	done, stopTel := make(chan struct{}), make(chan struct{})
-	go func() { // telemetry: CSV samples and the console line
+	go func() { // telemetry: CSV samples, the console line, checkpoints
 		defer close(done)
 		tick := time.NewTicker(100 * time.Millisecond)
 		defer tick.Stop()
-		var prev *switchd.Snapshot
-		last := time.Now()
+		warned := false
 		for {
 			select {
-			case <-tick.C:
+			case now := <-tick.C:
+				if err := mon.Tick(now); err != nil && !warned {
+					fmt.Fprintln(os.Stderr, "switchd: WARNING: checkpoint:", err)
+					warned = true
+				}
 			case <-stopTel:
 				return
 			}
-			if csv != nil {
-				csv.DrainFrom(eng.Samples())
-			}
-			if now := time.Now(); now.Sub(last) >= time.Second {
-				cur := eng.Snapshot()
-				if cfg.Telemetry.Console {
-					fmt.Println(switchd.SummaryLine(now.Sub(start).Seconds(), now.Sub(last).Seconds(), prev, &cur))
-				}
-				prev, last = &cur, now
-			}
 		}
 	}()
-	stats := g.Run(ctx)
+	stats := g.Run(ctx) // returns on -duration, SIGINT or SIGTERM
 	close(stopTel)
 	<-done
+	sig := ""
+	select {
+	case s := <-sigc:
+		sig = s.String()
+	default:
+	}
 	sw.Close()
-	res := switchd.Results{DurationS: time.Since(start).Seconds(), Mode: cfg.Switch.Mode, Counters: eng.Snapshot()}
+	var lcs []switchd.LcoreResults
 	for _, s := range stats {
-		res.Lcores = append(res.Lcores, switchd.LcoreResults{Name: s.Name, Lcore: s.Lcore, Iterations: s.Iterations,
+		lcs = append(lcs, switchd.LcoreResults{Name: s.Name, Lcore: s.Lcore, Iterations: s.Iterations,
 			BusyPolls: s.BusyPolls, Work: s.Work, MaxStallNs: s.MaxStallNs, Panic: s.Panic})
 	}
-	var errs []string
-	if csv != nil {
-		csv.DrainFrom(eng.Samples())
-		if err := csv.Close(); err != nil {
-			errs = append(errs, err.Error())
-		}
-	}
-	if cfg.Telemetry.JSON != "" {
-		if err := switchd.WriteResultsJSON(cfg.Telemetry.JSON, &res); err != nil {
-			errs = append(errs, err.Error())
-		}
+	res, ferr := mon.Finish(time.Now(), lcs, sig)
+	var errs []error
+	if ferr != nil {
+		errs = append(errs, ferr)
 	}
 	tot := switchd.PortCounters{}
 	for _, p := range res.Counters.Ports {
@@ -210,15 +396,17 @@ func serve(cfg *switchd.Config, duration time.Duration) error {
 		tot.TxPackets += p.TxPackets
 		tot.DropsTotal += p.DropsTotal
 	}
-	fmt.Printf("switchd: stopped after %.1fs: rx %d tx %d drops %d; mbufs in use %d\n",
-		res.DurationS, tot.RxPackets, tot.TxPackets, tot.DropsTotal, pool.InUse())
+	n.eths.Close() // drain, stop, close: the mbufs in the rx rings come back
+	how := "ran its duration"
+	if sig != "" {
+		how = "interrupted by " + sig
+	}
+	fmt.Printf("switchd: stopped after %.1fs (%s): rx %d tx %d drops %d; mbufs in use %d\n",
+		res.DurationS, how, tot.RxPackets, tot.TxPackets, tot.DropsTotal, n.pool.InUse())
 	for _, s := range stats {
 		if s.Panic != "" {
-			errs = append(errs, fmt.Sprintf("loop %s panicked: %s", s.Name, s.Panic))
+			errs = append(errs, fmt.Errorf("loop %s panicked: %s", s.Name, s.Panic))
 		}
 	}
-	if len(errs) > 0 {
-		return fmt.Errorf("%s", strings.Join(errs, "; "))
-	}
-	return nil
+	return errors.Join(errs...)
 }

@@ -28,13 +28,13 @@ func TestMain(m *testing.M) {
 
 func TestCheckExampleConfigs(t *testing.T) {
 	for _, f := range []string{"../../configs/switch-cloudlab.toml", "../../configs/switch-vdev.toml"} {
-		if rc := run([]string{"-c", f, "-check"}); rc != 0 {
-			t.Errorf("%s: -check exit %d", f, rc)
+		if rc := run([]string{"-c", f, "-check-syntax"}); rc != 0 {
+			t.Errorf("%s: -check-syntax exit %d", f, rc)
 		}
 	}
 	bad := filepath.Join(t.TempDir(), "bad.toml")
 	os.WriteFile(bad, []byte("[switch]\nmode = \"fast\"\n"), 0o644)
-	if rc := run([]string{"-c", bad, "-check"}); rc != 1 {
+	if rc := run([]string{"-c", bad, "-check-syntax"}); rc != 1 {
 		t.Errorf("bad config: exit %d, want 1", rc)
 	}
 }

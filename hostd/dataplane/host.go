@@ -7,6 +7,7 @@ package dataplane
 import (
 	"fmt"
 	"sync/atomic"
+	"time"
 
 	"github.com/ccbed/ccbed/dpdk"
 	"github.com/ccbed/ccbed/hostd"
@@ -65,6 +66,64 @@ type Host struct {
 	nTxSp int
 	wake  int64 // the engine's tx side has nothing to do before this, unless events come
 	ptx   hostd.PortCounter
+
+	// Progress hand-off (see Progress): the control plane bumps want; the
+	// side that owns the counters copies them and stores want into done.
+	rxPub, txPub publication
+	rxCopy       hostd.RxCounters
+	rxPort       hostd.PortCounter
+	txCopy       hostd.TxCounters
+	txPort       hostd.PortCounter
+}
+
+// publication is one side's hand-off of a counter copy to the control plane.
+type publication struct{ want, done atomic.Uint64 }
+
+// due reports whether the control plane waits for a copy.
+func (p *publication) due() bool { return p.want.Load() != p.done.Load() }
+
+// publishRx copies the rx side's counters for Progress (rx lcore).
+func (h *Host) publishRx() {
+	if h.rxPub.due() {
+		h.rxCopy, h.rxPort = h.eng.RxCounters(), h.prx
+		h.rxPub.done.Store(h.rxPub.want.Load())
+	}
+}
+
+// publishTx copies the tx side's counters for Progress (tx lcore).
+func (h *Host) publishTx() {
+	if h.txPub.due() {
+		h.txCopy, h.txPort = h.eng.TxCounters(), h.ptx
+		h.txPub.done.Store(h.txPub.want.Load())
+	}
+}
+
+// Progress is what a running host has counted so far.
+type Progress struct {
+	Rx   hostd.RxCounters  `json:"rx"`
+	Tx   hostd.TxCounters  `json:"tx"`
+	Port hostd.PortCounter `json:"port"`
+}
+
+// Progress asks the running loops for a copy of their counters and waits up
+// to timeout for it; each side copies its own at the end of its next poll (two
+// atomic loads per poll when nobody asks). ok is false when a side did not
+// answer in time (its loop stopped or stalls). Call it from one goroutine at a
+// time, while the loops run; after they stop, read PortCounters and the
+// engine directly.
+func (h *Host) Progress(timeout time.Duration) (p Progress, ok bool) {
+	wr, wt := h.rxPub.want.Add(1), h.txPub.want.Add(1)
+	deadline := time.Now().Add(timeout)
+	for h.rxPub.done.Load() != wr || h.txPub.done.Load() != wt {
+		if time.Now().After(deadline) {
+			return p, false
+		}
+		time.Sleep(100 * time.Microsecond)
+	}
+	p.Rx, p.Tx = h.rxCopy, h.txCopy
+	p.Port = hostd.PortCounter{RxFrames: h.rxPort.RxFrames, TxFrames: h.txPort.TxFrames, TxDrops: h.txPort.TxDrops,
+		NoMbuf: h.rxPort.NoMbuf + h.txPort.NoMbuf, CtlRingDrops: h.rxPort.CtlRingDrops}
+	return p, true
 }
 
 // NewHost builds the adapter for eng on p with mbufs from pool; name makes the
@@ -95,6 +154,7 @@ func (h *Host) Engine() *hostd.Engine { return h.eng }
 // receiver and NP, queue the owed control frames for the tx side, pass control
 // events to the engine. It returns the number of frames received.
 func (h *Host) PollRx(now int64) int {
+	h.publishRx()
 	n := h.port.RxBurst(h.rxb.Pkts)
 	if n == 0 {
 		return 0
@@ -157,6 +217,7 @@ func (h *Host) PollRx(now int64) int {
 // to Burst data frames; controls and data leave in one TxBurst. It returns the
 // work done (events, frames).
 func (h *Host) PollTx(now int64) int {
+	h.publishTx()
 	c := h.ctl.DequeueBurst(h.txb.Pkts[:Burst])
 	return h.txSide(now, c)
 }
@@ -172,6 +233,8 @@ func (h *Host) PollTx(now int64) int {
 // senders polled from the same loop feed is drained as fast as they fill it.
 // Drive a Host either with Poll or with PollRx and PollTx.
 func (h *Host) Poll(now int64) int {
+	h.publishRx()
+	h.publishTx()
 	total, nOut := 0, 0
 	for round := 1; ; round++ {
 		n := h.port.RxBurst(h.rxb.Pkts)

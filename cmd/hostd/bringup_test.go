@@ -1,0 +1,133 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/ccbed/ccbed/hostd"
+)
+
+// nullHost writes a hostd file on a net_null vdev (its rx makes a frame on
+// every poll, which the host counts as malformed; its tx drops) with the
+// given mtu_bytes and duration_s, and returns the file's path.
+func nullHost(t *testing.T, dir string, mtu int, durationS float64) string {
+	t.Helper()
+	id := strconv.Itoa(os.Getpid()%100000) + strconv.Itoa(int(time.Now().UnixNano()%1000))
+	t.Cleanup(func() { os.RemoveAll("/var/run/dpdk/ccbhn" + id) })
+	text := fmt.Sprintf(`eal_args = ["--no-huge", "-m", "256", "--no-pci", "--no-shconf", "--no-telemetry", "--lcores=0@1", "--file-prefix=ccbhn%s", "--log-level=lib.eal:error", "--vdev=net_null0"]
+port = "net_null0"
+lcores = [0]
+mbufs = 2047
+duration_s = %g
+results_dir = %q
+
+[host]
+name = "h0"
+ip = "10.0.0.1"
+gateway_mac = "02:00:00:00:00:02"
+link_gbps = 1
+mtu_bytes = %d
+`, id, durationS, filepath.Join(dir, "results"), mtu)
+	p := filepath.Join(dir, "host.toml")
+	if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func skipUnlessRoot(t *testing.T) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("daemon test skipped in -short mode")
+	}
+	if os.Geteuid() != 0 {
+		t.Skip("hostd needs root for DPDK")
+	}
+}
+
+// TestJumboMTUAndCleanExit: a host with a jumbo mtu_bytes gets mbufs that
+// hold its frames (it used to fail at start: "mbuf room 2048 < largest
+// frame"), runs its duration, writes run.json not interrupted and a final
+// progress.json, and exits without DPDK's "rx_pkt_burst for not ready port"
+// stack dump (it drained its port after stopping it).
+func TestJumboMTUAndCleanExit(t *testing.T) {
+	skipUnlessRoot(t)
+	dir := t.TempDir()
+	cfg := nullHost(t, dir, 8000, 0.5)
+	d := startDaemon(t, "hostd", "", []string{hostdConfigEnv + "=" + cfg}, os.Args[0], "-test.run=^$")
+	d.wait(t, 30*time.Second)
+	out := d.output()
+	t.Logf("hostd:\n%s", out)
+	for _, bad := range []string{"not ready port", "Stack dump", "PANIC"} {
+		if strings.Contains(out, bad) {
+			t.Errorf("hostd output has %q", bad)
+		}
+	}
+	if !strings.Contains(out, "mbufs in use 0\n") || !strings.Contains(out, "link up") {
+		t.Errorf("want link up and every mbuf returned")
+	}
+	var info hostd.RunInfo
+	readJSON(t, filepath.Join(dir, "results", hostd.RunInfoFile), &info)
+	var pr hostd.Progress
+	readJSON(t, filepath.Join(dir, "results", hostd.ProgressFile), &pr)
+	if info.Interrupted || !pr.Final || pr.Interrupted {
+		t.Errorf("a run that ran its duration: run.json interrupted %v, progress final %v interrupted %v", info.Interrupted, pr.Final, pr.Interrupted)
+	}
+}
+
+// TestCheckpointAndSignals: while hostd runs, progress.json is rewritten
+// every 2 s (final false), so a SIGKILL keeps the counters up to then; a
+// SIGTERM ends the run with run.json and progress.json marked interrupted.
+func TestCheckpointAndSignals(t *testing.T) {
+	skipUnlessRoot(t)
+	dir := t.TempDir()
+	cfg := nullHost(t, dir, 1024, 0)
+	progress := filepath.Join(dir, "results", hostd.ProgressFile)
+
+	d := startDaemon(t, "hostd", "", []string{hostdConfigEnv + "=" + cfg}, os.Args[0], "-test.run=^$")
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		if _, err := os.Stat(progress); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no %s after 20 s:\n%s", hostd.ProgressFile, d.output())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	d.cmd.Process.Signal(syscall.SIGKILL)
+	<-d.done
+	var pr hostd.Progress
+	readJSON(t, progress, &pr)
+	if pr.Final || pr.TS < 1 || pr.Port.RxFrames == 0 || pr.Rx.Frames == 0 {
+		t.Errorf("after SIGKILL: %+v: want a checkpoint (final false) of >= 1 s with frames counted", pr)
+	}
+
+	os.RemoveAll(filepath.Join(dir, "results"))
+	d = startDaemon(t, "hostd", "", []string{hostdConfigEnv + "=" + cfg}, os.Args[0], "-test.run=^$")
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		if _, err := os.Stat(progress); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no %s after 20 s:\n%s", hostd.ProgressFile, d.output())
+		}
+	}
+	d.stop(t, 10*time.Second)
+	var info hostd.RunInfo
+	readJSON(t, filepath.Join(dir, "results", hostd.RunInfoFile), &info)
+	readJSON(t, progress, &pr)
+	if !info.Interrupted || info.Signal != "terminated" || !pr.Final || !pr.Interrupted {
+		t.Errorf("after SIGTERM: run.json interrupted %v signal %q; progress final %v interrupted %v",
+			info.Interrupted, info.Signal, pr.Final, pr.Interrupted)
+	}
+	if out := d.output(); strings.Contains(out, "not ready port") || !strings.Contains(out, "mbufs in use 0\n") {
+		t.Errorf("unclean exit:\n%s", out)
+	}
+}
