@@ -35,9 +35,17 @@ fi
 log "DPDK $(pkg-config --modversion libdpdk)"
 
 if ! command -v go >/dev/null 2>&1; then
-	log "ERROR: Go is not installed (need Go 1.26: https://go.dev/dl/)"
+	log "ERROR: Go is not installed. Install Go 1.26 from https://go.dev/dl/, or any Go >= 1.21"
+	log "  (it fetches the toolchain go.mod asks for through the module proxy); Debian 12's golang-go is 1.19, too old"
 	exit 1
 fi
+gover=$(go env GOVERSION 2>/dev/null || true)
+case "$gover" in
+go1.1[0-9] | go1.1[0-9].* | go1.20 | go1.20.* | "")
+	log "ERROR: $(go version 2>/dev/null || echo 'go'): need Go >= 1.21 (https://go.dev/dl/), which fetches Go 1.26 itself"
+	exit 1
+	;;
+esac
 log "$(go version)"
 go mod download
 log "Go modules downloaded"
