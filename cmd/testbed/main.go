@@ -339,6 +339,12 @@ func nodes(args []string) error {
 	if err != nil {
 		return err
 	}
+	if sc := e.Experiment.Scaling; sc != "" {
+		// Real nodes run the file as written: a file scaled down for one
+		// machine's cores would run scaled on 10-100 GbE NICs too.
+		fmt.Fprintf(os.Stderr, "testbed: nodes: warning: %s is scaled for one machine (%s); real nodes run it as written: "+
+			"for the paper's scale use its -virtual copy, which is unscaled\n", path, sc)
+	}
 	var inv *testbed.Inventory
 	if *invPath != "" {
 		if inv, err = testbed.ReadInventory(*invPath); err != nil {
