@@ -332,6 +332,7 @@ func (e *Experiment) record(fr *fabric.Result) *report.Recorder {
 		Notes: e.Experiment.Mirrors, Clock: fr.Clock, Seed: e.Experiment.Seed, Topology: e.topologyString(),
 		LinkGbps: hostLinkGbps(t),
 	})
+	e.addReferences(rec)
 	usOf := func(ns int64) float64 { return float64(ns-fr.T0Ns) / 1e3 }
 	base := make([]int, len(fr.Switches)+1)
 	for i, s := range fr.Switches {

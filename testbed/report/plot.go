@@ -2,11 +2,14 @@ package report
 
 import (
 	"fmt"
+	"image/color"
 	"io"
 	"math"
 	"os"
 	"path/filepath"
+	"sort"
 	"strconv"
+	"strings"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -14,6 +17,7 @@ import (
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgimg"
+	"gonum.org/v1/plot/vg/vgsvg"
 )
 
 // Plot size and the most points drawn per line: longer series are reduced
@@ -24,7 +28,23 @@ const (
 	plotHeight    = 4.5 * vg.Inch
 	maxPlotPoints = 2000
 	plotChunk     = 32 // points per stroked piece of a line
+	// maxLegendLines is the most lines a plot names one by one: with more
+	// (a workload's hundreds of flows), each is a thin grey line and the
+	// legend says how many there are.
+	maxLegendLines = 10
+	// gapFactor: consecutive samples further apart than gapFactor times the
+	// series' typical spacing are not joined (the series stopped, e.g. a flow
+	// that ended, and started again).
+	gapFactor = 3
 )
+
+// RefLine is a horizontal reference line on a plot: a scheme's target queue
+// (RoCC's Q_ref, DCQCN's Kmin and Kmax) or a fair share (C/N), in the plot's
+// units (bytes for the queue plot, Gb/s for the rate plots).
+type RefLine struct {
+	Label string
+	Y     float64
+}
 
 // decimate returns s's points, or, when there are more than maxPts, the
 // minimum and maximum (in time order) of each of maxPts/2 equal runs of
@@ -85,8 +105,50 @@ func savePNG(p *plot.Plot, path string) error {
 	})
 }
 
-// linePlot plots one line per series, labelled label+id.
-func linePlot(title, yLabel, label string, ss []*series, yScale float64) (*plot.Plot, error) {
+// saveSVG draws p into an SVG (vector, for papers) at path.
+func saveSVG(p *plot.Plot, path string) error {
+	c := vgsvg.New(plotWidth, plotHeight)
+	p.Draw(draw.New(c))
+	return writeFile(path, func(w io.Writer) error {
+		_, err := c.WriteTo(w)
+		return err
+	})
+}
+
+// splitGaps cuts xys where consecutive points are further apart in x than
+// gapFactor times the median spacing, so that a line does not bridge a
+// stretch without samples.
+func splitGaps(xys plotter.XYs) []plotter.XYs {
+	if len(xys) < 3 {
+		return []plotter.XYs{xys}
+	}
+	d := make([]float64, 0, len(xys)-1)
+	for i := 1; i < len(xys); i++ {
+		d = append(d, xys[i].X-xys[i-1].X)
+	}
+	sort.Float64s(d)
+	limit := gapFactor * d[len(d)/2]
+	if !(limit > 0) {
+		return []plotter.XYs{xys}
+	}
+	var out []plotter.XYs
+	start := 0
+	for i := 1; i < len(xys); i++ {
+		if xys[i].X-xys[i-1].X > limit {
+			out = append(out, xys[start:i])
+			start = i
+		}
+	}
+	return append(out, xys[start:])
+}
+
+// linePlot plots one line per series, labelled label+id, from time 0, with
+// the reference lines refs (in the series' units before yScale). Lines that
+// would lie on one another stay apart by dash pattern as well as colour; a
+// line is not drawn across a gap in its samples; with more than
+// maxLegendLines series, each is a thin grey line under one legend entry; the
+// y axis leaves room above the data for the legend.
+func linePlot(title, yLabel, label string, ss []*series, yScale float64, refs []RefLine) (*plot.Plot, error) {
 	var last float64
 	for _, s := range ss {
 		if n := len(s.t); n > 0 && s.t[n-1] > last {
@@ -98,29 +160,71 @@ func linePlot(title, yLabel, label string, ss []*series, yScale float64) (*plot.
 	p.Title.Text = title
 	p.X.Label.Text = xLabel
 	p.Y.Label.Text = yLabel
+	p.X.Min = 0
 	p.Y.Min = 0
 	p.Add(plotter.NewGrid())
 	p.Legend.Top = true
+	many := len(ss) > maxLegendLines
+	ymax := 0.0
 	for k, s := range ss {
 		xys := decimate(s.t, s.v, xScale, yScale, maxPlotPoints)
-		// The rasterizer behind vgimg (freetype's) searches a list of the
-		// cells a path covers for every cell it adds, so one long, dense
-		// path costs time quadratic in its length (seconds per plot for a
-		// noisy queue). Stroking the line in short overlapping pieces keeps
-		// that list short and draws the same picture.
-		for start := 0; start < len(xys) || start == 0; start += plotChunk {
-			end := min(start+plotChunk+1, len(xys))
-			l, err := plotter.NewLine(xys[start:end])
-			if err != nil {
-				return nil, err
-			}
-			l.Color = plotutil.Color(k)
-			l.Width = vg.Points(1.2)
-			p.Add(l)
-			if start == 0 {
-				p.Legend.Add(fmt.Sprintf("%s %d", label, s.id), l)
+		for _, xy := range xys {
+			ymax = math.Max(ymax, xy.Y)
+		}
+		first := true
+		for _, seg := range splitGaps(xys) {
+			// The rasterizer behind vgimg (freetype's) searches a list of
+			// the cells a path covers for every cell it adds, so one long,
+			// dense path costs time quadratic in its length (seconds per
+			// plot for a noisy queue). Stroking the line in short
+			// overlapping pieces keeps that list short and draws the same
+			// picture.
+			for start := 0; start < len(seg) || start == 0; start += plotChunk {
+				end := min(start+plotChunk+1, len(seg))
+				l, err := plotter.NewLine(seg[start:end])
+				if err != nil {
+					return nil, err
+				}
+				if many {
+					l.Color = color.Gray{Y: 150}
+					l.Width = vg.Points(0.5)
+				} else {
+					l.Color = plotutil.Color(k)
+					l.Dashes = plotutil.Dashes(k)
+					l.Width = vg.Points(1.2)
+				}
+				p.Add(l)
+				if first && (!many || k == 0) {
+					name := fmt.Sprintf("%s %d", label, s.id)
+					if many {
+						name = fmt.Sprintf("%d %ss (one grey line each)", len(ss), label)
+					}
+					p.Legend.Add(name, l)
+				}
+				first = false
 			}
 		}
+	}
+	for _, r := range refs {
+		y := r.Y * yScale
+		ymax = math.Max(ymax, y)
+		l, err := plotter.NewLine(plotter.XYs{{X: 0, Y: y}, {X: last * xScale, Y: y}})
+		if err != nil {
+			return nil, err
+		}
+		l.Color = color.Black
+		l.Dashes = []vg.Length{vg.Points(6), vg.Points(3)}
+		l.Width = vg.Points(0.8)
+		p.Add(l)
+		p.Legend.Add(r.Label, l)
+	}
+	entries := len(refs) + min(len(ss), maxLegendLines)
+	if many {
+		entries = len(refs) + 1
+	}
+	if ymax > 0 {
+		// Room for the legend's rows above the highest point.
+		p.Y.Max = ymax * (1.05 + 0.07*float64(entries))
 	}
 	return p, nil
 }
@@ -148,12 +252,17 @@ func (r *Recorder) WritePlots(dir string) ([]string, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	var written []string
+	// Each plot as a PNG and as an SVG beside it (same name, .svg).
 	save := func(p *plot.Plot, name string) error {
 		path := filepath.Join(dir, name)
 		if err := savePNG(p, path); err != nil {
 			return err
 		}
-		written = append(written, path)
+		svg := strings.TrimSuffix(path, ".png") + ".svg"
+		if err := saveSVG(p, svg); err != nil {
+			return err
+		}
+		written = append(written, path, svg)
 		return nil
 	}
 
@@ -168,7 +277,7 @@ func (r *Recorder) WritePlots(dir string) ([]string, error) {
 		if len(busy) == 0 {
 			busy = queues
 		}
-		p, err := linePlot("egress queue: "+title, "queue (KB)", "port", busy, 1e-3)
+		p, err := linePlot("egress queue: "+title, "queue (KB)", "port", busy, 1e-3, r.refs[QueuePlotFile])
 		if err != nil {
 			return written, err
 		}
@@ -177,7 +286,7 @@ func (r *Recorder) WritePlots(dir string) ([]string, error) {
 		}
 	}
 	if rates := r.rate.prepare(); len(rates) > 0 {
-		p, err := linePlot("flow rate: "+title, "rate (Gb/s)", "flow", rates, 1)
+		p, err := linePlot("flow rate: "+title, "goodput (Gb/s)", "flow", rates, 1, r.refs[RatePlotFile])
 		if err != nil {
 			return written, err
 		}
@@ -186,7 +295,7 @@ func (r *Recorder) WritePlots(dir string) ([]string, error) {
 		}
 	}
 	if fairs := r.fair.prepare(); len(fairs) > 0 {
-		p, err := linePlot("fair rate: "+title, "fair rate (Gb/s)", "port", fairs, 1)
+		p, err := linePlot("fair rate: "+title, "fair rate (Gb/s)", "port", fairs, 1, r.refs[FairPlotFile])
 		if err != nil {
 			return written, err
 		}

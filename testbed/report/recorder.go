@@ -230,6 +230,7 @@ type Recorder struct {
 	flows     map[int]FlowInfo
 	ports     map[int]PortCounters
 	nonFinite int
+	refs      map[string][]RefLine // plot file -> reference lines
 }
 
 // NewRecorder returns an empty Recorder for the run described by meta.
@@ -239,6 +240,22 @@ func NewRecorder(meta Meta) *Recorder {
 		flows: make(map[int]FlowInfo),
 		ports: make(map[int]PortCounters),
 	}
+}
+
+// AddReference draws a horizontal reference line on the plot named plot
+// (QueuePlotFile: y in bytes; RatePlotFile, FairPlotFile: y in Gb/s), e.g. a
+// scheme's target queue or a fair share. Non-finite or negative values are
+// ignored.
+func (r *Recorder) AddReference(plot string, ref RefLine) {
+	if math.IsNaN(ref.Y) || math.IsInf(ref.Y, 0) || ref.Y < 0 {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.refs == nil {
+		r.refs = make(map[string][]RefLine)
+	}
+	r.refs[plot] = append(r.refs[plot], ref)
 }
 
 // Meta returns the run's description.

@@ -1,0 +1,122 @@
+package report
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+)
+
+// TestSplitGaps: a line is cut where samples stop for more than gapFactor
+// spacings (before, a flow that ended and another sample much later were
+// joined by a straight line).
+func TestSplitGaps(t *testing.T) {
+	xy := func(xs ...float64) plotter.XYs {
+		var p plotter.XYs
+		for _, x := range xs {
+			p = append(p, plotter.XY{X: x, Y: 1})
+		}
+		return p
+	}
+	for _, tc := range []struct {
+		name string
+		in   plotter.XYs
+		want []int // lengths of the pieces
+	}{
+		{"regular", xy(0, 1, 2, 3, 4), []int{5}},
+		{"one gap", xy(0, 1, 2, 3, 10, 11, 12), []int{4, 3}},
+		{"two gaps", xy(0, 1, 2, 9, 10, 11, 30, 31), []int{3, 3, 2}},
+		{"short", xy(0, 5), []int{2}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := splitGaps(tc.in)
+			var lens []int
+			for _, g := range got {
+				lens = append(lens, len(g))
+			}
+			if len(lens) != len(tc.want) {
+				t.Fatalf("pieces %v, want %v", lens, tc.want)
+			}
+			for i := range lens {
+				if lens[i] != tc.want[i] {
+					t.Fatalf("pieces %v, want %v", lens, tc.want)
+				}
+			}
+		})
+	}
+}
+
+// TestLinePlotLayout: the time axis starts at 0, reference lines are named in
+// the legend, the y axis leaves room above the data for the legend, and more
+// than maxLegendLines series share one legend entry.
+func TestLinePlotLayout(t *testing.T) {
+	mk := func(n int) []*series {
+		var ss []*series
+		for i := 0; i < n; i++ {
+			s := &series{id: i}
+			for k := 0; k < 10; k++ {
+				s.add(float64(100+k*10), 2)
+			}
+			ss = append(ss, s)
+		}
+		return ss
+	}
+	p, err := linePlot("t", "y", "flow", mk(3), 1, []RefLine{{Label: "C/3", Y: 3}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.X.Min != 0 || p.Y.Max <= 3 {
+		t.Errorf("x from %v, y up to %v: want x from 0 and room above the reference at 3", p.X.Min, p.Y.Max)
+	}
+	for _, want := range []string{"flow 0", "flow 2", "C/3"} {
+		if svg := svgText(t, p); !strings.Contains(svg, want) {
+			t.Errorf("the plot does not show %q", want)
+		}
+	}
+	p, err = linePlot("t", "y", "flow", mk(maxLegendLines+5), 1, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if svg := svgText(t, p); !strings.Contains(svg, "15 flows") || strings.Contains(svg, "flow 3<") {
+		t.Errorf("with 15 series the legend should name them together, not one by one")
+	}
+}
+
+// svgText renders p as SVG (whose text elements hold the legend's labels).
+func svgText(t *testing.T, p *plot.Plot) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "p.svg")
+	if err := saveSVG(p, path); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// TestPlotsAlsoSVG: every plot is written as a PNG and as an SVG.
+func TestPlotsAlsoSVG(t *testing.T) {
+	r := NewRecorder(Meta{Experiment: "x", Scheme: "rocc"})
+	for k := 0; k < 20; k++ {
+		r.AddQueueSample(float64(k*100), 0, int64(1000*k))
+	}
+	r.AddReference(QueuePlotFile, RefLine{Label: "Q_ref", Y: 5000})
+	dir := t.TempDir()
+	written, err := r.WritePlots(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{QueuePlotFile, strings.TrimSuffix(QueuePlotFile, ".png") + ".svg"} {
+		if fi, err := os.Stat(filepath.Join(dir, name)); err != nil || fi.Size() == 0 {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+	if len(written) != 2 {
+		t.Errorf("written %v, want the queue plot's PNG and SVG", written)
+	}
+}
