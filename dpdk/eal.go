@@ -7,9 +7,13 @@ package dpdk
 import "C"
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
+	"io"
+	"os"
 	"runtime"
+	"strings"
 	"sync"
 	"unsafe"
 )
@@ -43,10 +47,8 @@ func EALInit(args []string) error {
 		}
 		return ErrEALInitialised
 	}
-	for _, a := range args {
-		if a == "-h" || a == "--help" || a == "-v" {
-			return fmt.Errorf("dpdk: EALInit: %q would make the EAL print and exit; not allowed", a)
-		}
+	if err := CheckEALArgs(args); err != nil {
+		return err
 	}
 	eal.done = true
 	// argv and its strings stay allocated for the life of the process: the EAL
@@ -61,9 +63,13 @@ func EALInit(args []string) error {
 	eal.mainQ = make(chan func())
 	go func() {
 		runtime.LockOSThread() // never unlocked: this thread is the main lcore
-		rc := C.ccbed_eal_init(C.int(len(args)+1), argv)
+		rc, detail := ealInitCaptured(C.int(len(args)+1), argv)
 		if rc < 0 {
-			res <- errFromRC("rte_eal_init", rc)
+			err := errFromRC("rte_eal_init", rc)
+			if detail != "" {
+				err = fmt.Errorf("%w: %s", err, detail)
+			}
+			res <- err
 			return
 		}
 		res <- nil
@@ -124,3 +130,99 @@ func TSC() uint64 { return uint64(C.ccbed_rdtsc()) }
 
 // TSCHz is the TSC frequency.
 func TSCHz() uint64 { return uint64(C.ccbed_tsc_hz()) }
+
+// CheckEALArgs checks an EAL argument list before EALInit hands it to
+// rte_eal_init: no empty argument or one with a NUL byte (C would cut it
+// short), and none of -h, --help, -v, which make the EAL print and exit.
+func CheckEALArgs(args []string) error {
+	for i, a := range args {
+		switch {
+		case a == "":
+			return fmt.Errorf("dpdk: EAL argument %d is empty", i+1)
+		case strings.IndexByte(a, 0) >= 0:
+			return fmt.Errorf("dpdk: EAL argument %d %q has a NUL byte", i+1, a)
+		case a == "-h" || a == "--help" || a == "-v":
+			return fmt.Errorf("dpdk: EALInit: %q would make the EAL print and exit; not allowed", a)
+		}
+	}
+	return nil
+}
+
+// ealInitCaptured runs rte_eal_init with the process's standard output and
+// error going to temporary files. On success their contents are written out
+// as they came (the EAL's log lines, in order per stream). On failure the
+// usage text DPDK prints to standard output for a bad argument (87 lines) is
+// dropped, and detail is what names the problem, on one line: getopt's
+// message from standard error ("unrecognized option '--bogus'") and the EAL's
+// own log lines ("EAL: invalid core list syntax"). When the files cannot be
+// made, the EAL runs with the descriptors as they are.
+func ealInitCaptured(argc C.int, argv **C.char) (C.int, string) {
+	outF, err1 := os.CreateTemp("", "ccbed-eal-out-*")
+	errF, err2 := os.CreateTemp("", "ccbed-eal-err-*")
+	for _, f := range []*os.File{outF, errF} {
+		if f != nil {
+			os.Remove(f.Name())
+			defer f.Close()
+		}
+	}
+	if err1 != nil || err2 != nil {
+		return C.ccbed_eal_init(argc, argv), ""
+	}
+	var captured C.int
+	rc := C.ccbed_eal_init_captured(argc, argv, C.int(outF.Fd()), C.int(errF.Fd()), &captured)
+	if captured == 0 {
+		return rc, ""
+	}
+	read := func(f *os.File) []byte {
+		if _, err := f.Seek(0, io.SeekStart); err != nil {
+			return nil
+		}
+		b, _ := io.ReadAll(f)
+		return b
+	}
+	out, errb := read(outF), read(errF)
+	if rc >= 0 {
+		os.Stdout.Write(out)
+		os.Stderr.Write(errb)
+		return rc, ""
+	}
+	return rc, ealFailureDetail(out, errb)
+}
+
+// ealFailureDetail is the one line that says why rte_eal_init failed, from
+// what it wrote to standard output (log lines "EAL: ...", among the usage
+// text) and standard error (getopt's "ccbed: unrecognized option ...").
+func ealFailureDetail(out, errb []byte) string {
+	var lines, generic []string
+	add := func(text []byte, stderr bool) {
+		for _, l := range bytes.Split(text, []byte("\n")) {
+			s := strings.TrimSpace(strings.TrimPrefix(string(l), "ccbed: "))
+			switch {
+			case s == "":
+			case strings.Contains(s, "Invalid 'command line' arguments"):
+				generic = append(generic, s)
+			case strings.HasPrefix(s, "EAL: Detected "): // information, not the failure
+			case strings.HasPrefix(s, "EAL: "), stderr:
+				lines = append(lines, s)
+			}
+		}
+	}
+	add(errb, true)
+	add(out, false)
+	seen := map[string]bool{}
+	uniq := lines[:0]
+	for _, l := range lines {
+		if !seen[l] {
+			seen[l] = true
+			uniq = append(uniq, l)
+		}
+	}
+	lines = uniq
+	if len(lines) == 0 && len(generic) > 0 {
+		lines = generic[:1]
+	}
+	if len(lines) > 3 {
+		lines = lines[:3]
+	}
+	return strings.Join(lines, "; ")
+}

@@ -1,8 +1,45 @@
+#include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 #include "shim.h"
 #include "_cgo_export.h"
 
 int ccbed_eal_init(int argc, char **argv) { return rte_eal_init(argc, argv); }
+
+int ccbed_eal_init_captured(int argc, char **argv, int out_fd, int err_fd, int *captured)
+{
+	int saved_out, saved_err, rc, err;
+
+	*captured = 0;
+	fflush(stdout);
+	fflush(stderr);
+	saved_out = dup(1);
+	saved_err = dup(2);
+	if (saved_out < 0 || saved_err < 0 || dup2(out_fd, 1) < 0) {
+		if (saved_out >= 0)
+			close(saved_out);
+		if (saved_err >= 0)
+			close(saved_err);
+		return rte_eal_init(argc, argv);
+	}
+	if (dup2(err_fd, 2) < 0) {
+		dup2(saved_out, 1);
+		close(saved_out);
+		close(saved_err);
+		return rte_eal_init(argc, argv);
+	}
+	rc = rte_eal_init(argc, argv);
+	err = rte_errno;
+	fflush(stdout);
+	fflush(stderr);
+	dup2(saved_out, 1);
+	dup2(saved_err, 2);
+	close(saved_out);
+	close(saved_err);
+	rte_errno = err;
+	*captured = 1;
+	return rc;
+}
 int ccbed_errno(void) { return rte_errno; }
 
 uint16_t ccbed_rx_burst(uint16_t port, uint16_t queue, struct rte_mbuf **pkts, uint16_t n)

@@ -78,4 +78,11 @@ uint32_t ccbed_rx_burst_multi(const struct ccbed_pq *pq, uint16_t n, struct rte_
 uint32_t ccbed_tx_burst_multi(const struct ccbed_pq *pq, uint16_t n, struct rte_mbuf **pkts, uint16_t per,
 			      const uint16_t *want, uint16_t *sent, int free_unsent);
 
+/* ccbed_eal_init_captured is rte_eal_init with file descriptors 1 and 2
+ * redirected to out_fd and err_fd (stdio flushed on both sides), so that a bad
+ * argument's usage dump (printed to stdout) reaches the caller's files instead
+ * of the terminal; *captured is 1 when the redirection happened (0: the EAL
+ * ran with the original descriptors). */
+int ccbed_eal_init_captured(int argc, char **argv, int out_fd, int err_fd, int *captured);
+
 #endif

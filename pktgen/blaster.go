@@ -252,27 +252,41 @@ func (b *Blaster) Snapshot() []PortStats {
 }
 
 // WriteLive writes one line per port of the rates between two snapshots dtNs
-// apart: Mpps and Gb/s (frame bytes, no FCS) sent and received, tx-full,
+// apart: Mpps, Gb/s of L2 bytes (frame bytes without FCS, "L2") and of L1
+// bytes (plus FCS, preamble and gap, "L1": what rate_gbps caps) sent and
+// received, tx-full,
 // mempool-empty, loss and average latency in the interval.
 func (b *Blaster) WriteLive(w io.Writer, prev, cur []PortStats, dtNs int64) {
 	dt := float64(dtNs) / 1e9
 	for i := range cur {
 		p, c := prev[i], cur[i]
-		line := fmt.Sprintf("port %d %-12s tx %7.3f Mpps %7.3f Gb/s full %d nombuf %d",
+		txL2, txL1 := gbps(c.TxPackets-p.TxPackets, c.TxBytes-p.TxBytes, dt)
+		line := fmt.Sprintf("port %d %-12s tx %7.3f Mpps %7.3f Gb/s L2 %7.3f Gb/s L1 full %d nombuf %d",
 			i, b.cfg.Ports[i].Name,
-			float64(c.TxPackets-p.TxPackets)/dt/1e6, float64(c.TxBytes-p.TxBytes)*8/dt/1e9,
+			float64(c.TxPackets-p.TxPackets)/dt/1e6, txL2, txL1,
 			c.TxFull-p.TxFull, c.NoMbuf-p.NoMbuf)
 		if b.Rx[i] != nil {
 			lat := 0.0
 			if n := c.LatCount - p.LatCount; n > 0 {
 				lat = float64(c.LatSumNs-p.LatSumNs) / float64(n) / 1e3
 			}
-			line += fmt.Sprintf(" | rx %7.3f Mpps %7.3f Gb/s lost %d late %d other %d lat %.1f us",
-				float64(c.RxPackets-p.RxPackets)/dt/1e6, float64(c.RxBytes-p.RxBytes)*8/dt/1e9,
+			rxL2, rxL1 := gbps(c.RxPackets-p.RxPackets, c.RxBytes-p.RxBytes, dt)
+			line += fmt.Sprintf(" | rx %7.3f Mpps %7.3f Gb/s L2 %7.3f Gb/s L1 lost %d late %d other %d lat %.1f us",
+				float64(c.RxPackets-p.RxPackets)/dt/1e6, rxL2, rxL1,
 				c.Lost-p.Lost, c.Late-p.Late, c.RxOther-p.RxOther, lat)
 		}
 		fmt.Fprintln(w, line)
 	}
+}
+
+// gbps is the rate of packets frames of bytes frame bytes (no FCS) over dt
+// seconds, in Gb/s of L2 bytes (the frames) and of L1 bytes (each frame plus
+// L1Overhead: FCS, preamble, gap).
+func gbps(packets, bytes uint64, dt float64) (l2, l1 float64) {
+	if dt <= 0 {
+		return 0, 0
+	}
+	return float64(bytes) * 8 / dt / 1e9, (float64(bytes) + float64(packets)*L1Overhead) * 8 / dt / 1e9
 }
 
 // Summary is the final report of a run (JSON).
@@ -288,13 +302,17 @@ type PortSummary struct {
 	TxPackets uint64  `json:"tx_packets"`
 	TxBytes   uint64  `json:"tx_bytes"`
 	TxMpps    float64 `json:"tx_mpps"`
-	TxGbps    float64 `json:"tx_gbps"` // frame bytes, no FCS
+	// TxGbps counts L2 bytes (frame bytes, no FCS); TxL1Gbps L1 bytes (plus
+	// FCS, preamble and inter-frame gap: 24 B a frame, what rate_gbps caps).
+	TxGbps    float64 `json:"tx_gbps"`
+	TxL1Gbps  float64 `json:"tx_l1_gbps"`
 	TxFull    uint64  `json:"tx_full"`
 	NoMbuf    uint64  `json:"no_mbuf"`
 	RxPackets uint64  `json:"rx_packets,omitempty"`
 	RxBytes   uint64  `json:"rx_bytes,omitempty"`
 	RxMpps    float64 `json:"rx_mpps,omitempty"`
-	RxGbps    float64 `json:"rx_gbps,omitempty"`
+	RxGbps    float64 `json:"rx_gbps,omitempty"`    // L2, as TxGbps
+	RxL1Gbps  float64 `json:"rx_l1_gbps,omitempty"` // L1, as TxL1Gbps
 	RxOther   uint64  `json:"rx_other,omitempty"`
 	// Streams received on this port.
 	Streams []StreamSummary `json:"streams,omitempty"`
@@ -323,13 +341,15 @@ func (b *Blaster) Summary(elapsedNs int64) Summary {
 		ps := PortSummary{Port: i, Name: b.cfg.Ports[i].Name,
 			TxPackets: c.TxPackets, TxBytes: c.TxBytes, TxFull: c.TxFull, NoMbuf: c.NoMbuf}
 		if dt > 0 {
-			ps.TxMpps, ps.TxGbps = float64(c.TxPackets)/dt/1e6, float64(c.TxBytes)*8/dt/1e9
+			ps.TxMpps = float64(c.TxPackets) / dt / 1e6
+			ps.TxGbps, ps.TxL1Gbps = gbps(c.TxPackets, c.TxBytes, dt)
 		}
 		if r := b.Rx[i]; r != nil {
 			st := r.recv.Stats()
 			ps.RxPackets, ps.RxBytes, ps.RxOther = st.Packets, st.Bytes, st.Other
 			if dt > 0 {
-				ps.RxMpps, ps.RxGbps = float64(st.Packets)/dt/1e6, float64(st.Bytes)*8/dt/1e9
+				ps.RxMpps = float64(st.Packets) / dt / 1e6
+				ps.RxGbps, ps.RxL1Gbps = gbps(st.Packets, st.Bytes, dt)
 			}
 			for k := range st.Streams {
 				sr := &st.Streams[k]
@@ -367,14 +387,15 @@ func WriteSummary(path string, s Summary) error {
 
 // WriteText writes s as a human summary table.
 func WriteText(w io.Writer, s Summary) {
-	fmt.Fprintf(w, "pktgen summary over %.3f s\n", s.DurationS)
+	fmt.Fprintf(w, "pktgen summary over %.3f s (Gb/s L2: frame bytes without FCS; L1: plus FCS, preamble and gap, %d B a frame)\n",
+		s.DurationS, L1Overhead)
 	for _, p := range s.Ports {
-		fmt.Fprintf(w, "port %d %-12s tx %d pkts %.3f Mpps %.3f Gb/s full %d nombuf %d\n",
-			p.Port, p.Name, p.TxPackets, p.TxMpps, p.TxGbps, p.TxFull, p.NoMbuf)
+		fmt.Fprintf(w, "port %d %-12s tx %d pkts %.3f Mpps %.3f Gb/s L2 %.3f Gb/s L1 full %d nombuf %d\n",
+			p.Port, p.Name, p.TxPackets, p.TxMpps, p.TxGbps, p.TxL1Gbps, p.TxFull, p.NoMbuf)
 		if p.Latency == nil {
 			continue
 		}
-		fmt.Fprintf(w, "        rx %d pkts %.3f Mpps %.3f Gb/s other %d\n", p.RxPackets, p.RxMpps, p.RxGbps, p.RxOther)
+		fmt.Fprintf(w, "        rx %d pkts %.3f Mpps %.3f Gb/s L2 %.3f Gb/s L1 other %d\n", p.RxPackets, p.RxMpps, p.RxGbps, p.RxL1Gbps, p.RxOther)
 		for _, st := range p.Streams {
 			fmt.Fprintf(w, "        stream %d: sent %d received %d lost %d (seq gaps %d, late %d)\n",
 				st.Stream, st.Sent, st.Received, st.Lost, st.SeqGaps, st.Late)

@@ -15,7 +15,11 @@ import (
 // sends and receives. cmd/pktgen decodes it from TOML (config.Load) or builds it
 // from flags; the testbed embeds PortConfig values in its own experiment files.
 type Config struct {
-	// EAL are the EAL arguments (cmd/pktgen only; an embedding process has its own).
+	// EALArgs are the EAL arguments (cmd/pktgen only; an embedding process
+	// has its own), eal_args as in switchd's and hostd's files.
+	EALArgs []string `toml:"eal_args"`
+	// EAL is the deprecated spelling of EALArgs: Validate moves it there (an
+	// error when both are given) and DeprecatedEAL says it was used.
 	EAL []string `toml:"eal"`
 	// Lcores are the lcores that run poll loops; ports are spread over them round
 	// robin, each loop polling the tx and rx side of its ports. Default: the first
@@ -32,7 +36,13 @@ type Config struct {
 	PoolMbufs uint32 `toml:"pool_mbufs"`
 	// Ports, one entry a port.
 	Ports []PortConfig `toml:"ports"`
+
+	deprecatedEAL bool
 }
+
+// DeprecatedEAL reports whether Validate found the deprecated key eal (and
+// moved it to EALArgs): the caller prints a one-line notice.
+func (c *Config) DeprecatedEAL() bool { return c.deprecatedEAL }
 
 // PortConfig is what one port sends (its stream) and whether it receives.
 type PortConfig struct {
@@ -45,8 +55,10 @@ type PortConfig struct {
 	// the embedded timestamps.
 	Rx bool `toml:"rx"`
 
-	// RateGbps caps the stream at this line rate in Gb/s, counting each frame's
-	// FCS, preamble and inter-frame gap (24 bytes) as a NIC's line rate does.
+	// RateGbps caps the stream at this line rate in Gb/s of L1 bytes: each
+	// frame's bytes plus its FCS, preamble and inter-frame gap (L1Overhead, 24
+	// bytes), as a NIC's line rate counts. The reports give both L1 and L2
+	// (frame bytes without FCS) rates.
 	// RateMpps caps it in packets per second instead. Both 0: as fast as the
 	// port takes packets (line rate on a NIC).
 	RateGbps float64 `toml:"rate_gbps"`
@@ -216,6 +228,12 @@ func (c *Config) Validate(f *config.File) error {
 			return f.Errorf(key, format, args...)
 		}
 		return fmt.Errorf("%s: %s", key, fmt.Sprintf(format, args...))
+	}
+	if len(c.EAL) > 0 {
+		if len(c.EALArgs) > 0 {
+			return errf("eal", "give eal_args alone: eal is its deprecated spelling")
+		}
+		c.EALArgs, c.EAL, c.deprecatedEAL = c.EAL, nil, true
 	}
 	if len(c.Ports) == 0 {
 		return errf("ports", "no ports")

@@ -15,8 +15,8 @@ trap 'rm -rf "$bin"' EXIT
 go build -o "$bin/pktgen" ./cmd/pktgen
 
 # pktgen: one loop on worker lcore 1, unlimited rate, JSON summary.
-"$bin/pktgen" -eal "${eal[*]}" -ports net_null0 -lcores 1 -size 64 -burst 32 \
-	-duration "$secs" -interval -1 -json "$bin/pg.json" >"$bin/pg.log" 2>&1 || {
+"$bin/pktgen" -eal-args "${eal[*]}" -ports net_null0 -lcores 1 -size 64 -burst 32 \
+	-duration "${secs}s" -interval 0 -json "$bin/pg.json" >"$bin/pg.log" 2>&1 || {
 	echo "bench-pktgen: pktgen failed:" >&2
 	tail -20 "$bin/pg.log" >&2
 	exit 1

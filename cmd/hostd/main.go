@@ -14,6 +14,11 @@
 // at most that; run.json says whether SIGINT / SIGTERM ended the run
 // (interrupted, signal). At exit it drains the port, then stops and closes it.
 //
+// hostd -c host.toml -duration 500ms runs that long instead of the file's
+// duration_s. The command line follows package cli: -h prints the usage
+// (exit 0), -version the build, a bad flag or a stray argument exits 2, a
+// failed run 1.
+//
 // hostd -c host.toml -check checks the file, then brings up the EAL, lcores,
 // mempool and port as a run would, without traffic, and exits; -check-syntax
 // checks the file alone, before DPDK.
@@ -29,7 +34,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"os"
 	"os/signal"
@@ -37,6 +41,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/ccbed/ccbed/cli"
 	"github.com/ccbed/ccbed/dpdk"
 	"github.com/ccbed/ccbed/hostd"
 	hostdp "github.com/ccbed/ccbed/hostd/dataplane"
@@ -52,36 +57,46 @@ type options struct {
 	linkTimeout time.Duration
 	flowControl port.FlowControl
 	checkpoint  time.Duration
+	// duration, when durationSet, overrides the file's duration_s.
+	duration    time.Duration
+	durationSet bool
 }
 
 // defaults are the options of a run without flags.
 var defaults = options{linkTimeout: port.DefaultLinkTimeout, flowControl: port.FlowControlOff, checkpoint: 2 * time.Second}
 
-func main() {
-	path := flag.String("c", "", "hostd TOML file")
-	check := flag.Bool("check", false, "check the file, then bring up the EAL, lcores, mempool and port a run would use (no traffic), and exit")
-	checkSyntax := flag.Bool("check-syntax", false, "check the file (its CDFs, every range) and exit, before DPDK starts")
-	startAt := flag.String("start-at", "", "wall-clock instant of time 0 (RFC 3339 or Unix ns): bring up DPDK and the port, then wait for it")
+func main() { os.Exit(command(os.Args[1:])) }
+
+// command is hostd's command line: it returns the exit code (package cli).
+func command(args []string) int {
+	c := cli.New("hostd", "-c host.toml [-duration 10s] [-check | -check-syntax] [-start-at RFC3339|unix-ns] [flags]",
+		"One ccbed traffic-generator host on DPDK: the file's port, lcores, flows and CC scheme.")
+	fs := c.Flags
+	path := fs.String("c", "", "hostd TOML file (required)")
+	check := fs.Bool("check", false, "check the file, then bring up the EAL, lcores, mempool and port a run would use (no traffic), and exit")
+	checkSyntax := fs.Bool("check-syntax", false, "check the file (its CDFs, every range) and exit, before DPDK starts")
+	startAt := fs.String("start-at", "", "wall-clock instant of time 0 (RFC 3339 or Unix ns): bring up DPDK and the port, then wait for it")
 	o := defaults
-	flag.DurationVar(&o.linkTimeout, "link-timeout", defaults.linkTimeout, "how long to wait for the port's link to come up")
-	fc := flag.String("nic-flow-control", "off", "the NIC's own flow control: off, pause (802.3x), pfc (the NIC's 802.1Qbb on priority 3), driver (leave it)")
-	flag.DurationVar(&o.checkpoint, "checkpoint", defaults.checkpoint, "rewrite progress.json this often while running")
-	flag.Parse()
-	if *path == "" {
-		fmt.Fprintln(os.Stderr, "usage: hostd -c host.toml [-check | -check-syntax] [-start-at RFC3339|unix-ns]")
-		os.Exit(2)
+	c.Duration(&o.duration, "duration", 0, "run this long, a Go `duration` such as 2s or 500ms, overriding the file's duration_s (0: until SIGINT / SIGTERM)")
+	c.Duration(&o.linkTimeout, "link-timeout", defaults.linkTimeout, "how long to wait for the port's link to come up")
+	fc := fs.String("nic-flow-control", "off", "the NIC's own flow control: off, pause (802.3x), pfc (the NIC's 802.1Qbb on priority 3), driver (leave it)")
+	c.Duration(&o.checkpoint, "checkpoint", defaults.checkpoint, "rewrite progress.json this often while running")
+	if _, err := c.Parse(args); err != nil {
+		return cli.Exit("hostd", err)
 	}
+	if *path == "" {
+		return cli.Exit("hostd", c.Errorf("-c host.toml is required"))
+	}
+	o.durationSet = c.Set("duration")
 	var err error
 	if o.flowControl, err = port.ParseFlowControl(*fc); err != nil {
-		fmt.Fprintln(os.Stderr, "hostd: -nic-flow-control:", err)
-		os.Exit(2)
+		return cli.Exit("hostd", c.Errorf("-nic-flow-control: %v", err))
 	}
 	if o.checkpoint <= 0 || o.linkTimeout <= 0 {
-		fmt.Fprintln(os.Stderr, "hostd: -checkpoint and -link-timeout must be > 0")
-		os.Exit(2)
+		return cli.Exit("hostd", c.Errorf("-checkpoint and -link-timeout must be > 0"))
 	}
 	if *check || *checkSyntax {
-		f, err := hostd.LoadFile(*path)
+		f, err := o.load(*path)
 		if err == nil {
 			_, err = startInstant(f, *startAt, time.Now())
 		}
@@ -89,20 +104,31 @@ func main() {
 			err = checkBringUp(f, o)
 		}
 		if err != nil {
-			fmt.Fprintln(os.Stderr, "hostd:", err)
-			os.Exit(1)
+			return cli.Exit("hostd", err)
 		}
 		if *check {
 			fmt.Printf("hostd: %s: ok; port, lcores and memory checked\n", *path)
 		} else {
 			fmt.Printf("hostd: %s: ok\n", *path)
 		}
-		return
+		return cli.ExitOK
 	}
-	if err := runWith(*path, *startAt, o); err != nil {
-		fmt.Fprintln(os.Stderr, "hostd:", err)
-		os.Exit(1)
+	return cli.Exit("hostd", runWith(*path, *startAt, o))
+}
+
+// load reads the file at path and applies the options that override it.
+func (o options) load(path string) (*hostd.File, error) {
+	f, err := hostd.LoadFile(path)
+	if err != nil {
+		return nil, err
 	}
+	if o.durationSet {
+		f.DurationS = o.duration.Seconds()
+	}
+	if err := dpdk.CheckEALArgs(f.EALArgs); err != nil {
+		return nil, err
+	}
+	return f, nil
 }
 
 // startInstant is the start instant of f, from flag (which overrides the
@@ -217,7 +243,7 @@ func checkBringUp(f *hostd.File, o options) error {
 }
 
 func runWith(path, startAtFlag string, o options) error {
-	f, err := hostd.LoadFile(path)
+	f, err := o.load(path)
 	if err != nil {
 		return err
 	}

@@ -4,23 +4,28 @@
 // main of package pktgen: flags or a TOML file (-c), EAL, ports, lcores, signals.
 //
 //	pktgen -c configs/pktgen-null.toml
-//	pktgen -eal "--no-huge -m 512 --no-pci --no-shconf -l 0-1 --vdev=net_null0" \
-//	       -ports net_null0 -size 64 -duration 5 -json -
+//	pktgen -eal-args "--no-huge -m 512 --no-pci --no-shconf -l 0-1 --vdev=net_null0" \
+//	       -ports net_null0 -size 64 -duration 5s -json -
 //
 // SIGINT or SIGTERM stops the run and still prints the summary. -check
-// checks the config and flags and exits before DPDK starts.
+// checks the config and flags and exits before DPDK starts. Rates are
+// labelled: "Gb/s L2" counts frame bytes without FCS, "Gb/s L1" adds FCS,
+// preamble and inter-frame gap (24 B a frame); -rate and rate_gbps cap L1.
+// The command line follows package cli: -h prints the usage (exit 0),
+// -version the build, a bad flag or a stray argument exits 2, a failed run 1.
+// eal (the file's key) and -eal are deprecated spellings of eal_args and
+// -eal-args.
 package main
 
 import (
 	"context"
-	"errors"
-	"flag"
 	"fmt"
 	"os"
 	"runtime/debug"
 	"strings"
 	"time"
 
+	"github.com/ccbed/ccbed/cli"
 	"github.com/ccbed/ccbed/config"
 	"github.com/ccbed/ccbed/dpdk"
 	"github.com/ccbed/ccbed/lcore"
@@ -28,49 +33,70 @@ import (
 	"github.com/ccbed/ccbed/port"
 )
 
-func main() {
-	if err := run(); err != nil {
-		fmt.Fprintln(os.Stderr, "pktgen:", err)
-		os.Exit(1)
-	}
-}
+func main() { os.Exit(run(os.Args[1:])) }
 
-func run() error {
+// run is pktgen's command line: it returns the exit code (package cli).
+func run(args []string) int {
+	c := cli.New("pktgen", "[-c pktgen.toml] [-eal-args \"EAL ARGS\"] [-ports DEV,...] [-duration 5s] [flags]",
+		"Blast packets on DPDK ports at line rate or a set rate; live stats and a final summary.\n"+
+			"Rates are labelled: \"Gb/s L2\" counts frame bytes without FCS, \"Gb/s L1\" adds FCS, preamble and\n"+
+			"inter-frame gap (24 B a frame), as a NIC's line rate does; -rate and rate_gbps cap L1.")
+	fs := c.Flags
 	var (
-		cfgPath  = flag.String("c", "", "TOML config file (flags below then override its first port's stream)")
-		eal      = flag.String("eal", "", "EAL arguments, space separated")
-		ports    = flag.String("ports", "", "comma-separated port devices (PCI address or vdev name)")
-		lcores   = flag.String("lcores", "", "comma-separated lcore ids for the poll loops")
-		rateGbps = flag.Float64("rate", 0, "rate cap per port, Gb/s on the wire (0: line rate)")
-		rateMpps = flag.Float64("mpps", 0, "rate cap per port, Mpps")
-		size     = flag.Int("size", 0, "frame length without FCS (default 64)")
-		mix      = flag.String("mix", "", `size mix: "imix" or "size:weight,..."`)
-		flows    = flag.Int("flows", 0, "flows per port")
-		vary     = flag.String("vary", "", "comma-separated fields varied per flow (src_port, dst_port, src_ip, dst_ip, dest_qp)")
-		proto    = flag.String("proto", "", "udp or roce")
-		count    = flag.Uint64("count", 0, "packets per port (0: no limit)")
-		burst    = flag.Int("burst", 0, "burst size")
-		rx       = flag.Bool("rx", false, "also receive on every port: loss and latency")
-		duration = flag.Float64("duration", -1, "seconds to run (0: until SIGINT or counts)")
-		jsonOut  = flag.String("json", "", `write the summary as JSON to this path ("-": stdout)`)
-		interval = flag.Float64("interval", 0, "live stats period in seconds (default 1; < 0 off)")
-		check    = flag.Bool("check", false, "check the config and flags (file, ranges, ports) and exit, before DPDK starts")
+		cfgPath  = fs.String("c", "", "TOML config file (flags below then override its first port's stream)")
+		ealArgs  = fs.String("eal-args", "", "EAL arguments, space separated (the file's eal_args)")
+		eal      = fs.String("eal", "", "deprecated spelling of -eal-args")
+		ports    = fs.String("ports", "", "comma-separated port devices (PCI address or vdev name)")
+		lcores   = fs.String("lcores", "", "comma-separated lcore ids for the poll loops")
+		rateGbps = fs.Float64("rate", 0, "rate cap per port, Gb/s of L1 bytes: frames plus FCS, preamble and gap, 24 B each (0: line rate)")
+		rateMpps = fs.Float64("mpps", 0, "rate cap per port, Mpps")
+		size     = fs.Int("size", 0, "frame length without FCS (default 64)")
+		mix      = fs.String("mix", "", `size mix: "imix" or "size:weight,..."`)
+		flows    = fs.Int("flows", 0, "flows per port")
+		vary     = fs.String("vary", "", "comma-separated fields varied per flow (src_port, dst_port, src_ip, dst_ip, dest_qp)")
+		proto    = fs.String("proto", "", "udp or roce")
+		count    = fs.Uint64("count", 0, "packets per port (0: no limit)")
+		burst    = fs.Int("burst", 0, "burst size")
+		rx       = fs.Bool("rx", false, "also receive on every port: loss and latency")
+		jsonOut  = fs.String("json", "", `write the summary as JSON to this path ("-": stdout)`)
+		check    = fs.Bool("check", false, "check the config and flags (file, ranges, ports) and exit, before DPDK starts")
+		duration time.Duration
+		interval time.Duration
 	)
-	flag.Parse()
+	c.Duration(&duration, "duration", 0, "run this long, a Go `duration` such as 5s or 500ms (0: until SIGINT or the counts; default: the file's duration_s)")
+	c.Duration(&interval, "interval", time.Second, "live stats period, a Go `duration` (0: no live stats)")
+	if _, err := c.Parse(args); err != nil {
+		return cli.Exit("pktgen", err)
+	}
+	if *ealArgs != "" && *eal != "" {
+		return cli.Exit("pktgen", c.Errorf("give -eal-args alone: -eal is its deprecated spelling"))
+	}
+	if *eal != "" {
+		fmt.Fprintln(os.Stderr, "pktgen: -eal is deprecated: write -eal-args")
+		*ealArgs = *eal
+	}
+	var lcs []uint
+	if *lcores != "" {
+		for _, s := range strings.Split(*lcores, ",") {
+			var id uint
+			if _, err := fmt.Sscan(strings.TrimSpace(s), &id); err != nil {
+				return cli.Exit("pktgen", c.Errorf("-lcores: %q: %v", s, err))
+			}
+			lcs = append(lcs, id)
+		}
+	}
 
 	var cfg pktgen.Config
 	var file *config.File
 	if *cfgPath != "" {
 		f, err := config.Load(*cfgPath, &cfg)
 		if err != nil {
-			return err
+			return cli.Exit("pktgen", err)
 		}
 		file = f
 	}
-	set := map[string]bool{}
-	flag.Visit(func(f *flag.Flag) { set[f.Name] = true })
-	if *eal != "" {
-		cfg.EAL = strings.Fields(*eal)
+	if *ealArgs != "" {
+		cfg.EALArgs, cfg.EAL = strings.Fields(*ealArgs), nil
 	}
 	if *ports != "" {
 		names := strings.Split(*ports, ",")
@@ -85,57 +111,53 @@ func run() error {
 			cfg.Ports = append(cfg.Ports, p)
 		}
 	}
-	if *lcores != "" {
-		cfg.Lcores = nil
-		for _, s := range strings.Split(*lcores, ",") {
-			var id uint
-			if _, err := fmt.Sscan(strings.TrimSpace(s), &id); err != nil {
-				return fmt.Errorf("-lcores: %q: %v", s, err)
-			}
-			cfg.Lcores = append(cfg.Lcores, id)
-		}
+	if lcs != nil {
+		cfg.Lcores = lcs
 	}
 	for i := range cfg.Ports {
 		p := &cfg.Ports[i]
-		if set["rate"] {
+		if c.Set("rate") {
 			p.RateGbps = *rateGbps
 		}
-		if set["mpps"] {
+		if c.Set("mpps") {
 			p.RateMpps = *rateMpps
 		}
-		if set["size"] {
+		if c.Set("size") {
 			p.Size = *size
 		}
-		if set["mix"] {
+		if c.Set("mix") {
 			p.Mix = *mix
 		}
-		if set["flows"] {
+		if c.Set("flows") {
 			p.Flows = *flows
 		}
-		if set["vary"] {
+		if c.Set("vary") {
 			p.Vary = strings.Split(*vary, ",")
 		}
-		if set["proto"] {
+		if c.Set("proto") {
 			p.Proto = *proto
 		}
-		if set["count"] {
+		if c.Set("count") {
 			p.Count = *count
 		}
-		if set["burst"] {
+		if c.Set("burst") {
 			p.Burst = *burst
 		}
-		if set["rx"] {
+		if c.Set("rx") {
 			p.Rx = *rx
 		}
 	}
-	if set["duration"] {
-		cfg.DurationS = *duration
+	if c.Set("duration") {
+		cfg.DurationS = duration.Seconds()
 	}
-	if set["json"] {
+	if c.Set("json") {
 		cfg.SummaryJSON = *jsonOut
 	}
-	if set["interval"] {
-		cfg.StatsIntervalS = *interval
+	if c.Set("interval") {
+		cfg.StatsIntervalS = interval.Seconds()
+		if interval == 0 {
+			cfg.StatsIntervalS = -1 // off
+		}
 	}
 	if cfg.StatsIntervalS == 0 {
 		cfg.StatsIntervalS = 1
@@ -143,18 +165,29 @@ func run() error {
 	if cfg.PoolMbufs == 0 {
 		cfg.PoolMbufs = 16383
 	}
-	if err := cfg.Validate(file); err != nil {
-		return err
+	err := cfg.Validate(file)
+	if err == nil {
+		err = dpdk.CheckEALArgs(cfg.EALArgs)
+	}
+	if err != nil {
+		return cli.Exit("pktgen", err)
+	}
+	if cfg.DeprecatedEAL() {
+		fmt.Fprintln(os.Stderr, "pktgen: the key eal is deprecated: write eal_args, as in switchd's and hostd's files")
 	}
 	if *check {
 		fmt.Printf("pktgen: %s: ok (%d ports)\n", *cfgPath, len(cfg.Ports))
-		return nil
+		return cli.ExitOK
 	}
-	if len(cfg.EAL) == 0 {
-		return errors.New("no EAL arguments (-eal or eal = [...])")
+	if len(cfg.EALArgs) == 0 {
+		return cli.Exit("pktgen", c.Errorf("no EAL arguments (-eal-args or eal_args = [...])"))
 	}
+	return cli.Exit("pktgen", blast(&cfg))
+}
 
-	if err := dpdk.EALInit(cfg.EAL); err != nil {
+// blast runs cfg on DPDK: EAL, pool, ports, loops, live stats and summary.
+func blast(cfg *pktgen.Config) error {
+	if err := dpdk.EALInit(cfg.EALArgs); err != nil {
 		return err
 	}
 	lcs := cfg.Lcores
@@ -199,7 +232,7 @@ func run() error {
 		}
 		pports[i] = port.EthQueue{Port: p}
 	}
-	bl, err := pktgen.NewBlaster(&cfg, pports, pool)
+	bl, err := pktgen.NewBlaster(cfg, pports, pool)
 	if err != nil {
 		return err
 	}
@@ -239,7 +272,7 @@ func run() error {
 		ctx, cancel = context.WithTimeout(ctx, time.Duration(cfg.DurationS*1e9)+100*time.Millisecond)
 		defer cancel()
 	}
-	go monitor(ctx, cancel, bl, &cfg, clock)
+	go monitor(ctx, cancel, bl, cfg, clock)
 	stats := g.Run(ctx)
 	elapsed := clock.Now() - start
 	if cfg.DurationS > 0 {

@@ -22,6 +22,9 @@
 //
 //	switchd -c configs/switch-vdev.toml [-duration 10s] [-check | -check-syntax]
 //
+// The command line follows package cli: -h prints the usage (exit 0),
+// -version the build, a bad flag or a stray argument exits 2, a failed run 1.
+//
 // -check brings up what a run would use without starting traffic: the EAL
 // (lcores, memory), the mempool, every port (driver limits against the MTU,
 // flow control, link up within -link-timeout, speed against link_gbps), then
@@ -32,7 +35,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"os"
 	"os/signal"
@@ -42,6 +44,7 @@ import (
 	"time"
 
 	_ "github.com/ccbed/ccbed/ccalgo/all"
+	"github.com/ccbed/ccbed/cli"
 	"github.com/ccbed/ccbed/dpdk"
 	"github.com/ccbed/ccbed/lcore"
 	"github.com/ccbed/ccbed/port"
@@ -65,37 +68,38 @@ type options struct {
 }
 
 func run(args []string) int {
-	fs := flag.NewFlagSet("switchd", flag.ContinueOnError)
+	c := cli.New("switchd", "-c switch.toml [-duration 10s] [-check | -check-syntax] [flags]",
+		"The ccbed DPDK software switch: the file's ports, lcores, CC scheme and telemetry.")
+	fs := c.Flags
 	cfgPath := fs.String("c", "", "switch TOML file (required)")
 	var o options
-	fs.DurationVar(&o.duration, "duration", 0, "stop after this long (0: until SIGINT / SIGTERM)")
+	c.Duration(&o.duration, "duration", 0, "stop after this long, a Go `duration` such as 2s or 500ms (0: until SIGINT / SIGTERM)")
 	check := fs.Bool("check", false, "bring up the EAL, lcores, mempool and ports a run would use, without traffic, and exit")
 	checkSyntax := fs.Bool("check-syntax", false, "check the file alone (no DPDK) and exit")
-	fs.DurationVar(&o.linkTimeout, "link-timeout", port.DefaultLinkTimeout, "how long to wait for each port's link to come up")
+	c.Duration(&o.linkTimeout, "link-timeout", port.DefaultLinkTimeout, "how long to wait for each port's link to come up")
 	fc := fs.String("nic-flow-control", "off", "the NICs' own flow control: off (switchd does PFC in software), pause (802.3x), pfc (the NIC's 802.1Qbb on priority 3), driver (leave it)")
 	fs.Int64Var(&o.csvFullMB, "csv-full-mb", 256, "telemetry CSV: MB at full resolution, then one row per port per -csv-window (0: never decimate)")
-	fs.DurationVar(&o.csvWindow, "csv-window", 100*time.Millisecond, "telemetry CSV: the decimation window")
-	fs.DurationVar(&o.checkpoint, "checkpoint", switchd.DefaultCheckpoint, "rewrite the JSON and flush the CSV this often while running")
-	if err := fs.Parse(args); err != nil {
-		return 2
+	c.Duration(&o.csvWindow, "csv-window", 100*time.Millisecond, "telemetry CSV: the decimation window")
+	c.Duration(&o.checkpoint, "checkpoint", switchd.DefaultCheckpoint, "rewrite the JSON and flush the CSV this often while running")
+	if _, err := c.Parse(args); err != nil {
+		return cli.Exit("switchd", err)
 	}
 	if *cfgPath == "" {
-		fmt.Fprintln(os.Stderr, "switchd: -c switch.toml is required")
-		return 2
+		return cli.Exit("switchd", c.Errorf("-c switch.toml is required"))
 	}
 	var err error
 	if o.flowControl, err = port.ParseFlowControl(*fc); err != nil {
-		fmt.Fprintln(os.Stderr, "switchd: -nic-flow-control:", err)
-		return 2
+		return cli.Exit("switchd", c.Errorf("-nic-flow-control: %v", err))
 	}
 	if o.checkpoint <= 0 || o.linkTimeout <= 0 || o.csvFullMB < 0 || o.csvWindow < 0 {
-		fmt.Fprintln(os.Stderr, "switchd: -checkpoint and -link-timeout must be > 0, -csv-full-mb and -csv-window >= 0")
-		return 2
+		return cli.Exit("switchd", c.Errorf("-checkpoint and -link-timeout must be > 0, -csv-full-mb and -csv-window >= 0"))
 	}
 	cfg, err := switchd.LoadConfig(*cfgPath)
+	if err == nil {
+		err = dpdk.CheckEALArgs(ealArgs(cfg))
+	}
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "switchd:", err)
-		return 1
+		return cli.Exit("switchd", err)
 	}
 	okLine := fmt.Sprintf("%s: ok: %d ports, mode %s, schemes %s", *cfgPath, len(cfg.Ports), cfg.Switch.Mode,
 		strings.Join(cfg.SchemesInUse(), ","))

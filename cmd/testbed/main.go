@@ -3,18 +3,23 @@
 // virtual devices in real time, and writes results, a summary and plots
 // (docs/results.md).
 //
-//	testbed run EXPERIMENT.toml [-set key=value]... [-clock virtual|dpdk] [-seed N] [-o DIR] [-duration-ms N] [-pcap DIR] [-pcap-ports LIST] [-pcap-snaplen N]
-//	testbed sweep EXPERIMENT.toml -set key=v1,v2... [-o DIR] [-clock virtual|dpdk] [-duration-ms N]  # every combination, one directory, an index
+//	testbed run EXPERIMENT.toml [-set key=value]... [-clock virtual|dpdk] [-seed N] [-o DIR] [-duration 10ms] [-pcap DIR] [-pcap-ports LIST] [-pcap-snaplen N]
+//	testbed sweep EXPERIMENT.toml -set key=v1,v2... [-o DIR] [-clock virtual|dpdk] [-duration 10ms]  # every combination, one directory, an index
 //	testbed validate [-set key=value]... EXPERIMENT.toml...
 //	testbed compare [-o DIR] [-port N] LABEL=RESULTS_DIR...  # queue and fair rate of several runs on shared axes
 //	testbed schemes
 //	testbed nodes EXPERIMENT.toml [-inventory FILE] -o DIR  # configs, inventory and Ansible playbook for real nodes
 //	testbed collect [-o OUT] DIR       # merge the nodes' results (DIR/results/<node>/) into one results directory
+//	testbed version                    # or testbed -version: the build
+//	testbed help [SUBCOMMAND]          # or testbed -h, testbed SUBCOMMAND -h
+//
+// The command line follows package cli: -h prints the usage (exit 0), a bad
+// flag, an unknown subcommand or a stray argument exits 2, a failed run 1.
+// -duration-ms N is the deprecated spelling of -duration Nms.
 package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -23,74 +28,122 @@ import (
 	"runtime/pprof"
 	"strings"
 	"syscall"
+	"time"
 
+	"github.com/ccbed/ccbed/buildinfo"
 	"github.com/ccbed/ccbed/ccalgo"
 	_ "github.com/ccbed/ccbed/ccalgo/all"
+	"github.com/ccbed/ccbed/cli"
+	"github.com/ccbed/ccbed/config"
 	"github.com/ccbed/ccbed/testbed"
 	"github.com/ccbed/ccbed/testbed/report"
 )
 
-func usage() {
-	fmt.Fprint(os.Stderr, `usage:
-  testbed run EXPERIMENT.toml [-set key=value]... [-clock virtual|dpdk] [-seed N] [-o DIR] [-duration-ms N]
-              [-pcap DIR] [-pcap-ports s0.p3,h2,...] [-pcap-snaplen N]
-  testbed sweep EXPERIMENT.toml -set key=v1,v2,... [-set ...] [-o DIR] [-clock virtual|dpdk] [-duration-ms N]
-  testbed validate [-set key=value]... EXPERIMENT.toml...
-  testbed compare [-o DIR] [-port N] LABEL=RESULTS_DIR...
-  testbed schemes
-  testbed nodes EXPERIMENT.toml [-inventory FILE] -o DIR
-  testbed collect [-o OUT] DIR
-`)
-	os.Exit(2)
+// subcommand is one of testbed's subcommands.
+type subcommand struct {
+	name, synopsis string
+	run            func(args []string) error
 }
 
-func main() {
-	if len(os.Args) < 2 {
-		usage()
+// subcommands are testbed's subcommands, in the order the usage lists them.
+var subcommands []subcommand
+
+func init() {
+	subcommands = []subcommand{
+		{"run", "EXPERIMENT.toml [-set key=value]... [-clock virtual|dpdk] [-seed N] [-o DIR] [-duration 10ms] [-pcap DIR] [-pcap-ports LIST] [-pcap-snaplen N]", run},
+		{"sweep", "EXPERIMENT.toml -set key=v1,v2,... [-set ...] [-o DIR] [-clock virtual|dpdk] [-duration 10ms]", sweep},
+		{"validate", "[-set key=value]... EXPERIMENT.toml...", validate},
+		{"compare", "[-o DIR] [-port N] LABEL=RESULTS_DIR...", compare},
+		{"schemes", "", schemes},
+		{"nodes", "EXPERIMENT.toml [-inventory FILE] -o DIR", nodes},
+		{"collect", "[-o OUT] DIR", collect},
+		{"version", "", version},
+		{"help", "[SUBCOMMAND]", help},
 	}
-	cmd, args := os.Args[1], os.Args[2:]
-	var err error
-	switch cmd {
-	case "run":
-		err = run(args)
-	case "sweep":
-		err = sweep(args)
-	case "validate":
-		err = validate(args)
-	case "schemes":
-		schemes()
-	case "nodes":
-		err = nodes(args)
-	case "collect":
-		err = collect(args)
-	case "compare":
-		err = compare(args)
-	default:
-		usage()
+}
+
+// usage writes testbed's usage: every subcommand's synopsis.
+func usage(w io.Writer) {
+	fmt.Fprintln(w, "usage: testbed SUBCOMMAND [flags] [arguments]  (testbed SUBCOMMAND -h: its flags)")
+	fmt.Fprintln(w, "\nsubcommands:")
+	for _, sc := range subcommands {
+		fmt.Fprintf(w, "  testbed %s %s\n", sc.name, sc.synopsis)
 	}
+	fmt.Fprintln(w, "\ntestbed -h, testbed help: this text; testbed -version, testbed version: the build")
+}
+
+// names lists the subcommands, for errors.
+func names() string {
+	var n []string
+	for _, sc := range subcommands {
+		n = append(n, sc.name)
+	}
+	return strings.Join(n, ", ")
+}
+
+func main() { os.Exit(command(os.Args[1:])) }
+
+// command is testbed's command line: it returns the exit code (package cli).
+func command(args []string) int {
+	if len(args) == 0 {
+		fmt.Fprintln(os.Stderr, "testbed: missing subcommand: want one of", names())
+		usage(os.Stderr)
+		return cli.ExitUsage
+	}
+	switch args[0] {
+	case "-h", "-help", "--help":
+		usage(os.Stdout)
+		return cli.ExitOK
+	case "-version", "--version":
+		return cli.Exit("testbed", version(args[1:]))
+	}
+	for _, sc := range subcommands {
+		if sc.name == args[0] {
+			return cli.Exit("testbed", sc.run(args[1:]))
+		}
+	}
+	fmt.Fprintf(os.Stderr, "testbed: unknown subcommand %q: want one of %s\n", args[0], names())
+	usage(os.Stderr)
+	return cli.ExitUsage
+}
+
+// newCommand is subcommand name's cli.Command.
+func newCommand(name, summary string) *cli.Command {
+	for _, sc := range subcommands {
+		if sc.name == name {
+			return cli.New("testbed "+name, sc.synopsis, summary)
+		}
+	}
+	panic("testbed: no subcommand " + name)
+}
+
+// version prints the build (package buildinfo).
+func version(args []string) error {
+	c := newCommand("version", "Print the build: module, version, VCS revision, Go.")
+	if _, err := c.Parse(args); err != nil {
+		return err
+	}
+	fmt.Println("testbed", buildinfo.Read())
+	return nil
+}
+
+// help prints testbed's usage, or a subcommand's.
+func help(args []string) error {
+	c := newCommand("help", "Print testbed's usage, or a subcommand's.").Positional("SUBCOMMAND", 0, 1)
+	pos, err := c.Parse(args)
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "testbed:", err)
-		os.Exit(1)
+		return err
 	}
-}
-
-// parse splits args into the experiment path and flags (flags may follow it).
-func parse(fs *flag.FlagSet, args []string) (string, error) {
-	var pos []string
-	for len(args) > 0 {
-		if err := fs.Parse(args); err != nil {
-			return "", err
-		}
-		args = fs.Args()
-		if len(args) > 0 {
-			pos = append(pos, args[0])
-			args = args[1:]
+	if len(pos) == 0 {
+		usage(os.Stdout)
+		return nil
+	}
+	for _, sc := range subcommands {
+		if sc.name == pos[0] {
+			return sc.run([]string{"-h"})
 		}
 	}
-	if len(pos) != 1 {
-		return "", fmt.Errorf("%s: want one experiment file, got %d", fs.Name(), len(pos))
-	}
-	return pos[0], nil
+	return c.Errorf("unknown subcommand %q: want one of %s", pos[0], names())
 }
 
 // overrides is a repeatable -set key=value flag.
@@ -115,20 +168,48 @@ func signalContext() (context.Context, context.CancelFunc) {
 
 // runFlags are the flags run and sweep share.
 type runFlags struct {
-	outDir *string
-	durMs  *float64
-	clock  *string
-	sets   overrides
+	outDir    *string
+	dur       time.Duration
+	durMsFlag float64
+	// durMs is the experiment's duration in ms from -duration (or the
+	// deprecated -duration-ms), durFlag the flag as given; 0: the file's.
+	durMs   float64
+	durFlag string
+	clock   *string
+	sets    overrides
 }
 
-func addRunFlags(fs *flag.FlagSet, outHelp string) *runFlags {
+func addRunFlags(c *cli.Command, outHelp string) *runFlags {
 	f := &runFlags{
-		outDir: fs.String("o", "", outHelp),
-		durMs:  fs.Float64("duration-ms", 0, "override the experiment's duration"),
-		clock:  fs.String("clock", "", "virtual (discrete events) or dpdk (real time on lcores); default: the file's experiment.clock"),
+		outDir: c.Flags.String("o", "", outHelp),
+		clock:  c.Flags.String("clock", "", "virtual (discrete events) or dpdk (real time on lcores); default: the file's experiment.clock"),
 	}
-	fs.Var(&f.sets, "set", setUsage)
+	c.Duration(&f.dur, "duration", 0, "override the experiment's duration, a Go `duration` such as 10ms or 1.5s (0: the file's)")
+	c.Flags.Float64Var(&f.durMsFlag, "duration-ms", 0, "deprecated: the experiment's duration in ms; write -duration 10ms")
+	c.Flags.Var(&f.sets, "set", setUsage)
 	return f
+}
+
+// parse parses the run and sweep command line: one experiment file.
+func (f *runFlags) parse(c *cli.Command, args []string) (string, error) {
+	c.Positional("EXPERIMENT.toml", 1, 1)
+	pos, err := c.Parse(args)
+	if err != nil {
+		return "", err
+	}
+	switch {
+	case c.Set("duration") && c.Set("duration-ms"):
+		return "", c.Errorf("give -duration alone: -duration-ms is its deprecated spelling")
+	case c.Set("duration-ms"):
+		if err := config.Time(f.durMsFlag, "ms"); err != nil {
+			return "", c.Errorf("-duration-ms: %v", err)
+		}
+		fmt.Fprintf(os.Stderr, "testbed: -duration-ms is deprecated: write -duration %vms\n", f.durMsFlag)
+		f.durMs, f.durFlag = f.durMsFlag, fmt.Sprintf("-duration-ms %v", f.durMsFlag)
+	case c.Set("duration") && f.dur > 0:
+		f.durMs, f.durFlag = float64(f.dur)/1e6, "-duration "+f.dur.String()
+	}
+	return pos[0], nil
 }
 
 // load reads the experiment with the flags' overrides applied.
@@ -137,11 +218,11 @@ func (f *runFlags) load(path string, sets []string) (*testbed.Experiment, error)
 	if err != nil {
 		return nil, err
 	}
-	if *f.durMs != 0 {
-		e.Experiment.DurationMs = *f.durMs
+	if f.durMs != 0 {
+		e.Experiment.DurationMs = f.durMs
 		// The override passes the file's own checks (finite, bounded).
 		if err := e.Validate(); err != nil {
-			return nil, fmt.Errorf("-duration-ms %v: %w", *f.durMs, err)
+			return nil, fmt.Errorf("%s: %w", f.durFlag, err)
 		}
 	}
 	if *f.clock != "" {
@@ -154,20 +235,20 @@ func (f *runFlags) load(path string, sets []string) (*testbed.Experiment, error)
 }
 
 func run(args []string) error {
-	fs := flag.NewFlagSet("run", flag.ContinueOnError)
-	rf := addRunFlags(fs, "results directory's parent (default: the experiment's output_dir)")
+	c := newCommand("run", "Run an experiment in virtual time or on DPDK; write its results directory (docs/results.md).")
+	fs := c.Flags
+	rf := addRunFlags(c, "results directory's parent (default: the experiment's output_dir)")
 	seed := fs.Uint64("seed", 0, "override the experiment's seed")
 	quiet := fs.Bool("q", false, "no live progress line")
 	cpuProfile := fs.String("cpuprofile", "", "write a Go CPU profile of the run to this file")
 	pcapDir := fs.String("pcap", "", "capture frames to pcap files in this directory, one per port (docs/capture.md)")
 	pcapPorts := fs.String("pcap-ports", "", "ports to capture, comma-separated: s0.p3 (a switch port), s0 (all its ports), h2 (a host), switches, hosts (default: the file's [capture], or every switch port)")
 	pcapSnaplen := fs.Int("pcap-snaplen", 0, "bytes kept of each captured frame (0: whole frames)")
-	path, err := parse(fs, args)
+	path, err := rf.parse(c, args)
 	if err != nil {
 		return err
 	}
-	snaplenSet := false
-	fs.Visit(func(f *flag.Flag) { snaplenSet = snaplenSet || f.Name == "pcap-snaplen" })
+	snaplenSet := c.Set("pcap-snaplen")
 	if *cpuProfile != "" {
 		f, err := os.Create(*cpuProfile)
 		if err != nil {
@@ -242,10 +323,10 @@ func run(args []string) error {
 // run-000/, run-001/, ... and index.csv and index.json listing each run's
 // settings, directory and headline results.
 func sweep(args []string) error {
-	fs := flag.NewFlagSet("sweep", flag.ContinueOnError)
-	rf := addRunFlags(fs, "sweep directory (default: the experiment's output_dir/<name>-sweep)")
-	quiet := fs.Bool("q", false, "no per-run summary tables")
-	path, err := parse(fs, args)
+	c := newCommand("sweep", "Run the experiment at every combination of the -set values into one directory, with an index.")
+	rf := addRunFlags(c, "sweep directory (default: the experiment's output_dir/<name>-sweep)")
+	quiet := c.Flags.Bool("q", false, "no per-run summary tables")
+	path, err := rf.parse(c, args)
 	if err != nil {
 		return err
 	}
@@ -276,22 +357,12 @@ func sweep(args []string) error {
 }
 
 func validate(args []string) error {
-	fs := flag.NewFlagSet("validate", flag.ContinueOnError)
+	c := newCommand("validate", "Check experiment files as run would, without running them.").Positional("EXPERIMENT.toml", 1, -1)
 	var sets overrides
-	fs.Var(&sets, "set", setUsage)
-	var files []string
-	for len(args) > 0 {
-		if err := fs.Parse(args); err != nil {
-			return err
-		}
-		args = fs.Args()
-		if len(args) > 0 {
-			files = append(files, args[0])
-			args = args[1:]
-		}
-	}
-	if len(files) == 0 {
-		return fmt.Errorf("validate: no experiment files")
+	c.Flags.Var(&sets, "set", setUsage)
+	files, err := c.Parse(args)
+	if err != nil {
+		return err
 	}
 	for _, p := range files {
 		e, err := testbed.LoadWith(p, sets)
@@ -314,7 +385,11 @@ func validate(args []string) error {
 	return nil
 }
 
-func schemes() {
+func schemes(args []string) error {
+	c := newCommand("schemes", "List every CC scheme and its roles: CP (switch), NP (receiver), RP (sender).")
+	if _, err := c.Parse(args); err != nil {
+		return err
+	}
 	for _, s := range ccalgo.Schemes() {
 		role := func(has bool, name string) string {
 			if has {
@@ -325,16 +400,18 @@ func schemes() {
 		r := s.Roles()
 		fmt.Printf("%s %s %s %s\n", s.Name, role(r&ccalgo.RoleCP != 0, "CP"), role(r&ccalgo.RoleNP != 0, "NP"), role(r&ccalgo.RoleRP != 0, "RP"))
 	}
+	return nil
 }
 
 func nodes(args []string) error {
-	fs := flag.NewFlagSet("nodes", flag.ContinueOnError)
-	outDir := fs.String("o", "nodes", "directory for the per-node files")
-	invPath := fs.String("inventory", "", "Ansible INI inventory of the nodes (default: write a template with FILL_IN_ placeholders)")
-	path, err := parse(fs, args)
+	c := newCommand("nodes", "Write every node's config, an inventory and an Ansible playbook for real nodes.").Positional("EXPERIMENT.toml", 1, 1)
+	outDir := c.Flags.String("o", "nodes", "directory for the per-node files")
+	invPath := c.Flags.String("inventory", "", "Ansible INI inventory of the nodes (default: write a template with FILL_IN_ placeholders)")
+	pos, err := c.Parse(args)
 	if err != nil {
 		return err
 	}
+	path := pos[0]
 	e, err := testbed.Load(path)
 	if err != nil {
 		return err
@@ -372,12 +449,13 @@ func nodes(args []string) error {
 // into one results directory, checks the nodes' counters against each other
 // and fails when they disagree.
 func collect(args []string) error {
-	fs := flag.NewFlagSet("collect", flag.ContinueOnError)
-	outDir := fs.String("o", "", "results directory (default DIR/merged)")
-	dir, err := parse(fs, args)
+	c := newCommand("collect", "Merge the nodes' results (DIR/results/<node>/) into one results directory.").Positional("DIR", 1, 1)
+	outDir := c.Flags.String("o", "", "results directory (default DIR/merged)")
+	pos, err := c.Parse(args)
 	if err != nil {
 		return err
 	}
+	dir := pos[0]
 	res, err := testbed.Collect(dir, *outDir, os.Stdout)
 	if err != nil {
 		return err
@@ -391,26 +469,20 @@ func collect(args []string) error {
 // compare draws several runs' queue and fair rate on shared axes, time scaled
 // to the fastest run's link rate and the fair rate normalised to each run's C.
 func compare(args []string) error {
-	fs := flag.NewFlagSet("compare", flag.ContinueOnError)
-	outDir := fs.String("o", "results/compare", "directory for the plots")
-	port := fs.Int("port", 0, "switch port (queue.csv / fairrate.csv id) to draw")
-	var runs []report.CompareRun
-	for len(args) > 0 {
-		if err := fs.Parse(args); err != nil {
-			return err
-		}
-		args = fs.Args()
-		if len(args) > 0 {
-			label, dir, ok := strings.Cut(args[0], "=")
-			if !ok || label == "" || dir == "" {
-				return fmt.Errorf("compare: %q: want LABEL=RESULTS_DIR", args[0])
-			}
-			runs = append(runs, report.CompareRun{Label: label, Dir: dir})
-			args = args[1:]
-		}
+	c := newCommand("compare", "Draw several runs' queue and fair rate on shared axes.").Positional("LABEL=RESULTS_DIR", 1, -1)
+	outDir := c.Flags.String("o", "results/compare", "directory for the plots")
+	port := c.Flags.Int("port", 0, "switch port (queue.csv / fairrate.csv id) to draw")
+	pos, err := c.Parse(args)
+	if err != nil {
+		return err
 	}
-	if len(runs) < 1 {
-		return fmt.Errorf("compare: no runs (LABEL=RESULTS_DIR ...)")
+	var runs []report.CompareRun
+	for _, a := range pos {
+		label, dir, ok := strings.Cut(a, "=")
+		if !ok || label == "" || dir == "" {
+			return c.Errorf("%q: want LABEL=RESULTS_DIR", a)
+		}
+		runs = append(runs, report.CompareRun{Label: label, Dir: dir})
 	}
 	for i := range runs {
 		runs[i].Port = *port

@@ -3,8 +3,9 @@ package report
 import (
 	"os"
 	"runtime"
-	"runtime/debug"
 	"strings"
+
+	"github.com/ccbed/ccbed/buildinfo"
 )
 
 // ResultsVersion is the version of the results contract (docs/results.md)
@@ -30,22 +31,9 @@ type ConfigSnapshot struct {
 	Effective map[string]any `json:"effective,omitempty"`
 }
 
-// BuildInfo is summary.json's "build": the ccbed build that wrote it.
-type BuildInfo struct {
-	// Module is the main module's path.
-	Module string `json:"module"`
-	// Version is the main module's version, or "devel" for a build from a
-	// working tree without one.
-	Version string `json:"version"`
-	// VCSRevision is the commit the binary was built from, when the build
-	// recorded it.
-	VCSRevision string `json:"vcs_revision,omitempty"`
-	// VCSModified is true when the working tree had uncommitted changes;
-	// absent when the build did not record it.
-	VCSModified *bool `json:"vcs_modified,omitempty"`
-	// GoVersion is the Go toolchain that built the binary.
-	GoVersion string `json:"go_version"`
-}
+// BuildInfo is summary.json's "build": the ccbed build that wrote it (one
+// reader for it and for every command's -version: package buildinfo).
+type BuildInfo = buildinfo.Info
 
 // MachineInfo is summary.json's "machine": where the run (or the merge of a
 // real-node run) happened.
@@ -60,28 +48,8 @@ type MachineInfo struct {
 	Kernel string `json:"kernel,omitempty"`
 }
 
-// ThisBuild describes the running binary (runtime/debug.ReadBuildInfo).
-func ThisBuild() BuildInfo {
-	b := BuildInfo{Version: "devel", GoVersion: runtime.Version()}
-	info, ok := debug.ReadBuildInfo()
-	if !ok {
-		return b
-	}
-	b.Module = info.Main.Path
-	if v := info.Main.Version; v != "" && v != "(devel)" {
-		b.Version = v
-	}
-	for _, s := range info.Settings {
-		switch s.Key {
-		case "vcs.revision":
-			b.VCSRevision = s.Value
-		case "vcs.modified":
-			m := s.Value == "true"
-			b.VCSModified = &m
-		}
-	}
-	return b
-}
+// ThisBuild describes the running binary (buildinfo.Read).
+func ThisBuild() BuildInfo { return buildinfo.Read() }
 
 // ThisMachine describes the machine the process runs on.
 func ThisMachine() MachineInfo {
