@@ -1,6 +1,9 @@
 package all_test
 
 import (
+	"errors"
+	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/ccbed/ccbed/ccalgo"
@@ -69,5 +72,46 @@ func TestEveryRoleBuilds(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestMarkAtRejected: every scheme whose parameters have a mark_at (the ECN
+// marking CPs: DCQCN, DCTCP, ACC's TCD) refuses a value other than "enqueue"
+// or "dequeue" in its CP with a ParamError naming mark_at and the values it
+// takes; its RP and NP do not read it.
+func TestMarkAtRejected(t *testing.T) {
+	env := ccalgo.Env{LinkBps: 40e9, BaseRTT: 10_000, MTU: 1000, MaxFlows: 16, ExpectedFlows: 4, ID: 1}
+	var with []string
+	for _, s := range ccalgo.Schemes() {
+		if s.NewCP == nil {
+			continue
+		}
+		f := reflect.ValueOf(s.DefaultParams(env)).Elem().FieldByName("MarkAt")
+		if !f.IsValid() {
+			continue
+		}
+		with = append(with, s.Name)
+		for _, bad := range []string{"", "both", "ENQUEUE", "Dequeue"} {
+			p := s.DefaultParams(env)
+			reflect.ValueOf(p).Elem().FieldByName("MarkAt").SetString(bad)
+			_, err := s.NewCP(p, env)
+			var pe *ccalgo.ParamError
+			if !errors.As(err, &pe) || pe.Param != "mark_at" || !strings.Contains(err.Error(), `"enqueue" or "dequeue"`) {
+				t.Errorf("%s: mark_at %q: err = %v, want a ParamError naming mark_at", s.Name, bad, err)
+			}
+			if s.NewRP != nil {
+				if _, err := s.NewRP(p, env); err != nil {
+					t.Errorf("%s: mark_at %q: NewRP: %v", s.Name, bad, err)
+				}
+			}
+			if s.NewNP != nil {
+				if _, err := s.NewNP(p, env); err != nil {
+					t.Errorf("%s: mark_at %q: NewNP: %v", s.Name, bad, err)
+				}
+			}
+		}
+	}
+	if want := []string{"acc", "dcqcn", "dctcp"}; strings.Join(with, ",") != strings.Join(want, ",") {
+		t.Errorf("schemes with mark_at: %v, want %v", with, want)
 	}
 }

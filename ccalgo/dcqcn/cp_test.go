@@ -1,8 +1,6 @@
 package dcqcn_test
 
 import (
-	"errors"
-	"strings"
 	"testing"
 
 	"github.com/ccbed/ccbed/ccalgo"
@@ -67,34 +65,6 @@ func TestCPMarkAt(t *testing.T) {
 				t.Errorf("marked %.5f of packets at q = %d, want %.5f", got, q, want)
 			}
 		})
-	}
-}
-
-// TestCPMarkAtRejected: a mark_at other than "enqueue" or "dequeue" is a
-// ParamError naming mark_at and the values it takes, from the CP's
-// constructor and the registry's; the NP and RP do not read it.
-func TestCPMarkAtRejected(t *testing.T) {
-	s, err := ccalgo.Lookup(dcqcn.Name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, bad := range []string{"", "both", "ENQUEUE"} {
-		p := dcqcn.DefaultParams(env40)
-		p.MarkAt = bad
-		_, err1 := dcqcn.NewCP(p, env40)
-		_, err2 := s.NewCP(p, env40)
-		for _, err := range []error{err1, err2} {
-			var pe *ccalgo.ParamError
-			if !errors.As(err, &pe) || pe.Param != "mark_at" || !strings.Contains(err.Error(), `"enqueue" or "dequeue"`) {
-				t.Errorf("mark_at %q: err = %v, want a ParamError naming mark_at", bad, err)
-			}
-		}
-		if _, err := s.NewRP(p, env40); err != nil {
-			t.Errorf("mark_at %q: NewRP: %v", bad, err)
-		}
-		if _, err := s.NewNP(p, env40); err != nil {
-			t.Errorf("mark_at %q: NewNP: %v", bad, err)
-		}
 	}
 }
 

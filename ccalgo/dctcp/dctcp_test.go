@@ -1,9 +1,7 @@
 package dctcp_test
 
 import (
-	"errors"
 	"math"
-	"strings"
 	"testing"
 
 	"github.com/ccbed/ccbed/ccalgo"
@@ -244,27 +242,5 @@ func BenchmarkRPOnAck(b *testing.B) {
 			a.Fields.Mark = ccalgo.MarkCE
 		}
 		rp.OnAck(int64(i), &a)
-	}
-}
-
-// TestMarkAtRejected: a mark_at other than "enqueue" or "dequeue" is a
-// ParamError naming mark_at and the values it takes, from the CP's
-// constructor and the registry's.
-func TestMarkAtRejected(t *testing.T) {
-	s, err := ccalgo.Lookup(dctcp.Name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, bad := range []string{"", "both", "Dequeue"} {
-		p := dctcp.DefaultParams(env10)
-		p.MarkAt = bad
-		_, err1 := dctcp.NewCP(p, env10)
-		_, err2 := s.NewCP(p, env10)
-		for _, err := range []error{err1, err2} {
-			var pe *ccalgo.ParamError
-			if !errors.As(err, &pe) || pe.Param != "mark_at" || !strings.Contains(err.Error(), `"enqueue" or "dequeue"`) {
-				t.Errorf("mark_at %q: err = %v, want a ParamError naming mark_at", bad, err)
-			}
-		}
 	}
 }
