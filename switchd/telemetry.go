@@ -244,6 +244,11 @@ type Results struct {
 	// window (CSVWriter.SetDecimation) instead of every sample.
 	CSVRows            uint64   `json:"csv_rows,omitempty"`
 	CSVDecimatedFromUs *float64 `json:"csv_decimated_from_us,omitempty"`
+	// ClockOriginUnixNs is the wall-clock time (Unix ns) of the engine's
+	// time 0, read as its clock started: the CSV's t_us counts from it, so a
+	// run's series can be put on another node's time base (testbed collect).
+	// 0: not recorded.
+	ClockOriginUnixNs int64 `json:"clock_origin_unix_ns,omitempty"`
 }
 
 // LcoreResults is one loop's statistics (from lcore.Stats).
@@ -418,6 +423,10 @@ type MonitorConfig struct {
 	Start      time.Time
 	Checkpoint time.Duration
 }
+
+// SetClockOrigin records the wall-clock time (Unix ns) of the engine's time
+// 0 in the results (Results.ClockOriginUnixNs).
+func (m *Monitor) SetClockOrigin(unixNs int64) { m.res.ClockOriginUnixNs = unixNs }
 
 // NewMonitor makes the monitor of eng. With a JSON path it writes the first
 // checkpoint at once: an unwritable path fails here, before any traffic, not

@@ -178,13 +178,16 @@ func Collect(dir, out string, w io.Writer) (*CollectResult, error) {
 	if err := readJSONFile(filepath.Join(nodeDir(m.Switch), SwitchJSONFile), &sw); err != nil {
 		return nil, fmt.Errorf("testbed: collect: switch %s: %w", m.Switch, err)
 	}
-	swT0, err := switchOrigin(filepath.Join(nodeDir(m.Switch), SwitchLogFile))
-	if err != nil {
-		return nil, fmt.Errorf("testbed: collect: switch %s: %w", m.Switch, err)
+	swT0, t0Source := sw.ClockOriginUnixNs, "switchd's own record of its engine clock's start (clock_origin_unix_ns)"
+	if swT0 == 0 { // a switchd that does not record it
+		if swT0, err = switchOrigin(filepath.Join(nodeDir(m.Switch), SwitchLogFile)); err != nil {
+			return nil, fmt.Errorf("testbed: collect: switch %s: %w", m.Switch, err)
+		}
+		t0Source = "wall clock stamped on switchd's \"switchd: running\" line by the playbook (within about 100 us after its time 0)"
 	}
 	swShiftUs := float64(swT0-start) / 1e3
 	res.Nodes = append(res.Nodes, NodeTime{Node: m.Switch, Role: "switch", T0Us: swShiftUs,
-		T0Source:    "wall clock stamped on switchd's \"switchd: running\" line by the playbook (within about 100 us after its time 0)",
+		T0Source:    t0Source,
 		ClockOffset: readCheckOffset(filepath.Join(nodeDir(m.Switch), CheckFile))})
 	for i, h := range m.Hosts {
 		res.Nodes = append(res.Nodes, NodeTime{Node: h.Name, Role: "host", T0Us: float64(infos[i].T0UnixNs-start) / 1e3,

@@ -112,7 +112,8 @@ func TestCollectSynthetic(t *testing.T) {
 	if !strings.Contains(s.Notes, "consistency ok") || !strings.Contains(s.Notes, "unknown on h0") {
 		t.Errorf("notes %q", s.Notes)
 	}
-	if res.Nodes[0].T0Us != -2e6 || res.Nodes[0].ClockOffset.OffsetNs == nil || *res.Nodes[0].ClockOffset.OffsetNs != -2500 {
+	if res.Nodes[0].T0Us != -2e6 || res.Nodes[0].ClockOffset.OffsetNs == nil || *res.Nodes[0].ClockOffset.OffsetNs != -2500 ||
+		!strings.Contains(res.Nodes[0].T0Source, "running") {
 		t.Errorf("switch time base %+v", res.Nodes[0])
 	}
 	// hostd's addresses become host names, its start time moves onto the
@@ -133,6 +134,19 @@ func TestCollectSynthetic(t *testing.T) {
 			t.Errorf("merged %s: %v", f, err)
 		}
 	}
+
+	// A switchd that records its own clock origin (1 s before the instant)
+	// is placed by it, not by the log's stamp (2 s before).
+	sw.ClockOriginUnixNs = start - 1_000_000_000
+	write("sw0", SwitchJSONFile, sw)
+	if res, err = Collect(dir, "", nil); err != nil {
+		t.Fatal(err)
+	}
+	if n := res.Nodes[0]; n.T0Us != -1e6 || !strings.Contains(n.T0Source, "clock_origin_unix_ns") {
+		t.Errorf("switch time base from its clock origin: %+v, want T0Us -1e6", n)
+	}
+	sw.ClockOriginUnixNs = 0
+	write("sw0", SwitchJSONFile, sw)
 
 	// 400 data frames vanish inside a host, after its NIC: the counters
 	// disagree and the check fails.

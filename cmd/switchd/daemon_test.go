@@ -232,14 +232,20 @@ func TestCheckpointsAndInterrupted(t *testing.T) {
 		t.Errorf("after SIGTERM: final %v interrupted %v signal %q", r.Final, r.Interrupted, r.Signal)
 	}
 
-	// -duration: final, not interrupted.
+	// -duration: final, not interrupted; the engine's time 0 on the wall
+	// clock lies between the start of the command and its end.
+	before := time.Now().UnixNano()
 	p = startSwitchd(t, "-c", cfg, "-duration", "500ms")
 	if rc := p.finish(t, 20*time.Second); rc != 0 {
 		t.Fatalf("exit %d:\n%s", rc, p.out.String())
 	}
+	after := time.Now().UnixNano()
 	r = readResults(t, jsonPath)
 	if !r.Final || r.Interrupted || r.Signal != "" {
 		t.Errorf("after -duration: final %v interrupted %v signal %q", r.Final, r.Interrupted, r.Signal)
+	}
+	if o := r.ClockOriginUnixNs; o < before || o > after {
+		t.Errorf("clock_origin_unix_ns %d outside the run [%d, %d]", o, before, after)
 	}
 	if !strings.Contains(p.out.String(), "mbufs in use 0\n") {
 		t.Errorf("mbufs not all returned:\n%s", p.out.String())

@@ -342,6 +342,7 @@ func serve(cfg *switchd.Config, o options) error {
 		return fmt.Errorf("telemetry.json: %w", err)
 	}
 	clock := lcore.NewTSCClock(dpdk.TSCHz())
+	mon.SetClockOrigin(time.Now().UnixNano()) // the engine's time 0, within a microsecond
 	g := lcore.NewGroup()
 	if err := sw.Launch(g, clock, lcores); err != nil {
 		g.Stop()
