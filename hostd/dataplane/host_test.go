@@ -103,16 +103,7 @@ func runSplit(t *testing.T, a, b *Host, stop func(now int64) bool) {
 		g.Wait()
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(2 * time.Second)
-	for !g.Stopped() && time.Now().Before(deadline) {
-		time.Sleep(time.Millisecond)
-	}
-	g.Stop()
-	for _, s := range g.Wait() {
-		if s.Panic != "" {
-			t.Fatalf("loop %s panicked: %s", s.Name, s.Panic)
-		}
-	}
+	waitLoops(t, g)
 }
 
 // runOne runs both hosts with Poll (the 1-lcore mode: each host's two sides in
@@ -132,6 +123,13 @@ func runOne(t *testing.T, a, b *Host, stop func(now int64) bool) {
 	}); err != nil {
 		t.Fatal(err)
 	}
+	waitLoops(t, g)
+}
+
+// waitLoops waits until a loop of g stops the group or 2 s pass, stops
+// every loop and fails the test on a loop's panic.
+func waitLoops(t *testing.T, g *lcore.Group) {
+	t.Helper()
 	deadline := time.Now().Add(2 * time.Second)
 	for !g.Stopped() && time.Now().Before(deadline) {
 		time.Sleep(time.Millisecond)
