@@ -152,12 +152,20 @@ type DataPacket struct {
 	Flow      FlowKey
 	WireBytes int  // frame bytes on the wire
 	Mark      Mark // mark the packet carries now
+	// Tag: at OnDequeue, the Verdict.Tag OnEnqueue returned for this packet
+	// (0 at OnEnqueue, and for a packet OnEnqueue did not see).
+	Tag uint32
 }
 
 // Verdict is a CP's decision on one data packet.
 type Verdict struct {
 	Mark     Mark // mark to apply; the engine applies Mark.Max, never lowering a mark
 	StampINT bool // append an INT record for this hop (HPCC), at dequeue
+	// Tag (OnEnqueue only) is a word the engine keeps with the packet and
+	// gives back in DataPacket.Tag at its OnDequeue: the CP's handle on its
+	// own per-packet state (RoCC's flow-table entry), saving a lookup. The
+	// CP must not trust it blindly: check it still names the packet's flow.
+	Tag uint32
 }
 
 // FeedbackKind says what a Feedback message is.
@@ -214,6 +222,15 @@ type CongestionPoint interface {
 // both hooks called.
 type PacketHooks interface {
 	PacketHooks() (enqueue, dequeue bool)
+}
+
+// FlowBlind is implemented by a CongestionPoint whose per-packet hooks never
+// read DataPacket.Flow or Tag: they decide from the queue, the packet's size
+// and its mark (RED-style marking, INT stamping). When FlowBlind reports true
+// a switch may leave Flow unset, sparing every packet the parse of its flow
+// key; ccalgo/all checks the claim.
+type FlowBlind interface {
+	FlowBlind() bool
 }
 
 // FairRateReporter is implemented by CPs that compute a fair rate (RoCC), for
@@ -282,6 +299,18 @@ type ReactionPoint interface {
 	RateBps() float64   // current pacing rate, bits/s
 	WindowBytes() int64 // current window, bytes in flight; NoWindow when unlimited
 	HaltUntil() int64   // the sender must not send before this time (ACC halt); 0 if none
+}
+
+// SendHook is implemented by a ReactionPoint that says whether its OnSend
+// does any work. A host calls OnSend for every data packet and then reads
+// the RP's RateBps, WindowBytes, HaltUntil and NextTimer again; for an RP
+// whose SendHook reports false (it keeps RPBase's no-op OnSend) it may skip
+// both, saving the calls on its tx path. An RP without SendHook gets OnSend
+// called. The answer is the same for every RP of a scheme and never changes
+// (a host asks once); ccalgo/all checks that an RP reporting false is left
+// unchanged by OnSend.
+type SendHook interface {
+	SendHook() bool
 }
 
 // RPBase gives a ReactionPoint the no-op defaults of every hook; schemes embed it

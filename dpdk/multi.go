@@ -34,6 +34,11 @@ type MultiPort struct {
 	// Sent: after TxBurst, what pair i's driver took.
 	Sent []uint16
 
+	// data and lens: after RxBurst, the data address and length of each
+	// received mbuf, index for index with Pkts (see Frame).
+	data []unsafe.Pointer
+	lens []uint16
+
 	pq  *C.struct_ccbed_pq
 	n   int
 	mem unsafe.Pointer
@@ -49,22 +54,25 @@ func NewMultiPort(pairs []PortQueue, per int) (*MultiPort, error) {
 	pqSize := C.size_t(n) * C.size_t(unsafe.Sizeof(C.struct_ccbed_pq{}))
 	pktSize := C.size_t(n*per) * C.size_t(unsafe.Sizeof(uintptr(0)))
 	cntSize := C.size_t(n) * 2
-	// One block: mbuf pointers first (pointer aligned), then the pairs, then
-	// the two count arrays.
-	mem := C.calloc(1, pktSize+pqSize+2*cntSize)
+	// One block: mbuf pointers and data addresses first (pointer aligned),
+	// then the pairs, the two count arrays and the data lengths.
+	mem := C.calloc(1, 2*pktSize+pqSize+2*cntSize+C.size_t(n*per)*2)
 	if mem == nil {
 		return nil, fmt.Errorf("dpdk: NewMultiPort: out of memory")
 	}
 	m := &MultiPort{Per: per, n: n, mem: mem}
 	m.Pkts = unsafe.Slice((**Mbuf)(mem), n*per)
-	m.pq = (*C.struct_ccbed_pq)(unsafe.Add(mem, pktSize))
+	m.data = unsafe.Slice((*unsafe.Pointer)(unsafe.Add(mem, pktSize)), n*per)
+	mem2 := unsafe.Add(mem, pktSize) // the rest as before, after data
+	m.pq = (*C.struct_ccbed_pq)(unsafe.Add(mem2, pktSize))
 	pqs := unsafe.Slice(m.pq, n)
 	for i, p := range pairs {
 		pqs[i].port = C.uint16_t(p.Port)
 		pqs[i].queue = C.uint16_t(p.Queue)
 	}
-	m.Count = unsafe.Slice((*uint16)(unsafe.Add(mem, pktSize+pqSize)), n)
-	m.Sent = unsafe.Slice((*uint16)(unsafe.Add(mem, pktSize+pqSize+cntSize)), n)
+	m.Count = unsafe.Slice((*uint16)(unsafe.Add(mem2, pktSize+pqSize)), n)
+	m.Sent = unsafe.Slice((*uint16)(unsafe.Add(mem2, pktSize+pqSize+cntSize)), n)
+	m.lens = unsafe.Slice((*uint16)(unsafe.Add(mem2, pktSize+pqSize+2*cntSize)), n*per)
 	return m, nil
 }
 
@@ -76,10 +84,19 @@ func (m *MultiPort) Segment(i int) []*Mbuf { return m.Pkts[i*m.Per : (i+1)*m.Per
 
 // RxBurst receives up to Per packets on every pair, pair i's into Segment(i),
 // and sets Count[i] to how many; it returns the total. The caller owns the
-// received mbufs.
+// received mbufs. The first cache line of each packet's data is prefetched,
+// and Frame gives its bytes without reading the mbuf.
 func (m *MultiPort) RxBurst() int {
 	return int(C.ccbed_rx_burst_multi(m.pq, C.uint16_t(m.n), mbufArray(m.Pkts), C.uint16_t(m.Per),
-		(*C.uint16_t)(unsafe.Pointer(&m.Count[0]))))
+		(*C.uint16_t)(unsafe.Pointer(&m.Count[0])), (*unsafe.Pointer)(unsafe.Pointer(&m.data[0])),
+		(*C.uint16_t)(unsafe.Pointer(&m.lens[0]))))
+}
+
+// Frame is the data of Pkts[j] as the last RxBurst received it (the first
+// segment; the same bytes as Pkts[j].Data(), read from arrays RxBurst filled
+// instead of the mbuf's header). j must be a packet RxBurst received.
+func (m *MultiPort) Frame(j int) []byte {
+	return unsafe.Slice((*byte)(m.data[j]), m.lens[j])
 }
 
 // TxBurst transmits the first Count[i] mbufs of Segment(i) on pair i (Count[i]
@@ -100,5 +117,6 @@ func (m *MultiPort) Free() {
 	if m.mem != nil {
 		C.free(m.mem)
 		m.mem, m.Pkts, m.Count, m.Sent, m.pq = nil, nil, nil, nil, nil
+		m.data, m.lens = nil, nil
 	}
 }

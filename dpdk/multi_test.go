@@ -101,6 +101,9 @@ func TestMultiPort(t *testing.T) {
 					if m.Data()[0] != byte(16*i+k) {
 						t.Errorf("pair %d packet %d: tag %d", i, k, m.Data()[0])
 					}
+					if f := rx.Frame(i*rx.Per + k); &f[0] != &m.Data()[0] || len(f) != len(m.Data()) {
+						t.Errorf("pair %d packet %d: Frame is %d bytes at %p, Data %d at %p", i, k, len(f), &f[0], len(m.Data()), &m.Data()[0])
+					}
 				}
 				dpdk.FreeBulk(rx.Segment(i)[:n])
 			}

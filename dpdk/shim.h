@@ -74,7 +74,7 @@ struct ccbed_pq {
 	uint16_t queue;
 };
 uint32_t ccbed_rx_burst_multi(const struct ccbed_pq *pq, uint16_t n, struct rte_mbuf **pkts, uint16_t per,
-			      uint16_t *counts);
+			      uint16_t *counts, void **data, uint16_t *lens);
 uint32_t ccbed_tx_burst_multi(const struct ccbed_pq *pq, uint16_t n, struct rte_mbuf **pkts, uint16_t per,
 			      const uint16_t *want, uint16_t *sent, int free_unsent);
 

@@ -1,49 +1,274 @@
 #!/usr/bin/env bash
-# scripts/bench-switchd.sh: switchd forwarding rate in rtc mode, 4 ports on
-# looping net_ring vdevs (each port's tx comes back on its rx), 64 B and 1500 B
-# frames, with no CC and with the RoCC, HPCC and DCQCN congestion points on every
-# port, beside dpdk-testpmd --forward-mode=mac on the same vdevs in the same run.
-# Prints Mpps and the ratio to testpmd. Needs root and scripts/setup.sh.
+# scripts/bench-switchd.sh: switchd's forwarding rate in rtc mode beside DPDK's
+# l3fwd (LPM), the C reference, on the same devices with the same frames and
+# routes, one forwarding core each.
+#
+# Devices: 4 looping net_ring vdevs (a lone net_ring's tx ring is its rx ring,
+# so each port's tx comes back on its rx). A net_ring port moves mbuf pointers
+# through an rte_ring and touches no packet data, so the devices cost little
+# beside the forwarding and the ratio measures the forwarders (testpmd io below
+# shows that floor).
+# Frames: BenchmarkForwardRTC (switchd/dataplane) seeds 512 RoCEv2 data frames
+# per port, host i to host i+1, and writes them to pcap files (-seed-pcap);
+# l3fwd transmits the same files (--seed). "64 B" is 66 B, ccbed's smallest
+# data frame; 1500 B is 1500 B.
+# Routes: 10.0.i.0/24 -> port i (scripts/l3fwd/routes-v4.cfg for l3fwd), the
+# next hop's MAC 02:00:00:00:ff:0i, so frames come back to the forwarder. A
+# frame crosses to the next port once, then loops on its destination's port.
+# Work: both parse Ethernet/IPv4, look the destination up, rewrite the MACs and
+# transmit in bursts, without the TTL decrement (switchd: decrement_ttl =
+# false; l3fwd built without RFC 1812 processing, scripts/build-l3fwd.sh).
+# switchd also checks the IPv4 header checksum (l3fwd leaves that to the NIC's
+# rx offload, which net_ring lacks), classifies UDP/BTH, counts per port and
+# queues every frame in a shaped egress queue (1000 Gb/s: never the limit).
+#
+# Prints, per frame size, Mpps, cycles and CPU time per packet of l3fwd and
+# switchd with no CC and their ratio; then switchd with the RoCC, HPCC and
+# DCQCN congestion points on every port (ns added per packet over none); then
+# switchd's per-packet cost split between an rx lcore (Classify) and a tx+CC
+# lcore (Enqueue, Service, Transmit), the sharded mode's two sides, and the
+# sharded mode on this machine's cores (BenchmarkForwardSharded: 1 rx + 1 tx
+# lcore, wall-clock Mpps); then dpdk-testpmd io and mac on the same vdevs with
+# their own frames: different work (no parsing, no route lookup), kept as a
+# floor.
+#   cycles/pkt = TSC Hz / packets per second, the TSC rate as DPDK reads it
+#     (rte_get_tsc_hz, printed by l3fwd). The forwarders busy-poll, so this is
+#     the forwarding core's cycles per packet, inflated by whatever else ran on
+#     that core: on a shared machine, a bound.
+#   cpu-ns/pkt = the forwarding thread's CPU time (getrusage RUSAGE_THREAD) per
+#     packet: without the time other processes held the core, the steadier
+#     figure on a shared machine (caches shared with them still disturb it).
+#     switchd's comes from BenchmarkForwardRTC's cpu-ns/pkt metric ("-" and
+#     no CPU-time ratio where the benchmark does not report it).
+#   ratio = switchd's rate / l3fwd's: by Mpps, and by CPU time per packet
+#     (l3fwd's cpu-ns/pkt / switchd's). Below 1: switchd is slower.
+#
+# Needs root, scripts/setup.sh, and the DPDK examples (dpdk-doc; installed when
+# missing, see scripts/build-l3fwd.sh).
 #   usage: scripts/bench-switchd.sh [seconds]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 secs=${1:-2}
-eal=(--no-huge -m 512 --no-pci --no-shconf --no-telemetry -l 0-1
-	--vdev=net_ring0 --vdev=net_ring1 --vdev=net_ring2 --vdev=net_ring3)
 
-out=$(go test -count=1 -run '^$' -bench 'ForwardRTC' -benchtime "${secs}s" ./switchd/dataplane/)
+die() {
+	echo "bench-switchd: ERROR: $*" >&2
+	exit 1
+}
+case "$secs" in
+'' | *[!0-9]* | 0) die "usage: scripts/bench-switchd.sh [seconds], seconds a whole number above 0" ;;
+esac
+[ "$(id -u)" -eq 0 ] || die "needs root (DPDK)"
+command -v go >/dev/null 2>&1 || die "go is missing: run scripts/setup.sh"
+command -v dpdk-testpmd >/dev/null 2>&1 || die "dpdk-testpmd is missing (apt package dpdk): run scripts/setup.sh"
+scripts/build-l3fwd.sh || die "could not build l3fwd (above)"
+l3fwd=build/l3fwd/l3fwd/build/l3fwd
+
+eal=(--no-huge -m 512 --no-pci --no-shconf --no-telemetry)
+vdevs=(--vdev=net_ring0 --vdev=net_ring1 --vdev=net_ring2 --vdev=net_ring3)
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+# switchd: 8 benchmarks (4 schemes x 2 sizes), each some multiple of $secs.
+if ! out=$(timeout $((8 * (4 * secs + 15) + 60)) go test -count=1 -run '^$' -bench 'ForwardRTC' \
+	-benchtime "${secs}s" -timeout 30m ./switchd/dataplane/ -seed-pcap "$tmp" 2>&1); then
+	echo "$out" | tail -20 >&2
+	die "go test -bench ForwardRTC failed"
+fi
 echo "$out" | grep Benchmark
 
-# testpmd, interactive: 16 bursts per port to start, forward for $secs, stop;
-# "Accumulated forward statistics" counts packets since start.
-testpmd() { # $1 = frame size
-	local log
-	log=$(mktemp)
-	{ sleep 2; echo "start tx_first 16"; sleep "$secs"; echo "stop"; sleep 1; echo "quit"; } |
-		timeout $((secs + 30)) dpdk-testpmd "${eal[@]}" -- -i --forward-mode=mac \
-			--txpkts="$1" --total-num-mbufs=8192 >"$log" 2>&1 || true
-	local p
+# field LINE NAME: the value of NAME=value in LINE.
+field() { sed -n "s/.*[ :]$2=\([^ ]*\).*/\1/p" <<<"$1"; }
+
+# l3fwd: one lcore (lcore 1, the main lcore, forwards: with a second lcore,
+# l3fwd gives each lcore its own tx queue, and a net_ring port's tx queue 1
+# never comes back on rx queue 0), LPM, software packet-type parsing (net_ring
+# reports none), the seeded frames, stopped after $secs.
+l3fwd_run() { # size
+	local size=$1 log line i
+	local args=()
+	for i in 0 1 2 3; do
+		args+=(--seed "$i:$tmp/${size}B-port$i.pcap" --eth-dest "$i,02:00:00:00:ff:0$i")
+	done
+	log=$tmp/l3fwd-$size.log
+	timeout $((secs + 60)) "$l3fwd" "${eal[@]}" -l 1 "${vdevs[@]}" -- -p 0xf -L --parse-ptype \
+		--config="(0,0,1),(1,0,1),(2,0,1),(3,0,1)" \
+		--rule_ipv4=scripts/l3fwd/routes-v4.cfg --rule_ipv6=scripts/l3fwd/routes-v6.cfg \
+		"${args[@]}" --run-seconds "$secs" >"$log" 2>&1 || true
+	line=$(grep '^l3fwd-bench:' "$log" || true)
+	if [ -z "$line" ]; then
+		tail -20 "$log" >&2
+		die "l3fwd ($size B) printed no l3fwd-bench line; its output's tail is above"
+	fi
+	# Every port forwards its 512 frames; none may be lost.
+	if [ "$(field "$line" tx_errors)" != 0 ] || [[ ",$(field "$line" tx_per_port)," == *,0,* ]]; then
+		die "l3fwd ($size B) dropped frames or left a port idle: $line"
+	fi
+	echo "$line"
+}
+l3_64=$(l3fwd_run 64)
+l3_1500=$(l3fwd_run 1500)
+echo "$l3_64"
+echo "$l3_1500"
+hz=$(field "$l3_64" tsc_hz)
+
+# testpmd, interactive, fed through a fifo: 16 bursts per port to start,
+# forward for $secs, stop; "Accumulated forward statistics" counts packets
+# since start. Lcore 1 forwards (lcore 0 runs the prompt); ports pair 0-1 and
+# 2-3. The forwarding lcore's thread (rte-worker-1) runs only between start
+# and stop (it blocks otherwise), so its CPU time, read before quit, is the
+# forwarding's. Prints "Mpps cpu-ns/pkt" (cpu-ns/pkt "-" when not read).
+worker_cpu_ns() { # pid
+	local t
+	for t in /proc/"$1"/task/*; do
+		if [ "$(cat "$t/comm" 2>/dev/null)" = rte-worker-1 ]; then
+			awk -v hz="$(getconf CLK_TCK)" '{printf "%.0f", ($14 + $15) * 1e9 / hz}' "$t/stat"
+			return 0
+		fi
+	done
+	return 0
+}
+testpmd() { # mode size
+	local log=$tmp/testpmd-$1-$2.log fifo=$tmp/testpmd-$1-$2.in tpid cpu p
+	mkfifo "$fifo"
+	timeout $((secs + 30)) dpdk-testpmd "${eal[@]}" -l 0-1 "${vdevs[@]}" -- -i --forward-mode="$1" \
+		--txpkts="$2" --total-num-mbufs=8192 <"$fifo" >"$log" 2>&1 &
+	tpid=$!
+	exec 3>"$fifo"
+	# A testpmd that died early closes the fifo: the writes fail (SIGPIPE is
+	# ignored, below), and the missing statistics say so.
+	sleep 2
+	echo "start tx_first 16" >&3 || true
+	sleep "$secs"
+	echo "stop" >&3 || true
+	sleep 1
+	cpu=$(worker_cpu_ns "$(pgrep -P "$tpid" -x dpdk-testpmd || true)")
+	echo "quit" >&3 || true
+	exec 3>&-
+	wait "$tpid" || true
 	p=$(awk '/Accumulated forward statistics/ {acc=1} acc && /TX-packets:/ {print $2; exit}' "$log")
 	if [ -z "$p" ]; then
-		echo "bench-switchd: testpmd produced no statistics; its output:" >&2
 		tail -20 "$log" >&2
-		rm -f "$log"
-		exit 1
+		die "testpmd $1 $2 B produced no statistics; its output's tail is above"
 	fi
-	rm -f "$log"
-	awk -v p="$p" -v s="$secs" 'BEGIN {printf "%.2f", p / s / 1e6}'
+	awk -v p="$p" -v s="$secs" -v c="$cpu" 'BEGIN {printf "%.3f %s", p / s / 1e6, (c == "" ? "-" : sprintf("%.2f", c / p))}'
 }
-tp64=$(testpmd 64)
-tp1500=$(testpmd 1500)
-
-printf '\nrtc forwarding, 4 x net_ring (looping), 1 core, %ss per point\n' "$secs"
-printf '  %-26s %8.2f Mpps\n' "dpdk-testpmd mac 64 B" "$tp64"
-printf '  %-26s %8.2f Mpps\n' "dpdk-testpmd mac 1500 B" "$tp1500"
-for scheme in none rocc hpcc dcqcn; do
+trap '' PIPE
+declare -A tp tpcpu
+for mode in io mac; do
 	for size in 64 1500; do
-		m=$(echo "$out" | awk -v n="BenchmarkForwardRTC/$scheme/${size}B" '$1 ~ "^"n"(-[0-9]+)?$" {for (i=1;i<=NF;i++) if ($(i+1)=="Mpps") print $i}')
-		tp=$tp64
-		[ "$size" = 1500 ] && tp=$tp1500
-		printf '  %-26s %8.2f Mpps   ratio %.2f\n' "switchd $scheme ${size} B" "$m" "$(awk -v a="$m" -v b="$tp" 'BEGIN {print a / b}')"
+		r=$(testpmd "$mode" "$size")
+		read -r "tp[$mode$size]" "tpcpu[$mode$size]" <<<"$r"
 	done
 done
+
+# metric SCHEME SIZE UNIT: switchd's figure in UNIT (Mpps, cpu-ns/pkt) from
+# the benchmark output; empty when the benchmark does not report it.
+metric() {
+	echo "$out" | awk -v n="BenchmarkForwardRTC/$1/$2B" -v u="$3" \
+		'$1 ~ "^"n"(-[0-9]+)?$" {for (i=1;i<=NF;i++) if ($(i+1)==u) print $i}'
+}
+calc() { awk "BEGIN {printf \"$1\", $2}"; }
+cpp() { calc %.0f "$hz / ($1 * 1e6)"; }
+or_dash() { if [ -n "$1" ]; then printf '%.1f' "$1"; else printf -- -; fi; }
+
+printf '\n4 x net_ring (looping), 1 forwarding core each, %ss per point, TSC %s Hz\n' "$secs" "$hz"
+printf 'cycles/pkt = TSC Hz / packets per second: wall time, with whatever else ran on the core\n'
+printf 'cpu-ns/pkt = the forwarding thread'"'"'s CPU time (getrusage) per packet: without the others\n'
+printf '\nsame frames, routes and devices: parse, route lookup, MAC rewrite, tx\n'
+printf '  %-23s %7s %11s %11s\n' "" Mpps cycles/pkt cpu-ns/pkt
+for size in 64 1500; do
+	line=$l3_64
+	[ "$size" = 1500 ] && line=$l3_1500
+	l3=$(field "$line" mpps)
+	l3cpu=$(field "$line" cpu_ns_per_packet)
+	s=$(metric none "$size" Mpps)
+	scpu=$(metric none "$size" cpu-ns/pkt)
+	[ -n "$s" ] || die "no BenchmarkForwardRTC/none/${size}B result"
+	ratio="switchd/l3fwd $(calc %.2f "$s / $l3") by Mpps"
+	[ -n "$scpu" ] && ratio="$ratio, $(calc %.2f "$l3cpu / $scpu") by CPU time"
+	printf '  %-23s %7.2f %11.0f %11.1f\n' "l3fwd (LPM) $size B" "$l3" "$(field "$line" cycles_per_packet)" "$l3cpu"
+	printf '  %-23s %7.2f %11s %11s   %s\n' "switchd none $size B" "$s" "$(cpp "$s")" "$(or_dash "$scpu")" "$ratio"
+done
+printf '  (switchd also: IPv4 checksum check, UDP/BTH classification, per-port\n'
+printf '   counters, a shaped egress queue per port; "64 B" frames are 66 B)\n'
+
+printf '\nswitchd with a congestion point on every port (HPCC frames carry INT: 108 B)\n'
+printf '  %-23s %7s %11s %11s %13s\n' "" Mpps cycles/pkt cpu-ns/pkt "ns over none"
+for scheme in rocc hpcc dcqcn; do
+	for size in 64 1500; do
+		m=$(metric "$scheme" "$size" Mpps)
+		[ -n "$m" ] || die "no BenchmarkForwardRTC/$scheme/${size}B result"
+		mcpu=$(metric "$scheme" "$size" cpu-ns/pkt)
+		base=$(metric none "$size" Mpps)
+		basecpu=$(metric none "$size" cpu-ns/pkt)
+		# The cost added per packet: by CPU time where reported, else by wall time.
+		if [ -n "$mcpu" ] && [ -n "$basecpu" ]; then
+			added="$(calc %+.1f "$mcpu - $basecpu") cpu"
+		else
+			added="$(calc %+.1f "1000 / $m - 1000 / $base") wall"
+		fi
+		printf '  %-23s %7.2f %11s %11s %13s\n' "switchd $scheme $size B" "$m" "$(cpp "$m")" "$(or_dash "$mcpu")" "$added"
+	done
+done
+
+printf '\ndifferent work: no parsing, no route lookup (testpmd, its own frames, ports paired 0-1, 2-3)\n'
+printf '  %-23s %7s %11s %11s\n' "" Mpps cycles/pkt cpu-ns/pkt
+for mode in io mac; do
+	for size in 64 1500; do
+		m=${tp[$mode$size]}
+		printf '  %-23s %7.1f %11s %11s\n' "dpdk-testpmd $mode $size B" "$m" "$(cpp "$m")" "${tpcpu[$mode$size]}"
+	done
+done
+printf '  (io: rx and tx only, the devices'"'"' cost; mac: rewrites the MACs as well)\n'
+
+# The sharded mode's two sides (engine only, Go, no devices), and the mode on
+# two lcores with the devices; docs/perf.md's scaling model uses the split.
+if ! st=$(timeout 300 go test -count=1 -run '^$' -bench 'EngineStages/(none|rocc|dcqcn|hpcc)/' -benchtime "${secs}s" ./switchd/ 2>&1); then
+	echo "$st" | tail -20 >&2
+	die "go test -bench EngineStages failed"
+fi
+if ! sh_out=$(timeout $((2 * (secs + 15) + 60)) go test -count=1 -run '^$' -bench 'ForwardSharded' -benchtime "${secs}s" ./switchd/dataplane/ 2>&1); then
+	echo "$sh_out" | tail -20 >&2
+	die "go test -bench ForwardSharded failed"
+fi
+stage() { # scheme stage
+	echo "$st" | awk -v n="BenchmarkEngineStages/$1/$2" '$1 ~ "^"n"(-[0-9]+)?$" {for (i=1;i<=NF;i++) if ($(i+1)=="cpu-ns/op") print $i}'
+}
+printf '\nper-packet CPU time of each side of the sharded mode (engine only, 64 B payload)\n'
+printf '  %-10s %14s %16s\n' scheme "rx (classify)" "tx+CC (queue)"
+for scheme in none rocc dcqcn hpcc; do
+	printf '  %-10s %14s %16s\n' "$scheme" "$(stage "$scheme" classify)" "$(stage "$scheme" queue)"
+done
+printf 'sharded mode, 1 rx + 1 tx+CC lcore on this machine'"'"'s 2 cores (wall clock, 64 B)\n'
+for scheme in none dcqcn; do
+	m=$(echo "$sh_out" | awk -v n="BenchmarkForwardSharded/$scheme/64B/1rx" '$1 ~ "^"n"(-[0-9]+)?$" {for (i=1;i<=NF;i++) if ($(i+1)=="Mpps") print $i}')
+	printf '  %-23s %7s Mpps   (rtc, 1 lcore: %s)\n' "switchd $scheme" "${m:--}" "$(metric "$scheme" 64 Mpps)"
+done
+
+# The scaling model (docs/perf.md): lcores the sharded mode needs for 4 ports
+# of 25, 40 and 100 GbE at 1500 B frames (8.22 Mpps per 100 GbE port with the
+# 20 B preamble and gap), from the per-packet CPU time of each side measured
+# above plus NIC_NS per packet per side for a NIC's PMD (net_ring costs ~1 ns;
+# a 100 GbE NIC's rx or tx costs more: 15 ns by default, an assumption to
+# replace with a measurement on the node). An rx lcore must keep up with the
+# rx of its ports, a tx+CC lcore with its egress ports' rate; ports are dealt
+# round-robin, so the busiest lcore has ceil(4 / lcores) ports.
+nic=${NIC_NS:-15}
+printf '\nscaling model: lcores for 4 ports at 1500 B, sharded mode, %s ns of NIC PMD per packet per side\n' "$nic"
+printf '  %-8s %9s %9s   %-12s %-12s %-12s\n' scheme "rx ns" "tx ns" "4 x 25G" "4 x 40G" "4 x 100G"
+for scheme in none dcqcn hpcc rocc; do
+	rx=$(calc %.1f "$(stage "$scheme" classify) + 3 + $nic")
+	tx=$(calc %.1f "$(stage "$scheme" queue) + 3 + $nic")
+	cells=()
+	for gbps in 25 40 100; do
+		cells+=("$(awk -v rx="$rx" -v tx="$tx" -v g="$gbps" 'BEGIN {
+			pps = g * 1e9 / (1520 * 8)          # per port
+			for (r = 1; r <= 4; r++) if (int((4 + r - 1) / r) * pps * rx / 1e9 <= 1) break
+			for (t = 1; t <= 4; t++) if (int((4 + t - 1) / t) * pps * tx / 1e9 <= 1) break
+			if (r > 4 || t > 4) { print "more than 8"; exit }
+			printf "%d rx + %d tx", r, t }')")
+	done
+	printf '  %-8s %9s %9s   %-12s %-12s %-12s\n' "$scheme" "$rx" "$tx" "${cells[@]}"
+done
+printf '  (rx ns = classify + 3 ns of ring and tailroom + NIC; tx ns = queue side + 3 + NIC;\n'
+printf '   one lcore per side at most per port: "more than 8" means a port alone is too fast)\n'

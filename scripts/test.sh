@@ -21,6 +21,13 @@ outside=$(grep -rnE 'shared/|DESIGN\.md|papers/[a-z0-9-]+\.md|specs/[a-z0-9-]+\.
 cgo=$(grep -rl --include='*.go' '^import "C"' . | grep -v '^./dpdk/' || true)
 [ -z "$cgo" ] || fail "import \"C\" outside dpdk/: $cgo"
 
+# scripts/build-l3fwd.sh's patch still applies to the installed DPDK examples
+# (where dpdk-doc is installed; a dry run writes nothing).
+if [ -d /usr/share/dpdk/examples/l3fwd ] && command -v patch >/dev/null 2>&1; then
+	patch -s -f --dry-run -p1 -d /usr/share/dpdk/examples <scripts/l3fwd/l3fwd.patch >/dev/null ||
+		fail "scripts/l3fwd/l3fwd.patch does not apply to /usr/share/dpdk/examples"
+fi
+
 go vet ./...
 # -p 1: one test binary at a time. DPDK tests busy-poll lcores pinned to the
 # CPUs; run side by side they would starve each other (and the testbed's

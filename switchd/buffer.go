@@ -1,5 +1,7 @@
 package switchd
 
+import "math"
+
 // sharedBuffer is a shared-memory switch's buffer accounting (BufferConfig,
 // mode "shared"), after the HPCC simulator's switch MMU: every data byte in
 // the switch is in a lossless priority's reserve or headroom of its ingress
@@ -14,11 +16,33 @@ type sharedBuffer struct {
 	alpha        float64
 	reserve      int64
 	resumeOffset int64
+	// alphaNum / 2^alphaShift is alpha when alpha is dyadic (1/8, 1/2, 2,
+	// ...: the usual values), with alphaShift -1 otherwise: threshold is
+	// then an integer multiply and shift, exactly floor(alpha x free), the
+	// float product's value, without the conversions on every packet.
+	alphaNum   int64
+	alphaShift int8
+}
+
+// maxAlphaShift bounds the dyadic form of alpha: alphaNum < 2^20 and free
+// bytes < 2^40 keep the product in an int64, and both exact in a float64.
+const maxAlphaShift = 20
+
+// dyadic returns n, k with a = n / 2^k, or k = -1 when a has no such form.
+func dyadic(a float64) (int64, int8) {
+	for k := 0; k <= maxAlphaShift; k++ {
+		v := a * float64(int64(1)<<k)
+		if v == math.Trunc(v) && v > 0 && v < 1<<maxAlphaShift {
+			return int64(v), int8(k)
+		}
+	}
+	return 0, -1
 }
 
 func newSharedBuffer(cfg *Config) sharedBuffer {
 	b := &cfg.Buffer
 	s := sharedBuffer{on: true, pool: b.SizeBytes, alpha: b.Alpha, reserve: b.ReserveBytes, resumeOffset: b.ResumeOffsetBytes}
+	s.alphaNum, s.alphaShift = dyadic(b.Alpha)
 	if cfg.PFC.Enabled {
 		hdrm, rsrv := cfg.reserved()
 		s.pool -= hdrm + rsrv
@@ -28,7 +52,11 @@ func newSharedBuffer(cfg *Config) sharedBuffer {
 
 // threshold is the dynamic threshold: alpha x the free shared pool.
 func (s *sharedBuffer) threshold() int64 {
-	return int64(s.alpha * float64(max(s.pool-s.used, 0)))
+	free := max(s.pool-s.used, 0)
+	if s.alphaShift >= 0 && free < 1<<40 {
+		return free * s.alphaNum >> s.alphaShift
+	}
+	return int64(s.alpha * float64(free))
 }
 
 // admitLossy reports whether a lossy frame of l bytes fits its egress queue,

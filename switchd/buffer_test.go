@@ -160,8 +160,8 @@ func TestSharedBufferPFC(t *testing.T) {
 		h.tx(now, 2)
 		if out := h.tx(now, 0); len(out) > 0 {
 			g := &h.e.eg[0]
-			sh := h.e.buf.sharedOf(g, 3)
-			thr := h.e.buf.threshold()
+			sh := h.e.tx[0].buf.sharedOf(g, 3)
+			thr := h.e.tx[0].buf.threshold()
 			if g.hdrmBytes[3] != 0 || (sh != 0 && sh+b.ResumeOffsetBytes > thr) {
 				t.Fatalf("XON with %d B in headroom, %d B shared, threshold %d B", g.hdrmBytes[3], sh, thr)
 			}
@@ -179,7 +179,7 @@ func TestSharedBufferPFC(t *testing.T) {
 	for now := int64(100_000_000); h.e.QueueBytes(2) > 0; now += 1_000_000 {
 		h.tx(now, 2)
 	}
-	if u := h.e.buf.used; u != 0 {
+	if u := h.e.tx[0].buf.used; u != 0 {
 		t.Errorf("%d B of the shared pool still in use with every queue empty", u)
 	}
 	if g := &h.e.eg[0]; g.inBytes[3] != 0 || g.hdrmBytes[3] != 0 {
@@ -252,5 +252,28 @@ func TestHeadroomBytes(t *testing.T) {
 	c.Buffer.HeadroomBytes = 5555
 	if h := c.Headroom(0); h != 5555 {
 		t.Errorf("buffer.headroom_bytes ignored: %d", h)
+	}
+}
+
+// TestThresholdDyadic: the integer threshold of a dyadic alpha equals the
+// float product's floor for every free size, and a non-dyadic alpha keeps the
+// float product.
+func TestThresholdDyadic(t *testing.T) {
+	for _, alpha := range []float64{0.125, 0.5, 1, 2, 1.0 / 16, 0.375, 8, 0.3, 1.0 / 3} {
+		b := sharedBuffer{on: true, alpha: alpha}
+		b.alphaNum, b.alphaShift = dyadic(alpha)
+		if dy := alpha*1024 == float64(int64(alpha*1024)); dy != (b.alphaShift >= 0) {
+			t.Errorf("alpha %v: dyadic form %d / 2^%d", alpha, b.alphaNum, b.alphaShift)
+		}
+		for _, free := range []int64{0, 1, 7, 8, 4095, 12 << 20, 12<<20 + 3, 1<<40 - 1, 1 << 41} {
+			b.pool, b.used = free, 0
+			if got, want := b.threshold(), int64(alpha*float64(free)); got != want {
+				t.Errorf("alpha %v free %d: threshold %d, float %d", alpha, free, got, want)
+			}
+		}
+		b.pool, b.used = 100, 200 // over-used: no free room
+		if th := b.threshold(); th != 0 {
+			t.Errorf("alpha %v: threshold %d with the pool over-used", alpha, th)
+		}
 	}
 }

@@ -23,6 +23,9 @@ const MaxPorts = 64
 const (
 	ModeRTC      = "rtc"      // one lcore: rx, switching, tx+CC
 	ModePipeline = "pipeline" // three lcores over rte_rings: rx, switching, tx+CC
+	// ModeSharded: the ports dealt over several rx lcores that receive and
+	// classify, feeding one tx+CC lcore over rte_rings.
+	ModeSharded = "sharded"
 )
 
 // Config is a switch: what cmd/switchd's TOML file decodes into, and what a Go
@@ -46,11 +49,19 @@ type SwitchConfig struct {
 	// IP is the switch's IPv4 address: the source of the feedback packets its
 	// CPs send, and the base of the CP ids.
 	IP string `toml:"ip"`
-	// Mode is "rtc" (one lcore) or "pipeline" (rx, switching, tx+CC lcores).
+	// Mode is "rtc" (one lcore), "pipeline" (rx, switching, tx+CC lcores) or
+	// "sharded" (rx lcores, each receiving and classifying for a share of the
+	// ports, and a tx+CC lcore).
 	Mode string `toml:"mode"`
 	// Lcores are the lcore ids the loops run on: 1 for rtc, 3 for pipeline
-	// (rx, switching, tx+CC). Empty: 0 (rtc) or 0, 1, 2 (pipeline).
+	// (rx, switching, tx+CC), 2 or more for sharded (the rx lcores, one per
+	// port at most, then the TxLcores tx+CC lcores). Empty: 0 (rtc), 0, 1, 2
+	// (pipeline) or one rx lcore then the tx+CC lcores from 0 up (sharded).
 	Lcores []uint `toml:"lcores"`
+	// TxLcores is the sharded mode's number of tx+CC lcores, egress port i
+	// served by the (i mod TxLcores)-th: 1 by default, at most one per port.
+	// More than one needs PFC off (switchd.Engine.ShardTx).
+	TxLcores int `toml:"tx_lcores"`
 	// EALArgs are extra EAL arguments of cmd/switchd (e.g. "--no-huge", "-m",
 	// "512"). The daemon adds --vdev for vdev ports and -a for PCI ports.
 	EALArgs []string `toml:"eal_args"`
@@ -296,7 +307,7 @@ type TelemetryConfig struct {
 func DefaultConfig() Config {
 	return Config{
 		Switch: SwitchConfig{
-			ID: 1, IP: "10.0.0.254", Mode: ModeRTC, Mbufs: 16383, RingSize: 1024, Burst: 32,
+			ID: 1, IP: "10.0.0.254", Mode: ModeRTC, TxLcores: 1, Mbufs: 16383, RingSize: 1024, Burst: 32,
 			DecrementTTL: true, FrameOverheadBytes: 24, BurstBytes: 16384, PriorityFrom: "pcp", Trust: TrustAll,
 		},
 		CC:  CCConfig{Scheme: "none", BaseRTTUs: 10, MTU: 1024, ExpectedFlows: 16},
@@ -384,8 +395,24 @@ func (c *Config) Validate(f *config.File) error {
 		if len(s.Lcores) != 0 && len(s.Lcores) != 3 {
 			return errf("switch.lcores", "pipeline mode needs 3 lcores (rx, switching, tx), got %d", len(s.Lcores))
 		}
+	case ModeSharded:
+		if s.TxLcores < 1 || s.TxLcores > len(c.Ports) {
+			return errf("switch.tx_lcores", "%d: want 1 to the number of ports (%d)", s.TxLcores, len(c.Ports))
+		}
+		if s.TxLcores > 1 && c.PFC.Enabled {
+			return errf("switch.tx_lcores", "%d with pfc.enabled: PFC needs one tx+CC lcore (a lossless frame's ingress accounting spans every egress port)", s.TxLcores)
+		}
+		if len(s.Lcores) != 0 && len(s.Lcores) <= s.TxLcores {
+			return errf("switch.lcores", "sharded mode needs the rx lcores, then %d tx+CC lcore(s): got %d lcores", s.TxLcores, len(s.Lcores))
+		}
+		if r := len(s.Lcores) - s.TxLcores; r > len(c.Ports) {
+			return errf("switch.lcores", "sharded mode: %d rx lcores for %d ports; each rx lcore needs a port", r, len(c.Ports))
+		}
 	default:
-		return errf("switch.mode", "%q: want %q or %q", s.Mode, ModeRTC, ModePipeline)
+		return errf("switch.mode", "%q: want %q, %q or %q", s.Mode, ModeRTC, ModePipeline, ModeSharded)
+	}
+	if s.TxLcores != 1 && s.Mode != ModeSharded {
+		return errf("switch.tx_lcores", "%d in %s mode: only the sharded mode has several tx+CC lcores", s.TxLcores, s.Mode)
 	}
 	seen := map[uint]bool{}
 	for _, l := range s.Lcores {

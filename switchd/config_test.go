@@ -108,6 +108,13 @@ colour = "red"
 		{"bad rocc", `scheme = "dcqcn"`, "scheme = \"rocc\"\n[cc.params.rocc]\nq_mid_bytes = 1", "sw.toml:23: cc.params.rocc"},
 		{"pfc", `scheme = "dcqcn"`, "scheme = \"dcqcn\"\n[pfc]\nenabled = true\nxoff_bytes = 1000\nxon_offset_bytes = 2000", "sw.toml:26: pfc.xon_offset_bytes"},
 		{"lcores", `ip = "10.0.0.254"`, "ip = \"10.0.0.254\"\nmode = \"pipeline\"\nlcores = [1, 2]", "sw.toml:5: switch.lcores"},
+		{"sharded one lcore", `ip = "10.0.0.254"`, "ip = \"10.0.0.254\"\nmode = \"sharded\"\nlcores = [1]", "sw.toml:5: switch.lcores: sharded mode needs the rx lcores, then 1 tx+CC lcore(s): got 1"},
+		{"sharded rx lcores > ports", `ip = "10.0.0.254"`, "ip = \"10.0.0.254\"\nmode = \"sharded\"\nlcores = [1, 2, 3, 4, 5, 6]", "sw.toml:5: switch.lcores: sharded mode: 5 rx lcores for"},
+		{"unknown mode", `ip = "10.0.0.254"`, "ip = \"10.0.0.254\"\nmode = \"fast\"", "switch.mode"},
+		{"tx lcores in rtc", `ip = "10.0.0.254"`, "ip = \"10.0.0.254\"\ntx_lcores = 2", "sw.toml:4: switch.tx_lcores: 2 in rtc mode"},
+		{"tx lcores > ports", `ip = "10.0.0.254"`, "ip = \"10.0.0.254\"\nmode = \"sharded\"\ntx_lcores = 3", "switch.tx_lcores: 3: want 1 to the number of ports"},
+		{"sharded lcores <= tx", `ip = "10.0.0.254"`, "ip = \"10.0.0.254\"\nmode = \"sharded\"\ntx_lcores = 2\nlcores = [1, 2]", "switch.lcores: sharded mode needs the rx lcores, then 2"},
+		{"sharded tx with pfc", `ip = "10.0.0.254"`, "ip = \"10.0.0.254\"\nmode = \"sharded\"\ntx_lcores = 2\n[pfc]\nenabled = true", "sw.toml:5: switch.tx_lcores: 2 with pfc.enabled"},
 	} {
 		text := strings.Replace(minimal, tc.old, tc.new, 1)
 		if text == minimal {

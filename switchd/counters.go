@@ -1,6 +1,10 @@
 package switchd
 
-import "sync/atomic"
+import (
+	"sync/atomic"
+
+	"github.com/ccbed/ccbed/wire"
+)
 
 // counter indexes the per-port counter arrays. Each counter has one writer: the
 // ingress-side ones (rx, drops before queueing) the Classify lcore, the others
@@ -112,6 +116,15 @@ type PortCounters struct {
 	Refused         uint64 `json:"refused"`
 	DropsTotal      uint64 `json:"drops"`
 	ECNMarkedTotal  uint64 `json:"ecn_marked"`
+	// Live per-priority state, as last published (the metrics endpoint's
+	// gauges); not in the JSON, whose final snapshot has empty queues:
+	// QueuePrioBytes is the egress data queue of each priority, XOFFMask the
+	// priorities of this ingress port in XOFF (bit p: PFC pauses sent
+	// upstream), PausedMask the egress priorities held by PFC pauses
+	// received.
+	QueuePrioBytes [wire.PFCPriorities]int64 `json:"-"`
+	XOFFMask       uint8                     `json:"-"`
+	PausedMask     uint8                     `json:"-"`
 }
 
 func (pc *PortCounters) fill(rx, tx *published) {

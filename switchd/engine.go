@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
+	"sync/atomic"
 
 	"github.com/ccbed/ccbed/ccalgo"
 	"github.com/ccbed/ccbed/wire"
@@ -125,9 +126,13 @@ type egress struct {
 	nonEmpty, pausedMask uint8
 	rr                   uint8 // DWRR: the priority whose turn it is
 	// hookEnq / hookDeq: cp's OnEnqueue / OnDequeue may do work (false
-	// when the method is ccalgo.CPBase's no-op, see cpHooks): the engine then
-	// skips the per-packet interface call.
+	// when the method is ccalgo.CPBase's no-op, see cpHooks, and without a
+	// cp): the engine then skips the per-packet interface call, and with
+	// neither, the flow key and mark of the queue entry.
 	hookEnq, hookDeq bool
+	// needFlow: a hook reads the packet's flow key (not ccalgo.FlowBlind).
+	needFlow bool
+	sh       uint8 // the tx shard serving the port (Engine.tx)
 	// pfcSeen: the port has received a PFC frame; until then it cannot be
 	// paused and Transmit skips the pause bookkeeping.
 	pfcSeen bool
@@ -167,6 +172,11 @@ type egress struct {
 
 	c   counters
 	pub published
+	// pubPrio, pubXOFF and pubPaused are qPrio, xoff and pausedMask as
+	// PublishEgress last copied them (per-priority gauges for Snapshot: the
+	// metrics endpoint's queue and PFC state); never written per frame.
+	pubPrio            [wire.PFCPriorities]atomic.Int64
+	pubXOFF, pubPaused atomic.Uint32
 }
 
 // feedbackSink turns a CP's feedback into a packet toward the flow's source.
@@ -201,31 +211,21 @@ type Engine struct {
 	xoffBytes   int64
 	xonBytes    int64
 	pauseQuanta uint16
-	dscpPrio    bool  // priorities from the DSCP, not the VLAN tag
-	lossless    uint8 // PFC's lossless priorities (bit p), with pfcOn
-	buf         sharedBuffer
+	dscpPrio    bool                      // priorities from the DSCP, not the VLAN tag
+	lossless    uint8                     // PFC's lossless priorities (bit p), with pfcOn
 	strict      uint8                     // priorities served strictly, highest first
 	quantum     [wire.PFCPriorities]int32 // DWRR quantum per priority
 
 	// xoffPorts has bit p set while a priority of ingress port p is in XOFF:
 	// its pause is refreshed, or turned into a resume, at refreshAt.
 	xoffPorts uint64
-	// active has bit p set while port p holds frames (queued, generated, on
-	// the delay line): Transmit and NextWake visit only those ports.
-	active uint64
-	// cpDirty has bit p set when port p's CP ran a hook or its timer since its
-	// NextTimer was last read into cpNext; cpMin is the earliest cpNext. The
-	// engine reads a CP's timer again only after the CP ran.
-	cpDirty uint64
-	cpMin   int64
+	// tx is the tx+CC state, one shard per tx+CC lcore (ShardTx); egress
+	// port p belongs to tx[eg[p].sh].
+	tx []txShard
 
 	sampleNs     int64
-	nextSample   int64
-	samples      *SampleRing
-	nextPubTx    int64
 	nextPubIn    int64
 	publishEvery int64
-	ep           wire.Endpoints // scratch for generated packets
 }
 
 // PublishEveryNs is how often (engine time) counters are published.
@@ -261,9 +261,8 @@ func New(cfg *Config) (*Engine, error) {
 		xonBytes:     cfg.PFC.XOFFBytes - cfg.PFC.XONOffsetBytes,
 		pauseQuanta:  cfg.PFC.PauseQuanta,
 		dscpPrio:     cfg.Switch.PriorityFrom == "dscp",
-		samples:      NewSampleRing(cfg.Telemetry.SampleBuffer),
 		publishEvery: PublishEveryNs,
-		cpMin:        ccalgo.Never,
+		tx:           []txShard{{cpMin: ccalgo.Never, samples: NewSampleRing(cfg.Telemetry.SampleBuffer)}},
 	}
 	for _, p := range cfg.Lossless() {
 		e.lossless |= 1 << p
@@ -279,7 +278,7 @@ func New(cfg *Config) (*Engine, error) {
 		e.quantum[p] = int32(w * cfg.Queues.QuantumBytes)
 	}
 	if cfg.Buffer.Mode == BufferShared {
-		e.buf = newSharedBuffer(cfg)
+		e.tx[0].buf = newSharedBuffer(cfg)
 	}
 	for i := range cfg.Ports {
 		pc := &cfg.Ports[i]
@@ -324,15 +323,18 @@ func New(cfg *Config) (*Engine, error) {
 		for p := range g.q {
 			g.q[p] = newDataQueue(int(min(qb/60+1, 1<<17)))
 		}
-		if e.buf.on {
+		if e.tx[0].buf.on {
 			g.headroom = cfg.Headroom(i)
 		}
+		e.tx[0].ports |= 1 << i
 		g.sink = &feedbackSink{e: e, from: i}
 		g.cpNext = ccalgo.Never
 		if cp != nil {
 			g.fair, _ = cp.(ccalgo.FairRateReporter)
 			g.hookEnq, g.hookDeq = cpHooks(cp)
-			e.cpDirty |= 1 << i
+			fb, ok := cp.(ccalgo.FlowBlind)
+			g.needFlow = (g.hookEnq || g.hookDeq) && !(ok && fb.FlowBlind())
+			e.tx[0].cpDirty |= 1 << i
 		}
 	}
 	e.sampleNs = int64(math.Round(cfg.Telemetry.SampleUs * 1e3))
@@ -344,7 +346,7 @@ func New(cfg *Config) (*Engine, error) {
 			}
 		}
 	}
-	e.nextSample = e.sampleNs
+	e.tx[0].nextSample = e.sampleNs
 	return e, nil
 }
 
@@ -352,8 +354,11 @@ func New(cfg *Config) (*Engine, error) {
 // period after now, counters publish from now, and every shaper starts idle at
 // now. Call it once before the first frame (New assumes 0).
 func (e *Engine) Start(now int64) {
-	e.nextSample = now + e.sampleNs
-	e.nextPubTx, e.nextPubIn = now, now
+	for k := range e.tx {
+		e.tx[k].nextSample = now + e.sampleNs
+		e.tx[k].nextPubTx = now
+	}
+	e.nextPubIn = now
 	for i := range e.eg {
 		e.eg[i].busyUntil = float64(now)
 	}
@@ -365,8 +370,9 @@ func (e *Engine) NumPorts() int { return e.n }
 // SampleNs is the telemetry sampling period.
 func (e *Engine) SampleNs() int64 { return e.sampleNs }
 
-// Samples is the ring the tx+CC side writes queue / fair-rate samples into.
-func (e *Engine) Samples() *SampleRing { return e.samples }
+// Samples is the ring the tx+CC side writes queue / fair-rate samples into
+// (the first shard's, see SampleRings, when ShardTx split the ports).
+func (e *Engine) Samples() *SampleRing { return e.tx[0].samples }
 
 // CP returns port p's congestion point (nil for a plain FIFO port).
 func (e *Engine) CP(p int) ccalgo.CongestionPoint { return e.eg[p].cp }
@@ -545,6 +551,22 @@ func readFlowKey(k *ccalgo.FlowKey, frame []byte, m *Meta) {
 	}
 }
 
+// readFlowKey2 is readFlowKey writing the key into both a and b.
+func readFlowKey2(a, b *ccalgo.FlowKey, frame []byte, m *Meta) {
+	ip := frame[m.IPOff:]
+	l4 := frame[m.L4Off:]
+	_, _ = ip[19], l4[3]
+	src, dst := binary.BigEndian.Uint32(ip[12:]), binary.BigEndian.Uint32(ip[16:])
+	sp, dp := binary.BigEndian.Uint16(l4[0:]), binary.BigEndian.Uint16(l4[2:])
+	var qp uint32
+	if m.RoCE {
+		r := l4[wire.UDPLen:]
+		qp = uint32(r[5])<<16 | uint32(r[6])<<8 | uint32(r[7])
+	}
+	a.SrcIP, a.DstIP, a.SrcPort, a.DstPort, a.DestQP = src, dst, sp, dp, qp
+	b.SrcIP, b.DstIP, b.SrcPort, b.DstPort, b.DestQP = src, dst, sp, dp, qp
+}
+
 // Enqueue puts a classified frame into its egress port's queue: control frames
 // into the control queue, data into the FIFO (drop-tail at the buffer limit),
 // with PFC ingress accounting and the CP's OnEnqueue. It reports whether the
@@ -552,6 +574,7 @@ func readFlowKey(k *ccalgo.FlowKey, frame []byte, m *Meta) {
 // PFC frame, applied). Call it from the tx+CC lcore.
 func (e *Engine) Enqueue(now int64, m *Meta, frame []byte, h Handle) bool {
 	g := &e.eg[m.Out]
+	sh := &e.tx[g.sh]
 	switch m.Class {
 	case ClassPFC:
 		e.receivePFC(now, g, frame)
@@ -563,7 +586,7 @@ func (e *Engine) Enqueue(now int64, m *Meta, frame []byte, h Handle) bool {
 		}
 		g.ctl.push(h, frame)
 		g.c[cControlFwd]++
-		e.active |= 1 << m.Out
+		sh.active |= 1 << m.Out
 		return true
 	}
 	l := int64(len(frame))
@@ -574,17 +597,17 @@ func (e *Engine) Enqueue(now int64, m *Meta, frame []byte, h Handle) bool {
 	// ones of a shared buffer: there a lossless frame is dropped only when
 	// its ingress's headroom is full (egress admission always passes, as
 	// in the HPCC simulator's switch MMU).
-	if (g.bufLimit > 0 && g.qBytes+l > g.bufLimit && !(lossless && e.buf.on)) || q.full() {
+	if (g.bufLimit > 0 && g.qBytes+l > g.bufLimit && !(lossless && sh.buf.on)) || q.full() {
 		g.c[cDropBuffer]++
 		return false
 	}
-	if e.buf.on {
+	if sh.buf.on {
 		if lossless {
-			if !e.buf.admitLossless(&e.eg[m.In], prio, l) {
+			if !sh.buf.admitLossless(&e.eg[m.In], prio, l) {
 				e.eg[m.In].c[cDropHeadroom]++
 				return false
 			}
-		} else if !e.buf.admitLossy(g.qPrio[prio], l) {
+		} else if !sh.buf.admitLossy(g.qPrio[prio], l) {
 			g.c[cDropBuffer]++
 			return false
 		}
@@ -596,7 +619,7 @@ func (e *Engine) Enqueue(now int64, m *Meta, frame []byte, h Handle) bool {
 	en.ipOff, en.intOff = m.IPOff, m.INTOff
 	en.in, en.prio, en.class = m.In, prio, m.Class
 	en.stamp = false
-	e.active |= 1 << m.Out
+	sh.active |= 1 << m.Out
 	g.nonEmpty |= 1 << prio
 	g.qBytes += l
 	g.qPrio[prio] += l
@@ -605,23 +628,33 @@ func (e *Engine) Enqueue(now int64, m *Meta, frame []byte, h Handle) bool {
 	}
 	if lossless {
 		e.ingressAdd(now, int(m.In), prio, l)
-	} else if e.buf.on {
-		e.buf.used += l
+	} else if sh.buf.on {
+		sh.buf.used += l
 	}
-	if m.Class != ClassData {
-		en.flow = ccalgo.FlowKey{}
-		en.mark = ccalgo.MarkNone
+	if m.Class != ClassData || !(g.hookEnq || g.hookDeq) {
+		// No CP hook reads this entry's flow or mark (en.flow and en.mark
+		// are read only for data with hooks).
 		return true
 	}
-	readFlowKey(&en.flow, frame, m)
 	en.mark = wire.MarkFromECN(frame[m.IPOff+1])
-	if g.cp != nil && g.hookEnq {
+	en.tag = 0
+	switch {
+	case !g.needFlow: // a flow-blind CP: en.flow and dp.Flow stay unset
+	case !g.hookEnq:
+		readFlowKey(&en.flow, frame, m)
+	default:
+		// The key stored field by field into both, not copied from one to
+		// the other: a 16-byte load of five narrow stores just made would
+		// stall on store forwarding.
+		readFlowKey2(&en.flow, &g.dp.Flow, frame, m)
+	}
+	if g.hookEnq {
 		g.ps.QueueBytes = g.qPrio[prio]
-		g.dp.Flow, g.dp.WireBytes, g.dp.Mark = en.flow, len(frame), en.mark
+		g.dp.WireBytes, g.dp.Mark, g.dp.Tag = len(frame), en.mark, 0
 		v := g.cp.OnEnqueue(now, &g.dp, &g.ps, g.sink)
-		e.cpDirty |= 1 << m.Out
+		sh.cpDirty |= 1 << m.Out
 		e.applyMark(g, en, v.Mark)
-		en.stamp = v.StampINT
+		en.stamp, en.tag = v.StampINT, v.Tag
 	}
 	return true
 }
@@ -666,7 +699,13 @@ func (e *Engine) Transmit(now int64, p int, out []TxItem) int {
 	// skipping the delay line's store and load.
 	direct := g.delayNs == 0 && g.dl.len() == 0
 	n := 0
-	for g.busyUntil <= t && !g.dl.full() {
+	// The shaper's clock lives in a register through the loop (a store and
+	// reload of g.busyUntil per frame would chain every frame's float add
+	// behind store forwarding); g.busyUntil is current whenever a dequeue
+	// may read it (INT's TS) and after the loop.
+	bu := g.busyUntil
+shape:
+	for bu <= t && !g.dl.full() {
 		var h Handle
 		var frame []byte
 		switch {
@@ -675,11 +714,12 @@ func (e *Engine) Transmit(now int64, p int, out []TxItem) int {
 		case g.ctl.len() > 0:
 			h, frame = g.ctl.pop()
 		case g.nonEmpty&^g.pausedMask != 0:
+			g.busyUntil = bu
 			h, frame = e.dequeueData(now, g, e.pick(g))
 		default:
-			goto release
+			break shape
 		}
-		g.busyUntil += float64(len(frame)+e.overhead) * g.nsPerByte
+		bu += float64(len(frame)+e.overhead) * g.nsPerByte
 		g.ps.TxBytes += uint64(len(frame))
 		g.c[cTxPackets]++
 		g.c[cTxBytes] += uint64(len(frame))
@@ -694,11 +734,11 @@ func (e *Engine) Transmit(now int64, p int, out []TxItem) int {
 		}
 		at := now
 		if g.delayNs > 0 {
-			at = int64(g.busyUntil) + g.delayNs
+			at = int64(bu) + g.delayNs
 		}
 		g.dl.push(h, frame, at)
 	}
-release:
+	g.busyUntil = bu
 	for n < len(out) && g.dl.len() > 0 {
 		d := g.dl.front()
 		if d.at > now {
@@ -713,7 +753,7 @@ release:
 		n++
 	}
 	if g.nonEmpty == 0 && g.ctl.len() == 0 && !g.gen.pending() && g.dl.len() == 0 {
-		e.active &^= 1 << p
+		e.tx[g.sh].active &^= 1 << p
 	}
 	return n
 }
@@ -747,22 +787,35 @@ func (e *Engine) pick(g *egress) int {
 
 // Active is the set of ports holding frames (bit p: port p): the ports a
 // driver must call Transmit on. Ports outside it have nothing to send.
-func (e *Engine) Active() uint64 { return e.active }
+func (e *Engine) Active() uint64 {
+	var a uint64
+	for k := range e.tx {
+		a |= e.tx[k].active
+	}
+	return a
+}
+
+// ActiveShard is Active for the ports of tx shard k (its lcore reads it).
+func (e *Engine) ActiveShard(k int) uint64 { return e.tx[k].active }
 
 // NextWake is the earliest time at or after now at which the engine has work:
 // a frame due on a port's wire (its shaper free, its priority not paused, its
 // delay over), a CP timer, a PFC refresh, a telemetry sample or a counter
 // publication. Frames received before then may bring it forward. tx+CC side.
 func (e *Engine) NextWake(now int64) int64 {
-	e.readTimers()
-	t := min(e.nextSample, e.nextPubTx, e.nextPubIn, e.cpMin)
+	t := e.nextPubIn
+	for k := range e.tx {
+		sh := &e.tx[k]
+		e.readTimers(sh)
+		t = min(t, sh.nextSample, sh.nextPubTx, sh.cpMin)
+	}
 	for a := e.xoffPorts; a != 0; a &= a - 1 {
 		g := &e.eg[bits.TrailingZeros64(a)]
 		for x := g.xoff; x != 0; x &= x - 1 {
 			t = min(t, g.refreshAt[bits.TrailingZeros8(x)])
 		}
 	}
-	for a := e.active; a != 0; a &= a - 1 {
+	for a := e.Active(); a != 0; a &= a - 1 {
 		g := &e.eg[bits.TrailingZeros64(a)]
 		free := int64(math.Ceil(g.busyUntil))
 		switch {
@@ -793,16 +846,17 @@ func (e *Engine) dequeueData(now int64, g *egress, prio int) (Handle, []byte) {
 	l := int64(len(frame))
 	g.qBytes -= l
 	g.qPrio[prio] -= l
+	sh := &e.tx[g.sh]
 	if e.pfcOn && e.lossless&(1<<prio) != 0 {
 		e.ingressRelease(now, int(en.in), en.prio, l)
-	} else if e.buf.on {
-		e.buf.used -= l
+	} else if sh.buf.on {
+		sh.buf.used -= l
 	}
-	if en.class == ClassData && g.cp != nil && g.hookDeq {
+	if en.class == ClassData && g.hookDeq {
 		g.ps.QueueBytes = g.qPrio[prio]
-		g.dp.Flow, g.dp.WireBytes, g.dp.Mark = en.flow, len(frame), en.mark
+		g.dp.Flow, g.dp.WireBytes, g.dp.Mark, g.dp.Tag = en.flow, len(frame), en.mark, en.tag
 		v := g.cp.OnDequeue(now, &g.dp, &g.ps, g.sink)
-		e.cpDirty |= 1 << g.idx
+		sh.cpDirty |= 1 << g.idx
 		e.applyMark(g, en, v.Mark)
 		if v.StampINT || en.stamp {
 			e.stampINT(g, en)
@@ -915,9 +969,9 @@ func (e *Engine) receivePFC(now int64, g *egress, frame []byte) {
 // xoff_bytes, or the shared buffer's dynamic one.
 func (e *Engine) ingressAdd(now int64, in int, prio uint8, l int64) {
 	g := &e.eg[in]
-	if e.buf.on {
-		e.buf.add(g, prio, l)
-		if g.xoff&(1<<prio) == 0 && e.buf.shouldPause(g, prio) {
+	if buf := &e.tx[0].buf; buf.on { // PFC runs with one tx shard (ShardTx)
+		buf.add(g, prio, l)
+		if g.xoff&(1<<prio) == 0 && buf.shouldPause(g, prio) {
 			e.setXOFF(now, g, prio)
 		}
 		return
@@ -931,8 +985,8 @@ func (e *Engine) ingressAdd(now int64, in int, prio uint8, l int64) {
 // ingressRelease counts l bytes leaving and sends XON below the resume level.
 func (e *Engine) ingressRelease(now int64, in int, prio uint8, l int64) {
 	g := &e.eg[in]
-	if e.buf.on {
-		e.buf.remove(g, prio, l)
+	if buf := &e.tx[0].buf; buf.on {
+		buf.remove(g, prio, l)
 	} else {
 		g.inBytes[prio] -= l
 	}
@@ -961,8 +1015,8 @@ func (e *Engine) setXON(now int64, g *egress, prio uint8) {
 // shouldResume reports whether the paused lossless priority prio of ingress
 // port g may resume.
 func (e *Engine) shouldResume(g *egress, prio uint8) bool {
-	if e.buf.on {
-		return e.buf.shouldResume(g, prio)
+	if buf := &e.tx[0].buf; buf.on {
+		return buf.shouldResume(g, prio)
 	}
 	return g.inBytes[prio] < e.xonBytes
 }
@@ -982,7 +1036,7 @@ func (e *Engine) sendPause(now int64, g *egress, prio uint8, quanta uint16) {
 	qs[prio] = quanta
 	n, _ := wire.BuildPFC(b, g.mac, 1<<prio, &qs)
 	g.gen.commit(n)
-	e.active |= 1 << g.idx
+	e.tx[g.sh].active |= 1 << g.idx
 	if quanta != 0 {
 		g.c[cPausesSent]++
 	} else {
@@ -998,27 +1052,45 @@ func (e *Engine) emitFeedback(from int, fb *ccalgo.Feedback) {
 		e.eg[from].c[cFeedbackNoPort]++
 		return
 	}
-	g := &e.eg[out]
-	b := g.gen.slot()
+	g, cp := &e.eg[out], &e.eg[from]
+	sh := &e.tx[cp.sh]
+	// A port of another shard: the frame crosses over that shard's mailbox
+	// (drops counted at the congestion point's port, the one this lcore
+	// owns).
+	var mb *mailbox
+	var b []byte
+	if g.sh == cp.sh {
+		b = g.gen.slot()
+	} else {
+		mb = sh.outbox[g.sh]
+		b = mb.slot()
+	}
 	if b == nil {
-		g.c[cDropControl]++
+		if mb == nil {
+			g.c[cDropControl]++
+		} else {
+			cp.c[cDropControl]++
+		}
 		return
 	}
-	e.ep = wire.Endpoints{
+	sh.ep = wire.Endpoints{
 		DstMAC: g.peer, SrcMAC: g.mac,
 		SrcIP: e.ip, DstIP: fb.Flow.SrcIP,
 		SrcPort: fb.Flow.DstPort,
 	}
-	n, err := wire.BuildFeedback(b, &e.ep, fb)
+	n, err := wire.BuildFeedback(b, &sh.ep, fb)
 	if err != nil {
-		g.c[cDropControl]++
+		cp.c[cDropControl]++
 		return
 	}
-	g.gen.commit(n)
-	e.active |= 1 << out
+	if mb != nil {
+		mb.commit(uint8(out), n)
+	} else {
+		g.gen.commit(n)
+		sh.active |= 1 << out
+	}
 	// Feedback is counted at the congestion point that generated it (the
 	// port whose queue the flow congests), not at the port it leaves by.
-	cp := &e.eg[from]
 	switch fb.Kind {
 	case ccalgo.FeedbackRoCCRate:
 		cp.c[cRoCCRateSent]++
@@ -1031,20 +1103,34 @@ func (e *Engine) emitFeedback(from int, fb *ccalgo.Feedback) {
 
 // Service runs the tx+CC side's periodic work due at now: CP timers (RoCC's
 // fair-rate update and rate messages), PFC pause refreshes, telemetry samples and
-// counter publication. Call it from the tx+CC lcore once per loop.
+// counter publication. Call it from the tx+CC lcore once per loop; with
+// several tx shards (ShardTx) each lcore calls ServiceShard instead.
 func (e *Engine) Service(now int64) {
-	e.readTimers()
-	if e.cpMin <= now {
-		for i := range e.eg {
+	for k := range e.tx {
+		e.ServiceShard(k, now)
+	}
+}
+
+// ServiceShard is Service for the ports of tx shard k, and delivers the
+// feedback other shards' CPs sent toward them. Call it from shard k's lcore.
+func (e *Engine) ServiceShard(k int, now int64) {
+	sh := &e.tx[k]
+	if len(e.tx) > 1 {
+		e.deliver(sh)
+	}
+	e.readTimers(sh)
+	if sh.cpMin <= now {
+		for a := sh.ports; a != 0; a &= a - 1 {
+			i := bits.TrailingZeros64(a)
 			g := &e.eg[i]
 			if g.cpNext <= now {
 				g.ps.QueueBytes = g.qBytes
 				g.cp.OnTimer(now, &g.ps, g.sink)
-				e.cpDirty |= 1 << i
+				sh.cpDirty |= 1 << i
 			}
 		}
 	}
-	for a := e.xoffPorts; a != 0; a &= a - 1 {
+	for a := e.xoffPorts & sh.ports; a != 0; a &= a - 1 {
 		g := &e.eg[bits.TrailingZeros64(a)]
 		for x := g.xoff; x != 0; x &= x - 1 {
 			p := uint8(bits.TrailingZeros8(x))
@@ -1060,54 +1146,55 @@ func (e *Engine) Service(now int64) {
 			}
 		}
 	}
-	if now >= e.nextSample {
-		for i := range e.eg {
+	if now >= sh.nextSample {
+		for a := sh.ports; a != 0; a &= a - 1 {
+			i := bits.TrailingZeros64(a)
 			g := &e.eg[i]
 			s := Sample{TNs: now, Port: i, QueueBytes: g.qBytes, FairRateBps: -1}
 			if g.fair != nil {
 				s.FairRateBps = g.fair.FairRateBps()
 			}
-			e.samples.push(&s)
+			sh.samples.push(&s)
 		}
-		e.nextSample += e.sampleNs
-		if e.nextSample <= now {
-			e.nextSample = now + e.sampleNs
+		sh.nextSample += e.sampleNs
+		if sh.nextSample <= now {
+			sh.nextSample = now + e.sampleNs
 		}
 	}
-	if now >= e.nextPubTx {
-		e.PublishEgress()
-		e.nextPubTx = now + e.publishEvery
+	if now >= sh.nextPubTx {
+		e.publishEgress(sh.ports)
+		sh.nextPubTx = now + e.publishEvery
 	}
 }
 
-// readTimers reads the timers of the CPs that ran since they were last read,
-// and keeps the earliest of every port's in cpMin.
-func (e *Engine) readTimers() {
-	if e.cpDirty == 0 {
+// readTimers reads the timers of shard sh's CPs that ran since they were last
+// read, and keeps the earliest of its ports' in cpMin.
+func (e *Engine) readTimers(sh *txShard) {
+	if sh.cpDirty == 0 {
 		return
 	}
 	// Only a timer that moved later on the port that held the minimum needs
 	// a scan of every port; an earlier or unchanged one updates it in place.
 	rescan := false
-	for a := e.cpDirty; a != 0; a &= a - 1 {
+	for a := sh.cpDirty; a != 0; a &= a - 1 {
 		p := bits.TrailingZeros64(a)
 		g := &e.eg[p]
 		old := g.cpNext
 		g.cpNext = g.cp.NextTimer()
 		switch {
-		case g.cpNext < e.cpMin:
-			e.cpMin = g.cpNext
-		case g.cpNext > old && old == e.cpMin:
+		case g.cpNext < sh.cpMin:
+			sh.cpMin = g.cpNext
+		case g.cpNext > old && old == sh.cpMin:
 			rescan = true
 		}
 	}
-	e.cpDirty = 0
+	sh.cpDirty = 0
 	if rescan {
 		m := ccalgo.Never
-		for i := range e.eg {
-			m = min(m, e.eg[i].cpNext)
+		for a := sh.ports; a != 0; a &= a - 1 {
+			m = min(m, e.eg[bits.TrailingZeros64(a)].cpNext)
 		}
-		e.cpMin = m
+		sh.cpMin = m
 	}
 }
 
@@ -1120,19 +1207,73 @@ func (e *Engine) ServiceIngress(now int64) {
 	}
 }
 
+// IngressShard is the Classify side of a subset of the ports, for one rx
+// lcore of a switch whose ingress ports are spread over several (each port's
+// ingress counters are written by one lcore only): that lcore calls Classify
+// for its ports' frames and the shard's Service, in place of ServiceIngress.
+type IngressShard struct {
+	e       *Engine
+	ports   []int
+	nextPub int64
+}
+
+// NewIngressShard returns the shard of ports (each in 0..NumPorts-1; no port in
+// two shards, which the caller ensures).
+func (e *Engine) NewIngressShard(ports []int) (*IngressShard, error) {
+	for _, p := range ports {
+		if p < 0 || p >= e.n {
+			return nil, fmt.Errorf("switchd: ingress shard: port %d of %d", p, e.n)
+		}
+	}
+	return &IngressShard{e: e, ports: append([]int(nil), ports...)}, nil
+}
+
+// Service publishes the shard's ingress counters when due (ServiceIngress for
+// the shard's ports). Call it from the shard's lcore once per loop.
+func (s *IngressShard) Service(now int64) {
+	if now >= s.nextPub {
+		for _, p := range s.ports {
+			s.e.ing[p].pub.store(&s.e.ing[p].c)
+		}
+		s.nextPub = now + s.e.publishEvery
+	}
+}
+
+// samplesDropped sums the samples every shard's ring dropped.
+func (e *Engine) samplesDropped() uint64 {
+	var n uint64
+	for k := range e.tx {
+		n += e.tx[k].samples.Dropped()
+	}
+	return n
+}
+
 // CountTxDrop counts n frames of port p that the adapter could not send (NIC
 // ring full, no mbuf for a generated frame). tx+CC lcore.
 func (e *Engine) CountTxDrop(p, n int) { e.eg[p].c[cDropTx] += uint64(n) }
 
-// PublishEgress makes the tx+CC side's counters visible to Snapshot.
+// PublishEgress makes the tx+CC side's counters visible to Snapshot. Call it
+// from the tx+CC lcore, or once the loops have stopped.
 func (e *Engine) PublishEgress() {
-	for i := range e.eg {
-		g := &e.eg[i]
+	for k := range e.tx {
+		e.publishEgress(e.tx[k].ports)
+	}
+}
+
+// publishEgress publishes the egress counters of the ports in mask.
+func (e *Engine) publishEgress(mask uint64) {
+	for a := mask; a != 0; a &= a - 1 {
+		g := &e.eg[bits.TrailingZeros64(a)]
 		g.c[cQueueBytes] = uint64(g.qBytes)
 		if g.fair != nil {
 			g.c[cFairRateBps] = uint64(g.fair.FairRateBps())
 		}
 		g.pub.store(&g.c)
+		for p := range g.qPrio {
+			g.pubPrio[p].Store(g.qPrio[p])
+		}
+		g.pubXOFF.Store(uint32(g.xoff))
+		g.pubPaused.Store(uint32(g.pausedMask))
 	}
 }
 
@@ -1145,11 +1286,16 @@ func (e *Engine) PublishIngress() {
 
 // Snapshot returns every port's counters as last published. Any goroutine.
 func (e *Engine) Snapshot() Snapshot {
-	s := Snapshot{Ports: make([]PortCounters, e.n), SamplesDropped: e.samples.Dropped()}
+	s := Snapshot{Ports: make([]PortCounters, e.n), SamplesDropped: e.samplesDropped()}
 	for i := range s.Ports {
 		pc := &s.Ports[i]
 		pc.Port, pc.Name, pc.Scheme = i, e.eg[i].name, e.eg[i].scheme
 		pc.fill(&e.ing[i].pub, &e.eg[i].pub)
+		g := &e.eg[i]
+		for p := range pc.QueuePrioBytes {
+			pc.QueuePrioBytes[p] = g.pubPrio[p].Load()
+		}
+		pc.XOFFMask, pc.PausedMask = uint8(g.pubXOFF.Load()), uint8(g.pubPaused.Load())
 	}
 	return s
 }
@@ -1183,8 +1329,16 @@ func (e *Engine) Drain(free func(Handle)) int {
 		g.gen.sched, g.gen.done, g.genRel = g.gen.wr, g.gen.wr, 0
 		g.inBytes, g.hdrmBytes, g.xoff = [wire.PFCPriorities]int64{}, [wire.PFCPriorities]int64{}, 0
 	}
-	e.buf.used, e.xoffPorts = 0, 0
-	e.active = 0
+	for k := range e.tx {
+		sh := &e.tx[k]
+		sh.buf.used, sh.active = 0, 0
+		for _, m := range sh.inbox {
+			if m != nil {
+				m.drain(func(uint8, []byte) {})
+			}
+		}
+	}
+	e.xoffPorts = 0
 	e.PublishEgress()
 	e.PublishIngress()
 	return n

@@ -3,9 +3,11 @@ package switchd
 import (
 	"encoding/binary"
 	"math"
+	"runtime"
 	"testing"
 
 	"github.com/ccbed/ccbed/ccalgo"
+	"github.com/ccbed/ccbed/internal/cpuclock"
 	"github.com/ccbed/ccbed/wire"
 )
 
@@ -521,7 +523,14 @@ func BenchmarkEngine(b *testing.B) {
 				c.Switch.DecrementTTL = false
 				h.e.decTTL = false
 				b.ReportAllocs()
+				runtime.LockOSThread()
+				defer runtime.UnlockOSThread()
 				b.ResetTimer()
+				cpu0 := cpuclock.Thread()
+				defer func() {
+					// CPU time per frame: steadier than ns/op on a shared machine.
+					b.ReportMetric(float64((cpuclock.Thread()-cpu0).Nanoseconds())/float64(b.N), "cpu-ns/op")
+				}()
 				now := int64(0)
 				for i := 0; i < b.N; i++ {
 					s := i & 3
@@ -536,6 +545,54 @@ func BenchmarkEngine(b *testing.B) {
 						}
 					}
 				}
+			})
+		}
+	}
+}
+
+// BenchmarkEngineStages splits BenchmarkEngine's per-packet cost between the
+// two sides of a sharded switch (docs/perf.md's scaling model): "classify" is
+// what an rx lcore does (Classify), "queue" what the tx+CC lcore does
+// (Enqueue, Service, Transmit) with the Meta already known. 64 B payloads.
+func BenchmarkEngineStages(b *testing.B) {
+	for _, scheme := range []string{"none", "rocc", "dcqcn", "hpcc"} {
+		for _, stage := range []string{"classify", "queue"} {
+			b.Run(scheme+"/"+stage, func(b *testing.B) {
+				c := testConfig(4, 100)
+				c.CC.Scheme = scheme
+				c.Switch.DecrementTTL = false
+				h := newHarness(b, c)
+				frames := make([][]byte, 4)
+				metas := make([]Meta, 4)
+				for s := range frames {
+					frames[s] = dataFrame(b, s, (s+1)%4, uint32(s), 64, scheme == "hpcc")
+					if !h.e.Classify(s, frames[s], &metas[s]) {
+						b.Fatal("frame dropped")
+					}
+				}
+				out := make([]TxItem, 32)
+				b.ReportAllocs()
+				runtime.LockOSThread()
+				defer runtime.UnlockOSThread()
+				b.ResetTimer()
+				cpu0 := cpuclock.Thread()
+				now := int64(0)
+				for i := 0; i < b.N; i++ {
+					s := i & 3
+					now += 10
+					if stage == "classify" {
+						h.e.Classify(s, frames[s], &h.meta)
+						continue
+					}
+					h.e.Enqueue(now, &metas[s], frames[s], handleOf(frames[s]))
+					if s == 3 {
+						h.e.Service(now)
+						for p := 0; p < 4; p++ {
+							h.e.Transmit(now, p, out)
+						}
+					}
+				}
+				b.ReportMetric(float64((cpuclock.Thread()-cpu0).Nanoseconds())/float64(b.N), "cpu-ns/op")
 			})
 		}
 	}

@@ -48,7 +48,7 @@ func (n *Node) Transmit(now int64, out []node.Tx) int {
 	e.ServiceIngress(now)
 	e.Service(now)
 	k := 0
-	for a := e.active; a != 0 && k < len(out); a &= a - 1 {
+	for a := e.Active(); a != 0 && k < len(out); a &= a - 1 {
 		p := bits.TrailingZeros64(a)
 		m := e.Transmit(now, p, n.items[:min(len(n.items), len(out)-k)])
 		for _, it := range n.items[:m] {

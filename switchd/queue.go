@@ -22,7 +22,8 @@ type qEntry struct {
 	prio   uint8
 	class  Class
 	mark   ccalgo.Mark
-	stamp  bool // a CP asked for an INT record at enqueue
+	stamp  bool   // a CP asked for an INT record at enqueue
+	tag    uint32 // the CP's Verdict.Tag at enqueue (ccalgo.DataPacket.Tag)
 }
 
 // dataQueue is a ring of qEntry (power of two) that starts empty, takes

@@ -370,7 +370,7 @@ func (e *Engine) SnapshotInto(s *Snapshot) {
 		s.Ports = make([]PortCounters, e.n)
 	}
 	s.Ports = s.Ports[:e.n]
-	s.SamplesDropped = e.samples.Dropped()
+	s.SamplesDropped = e.samplesDropped()
 	for i := range s.Ports {
 		pc := &s.Ports[i]
 		*pc = PortCounters{}
@@ -468,7 +468,9 @@ func CheckOutputPath(path string) error {
 // checkpoint. It returns the first checkpoint error (the run goes on).
 func (m *Monitor) Tick(now time.Time) error {
 	if m.csv != nil {
-		m.csv.DrainFrom(m.eng.Samples())
+		for k := range m.eng.tx {
+			m.csv.DrainFrom(m.eng.tx[k].samples)
+		}
 	}
 	if m.console != nil && now.Sub(m.lastLine) >= time.Second {
 		m.eng.SnapshotInto(&m.cur)
@@ -527,7 +529,9 @@ func (m *Monitor) Finish(now time.Time, lcores []LcoreResults, sig string) (*Res
 		errs = append(errs, m.err)
 	}
 	if m.csv != nil {
-		m.csv.DrainFrom(m.eng.Samples())
+		for k := range m.eng.tx {
+			m.csv.DrainFrom(m.eng.tx[k].samples)
+		}
 		if err := m.csv.Close(); err != nil {
 			errs = append(errs, err)
 		}

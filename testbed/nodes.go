@@ -104,11 +104,14 @@ func ReadManifest(dir string) (*NodesManifest, error) {
 
 // nodeVals are one node's values from the inventory (or placeholders).
 type nodeVals struct {
-	name    string
-	eal     []string
-	lcores  []uint
-	devices []string // switch: one per port; host: one
-	macs    []string // same
+	name   string
+	eal    []string
+	lcores []uint
+	// txLcores (switch, ccbed_tx_lcores): the sharded mode's tx+CC lcores,
+	// the last txLcores of lcores; 0: rtc or pipeline by len(lcores).
+	txLcores int
+	devices  []string // switch: one per port; host: one
+	macs     []string // same
 }
 
 // NodeFiles writes, for the experiment on real nodes (one switch node with
@@ -173,15 +176,20 @@ func (e *Experiment) NodeFiles(dir string, inv *Inventory) ([]string, error) {
 
 	// The switch.
 	sc := plan.Switches[0]
-	switch len(sw.lcores) {
-	case 3:
+	switch {
+	case sw.txLcores > 0: // rx lcores, then the tx+CC lcores
+		sc.Switch.Mode, sc.Switch.TxLcores = switchd.ModeSharded, sw.txLcores
+	case len(sw.lcores) == 3:
 		sc.Switch.Mode = switchd.ModePipeline // rx, switching, tx+CC lcores
-	case 1:
+	case len(sw.lcores) == 1:
 		sc.Switch.Mode = switchd.ModeRTC
 	default:
-		return nil, fmt.Errorf("testbed: nodes: switch %s: ccbed_lcores %v: want 1 (rtc) or 3 (pipeline)", sw.name, sw.lcores)
+		return nil, fmt.Errorf("testbed: nodes: switch %s: ccbed_lcores %v: want 1 (rtc) or 3 (pipeline), or set ccbed_tx_lcores (sharded)", sw.name, sw.lcores)
 	}
 	sc.Switch.Lcores = sw.lcores
+	if err := sc.Validate(nil); err != nil {
+		return nil, fmt.Errorf("testbed: nodes: switch %s: ccbed_lcores %v, ccbed_tx_lcores %d: %v", sw.name, sw.lcores, sw.txLcores, err)
+	}
 	sc.Switch.EALArgs = sw.eal
 	sc.Telemetry.Console = true
 	sc.Telemetry.CSV = filepath.Join(ResultsSubdir, SwitchCSVFile)
@@ -365,6 +373,15 @@ func (e *Experiment) nodeValues(inv *Inventory, portOf []int) (nodeVals, []nodeV
 	}
 	if err := common(&sw, "switch"); err != nil {
 		return sw, nil, err
+	}
+	if v, err := get(sw.name, "switch", "ccbed_tx_lcores", false); err != nil {
+		return sw, nil, err
+	} else if v != "" {
+		t, err := strconv.Atoi(v)
+		if err != nil || t < 1 {
+			return sw, nil, inv.errorf(sw.name, "ccbed_tx_lcores %q: want a count of 1 or more", v)
+		}
+		sw.txLcores = t
 	}
 	for p := 0; p < nports; p++ {
 		dev, err := get(sw.name, "switch", fmt.Sprintf("ccbed_port%d_device", p), true)
@@ -554,6 +571,9 @@ func (e *Experiment) inventoryTemplate(sw nodeVals, hosts []nodeVals) []byte {
 #   ccbed_mac             a host's NIC MAC (the switch port's peer MAC)
 #   ccbed_eal_args        EAL arguments (devices are added from the above)
 #   ccbed_lcores          lcores: switch 3 (pipeline) or 1 (rtc); host 2 (rx, tx) or 1
+#   ccbed_tx_lcores       switch, sharded mode: the last this many of ccbed_lcores
+#                         are tx+CC lcores, the others rx lcores (e.g. 6 lcores,
+#                         2 tx: 4 rx); more than 1 needs PFC off
 #   ccbed_dir             work directory on the node (default /tmp/ccbed-%s)
 `, e.Experiment.Name, Placeholder, e.Experiment.Name)
 	b.WriteString("\n[switch]\n")

@@ -177,6 +177,8 @@ func TestInventoryErrors(t *testing.T) {
 		{"two switches", "[hosts]\n", "sw1 ansible_host=x\n[hosts]\n", "want one node"},
 		{"bad lcores", "ccbed_lcores=0", "ccbed_lcores=zero", "ccbed_lcores"},
 		{"unterminated quote", `"--no-huge -m 512 -l 0"`, `"--no-huge`, "quote"},
+		{"bad tx lcores", "sw0 ansible_host=10.1.0.10", "sw0 ansible_host=10.1.0.10 ccbed_tx_lcores=none", "ccbed_tx_lcores \"none\""},
+		{"sharded without rx lcores", "sw0 ansible_host=10.1.0.10", "sw0 ansible_host=10.1.0.10 ccbed_lcores=0,1 ccbed_tx_lcores=2", "sharded mode needs the rx lcores"},
 	} {
 		p := filepath.Join(t.TempDir(), "inv.ini")
 		text := strings.Replace(filledInventory, tc.edit, tc.with, 1)
@@ -191,5 +193,34 @@ func TestInventoryErrors(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: %v, want an error with %q", tc.name, err, tc.want)
 		}
+	}
+}
+
+// TestNodeFilesSharded: ccbed_tx_lcores makes the switch's config the sharded
+// mode, its last lcores the tx+CC ones.
+func TestNodeFilesSharded(t *testing.T) {
+	e, err := Decode("x.toml", small, ".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(t.TempDir(), "inv.ini")
+	text := strings.Replace(filledInventory, "sw0 ansible_host=10.1.0.10", "sw0 ansible_host=10.1.0.10 ccbed_lcores=1,2,3,4 ccbed_tx_lcores=2", 1)
+	if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	inv, err := ReadInventory(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := t.TempDir()
+	if _, err := e.NodeFiles(out, inv); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := switchd.LoadConfig(filepath.Join(out, "switch.toml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Switch.Mode != switchd.ModeSharded || cfg.Switch.TxLcores != 2 || len(cfg.Switch.Lcores) != 4 {
+		t.Errorf("mode %s, tx lcores %d, lcores %v: want sharded, 2 of 4", cfg.Switch.Mode, cfg.Switch.TxLcores, cfg.Switch.Lcores)
 	}
 }

@@ -115,6 +115,9 @@ func (c *CP) Classify(now int64, port *ccalgo.PortState, queueBytes int64) TCDSt
 // (ccalgo.PacketHooks).
 func (c *CP) PacketHooks() (enqueue, dequeue bool) { return c.atEnqueue, !c.atEnqueue }
 
+// FlowBlind reports that the hooks never read the packet's flow (ccalgo.FlowBlind).
+func (*CP) FlowBlind() bool { return true }
+
 // OnEnqueue classifies the port and marks the arriving packet when MarkAt is
 // "enqueue", on the queue it finds (port.QueueBytes without the packet);
 // otherwise it does nothing.

@@ -115,3 +115,144 @@ func TestMarkAtRejected(t *testing.T) {
 		t.Errorf("schemes with mark_at: %v, want %v", with, want)
 	}
 }
+
+// TestSendHookHonest checks every RP that reports through ccalgo.SendHook
+// that its OnSend does nothing: driven through ACKs (marked, with INT, RCC's
+// fields), NAKs, CNPs, feedback of every kind and its timers, the RP is the
+// same value after OnSend as before, in every state it passes. A host skips
+// such an RP's OnSend, and re-reading its rate, window, halt and timer after
+// it, on every data packet.
+func TestSendHookHonest(t *testing.T) {
+	env := ccalgo.Env{LinkBps: 100e9, BaseRTT: 8000, MTU: 1000, MaxFlows: 16, ExpectedFlows: 4, ID: 7}
+	checked := 0
+	for _, s := range ccalgo.Schemes() {
+		if s.NewRP == nil {
+			continue
+		}
+		rp, err := s.NewRP(s.DefaultParams(env), env)
+		if err != nil {
+			t.Fatal(err)
+		}
+		h, ok := rp.(ccalgo.SendHook)
+		if !ok || h.SendHook() {
+			continue
+		}
+		checked++
+		v := reflect.ValueOf(rp)
+		if v.Kind() != reflect.Pointer || v.Elem().Kind() != reflect.Struct {
+			t.Errorf("%s: RP is a %v, not a pointer to a struct: cannot check", s.Name, v.Type())
+			continue
+		}
+		now, seq := int64(0), uint64(0)
+		for step := range 300 {
+			now += 1000
+			switch step % 6 {
+			case 0, 1, 2:
+				var f ccalgo.AckFields
+				f.EchoTS = now - 9000
+				if step%4 == 0 {
+					f.Mark = ccalgo.MarkCE
+				}
+				f.INT.Push(ccalgo.INTHop{LinkBps: 100e9, TS: uint32(now), TxBytes: uint32(step) * 1000, QLen: uint32(step%5) * 10_000})
+				f.Window, f.ActiveFlows, f.RecvBytes = 50_000, 3, 20_000
+				seq += 1000
+				a := ccalgo.AckEvent{AckedSeq: seq, NewlyAcked: 1000, SndNxt: seq + 20_000, RTT: 9000 + int64(step%7)*1000, Fields: f}
+				if step%30 == 1 {
+					rp.OnNak(now, &a)
+				} else {
+					rp.OnAck(now, &a)
+				}
+			case 3:
+				rp.OnCNP(now)
+			case 4:
+				for _, k := range []ccalgo.FeedbackKind{ccalgo.FeedbackRoCCRate, ccalgo.FeedbackP4QCN, ccalgo.FeedbackQCN} {
+					rp.OnFeedback(now, &ccalgo.Feedback{Kind: k, RateUnits: 100, DeltaFBps: 1e8, RateBps: 10e9, Fb: 20, QOff: 5000, QDelta: 100})
+				}
+			case 5:
+				if tt := rp.NextTimer(); tt != ccalgo.Never {
+					now = max(now, tt)
+					rp.OnTimer(now)
+				}
+			}
+			before := reflect.New(v.Elem().Type()).Elem()
+			before.Set(v.Elem())
+			rp.OnSend(now, seq+10_000, 1000)
+			rp.OnSend(now+1, seq+11_000, 1)
+			if !reflect.DeepEqual(before.Interface(), v.Elem().Interface()) {
+				t.Errorf("%s: SendHook says OnSend does nothing, but it changed the RP at step %d", s.Name, step)
+				break
+			}
+		}
+	}
+	if checked == 0 {
+		t.Error("no RP reports SendHook false: nothing checked")
+	}
+}
+
+// feedbackLog records what a CP emits.
+type feedbackLog struct{ fbs []ccalgo.Feedback }
+
+func (l *feedbackLog) Emit(_ int64, fb *ccalgo.Feedback) { l.fbs = append(l.fbs, *fb) }
+
+// TestFlowBlindHonest checks every CP that reports ccalgo.FlowBlind: two
+// instances fed the same packets, one with their flow keys and tags and one
+// with both zero, give the same verdicts, timers and feedback. A switch leaves
+// the key unset for such a CP, so a CP that read it would change behaviour
+// there.
+func TestFlowBlindHonest(t *testing.T) {
+	env := ccalgo.Env{LinkBps: 40e9, BaseRTT: 10_000, MTU: 1000, MaxFlows: 16, ExpectedFlows: 4, ID: 1}
+	var blind []string
+	for _, s := range ccalgo.Schemes() {
+		if s.NewCP == nil {
+			continue
+		}
+		cps := [2]ccalgo.CongestionPoint{}
+		for i := range cps {
+			cp, err := s.NewCP(s.DefaultParams(env), env)
+			if err != nil {
+				t.Fatalf("%s: %v", s.Name, err)
+			}
+			cps[i] = cp
+		}
+		if fb, ok := cps[0].(ccalgo.FlowBlind); !ok || !fb.FlowBlind() {
+			continue
+		}
+		blind = append(blind, s.Name)
+		var logs [2]feedbackLog
+		var ports [2]ccalgo.PortState
+		q, now := int64(0), int64(0)
+		for i := 0; i < 20000; i++ {
+			now += int64(i%7) * 100
+			size := 64 + (i*37)%1400
+			enq := i%5 != 4 || q < int64(size)
+			if enq {
+				q += int64(size)
+			} else {
+				q -= int64(size)
+			}
+			var v [2]ccalgo.Verdict
+			for k := range cps {
+				ports[k].QueueBytes, ports[k].LinkBps = q, env.LinkBps
+				pkt := ccalgo.DataPacket{WireBytes: size, Mark: ccalgo.Mark(i % 3)}
+				if k == 0 {
+					pkt.Flow = ccalgo.FlowKey{SrcIP: uint32(i % 13), DstIP: 9, SrcPort: uint16(i), DstPort: 4791, DestQP: uint32(i % 5)}
+					pkt.Tag = uint32(i)
+				}
+				if enq {
+					v[k] = cps[k].OnEnqueue(now, &pkt, &ports[k], &logs[k])
+				} else {
+					v[k] = cps[k].OnDequeue(now, &pkt, &ports[k], &logs[k])
+				}
+				if i%50 == 0 {
+					cps[k].OnTimer(now, &ports[k], &logs[k])
+				}
+			}
+			if v[0] != v[1] || cps[0].NextTimer() != cps[1].NextTimer() || !reflect.DeepEqual(logs[0], logs[1]) {
+				t.Fatalf("%s: packet %d: verdicts %+v / %+v differ with and without the flow key", s.Name, i, v[0], v[1])
+			}
+		}
+	}
+	if want := []string{"acc", "dcqcn", "dctcp", "hpcc"}; strings.Join(blind, ",") != strings.Join(want, ",") {
+		t.Errorf("flow-blind CPs: %v, want %v", blind, want)
+	}
+}

@@ -65,6 +65,9 @@ func (c *CP) uniform() float64 {
 // (ccalgo.PacketHooks).
 func (c *CP) PacketHooks() (enqueue, dequeue bool) { return c.atEnqueue, !c.atEnqueue }
 
+// FlowBlind reports that the hooks never read the packet's flow (ccalgo.FlowBlind).
+func (*CP) FlowBlind() bool { return true }
+
 // OnEnqueue marks the arriving packet CE with MarkProbability of the queue it
 // finds (port.QueueBytes without the packet) when MarkAt is "enqueue";
 // otherwise it does nothing.

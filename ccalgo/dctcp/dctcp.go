@@ -103,6 +103,9 @@ func NewCP(p *Params, env ccalgo.Env) (*CP, error) {
 // (ccalgo.PacketHooks).
 func (c *CP) PacketHooks() (enqueue, dequeue bool) { return c.atEnqueue, !c.atEnqueue }
 
+// FlowBlind reports that the hooks never read the packet's flow (ccalgo.FlowBlind).
+func (*CP) FlowBlind() bool { return true }
+
 // OnEnqueue marks the arriving packet CE when MarkAt is "enqueue" and the
 // queue it finds (port.QueueBytes without the packet) exceeds K; otherwise it
 // does nothing.
@@ -153,6 +156,9 @@ type RP struct {
 }
 
 var _ ccalgo.ReactionPoint = (*RP)(nil)
+
+// SendHook reports that OnSend does nothing (ccalgo.SendHook).
+func (*RP) SendHook() bool { return false }
 
 // NewRP returns an RP with the initial window of p (default one BDP of env).
 func NewRP(p *Params, env ccalgo.Env) (*RP, error) {

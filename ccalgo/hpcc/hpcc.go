@@ -189,6 +189,9 @@ func NewCP() *CP { return &CP{} }
 // PacketHooks reports that only OnDequeue does work (ccalgo.PacketHooks).
 func (*CP) PacketHooks() (enqueue, dequeue bool) { return false, true }
 
+// FlowBlind reports that the hooks never read the packet's flow (ccalgo.FlowBlind).
+func (*CP) FlowBlind() bool { return true }
+
 // OnDequeue asks the engine to stamp this hop's INT record (see Hop).
 func (*CP) OnDequeue(int64, *ccalgo.DataPacket, *ccalgo.PortState, ccalgo.FeedbackSink) ccalgo.Verdict {
 	return ccalgo.Verdict{StampINT: true}
@@ -250,6 +253,9 @@ type RP struct {
 }
 
 var _ ccalgo.ReactionPoint = (*RP)(nil)
+
+// SendHook reports that OnSend does nothing (ccalgo.SendHook).
+func (*RP) SendHook() bool { return false }
 
 // NewRP returns an HPCC reaction point for a QP on a NIC of env.LinkBps, starting
 // at W = W^c = W_init (line rate).

@@ -45,6 +45,9 @@ type RP struct {
 
 var _ ccalgo.ReactionPoint = (*RP)(nil)
 
+// SendHook reports that OnSend does nothing (ccalgo.SendHook).
+func (*RP) SendHook() bool { return false }
+
 // NewRP returns an RP pacing at p.RateGbps.
 func NewRP(p *Params) (*RP, error) {
 	if err := p.validate(); err != nil {

@@ -22,6 +22,9 @@ type RP struct {
 
 var _ ccalgo.ReactionPoint = (*RP)(nil)
 
+// SendHook reports that OnSend does nothing (ccalgo.SendHook).
+func (*RP) SendHook() bool { return false }
+
 // NewRP returns the RP for params (a *Params; nil: defaults) and env.
 func NewRP(params any, env ccalgo.Env) (*RP, error) {
 	cfg, err := resolve(params, env)

@@ -56,16 +56,20 @@ func NewCP(p *Params, env ccalgo.Env) (*CP, error) {
 func (*CP) PacketHooks() (enqueue, dequeue bool) { return true, true }
 
 // OnEnqueue records the packet's flow in the flow table (seen in this interval,
-// one more packet in the queue).
+// one more packet in the queue). The verdict's Tag is the flow's entry + 1.
 func (c *CP) OnEnqueue(_ int64, pkt *ccalgo.DataPacket, _ *ccalgo.PortState, _ ccalgo.FeedbackSink) ccalgo.Verdict {
-	c.table.add(pkt.Flow)
-	return ccalgo.Verdict{}
+	return ccalgo.Verdict{Tag: uint32(c.table.add(&pkt.Flow) + 1)}
 }
 
 // OnDequeue removes the packet from its flow's count; a flow with no packet left
-// in the queue and not seen in this interval leaves the table.
+// in the queue and not seen in this interval leaves the table. The packet's Tag
+// finds its entry without a lookup.
 func (c *CP) OnDequeue(_ int64, pkt *ccalgo.DataPacket, port *ccalgo.PortState, _ ccalgo.FeedbackSink) ccalgo.Verdict {
-	c.table.remove(pkt.Flow)
+	if pkt.Tag != 0 {
+		c.table.removeAt(int32(pkt.Tag-1), &pkt.Flow)
+	} else {
+		c.table.remove(&pkt.Flow)
+	}
 	if port.QueueBytes <= 0 && c.table.Len() > 0 {
 		// The queue is empty: no flow has a packet in it, whatever the counts
 		// say (a flow first tracked after some of its packets were queued).
@@ -98,8 +102,8 @@ func (c *CP) OnTimer(now int64, port *ccalgo.PortState, out ccalgo.FeedbackSink)
 		units := uint32(c.f >> FracBits)
 		c.fb.RateUnits = units
 		c.fb.RateBps = float64(units) * c.d.deltaF
-		for _, i := range c.table.dense {
-			c.fb.Flow = c.table.slots[i].key
+		for _, k := range c.table.dense {
+			c.fb.Flow = c.table.entries[k].key
 			out.Emit(now, &c.fb)
 		}
 		c.stats.Messages += uint64(len(c.table.dense))

@@ -5,26 +5,60 @@
 
 package rocc
 
-import "github.com/ccbed/ccbed/ccalgo"
+import (
+	"math/bits"
+
+	"github.com/ccbed/ccbed/ccalgo"
+)
 
 // flowTable holds the flows that have packets in the queue, with a count of their
 // packets, and the flows that entered the queue since the last fair-rate
-// computation (seen), whether or not their packets are still queued. It is an
-// open-addressing hash table (linear probing, backward-shift deletion, load
-// factor at most 1/2) plus a dense list of the occupied slots for iteration. All memory is allocated by newFlowTable; no method allocates.
+// computation (seen), whether or not their packets are still queued. Entries
+// live in a stable array (an entry keeps its index while it is in the table,
+// so that OnEnqueue can hand its index to the engine as the packet's tag and
+// OnDequeue can find it again without hashing), indexed by an open-addressing
+// hash table (linear probing, backward-shift deletion, load factor at most
+// 1/2) and listed in dense, in the order they came, for iteration. All memory
+// is allocated by newFlowTable; no method allocates.
 type flowTable struct {
-	slots []ftSlot
-	mask  uint32
-	dense []int32 // slot index of every live entry; cap = capacity
-	full  uint64  // enqueues of untracked flows refused because the table was full
+	slots   []int32 // hash table: entry index + 1; 0 when empty
+	mask    uint32
+	entries []ftEntry // cap = capacity
+	free    []int32   // indexes of unused entries
+	dense   []int32   // entry index of every live entry; cap = capacity
+	full    uint64    // enqueues of untracked flows refused because the table was full
+	// queued is the sum of the entries' pkts. While it is 0 queueEmpty has
+	// nothing to do: an entry with no packet that was not seen is deleted
+	// when its count reaches 0, and by endInterval.
+	queued int64
 }
 
-type ftSlot struct {
+type ftEntry struct {
 	key  ccalgo.FlowKey
 	hash uint32
-	pkts int32 // packets of the flow in the queue
-	pos  int32 // index in dense; -1 when the slot is empty
-	seen bool  // enqueued a packet since the last endInterval
+	slot uint32 // its index in slots
+	pkts int32  // packets of the flow in the queue
+	pos  int32  // index in dense; -1 when the entry is unused
+	seen bool   // enqueued a packet since the last endInterval
+}
+
+// slotHash is the table's hash of a flow key: the key's two 64-bit words
+// combined and multiplied once by 2^64 / phi (Fibonacci hashing), the product's
+// upper half kept. One multiply per packet where ccalgo.FlowKey.Hash's
+// finaliser takes three: at a load factor of at most 1/2 with linear probing,
+// this is enough.
+func slotHash(k *ccalgo.FlowKey) uint32 {
+	a := uint64(k.SrcIP)<<32 | uint64(k.DstIP)
+	b := uint64(k.SrcPort)<<48 | uint64(k.DstPort)<<32 | uint64(k.DestQP)
+	return uint32(((a ^ bits.RotateLeft64(b, 29)) * 0x9e3779b97f4a7c15) >> 32)
+}
+
+// sameFlow compares two keys field by field. Keys reach the table through
+// pointers (no 16-byte copy): the engine writes a packet's key field by field
+// just before the hook, and a wide load of those narrow stores would stall on
+// store forwarding.
+func sameFlow(a, b *ccalgo.FlowKey) bool {
+	return a.SrcIP == b.SrcIP && a.DstIP == b.DstIP && a.SrcPort == b.SrcPort && a.DstPort == b.DstPort && a.DestQP == b.DestQP
 }
 
 // newFlowTable returns a table that tracks at most capacity flows.
@@ -34,12 +68,15 @@ func newFlowTable(capacity int) flowTable {
 		n <<= 1
 	}
 	t := flowTable{
-		slots: make([]ftSlot, n),
-		mask:  uint32(n - 1),
-		dense: make([]int32, 0, capacity),
+		slots:   make([]int32, n),
+		mask:    uint32(n - 1),
+		entries: make([]ftEntry, capacity),
+		free:    make([]int32, capacity),
+		dense:   make([]int32, 0, capacity),
 	}
-	for i := range t.slots {
-		t.slots[i].pos = -1
+	for i := range t.entries {
+		t.entries[i].pos = -1
+		t.free[i] = int32(capacity - 1 - i) // entry 0 is taken first
 	}
 	return t
 }
@@ -47,63 +84,99 @@ func newFlowTable(capacity int) flowTable {
 // Len returns the number of tracked flows.
 func (t *flowTable) Len() int { return len(t.dense) }
 
-// add counts one more packet of key in the queue. It reports false when key is new
-// and the table is full.
-func (t *flowTable) add(key ccalgo.FlowKey) bool {
-	h := key.Hash()
+// add counts one more packet of key in the queue and returns the flow's entry
+// index. It returns -1 when key is new and the table is full.
+func (t *flowTable) add(key *ccalgo.FlowKey) int32 {
+	h := slotHash(key)
 	for i := h & t.mask; ; i = (i + 1) & t.mask {
-		s := &t.slots[i]
-		if s.pos < 0 {
-			if len(t.dense) == cap(t.dense) {
+		k := t.slots[i] - 1
+		if k < 0 {
+			if len(t.free) == 0 {
 				t.full++
-				return false
+				return -1
 			}
-			*s = ftSlot{key: key, hash: h, pkts: 1, pos: int32(len(t.dense)), seen: true}
-			t.dense = append(t.dense, int32(i))
-			return true
+			k = t.free[len(t.free)-1]
+			t.free = t.free[:len(t.free)-1]
+			t.entries[k] = ftEntry{key: *key, hash: h, slot: i, pkts: 1, pos: int32(len(t.dense)), seen: true}
+			t.slots[i] = k + 1
+			t.dense = append(t.dense, k)
+			t.queued++
+			return k
 		}
-		if s.hash == h && s.key == key {
-			s.pkts++
-			s.seen = true
-			return true
+		if e := &t.entries[k]; e.hash == h && sameFlow(&e.key, key) {
+			e.pkts++
+			e.seen = true
+			t.queued++
+			return k
+		}
+	}
+}
+
+// find returns key's entry index, -1 when untracked.
+func (t *flowTable) find(key *ccalgo.FlowKey) int32 {
+	h := slotHash(key)
+	for i := h & t.mask; ; i = (i + 1) & t.mask {
+		k := t.slots[i] - 1
+		if k < 0 {
+			return -1
+		}
+		if e := &t.entries[k]; e.hash == h && sameFlow(&e.key, key) {
+			return k
 		}
 	}
 }
 
 // remove counts one packet of key leaving the queue and forgets the flow when it
 // has none left and was not seen in this interval. Unknown flows are ignored.
-func (t *flowTable) remove(key ccalgo.FlowKey) {
-	h := key.Hash()
-	for i := h & t.mask; ; i = (i + 1) & t.mask {
-		s := &t.slots[i]
-		if s.pos < 0 {
-			return
-		}
-		if s.hash == h && s.key == key {
-			if s.pkts > 0 {
-				s.pkts--
-			}
-			if s.pkts == 0 && !s.seen {
-				t.delete(i)
-			}
-			return
-		}
+func (t *flowTable) remove(key *ccalgo.FlowKey) {
+	if k := t.find(key); k >= 0 {
+		t.leave(k)
 	}
 }
 
-// delete empties slot i and restores the probe sequences (backward shift).
-func (t *flowTable) delete(i uint32) {
-	// Swap-remove from the dense list.
-	p := t.slots[i].pos
+// removeAt is remove for a packet whose add returned entry k: no hashing
+// when the entry still holds key (it may not: the flow may have been
+// forgotten while the packet waited, see queueEmpty, and its entry reused).
+func (t *flowTable) removeAt(k int32, key *ccalgo.FlowKey) {
+	if k >= 0 && int(k) < len(t.entries) {
+		if e := &t.entries[k]; e.pos >= 0 && sameFlow(&e.key, key) {
+			t.leave(k)
+			return
+		}
+	}
+	t.remove(key)
+}
+
+// leave counts one packet of entry k leaving the queue.
+func (t *flowTable) leave(k int32) {
+	e := &t.entries[k]
+	if e.pkts > 0 {
+		e.pkts--
+		t.queued--
+	}
+	if e.pkts == 0 && !e.seen {
+		t.delete(k)
+	}
+}
+
+// delete forgets entry k: it leaves dense (swap-remove), its hash slot is
+// emptied and the probe sequences restored (backward shift).
+func (t *flowTable) delete(k int32) {
+	e := &t.entries[k]
+	p := e.pos
 	last := len(t.dense) - 1
 	moved := t.dense[last]
 	t.dense[p] = moved
-	t.slots[moved].pos = p
+	t.entries[moved].pos = p
 	t.dense = t.dense[:last]
-	t.slots[i].pos = -1
+	e.pos = -1
+	t.free = append(t.free, k)
 
-	for j := (i + 1) & t.mask; t.slots[j].pos >= 0; j = (j + 1) & t.mask {
-		home := t.slots[j].hash & t.mask
+	i := e.slot
+	t.slots[i] = 0
+	for j := (i + 1) & t.mask; t.slots[j] != 0; j = (j + 1) & t.mask {
+		m := t.slots[j] - 1
+		home := t.entries[m].hash & t.mask
 		// Leave slot j when its home lies cyclically in (i, j].
 		if i <= j {
 			if i < home && home <= j {
@@ -113,8 +186,8 @@ func (t *flowTable) delete(i uint32) {
 			continue
 		}
 		t.slots[i] = t.slots[j]
-		t.dense[t.slots[i].pos] = int32(i)
-		t.slots[j].pos = -1
+		t.entries[m].slot = i
+		t.slots[j] = 0
 		i = j
 	}
 }
@@ -122,11 +195,15 @@ func (t *flowTable) delete(i uint32) {
 // queueEmpty records that the queue holds no packet: every count is zeroed and
 // the flows not seen in this interval are forgotten.
 func (t *flowTable) queueEmpty() {
-	for k := len(t.dense) - 1; k >= 0; k-- {
-		i := t.dense[k]
-		t.slots[i].pkts = 0
-		if !t.slots[i].seen {
-			t.delete(uint32(i))
+	if t.queued == 0 {
+		return
+	}
+	t.queued = 0
+	for d := len(t.dense) - 1; d >= 0; d-- {
+		k := t.dense[d]
+		t.entries[k].pkts = 0
+		if !t.entries[k].seen {
+			t.delete(k)
 		}
 	}
 }
@@ -135,27 +212,20 @@ func (t *flowTable) queueEmpty() {
 // flows with no packet in the queue are forgotten.
 func (t *flowTable) endInterval() {
 	// Walking dense backwards visits every entry once: delete moves the last
-	// (already visited) entry into position k, and backward shifts only change
-	// which slot an entry occupies.
-	for k := len(t.dense) - 1; k >= 0; k-- {
-		i := t.dense[k]
-		t.slots[i].seen = false
-		if t.slots[i].pkts == 0 {
-			t.delete(uint32(i))
+	// (already visited) entry into position d.
+	for d := len(t.dense) - 1; d >= 0; d-- {
+		k := t.dense[d]
+		t.entries[k].seen = false
+		if t.entries[k].pkts == 0 {
+			t.delete(k)
 		}
 	}
 }
 
 // packets returns the count of key's packets in the queue (0 when untracked).
-func (t *flowTable) packets(key ccalgo.FlowKey) int32 {
-	h := key.Hash()
-	for i := h & t.mask; ; i = (i + 1) & t.mask {
-		s := &t.slots[i]
-		if s.pos < 0 {
-			return 0
-		}
-		if s.hash == h && s.key == key {
-			return s.pkts
-		}
+func (t *flowTable) packets(key *ccalgo.FlowKey) int32 {
+	if k := t.find(key); k >= 0 {
+		return t.entries[k].pkts
 	}
+	return 0
 }

@@ -336,8 +336,8 @@ func TestCPClearsCountsOnEmptyQueue(t *testing.T) {
 	c.OnEnqueue(0, &ccalgo.DataPacket{Flow: key(1)}, port, &sink)
 	port.QueueBytes = 0
 	c.OnDequeue(0, &ccalgo.DataPacket{Flow: key(1)}, port, &sink)
-	if c.table.packets(key(1)) != 0 || c.FlowsTracked() != 1 {
-		t.Fatalf("packets %d tracked %d", c.table.packets(key(1)), c.FlowsTracked())
+	if c.table.packets(new(key(1))) != 0 || c.FlowsTracked() != 1 {
+		t.Fatalf("packets %d tracked %d", c.table.packets(new(key(1))), c.FlowsTracked())
 	}
 	c.OnTimer(c.NextTimer(), port, &sink)
 	if c.FlowsTracked() != 0 {
@@ -357,7 +357,11 @@ func TestFlowTableModel(t *testing.T) {
 		model := map[ccalgo.FlowKey]*entry{}
 		rng := rand.New(rand.NewPCG(1, uint64(capacity)))
 		nkeys := 3 * capacity
-		var queue []ccalgo.FlowKey // packets in the table's counts
+		type queued struct {
+			k   ccalgo.FlowKey
+			tag int32 // add's entry index
+		}
+		var queue []queued // packets in the table's counts
 		for step := range 20000 {
 			switch op := rng.IntN(100); {
 			case op < 2:
@@ -368,10 +372,22 @@ func TestFlowTableModel(t *testing.T) {
 						delete(model, k)
 					}
 				}
+			case op < 4:
+				// The queue drained: what the model still counts as
+				// queued is gone, as the CP's queueEmpty assumes.
+				ft.queueEmpty()
+				queue = queue[:0]
+				for k, e := range model {
+					e.pkts = 0
+					if !e.seen {
+						delete(model, k)
+					}
+				}
 			case op < 51 || len(queue) == 0:
 				k := key(rng.IntN(nkeys))
 				e, known := model[k]
-				ok := ft.add(k)
+				tag := ft.add(&k)
+				ok := tag >= 0
 				if want := known || len(model) < capacity; ok != want {
 					t.Fatalf("cap %d step %d: add ok %v, want %v", capacity, step, ok, want)
 				}
@@ -382,14 +398,21 @@ func TestFlowTableModel(t *testing.T) {
 					}
 					e.pkts++
 					e.seen = true
-					queue = append(queue, k)
+					queue = append(queue, queued{k, tag})
 				}
 			default:
 				i := rng.IntN(len(queue))
-				k := queue[i]
+				k, tag := queue[i].k, queue[i].tag
 				queue[i] = queue[len(queue)-1]
 				queue = queue[:len(queue)-1]
-				ft.remove(k)
+				// The engine gives the tag back (removeAt); a packet
+				// without one is looked up (remove). A tag may be stale:
+				// its flow forgotten and the entry reused.
+				if rng.IntN(4) == 0 {
+					ft.remove(&k)
+				} else {
+					ft.removeAt(tag, &k)
+				}
 				e := model[k]
 				if e.pkts--; e.pkts == 0 && !e.seen {
 					delete(model, k)
@@ -400,22 +423,22 @@ func TestFlowTableModel(t *testing.T) {
 			}
 			if step%97 == 0 {
 				for k, e := range model {
-					if got := ft.packets(k); got != e.pkts {
+					if got := ft.packets(&k); got != e.pkts {
 						t.Fatalf("cap %d step %d: %v has %d, model %d", capacity, step, k, got, e.pkts)
 					}
 				}
 				seen := map[ccalgo.FlowKey]bool{}
-				for p, si := range ft.dense {
-					s := ft.slots[si]
+				for p, ei := range ft.dense {
+					s := &ft.entries[ei]
 					e := model[s.key]
-					if s.pos != int32(p) || seen[s.key] || e == nil || e.seen != s.seen {
+					if s.pos != int32(p) || seen[s.key] || e == nil || e.seen != s.seen || ft.slots[s.slot] != ei+1 {
 						t.Fatalf("cap %d step %d: dense list broken at %d", capacity, step, p)
 					}
 					seen[s.key] = true
 				}
 			}
 		}
-		ft.remove(key(nkeys + 5)) // unknown flow: ignored
+		ft.remove(new(key(nkeys + 5))) // unknown flow: ignored
 		if ft.Len() != len(model) {
 			t.Fatal("removing an unknown flow changed the table")
 		}
@@ -425,9 +448,12 @@ func TestFlowTableModel(t *testing.T) {
 			t.Fatalf("cap %d: %d entries left after an empty queue and an interval", capacity, ft.Len())
 		}
 		for i := range ft.slots {
-			if ft.slots[i].pos >= 0 {
+			if ft.slots[i] != 0 {
 				t.Fatalf("cap %d: slot %d still occupied", capacity, i)
 			}
+		}
+		if len(ft.free) != capacity {
+			t.Fatalf("cap %d: %d entries free after emptying", capacity, len(ft.free))
 		}
 	}
 }

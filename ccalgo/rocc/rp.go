@@ -29,6 +29,9 @@ type RP struct {
 
 var _ ccalgo.ReactionPoint = (*RP)(nil)
 
+// SendHook reports that OnSend does nothing (ccalgo.SendHook).
+func (*RP) SendHook() bool { return false }
+
 // NewRP returns an RP for a NIC of env.LinkBps (R_max), starting without a rate
 // limiter (at line rate).
 func NewRP(p *Params, env ccalgo.Env) (*RP, error) {

@@ -184,6 +184,9 @@ type RP struct {
 
 var _ ccalgo.ReactionPoint = (*RP)(nil)
 
+// SendHook reports that OnSend does nothing (ccalgo.SendHook).
+func (*RP) SendHook() bool { return false }
+
 // NewRP returns a TIMELY reaction point starting at the maximum rate.
 func NewRP(p *Params, env ccalgo.Env) (*RP, error) {
 	maxRate, err := validate(p, env)

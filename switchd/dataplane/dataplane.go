@@ -13,6 +13,15 @@
 //     switchd.Meta into the mbuf's tailroom and moves them into one rte_ring per
 //     egress port; PollTx (tx+CC lcore) enqueues them into the engine's egress
 //     queues, runs the CPs, shapes and transmits.
+//   - sharded: the ports are dealt over R rx lcores (port i to rx lcore
+//     i mod R) and T tx+CC lcores (egress port i to tx lcore i mod T). An rx
+//     lcore receives and classifies its ports' frames (PollShard), carries
+//     the Meta in the tailroom and passes each frame over an rte_ring to the
+//     tx+CC lcore of its egress port (one ring per rx lcore and tx lcore);
+//     tx+CC lcore k (PollTxShard) enqueues, runs its ports' CPs, shapes and
+//     transmits. Each port's ingress counters stay with one rx lcore
+//     (switchd.IngressShard), its egress state with one tx lcore
+//     (switchd.Engine.ShardTx), so throughput grows with R and T.
 //
 // Every Poll has the signature func(now int64) int (now from an lcore.TSCClock),
 // so that a testbed can poll several engines from one lcore loop; each returns
@@ -80,16 +89,15 @@ type Switch struct {
 	ports    []port.Port
 	pool     *dpdk.Mempool
 	burst    int
-	pipeline bool
+	pipeline bool // pipeline or sharded: frames cross rte_rings
 
-	// tx+CC role (also rtc)
-	txb    lcoreBufs
-	out    *dpdk.Burst
-	spare  *dpdk.Burst
-	nspare int
-	items  []switchd.TxItem
-	meta   switchd.Meta
+	// tx is the tx+CC side, one role per tx+CC lcore (rtc and pipeline: one,
+	// serving every port).
+	tx []*txRole
 
+	// rtc
+	rtcBufs lcoreBufs
+	meta    switchd.Meta
 	// pipeline roles
 	rxb    lcoreBufs
 	swb    lcoreBufs
@@ -97,29 +105,68 @@ type Switch struct {
 	stage  []*dpdk.Burst // per egress port, switching lcore
 	nstage []int
 	inRing []*dpdk.Ring // rx -> switching, per ingress port
-	egRing []*dpdk.Ring // switching -> tx, per egress port
-	rxRR   int
-	// mrx / mtx batch the rx (rtc or pipeline rx lcore) and the tx (tx+CC
-	// lcore) of every port into one cgo call each; nil unless every port is
-	// a port.EthQueue.
-	mrx, mtx *dpdk.MultiPort
-	stats    struct{ ringDrops, noRoom atomic.Uint64 }
-	closed   bool
-	rtcBufs  lcoreBufs
+	egRing []*dpdk.Ring // switching -> tx, per egress port (pipeline); every ring to a tx lcore (sharded)
+	// mrx batches the rx of every port (rtc, or the pipeline's rx lcore)
+	// into one cgo call; nil unless every port is a port.EthQueue.
+	mrx *dpdk.MultiPort
+	// sharded: one per rx lcore, and the tx role of each egress port.
+	shards []*rxShard
+	txOf   []uint8
+	stats  struct{ ringDrops, noRoom atomic.Uint64 }
+	closed bool
 }
 
-// Config is how a Switch is wired: Pipeline selects the 3-lcore mode; Burst and
-// RingSize default to 32 and 1024; Name prefixes the rte_ring names (unique per
-// process).
+// txRole is one tx+CC lcore's side: the egress ports it serves (engine tx
+// shard k), the rings it dequeues, and its bursts.
+type txRole struct {
+	k      int
+	ports  []int
+	in     []*dpdk.Ring
+	b      lcoreBufs
+	out    *dpdk.Burst
+	spare  *dpdk.Burst
+	nspare int
+	items  []switchd.TxItem
+	meta   switchd.Meta
+	// mtx batches the tx of the role's ports into one cgo call; nil unless
+	// every port is a port.EthQueue.
+	mtx *dpdk.MultiPort
+	// maxBursts bounds the bursts a poll takes from each ring: one per port
+	// the ring's producer serves.
+	maxBursts int
+}
+
+// rxShard is one rx lcore of the sharded mode: it receives and classifies the
+// frames of its ports and passes them to the tx+CC lcores over rings[k], one
+// per tx lcore.
+type rxShard struct {
+	ports  []int
+	mrx    *dpdk.MultiPort // nil unless every port is a port.EthQueue
+	b      lcoreBufs
+	meta   switchd.Meta
+	stage  []*dpdk.Burst
+	nstage []int
+	rings  []*dpdk.Ring
+	ing    *switchd.IngressShard
+}
+
+// Config is how a Switch is wired: Pipeline selects the 3-lcore mode, RxLcores
+// above 0 the sharded mode with that many rx lcores and TxLcores tx+CC lcores
+// (default 1; at most one per port each); Burst and RingSize default to 32
+// and 1024; Name prefixes the rte_ring names (unique per process).
 type Config struct {
 	Pipeline bool
+	RxLcores int
+	TxLcores int
 	Burst    int
 	RingSize uint32
 	Name     string
 }
 
 // New builds a Switch for eng over already-started ports (ports[i] is engine
-// port i) with pool for the frames the switch generates.
+// port i) with pool for the frames the switch generates. In the sharded mode
+// with several tx lcores it splits eng's egress ports (switchd.Engine.ShardTx)
+// before any frame.
 func New(eng *switchd.Engine, ports []port.Port, pool *dpdk.Mempool, c Config) (*Switch, error) {
 	if len(ports) != eng.NumPorts() {
 		return nil, fmt.Errorf("dataplane: %d ports for an engine of %d", len(ports), eng.NumPorts())
@@ -127,6 +174,19 @@ func New(eng *switchd.Engine, ports []port.Port, pool *dpdk.Mempool, c Config) (
 	if pool == nil {
 		return nil, fmt.Errorf("dataplane: no mempool")
 	}
+	if c.Pipeline && c.RxLcores > 0 {
+		return nil, fmt.Errorf("dataplane: pipeline and sharded rx are two modes; pick one")
+	}
+	if c.RxLcores > len(ports) {
+		return nil, fmt.Errorf("dataplane: %d rx lcores for %d ports: each rx lcore needs a port", c.RxLcores, len(ports))
+	}
+	if c.TxLcores > 1 && c.RxLcores == 0 {
+		return nil, fmt.Errorf("dataplane: %d tx lcores: only the sharded mode (RxLcores > 0) has several", c.TxLcores)
+	}
+	if c.TxLcores > len(ports) {
+		return nil, fmt.Errorf("dataplane: %d tx lcores for %d ports: each tx lcore needs a port", c.TxLcores, len(ports))
+	}
+	c.TxLcores = max(c.TxLcores, 1)
 	if c.Burst <= 0 {
 		c.Burst = 32
 	}
@@ -136,43 +196,123 @@ func New(eng *switchd.Engine, ports []port.Port, pool *dpdk.Mempool, c Config) (
 	if c.Name == "" {
 		c.Name = "sw"
 	}
-	s := &Switch{
-		eng: eng, ports: ports, pool: pool, burst: c.Burst, pipeline: c.Pipeline,
-		txb: newLcoreBufs(c.Burst), out: dpdk.NewBurst(c.Burst), spare: dpdk.NewBurst(c.Burst),
-		items: make([]switchd.TxItem, c.Burst),
-	}
-	if !c.Pipeline {
-		s.rtcBufs = newLcoreBufs(c.Burst)
-		return s.batched()
-	}
-	s.rxb, s.swb = newLcoreBufs(c.Burst), newLcoreBufs(c.Burst)
+	s := &Switch{eng: eng, ports: ports, pool: pool, burst: c.Burst, pipeline: c.Pipeline || c.RxLcores > 0}
 	n := len(ports)
+	groups := make([][]int, c.TxLcores)
+	s.txOf = make([]uint8, n)
+	for i := 0; i < n; i++ {
+		k := i % c.TxLcores
+		groups[k] = append(groups[k], i)
+		s.txOf[i] = uint8(k)
+	}
+	if c.TxLcores > 1 {
+		if err := eng.ShardTx(groups); err != nil {
+			return nil, err
+		}
+	}
+	for k, grp := range groups {
+		r := &txRole{k: k, ports: grp, b: newLcoreBufs(c.Burst), out: dpdk.NewBurst(c.Burst),
+			spare: dpdk.NewBurst(c.Burst), items: make([]switchd.TxItem, c.Burst), maxBursts: 1}
+		if c.RxLcores > 0 {
+			r.maxBursts = (n + c.RxLcores - 1) / c.RxLcores
+		}
+		s.tx = append(s.tx, r)
+		var err error
+		if r.mtx, err = s.multiPort(grp); err != nil {
+			s.Close()
+			return nil, err
+		}
+	}
+	var err error
+	switch {
+	case c.RxLcores > 0:
+		err = s.newShards(c)
+	case c.Pipeline:
+		err = s.newPipeline(c)
+	default:
+		s.rtcBufs = newLcoreBufs(c.Burst)
+		s.mrx, err = s.multiPort(nil)
+	}
+	if err != nil {
+		s.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// multiPort batches the rx or tx of ports (nil: every port) when each is an
+// ethdev queue; nil otherwise.
+func (s *Switch) multiPort(ports []int) (*dpdk.MultiPort, error) {
+	if ports == nil {
+		ports = make([]int, len(s.ports))
+		for i := range ports {
+			ports[i] = i
+		}
+	}
+	pqs := make([]dpdk.PortQueue, len(ports))
+	for j, i := range ports {
+		q, ok := s.ports[i].(port.EthQueue)
+		if !ok {
+			return nil, nil // rings or other ports: one call per port
+		}
+		pqs[j] = dpdk.PortQueue{Port: q.Port, Queue: q.Queue}
+	}
+	return dpdk.NewMultiPort(pqs, s.burst)
+}
+
+// newPipeline makes the pipeline's rings and bursts.
+func (s *Switch) newPipeline(c Config) error {
+	s.rxb, s.swb = newLcoreBufs(c.Burst), newLcoreBufs(c.Burst)
+	n := len(s.ports)
 	s.stage, s.nstage = make([]*dpdk.Burst, n), make([]int, n)
 	for i := 0; i < n; i++ {
 		s.stage[i] = dpdk.NewBurst(c.Burst)
 		r, err := dpdk.NewRing(fmt.Sprintf("%s_in%d", c.Name, i), c.RingSize, dpdk.SocketAny, dpdk.RingSingleProducer|dpdk.RingSingleConsumer)
 		if err != nil {
-			s.Close()
-			return nil, err
+			return err
 		}
 		s.inRing = append(s.inRing, r)
 		r, err = dpdk.NewRing(fmt.Sprintf("%s_eg%d", c.Name, i), c.RingSize, dpdk.SocketAny, dpdk.RingSingleProducer|dpdk.RingSingleConsumer)
 		if err != nil {
-			s.Close()
-			return nil, err
+			return err
 		}
 		s.egRing = append(s.egRing, r)
 	}
-	return s.batched()
+	s.tx[0].in = s.egRing
+	var err error
+	s.mrx, err = s.multiPort(nil)
+	return err
 }
 
-// batched finishes New: it sets up the batched rx / tx when the ports allow.
-func (s *Switch) batched() (*Switch, error) {
-	if err := s.batchPorts(); err != nil {
-		s.Close()
-		return nil, err
+// newShards makes the sharded mode's rx lcores: port i goes to rx lcore
+// i mod c.RxLcores, and each rx lcore gets a ring to every tx+CC lcore.
+func (s *Switch) newShards(c Config) error {
+	for k := 0; k < c.RxLcores; k++ {
+		sh := &rxShard{b: newLcoreBufs(c.Burst)}
+		s.shards = append(s.shards, sh)
+		for i := k; i < len(s.ports); i += c.RxLcores {
+			sh.ports = append(sh.ports, i)
+		}
+		var err error
+		if sh.ing, err = s.eng.NewIngressShard(sh.ports); err != nil {
+			return err
+		}
+		for _, r := range s.tx {
+			ring, err := dpdk.NewRing(fmt.Sprintf("%s_rx%dtx%d", c.Name, k, r.k), c.RingSize, dpdk.SocketAny, dpdk.RingSingleProducer|dpdk.RingSingleConsumer)
+			if err != nil {
+				return err
+			}
+			sh.rings = append(sh.rings, ring)
+			sh.stage = append(sh.stage, dpdk.NewBurst(c.Burst))
+			sh.nstage = append(sh.nstage, 0)
+			s.egRing = append(s.egRing, ring)
+			r.in = append(r.in, ring)
+		}
+		if sh.mrx, err = s.multiPort(sh.ports); err != nil {
+			return err
+		}
 	}
-	return s, nil
+	return nil
 }
 
 // Engine is the engine the switch runs.
@@ -191,85 +331,91 @@ func (s *Switch) PollRTC(now int64) int {
 		s.mrx.RxBurst()
 	}
 	for i, p := range s.ports {
-		var pkts []*dpdk.Mbuf
 		if s.mrx != nil {
-			pkts = s.mrx.Segment(i)[:s.mrx.Count[i]]
-		} else {
-			pkts = b.in.Pkts[:p.RxBurst(b.in.Pkts)]
+			// Frame reads the data address RxBurst stored, not the mbuf.
+			base, n := i*s.mrx.Per, int(s.mrx.Count[i])
+			for j, m := range s.mrx.Pkts[base : base+n] {
+				f := s.mrx.Frame(base + j)
+				if !s.eng.Classify(i, f, &s.meta) || !s.eng.Enqueue(now, &s.meta, f, handle(m)) {
+					b.freeLater(m)
+				}
+			}
+			work += n
+			continue
 		}
-		n := len(pkts)
+		pkts := b.in.Pkts[:p.RxBurst(b.in.Pkts)]
 		for _, m := range pkts {
 			f := m.Data()
-			if s.eng.Classify(i, f, &s.meta) && s.eng.Enqueue(now, &s.meta, f, handle(m)) {
-				continue
+			if !s.eng.Classify(i, f, &s.meta) || !s.eng.Enqueue(now, &s.meta, f, handle(m)) {
+				b.freeLater(m)
 			}
-			b.freeLater(m)
 		}
-		work += n
+		work += len(pkts)
 	}
 	b.flush()
 	s.eng.ServiceIngress(now)
-	return work + s.transmit(now)
+	return work + s.transmit(s.tx[0], now)
 }
 
-// transmit runs Service and every port's shaper and sends what is due (tx+CC).
-func (s *Switch) transmit(now int64) int {
-	s.eng.Service(now)
+// transmit runs the role's Service and its ports' shapers and sends what is
+// due (tx+CC).
+func (s *Switch) transmit(r *txRole, now int64) int {
+	s.eng.ServiceShard(r.k, now)
 	work := 0
-	if s.mtx != nil {
+	if r.mtx != nil {
 		due := 0
-		for p := range s.ports {
-			cnt := s.collect(now, p, s.mtx.Segment(p))
-			s.mtx.Count[p] = uint16(cnt)
+		for j, p := range r.ports {
+			cnt := s.collect(r, now, p, r.mtx.Segment(j))
+			r.mtx.Count[j] = uint16(cnt)
 			due += cnt
 		}
 		if due > 0 {
-			work = s.mtx.TxBurst(true) // one cgo call for every port
-			for p := range s.ports {
-				if d := int(s.mtx.Count[p]) - int(s.mtx.Sent[p]); d > 0 {
+			work = r.mtx.TxBurst(true) // one cgo call for every port
+			for j, p := range r.ports {
+				if d := int(r.mtx.Count[j]) - int(r.mtx.Sent[j]); d > 0 {
 					s.eng.CountTxDrop(p, d)
 				}
 			}
 		}
-		s.txb.flush()
+		r.b.flush()
 		return work
 	}
-	for p, pt := range s.ports {
-		cnt := s.collect(now, p, s.out.Pkts)
+	for _, p := range r.ports {
+		cnt := s.collect(r, now, p, r.out.Pkts)
 		if cnt == 0 {
 			continue
 		}
-		sent := pt.TxBurst(s.out.Pkts[:cnt])
+		sent := s.ports[p].TxBurst(r.out.Pkts[:cnt])
 		if sent < cnt {
-			dpdk.FreeBulk(s.out.Pkts[sent:cnt])
+			dpdk.FreeBulk(r.out.Pkts[sent:cnt])
 			s.eng.CountTxDrop(p, cnt-sent)
 		}
 		work += sent
 	}
-	s.txb.flush()
+	r.b.flush()
 	return work
 }
 
 // collect runs port p's shaper and puts the mbufs due on the wire into out
 // (len(out) >= burst): forwarded frames as they are, generated ones copied
 // into spare mbufs. It returns how many.
-func (s *Switch) collect(now int64, p int, out []*dpdk.Mbuf) int {
-	k := s.eng.Transmit(now, p, s.items)
+func (s *Switch) collect(r *txRole, now int64, p int, out []*dpdk.Mbuf) int {
+	k := s.eng.Transmit(now, p, r.items)
 	cnt := 0
-	for _, it := range s.items[:k] {
+	for _, it := range r.items[:k] {
 		if it.H != 0 {
 			out[cnt] = mbuf(it.H)
 			cnt++
 			continue
 		}
-		m := s.takeSpare()
+		m := s.takeSpare(r)
 		if m == nil {
 			s.eng.CountTxDrop(p, 1)
 			continue
 		}
 		room := m.Room()
 		if len(room) < len(it.Frame) {
-			s.txb.freeLater(m)
+			r.b.freeLater(m)
 			s.eng.CountTxDrop(p, 1)
 			continue
 		}
@@ -278,39 +424,22 @@ func (s *Switch) collect(now int64, p int, out []*dpdk.Mbuf) int {
 		out[cnt] = m
 		cnt++
 	}
-	clear(s.items[:k])
+	clear(r.items[:k])
 	return cnt
 }
 
-// batchPorts sets up mrx and mtx when every port is an ethdev queue.
-func (s *Switch) batchPorts() error {
-	pqs := make([]dpdk.PortQueue, len(s.ports))
-	for i, p := range s.ports {
-		q, ok := p.(port.EthQueue)
-		if !ok {
-			return nil // rings or other ports: one call per port
-		}
-		pqs[i] = dpdk.PortQueue{Port: q.Port, Queue: q.Queue}
-	}
-	var err error
-	if s.mtx, err = dpdk.NewMultiPort(pqs, s.burst); err != nil {
-		return err
-	}
-	s.mrx, err = dpdk.NewMultiPort(pqs, s.burst)
-	return err
-}
-
-// takeSpare returns a fresh mbuf for a generated frame, refilling the spare
-// burst with one bulk allocation when it is empty; nil when the pool is empty.
-func (s *Switch) takeSpare() *dpdk.Mbuf {
-	if s.nspare == 0 {
-		if s.pool.AllocBulk(s.spare.Pkts) != nil {
+// takeSpare returns a fresh mbuf for a generated frame, refilling the role's
+// spare burst with one bulk allocation when it is empty; nil when the pool is
+// empty.
+func (s *Switch) takeSpare(r *txRole) *dpdk.Mbuf {
+	if r.nspare == 0 {
+		if s.pool.AllocBulk(r.spare.Pkts) != nil {
 			return nil
 		}
-		s.nspare = len(s.spare.Pkts)
+		r.nspare = len(r.spare.Pkts)
 	}
-	s.nspare--
-	return s.spare.Pkts[s.nspare]
+	r.nspare--
+	return r.spare.Pkts[r.nspare]
 }
 
 // PollRx is the pipeline's rx lcore: one burst from each port into its ring.
@@ -338,6 +467,79 @@ func (s *Switch) PollRx(now int64) int {
 		work += n
 	}
 	return work
+}
+
+// PollShard is rx lcore k of the sharded mode: receive on its ports, classify
+// and route each frame, carry its Meta in the mbuf's tailroom, and pass the
+// frames to the tx+CC lcores of their egress ports.
+func (s *Switch) PollShard(k int, now int64) int {
+	sh := s.shards[k]
+	work := 0
+	if sh.mrx != nil {
+		sh.mrx.RxBurst()
+		for j, i := range sh.ports {
+			base, n := j*sh.mrx.Per, int(sh.mrx.Count[j])
+			for x, m := range sh.mrx.Pkts[base : base+n] {
+				s.shardClassify(sh, i, m, sh.mrx.Frame(base+x))
+			}
+			work += n
+		}
+	} else {
+		for _, i := range sh.ports {
+			pkts := sh.b.in.Pkts[:s.ports[i].RxBurst(sh.b.in.Pkts)]
+			for _, m := range pkts {
+				s.shardClassify(sh, i, m, m.Data())
+			}
+			work += len(pkts)
+		}
+	}
+	for t := range sh.rings {
+		s.flushShard(sh, t)
+	}
+	sh.b.flush()
+	sh.ing.Service(now)
+	return work
+}
+
+// shardClassify classifies frame f (mbuf m) received on port in and stages it
+// for the ring to its egress port's tx lcore, or frees it.
+func (s *Switch) shardClassify(sh *rxShard, in int, m *dpdk.Mbuf, f []byte) {
+	if !s.eng.Classify(in, f, &sh.meta) {
+		sh.b.freeLater(m)
+		return
+	}
+	room := m.Room()
+	if len(room) < len(f)+switchd.MetaLen {
+		s.stats.noRoom.Add(1)
+		sh.b.freeLater(m)
+		return
+	}
+	sh.meta.Put(room[len(f):])
+	t := int(s.txOf[sh.meta.Out])
+	if sh.nstage[t] == len(sh.stage[t].Pkts) {
+		s.flushShard(sh, t)
+	}
+	sh.stage[t].Pkts[sh.nstage[t]] = m
+	sh.nstage[t]++
+}
+
+// flushShard passes rx shard sh's frames staged for tx lcore t to its ring.
+func (s *Switch) flushShard(sh *rxShard, t int) {
+	s.toRing(sh.rings[t], sh.stage[t].Pkts, &sh.nstage[t])
+}
+
+// toRing moves the first *n of pkts into r, frees and counts what does not
+// fit, and empties the stage.
+func (s *Switch) toRing(r *dpdk.Ring, pkts []*dpdk.Mbuf, n *int) {
+	if *n == 0 {
+		return
+	}
+	k := r.EnqueueBurst(pkts[:*n])
+	if k < *n {
+		dpdk.FreeBulk(pkts[k:*n])
+		s.stats.ringDrops.Add(uint64(*n - k))
+	}
+	*n = 0
 }
 
 // PollSwitch is the pipeline's switching lcore: classify and route each frame,
@@ -377,42 +579,62 @@ func (s *Switch) PollSwitch(now int64) int {
 	return work
 }
 
-func (s *Switch) flushStage(o int) {
-	n := s.nstage[o]
-	if n == 0 {
-		return
-	}
-	k := s.egRing[o].EnqueueBurst(s.stage[o].Pkts[:n])
-	if k < n {
-		dpdk.FreeBulk(s.stage[o].Pkts[k:n])
-		s.stats.ringDrops.Add(uint64(n - k))
-	}
-	s.nstage[o] = 0
-}
+func (s *Switch) flushStage(o int) { s.toRing(s.egRing[o], s.stage[o].Pkts, &s.nstage[o]) }
 
-// PollTx is the pipeline's tx+CC lcore: enqueue what the switching lcore
-// routed, then CP timers, shaping and tx.
-func (s *Switch) PollTx(now int64) int {
-	b := &s.txb
+// PollTx is the pipeline's tx+CC lcore (and the sharded mode's, with one):
+// enqueue what the switching lcore routed, then CP timers, shaping and tx.
+func (s *Switch) PollTx(now int64) int { return s.pollTx(s.tx[0], now) }
+
+// PollTxShard is tx+CC lcore k of the sharded mode.
+func (s *Switch) PollTxShard(k int, now int64) int { return s.pollTx(s.tx[k], now) }
+
+func (s *Switch) pollTx(r *txRole, now int64) int {
+	b := &r.b
 	work := 0
-	for _, r := range s.egRing {
-		n := r.DequeueBurst(b.in.Pkts)
-		for _, m := range b.in.Pkts[:n] {
-			f := m.Data()
-			s.meta.Get(m.Room()[len(f):])
-			if !s.eng.Enqueue(now, &s.meta, f, handle(m)) {
-				b.freeLater(m)
+	for _, ring := range r.in {
+		// Up to a burst per port from each ring, as rtc receives a burst on
+		// every port per poll: the shaping and tx of a poll then serve as
+		// many frames as they do in rtc mode, not one burst's.
+		for i := 0; i < r.maxBursts; i++ {
+			n := ring.DequeueBurst(b.in.Pkts)
+			for _, m := range b.in.Pkts[:n] {
+				f := m.Data()
+				r.meta.Get(m.Room()[len(f):])
+				if !s.eng.Enqueue(now, &r.meta, f, handle(m)) {
+					b.freeLater(m)
+				}
+			}
+			work += n
+			if n < len(b.in.Pkts) {
+				break
 			}
 		}
-		work += n
 	}
 	b.flush()
-	return work + s.transmit(now)
+	return work + s.transmit(r, now)
 }
 
 // Launch starts the switch's loops in g, reading time from clock: rtc on
-// lcores[0]; pipeline on lcores[0] (rx), [1] (switching), [2] (tx+CC).
+// lcores[0]; pipeline on lcores[0] (rx), [1] (switching), [2] (tx+CC);
+// sharded on lcores[0..R-1] (rx) and [R..R+T-1] (tx+CC).
 func (s *Switch) Launch(g *lcore.Group, clock *lcore.TSCClock, lcores []uint) error {
+	if r := len(s.shards); r > 0 {
+		t := len(s.tx)
+		if len(lcores) != r+t {
+			return fmt.Errorf("dataplane: sharded mode with %d rx and %d tx lcores needs %d lcores, got %d", r, t, r+t, len(lcores))
+		}
+		for k := 0; k < r; k++ {
+			if err := g.Launch(lcores[k], fmt.Sprintf("switch-rx%d", k), func() int { return s.PollShard(k, clock.Now()) }); err != nil {
+				return err
+			}
+		}
+		for k := 0; k < t; k++ {
+			if err := g.Launch(lcores[r+k], fmt.Sprintf("switch-tx%d", k), func() int { return s.PollTxShard(k, clock.Now()) }); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
 	if !s.pipeline {
 		if len(lcores) < 1 {
 			return fmt.Errorf("dataplane: rtc mode needs 1 lcore")
@@ -444,7 +666,8 @@ func (s *Switch) Close() {
 		return
 	}
 	s.closed = true
-	b := &s.txb
+	b := newLcoreBufs(s.burst)
+	defer b.release()
 	s.eng.Drain(func(h switchd.Handle) { b.freeLater(mbuf(h)) })
 	b.flush()
 	for o := range s.stage {
@@ -457,6 +680,18 @@ func (s *Switch) Close() {
 		}
 		s.stage[o].Free()
 	}
+	for _, sh := range s.shards {
+		for t, st := range sh.stage {
+			if sh.nstage[t] > 0 {
+				dpdk.FreeBulk(st.Pkts[:sh.nstage[t]])
+			}
+			st.Free()
+		}
+		if sh.mrx != nil {
+			sh.mrx.Free()
+		}
+		sh.b.release()
+	}
 	for _, r := range append(append([]*dpdk.Ring(nil), s.inRing...), s.egRing...) {
 		for n := r.DequeueBurst(b.in.Pkts); n > 0; n = r.DequeueBurst(b.in.Pkts) {
 			dpdk.FreeBulk(b.in.Pkts[:n])
@@ -466,23 +701,26 @@ func (s *Switch) Close() {
 	for _, p := range s.ports {
 		port.Drain(p, b.in.Pkts)
 	}
-	if s.nspare > 0 {
-		dpdk.FreeBulk(s.spare.Pkts[:s.nspare])
-		s.nspare = 0
+	for _, r := range s.tx {
+		if r.nspare > 0 {
+			dpdk.FreeBulk(r.spare.Pkts[:r.nspare])
+			r.nspare = 0
+		}
+		r.spare.Free()
+		r.out.Free()
+		if r.mtx != nil {
+			r.mtx.Free()
+		}
+		r.b.release()
 	}
-	s.spare.Free()
-	s.out.Free()
 	if s.mrx != nil {
 		s.mrx.Free()
 	}
-	if s.mtx != nil {
-		s.mtx.Free()
-	}
-	b.release()
-	if s.pipeline {
+	if s.rxb.in != nil {
 		s.rxb.release()
 		s.swb.release()
-	} else {
+	}
+	if s.rtcBufs.in != nil {
 		s.rtcBufs.release()
 	}
 }

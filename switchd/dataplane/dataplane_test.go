@@ -2,25 +2,31 @@ package dataplane
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
 	"testing"
 	"time"
 
 	_ "github.com/ccbed/ccbed/ccalgo/all"
 	"github.com/ccbed/ccbed/dpdk"
+	"github.com/ccbed/ccbed/internal/cpuclock"
 	"github.com/ccbed/ccbed/lcore"
+	"github.com/ccbed/ccbed/pcapw"
 	"github.com/ccbed/ccbed/port"
 	"github.com/ccbed/ccbed/switchd"
 	"github.com/ccbed/ccbed/wire"
 )
 
-// Four lcores on the machine's two CPUs (lcore 0 is the main lcore), so that the
-// pipeline's three loops can run beside the test; four looping net_ring vdevs for
+// Five lcores on the machine's two CPUs (lcore 0 is the main lcore), so that the
+// pipeline's three loops, or the sharded mode's four, can run beside the test; four looping net_ring vdevs for
 // the benchmark.
 var ealArgs = []string{
 	"--no-huge", "-m", "512", "--no-pci", "--no-shconf", "--no-telemetry",
-	"--lcores=0@0,1@1,2@0,3@1", "--log-level=lib.eal:error",
+	"--lcores=0@0,1@1,2@0,3@1,4@0", "--log-level=lib.eal:error",
 	"--vdev=net_ring0", "--vdev=net_ring1", "--vdev=net_ring2", "--vdev=net_ring3",
 }
 
@@ -167,9 +173,13 @@ func TestForward4Ports(t *testing.T) {
 		pipeline  bool
 		unbatched bool // ports that are not port.EthQueue: one cgo call per port
 		prefix    string
+		rxLcores  int // sharded
+		txLcores  int
 	}{
-		{"rtc", false, false, "fwr"}, {"pipeline", true, false, "fwp"},
-		{"rtc-unbatched", false, true, "fur"}, {"pipeline-unbatched", true, true, "fup"},
+		{"rtc", false, false, "fwr", 0, 0}, {"pipeline", true, false, "fwp", 0, 0},
+		{"rtc-unbatched", false, true, "fur", 0, 0}, {"pipeline-unbatched", true, true, "fup", 0, 0},
+		{"sharded-2rx", false, false, "fws", 2, 1}, {"sharded-2rx-unbatched", false, true, "fus", 2, 1},
+		{"sharded-2rx-2tx", false, false, "fwt", 2, 2}, {"sharded-1rx-3tx-unbatched", false, true, "fut", 1, 3},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			mp := newPool(t, "fwd_"+tc.prefix, 4095)
@@ -184,19 +194,37 @@ func TestForward4Ports(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			s, err := New(eng, sw, mp, Config{Pipeline: tc.pipeline, Name: tc.prefix})
+			s, err := New(eng, sw, mp, Config{Pipeline: tc.pipeline, RxLcores: tc.rxLcores, TxLcores: tc.txLcores, Name: tc.prefix})
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer s.Close()
-			if batched := s.mrx != nil && s.mtx != nil; batched == tc.unbatched {
-				t.Fatalf("batched rx/tx %v with unbatched %v", batched, tc.unbatched)
+			for _, r := range s.tx {
+				if (r.mtx != nil) == tc.unbatched {
+					t.Fatalf("tx lcore %d: batched tx %v with unbatched %v", r.k, r.mtx != nil, tc.unbatched)
+				}
 			}
+			if tc.rxLcores == 0 && (s.mrx != nil) == tc.unbatched {
+				t.Fatalf("batched rx %v with unbatched %v", s.mrx != nil, tc.unbatched)
+			}
+			if len(s.tx) != max(tc.txLcores, 1) || s.eng.TxShards() != len(s.tx) {
+				t.Fatalf("%d tx roles, engine %d tx shards, want %d", len(s.tx), s.eng.TxShards(), max(tc.txLcores, 1))
+			}
+			for _, sh := range s.shards {
+				if (sh.mrx != nil) == tc.unbatched {
+					t.Fatalf("shard of ports %v: batched rx %v with unbatched %v", sh.ports, sh.mrx != nil, tc.unbatched)
+				}
+			}
+			threaded := tc.pipeline || tc.rxLcores > 0
 			clock := lcore.NewTSCClock(dpdk.TSCHz())
 			var g *lcore.Group
-			if tc.pipeline {
+			if threaded {
 				g = lcore.NewGroup()
-				if err := s.Launch(g, clock, []uint{1, 2, 3}); err != nil {
+				lcores := []uint{1, 2, 3}
+				if tc.rxLcores > 0 {
+					lcores = []uint{1, 2, 3, 4}[:tc.rxLcores+max(tc.txLcores, 1)]
+				}
+				if err := s.Launch(g, clock, lcores); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -212,19 +240,12 @@ func TestForward4Ports(t *testing.T) {
 			defer r.b.Free()
 			deadline := time.Now().Add(2 * time.Second)
 			for time.Now().Before(deadline) && r.data[0]+r.data[1]+r.data[2]+r.data[3] < 4*3*per {
-				if !tc.pipeline {
+				if !threaded {
 					s.PollRTC(clock.Now())
 				}
 				r.poll(hosts)
 			}
-			if g != nil {
-				g.Stop()
-				for _, st := range g.Wait() {
-					if st.Panic != "" {
-						t.Fatalf("%s panicked: %s", st.Name, st.Panic)
-					}
-				}
-			}
+			stopLoops(t, g)
 			for j := 0; j < 4; j++ {
 				if r.data[j] != 3*per {
 					t.Errorf("host %d received %d data frames, want %d", j, r.data[j], 3*per)
@@ -237,7 +258,44 @@ func TestForward4Ports(t *testing.T) {
 					t.Errorf("port %d: rx %d tx %d drops %d", j, pc.RxPackets, pc.TxPackets, pc.DropsTotal)
 				}
 			}
+			if st := s.Stats(); st.RingDrops != 0 || st.NoRoom != 0 {
+				t.Errorf("adapter counters %+v", st)
+			}
 		})
+	}
+}
+
+func TestShardedConfig(t *testing.T) {
+	mp := newPool(t, "shcfg", 1023)
+	_, sw := cables(t, "shc", mp)
+	for _, tc := range []struct {
+		name string
+		c    Config
+		want string
+	}{
+		{"more rx lcores than ports", Config{RxLcores: 5, Name: "shc1"}, "5 rx lcores for 4 ports"},
+		{"two modes", Config{RxLcores: 2, Pipeline: true, Name: "shc2"}, "two modes"},
+		{"tx lcores without sharding", Config{TxLcores: 2, Name: "shc3"}, "only the sharded mode"},
+		{"more tx lcores than ports", Config{RxLcores: 1, TxLcores: 5, Name: "shc4"}, "5 tx lcores for 4 ports"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := switchConfig("none", []float64{10, 10, 10, 10})
+			eng, err := switchd.New(&cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			s, err := New(eng, sw, mp, tc.c)
+			if err == nil {
+				s.Close()
+				t.Fatal("accepted")
+			}
+			if !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("error %q, want it to say %q", err, tc.want)
+			}
+		})
+	}
+	if in := mp.InUse(); in != 0 {
+		t.Errorf("%d mbufs in use", in)
 	}
 }
 
@@ -248,39 +306,69 @@ type plainPort struct{ port.Port }
 // TestRoCCFeedbackThroughMbufs congests port 3 (0.2 Gb/s) and checks that the
 // RoCC rate messages the CP generates reach the three sources as frames.
 func TestRoCCFeedbackThroughMbufs(t *testing.T) {
-	mp := newPool(t, "rocc_fb", 4095)
-	hosts, sw := cables(t, "rf", mp)
-	cfg := switchConfig("rocc", []float64{10, 10, 10, 0.2})
-	cfg.CC.Params = map[string]map[string]any{"rocc": {"t_ns": int64(40_000)}}
-	eng, err := switchd.New(&cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := New(eng, sw, mp, Config{Name: "rf"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	clock := lcore.NewTSCClock(dpdk.TSCHz())
-	for src := 0; src < 3; src++ {
-		send(t, mp, hosts[src], src, 3, 200, 1000)
-	}
-	r := &receiver{tb: t, b: dpdk.NewBurst(32)}
-	defer r.b.Free()
-	deadline := time.Now().Add(1500 * time.Millisecond)
-	for time.Now().Before(deadline) && (r.rates[0] == 0 || r.rates[1] == 0 || r.rates[2] == 0) {
-		s.PollRTC(clock.Now())
-		r.poll(hosts)
-	}
-	for j := 0; j < 3; j++ {
-		if r.rates[j] == 0 {
-			t.Errorf("source %d got no RoCC rate message", j)
-		}
-	}
-	if r.data[3] == 0 {
-		t.Error("nothing reached the destination")
+	// rtc, polled here; and sharded with port 3's CP on tx lcore 1 and the
+	// sources' ports on tx lcores 0 and 1 (its messages to ports 0 and 2
+	// cross between engine shards), on launched lcores.
+	for _, tc := range []struct {
+		name   string
+		c      Config
+		lcores []uint
+	}{
+		{"rtc", Config{Name: "rf"}, nil},
+		{"sharded-1rx-2tx", Config{Name: "rfs", RxLcores: 1, TxLcores: 2}, []uint{1, 2, 3}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			mp := newPool(t, "rocc_fb_"+tc.name, 4095)
+			hosts, sw := cables(t, tc.c.Name, mp)
+			cfg := switchConfig("rocc", []float64{10, 10, 10, 0.2})
+			cfg.CC.Params = map[string]map[string]any{"rocc": {"t_ns": int64(40_000)}}
+			eng, err := switchd.New(&cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			s, err := New(eng, sw, mp, tc.c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			clock := lcore.NewTSCClock(dpdk.TSCHz())
+			var g *lcore.Group
+			if tc.lcores != nil {
+				defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+				g = lcore.NewGroup()
+				if err := s.Launch(g, clock, tc.lcores); err != nil {
+					t.Fatal(err)
+				}
+			}
+			for src := 0; src < 3; src++ {
+				send(t, mp, hosts[src], src, 3, 200, 1000)
+			}
+			r := &receiver{tb: t, b: dpdk.NewBurst(32)}
+			defer r.b.Free()
+			deadline := time.Now().Add(1500 * time.Millisecond)
+			for time.Now().Before(deadline) && (r.rates[0] == 0 || r.rates[1] == 0 || r.rates[2] == 0) {
+				if g == nil {
+					s.PollRTC(clock.Now())
+				}
+				r.poll(hosts)
+			}
+			stopLoops(t, g)
+			for j := 0; j < 3; j++ {
+				if r.rates[j] == 0 {
+					t.Errorf("source %d got no RoCC rate message", j)
+				}
+			}
+			if r.data[3] == 0 {
+				t.Error("nothing reached the destination")
+			}
+		})
 	}
 }
+
+// seedPcap: BenchmarkForwardRTC/none/<size>B writes the frames it seeds on port
+// i to <dir>/<size>B-port<i>.pcap, so that scripts/bench-switchd.sh can seed
+// DPDK's l3fwd with the same frames.
+var seedPcap = flag.String("seed-pcap", "", "`dir` for the frames BenchmarkForwardRTC/none seeds, one pcap per port and size")
 
 // BenchmarkForwardRTC forwards 64 B or 1500 B frames around 4 looping net_ring
 // vdevs (each port's tx comes back on its rx) in rtc mode, with a CP on every
@@ -293,8 +381,23 @@ func BenchmarkForwardRTC(b *testing.B) {
 	}
 }
 
-func benchForward(b *testing.B, scheme string, size int) {
-	mp := newPool(b, fmt.Sprintf("bench_%s_%d", scheme, size), 8191)
+// BenchmarkForwardSharded is BenchmarkForwardRTC's traffic through the sharded
+// mode: rx lcores that receive and classify (lcores 1 and 3 on CPU 1) and the
+// tx+CC lcore (lcore 2 on CPU 0), while the benchmark's goroutine sleeps. It
+// reports the switch's Mpps over wall time. With 1 rx lcore it uses both of
+// this machine's CPUs; more rx lcores than CPUs only share them.
+func BenchmarkForwardSharded(b *testing.B) {
+	for _, scheme := range []string{"none", "dcqcn"} {
+		b.Run(scheme+"/64B/1rx", func(b *testing.B) { benchForwardMode(b, scheme, 64, 1) })
+	}
+}
+
+func benchForward(b *testing.B, scheme string, size int) { benchForwardMode(b, scheme, size, 0) }
+
+// benchForwardMode runs the looping benchmark in rtc mode (rxLcores 0, polled
+// by the benchmark's goroutine) or in the sharded mode on launched lcores.
+func benchForwardMode(b *testing.B, scheme string, size, rxLcores int) {
+	mp := newPool(b, fmt.Sprintf("bench_%s_%d_%d", scheme, size, rxLcores), 8191)
 	var ports []port.Port
 	var eths []dpdk.EthPort
 	for i := 0; i < 4; i++ {
@@ -321,7 +424,8 @@ func benchForward(b *testing.B, scheme string, size int) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	s, err := New(eng, ports, mp, Config{Name: fmt.Sprintf("b%s%d", scheme, size)})
+	// Rings that hold every seeded frame: the first poll receives them all.
+	s, err := New(eng, ports, mp, Config{Name: fmt.Sprintf("b%s%d_%d", scheme, size, rxLcores), RxLcores: rxLcores, RingSize: 4096})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -350,23 +454,32 @@ func benchForward(b *testing.B, scheme string, size int) {
 			}
 			m.SetLen(l)
 		}
+		if *seedPcap != "" && scheme == "none" {
+			writePcap(b, filepath.Join(*seedPcap, fmt.Sprintf("%dB-port%d.pcap", size, i)), bb.Pkts)
+		}
 		if n := ports[i].TxBurst(bb.Pkts); n < len(bb.Pkts) {
 			dpdk.FreeBulk(bb.Pkts[n:])
 		}
 	}
 	clock := lcore.NewTSCClock(dpdk.TSCHz())
+	if rxLcores > 0 {
+		benchLaunched(b, s, clock, rxLcores)
+		return
+	}
 	for i := 0; i < 1000; i++ {
 		s.PollRTC(clock.Now())
 	}
 	eng.PublishEgress()
 	before := eng.Snapshot()
 	b.ReportAllocs()
+	runtime.LockOSThread() // cpuclock.Thread reads this thread's time
+	defer runtime.UnlockOSThread()
 	b.ResetTimer()
-	start := time.Now()
+	start, cpu0 := time.Now(), cpuclock.Thread()
 	for i := 0; i < b.N; i++ {
 		s.PollRTC(clock.Now())
 	}
-	el := time.Since(start)
+	el, cpu := time.Since(start), cpuclock.Thread()-cpu0
 	b.StopTimer()
 	eng.PublishEgress()
 	after := eng.Snapshot()
@@ -376,5 +489,78 @@ func benchForward(b *testing.B, scheme string, size int) {
 	}
 	b.ReportMetric(float64(pk)/el.Seconds()/1e6, "Mpps")
 	b.ReportMetric(float64(pk)/float64(b.N), "pkts/poll")
+	// CPU time per packet leaves out the time other processes held the core
+	// (see cpuclock.Thread): the steadier figure on a shared machine.
+	b.ReportMetric(float64(cpu.Nanoseconds())/float64(pk), "cpu-ns/pkt")
 	_ = context.Background
+}
+
+// benchLaunched runs s's sharded loops on lcores 1..rxLcores+1 for b.N
+// microseconds of wall time and reports the switch's Mpps.
+func benchLaunched(b *testing.B, s *Switch, clock *lcore.TSCClock, rxLcores int) {
+	var ids []uint
+	for k := 0; k <= rxLcores; k++ {
+		ids = append(ids, uint(1+k))
+	}
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0)) // Launch raises it
+	g := lcore.NewGroup()
+	if err := s.Launch(g, clock, ids); err != nil {
+		b.Fatal(err)
+	}
+	eng := s.Engine()
+	txPackets := func() uint64 {
+		var n uint64
+		for _, pc := range eng.Snapshot().Ports {
+			n += pc.TxPackets
+		}
+		return n
+	}
+	time.Sleep(50 * time.Millisecond) // warm up; counters publish every ms
+	b.ResetTimer()
+	before, start := txPackets(), time.Now()
+	time.Sleep(time.Duration(b.N) * time.Microsecond)
+	pk, el := txPackets()-before, time.Since(start)
+	b.StopTimer()
+	g.Stop()
+	for _, st := range g.Wait() {
+		if st.Panic != "" {
+			b.Fatalf("%s panicked: %s", st.Name, st.Panic)
+		}
+		b.Logf("%s: %d polls, %d busy, %.1f per busy poll, max stall %.1f us", st.Name, st.Iterations, st.BusyPolls, float64(st.Work)/float64(max(st.BusyPolls, 1)), float64(st.MaxStallNs)/1e3)
+	}
+	if d := s.Stats().RingDrops; d != 0 {
+		b.Logf("%d frames dropped at the rx-to-tx rings", d)
+	}
+	b.ReportMetric(float64(pk)/el.Seconds()/1e6, "Mpps")
+}
+
+// stopLoops stops g's loops (nil: none launched) and fails on a loop's panic.
+func stopLoops(tb testing.TB, g *lcore.Group) {
+	tb.Helper()
+	if g == nil {
+		return
+	}
+	g.Stop()
+	for _, st := range g.Wait() {
+		if st.Panic != "" {
+			tb.Fatalf("%s panicked: %s", st.Name, st.Panic)
+		}
+	}
+}
+
+// writePcap writes the frames of pkts to a pcap file at path.
+func writePcap(tb testing.TB, path string, pkts []*dpdk.Mbuf) {
+	tb.Helper()
+	w, err := pcapw.Create(path, 0)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	for _, m := range pkts {
+		if err := w.Append(0, m.Data()); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		tb.Fatal(err)
+	}
 }

@@ -1,0 +1,186 @@
+package switchd
+
+import (
+	"fmt"
+	"sync/atomic"
+
+	"github.com/ccbed/ccbed/ccalgo"
+	"github.com/ccbed/ccbed/wire"
+)
+
+// txShard is the tx+CC state of a set of egress ports that one lcore serves:
+// Enqueue, Transmit and ServiceShard for those ports touch only their own
+// egress structs and their shard's. An engine has one shard holding every
+// port unless ShardTx split them.
+type txShard struct {
+	ports uint64 // bit p: egress port p is the shard's
+	// active has bit p set while port p holds frames (queued, generated, on
+	// the delay line): Transmit and NextWake visit only those ports.
+	active uint64
+	// cpDirty has bit p set when port p's CP ran a hook or its timer since its
+	// NextTimer was last read into cpNext; cpMin is the earliest cpNext. The
+	// engine reads a CP's timer again only after the CP ran.
+	cpDirty uint64
+	cpMin   int64
+
+	nextSample, nextPubTx int64
+	samples               *SampleRing
+	// buf is the shard's buffer: the whole buffer with one shard, a slice of
+	// it in proportion to the shard's ports with several (like the buffer of
+	// each pipeline of a multi-pipeline switch ASIC).
+	buf sharedBuffer
+	ep  wire.Endpoints // scratch for generated packets
+	// inbox[k] holds the feedback frames shard k's CPs built for this
+	// shard's ports (nil for k itself): a CP's feedback leaves by the port
+	// toward the flow's source, which another shard may own.
+	inbox []*mailbox
+	// outbox[k] is shard k's inbox[this shard].
+	outbox []*mailbox
+}
+
+// mailboxSlots is the room of a mailbox between two shards, in frames.
+const mailboxSlots = 1024
+
+// mailbox is a single-producer single-consumer ring of generated control
+// frames, each with the egress port it leaves by, from one shard's lcore to
+// another's.
+type mailbox struct {
+	buf        []byte
+	lens       []uint16
+	ports      []uint8
+	mask       uint32
+	head, tail atomic.Uint32
+}
+
+func newMailbox(n int) *mailbox {
+	n = nextPow2(n)
+	return &mailbox{buf: make([]byte, n*genSlotLen), lens: make([]uint16, n), ports: make([]uint8, n), mask: uint32(n - 1)}
+}
+
+// slot is the room of the next frame (producer), nil when the mailbox is full.
+func (m *mailbox) slot() []byte {
+	t := m.tail.Load()
+	if t-m.head.Load() > m.mask {
+		return nil
+	}
+	i := int(t & m.mask)
+	return m.buf[i*genSlotLen : (i+1)*genSlotLen]
+}
+
+// commit publishes the frame of n bytes written into slot, for port p.
+func (m *mailbox) commit(p uint8, n int) {
+	t := m.tail.Load()
+	m.lens[t&m.mask], m.ports[t&m.mask] = uint16(n), p
+	m.tail.Store(t + 1)
+}
+
+// drain hands every frame committed so far to fn, oldest first (consumer).
+func (m *mailbox) drain(fn func(p uint8, frame []byte)) {
+	h, t := m.head.Load(), m.tail.Load()
+	for ; h != t; h++ {
+		i := int(h & m.mask)
+		fn(m.ports[i], m.buf[i*genSlotLen:i*genSlotLen+int(m.lens[i])])
+	}
+	m.head.Store(t)
+}
+
+// ShardTx deals the egress ports over len(groups) tx+CC lcores: groups[k] are
+// the ports shard k serves, and every port is in one group. Call it after New
+// and before Start and the first frame. The lcore of shard k then calls
+// Enqueue for frames leaving by its ports, Transmit for its ports and
+// ServiceShard(k) (in place of Service); the shards share nothing on the
+// per-packet path. Each shard gets a slice of a shared buffer in proportion
+// to its ports, and its own sample ring (SampleRings). Feedback a CP sends
+// toward a port of another shard crosses over a mailbox that the owner empties
+// at its ServiceShard. PFC needs one shard: a lossless frame's ingress
+// accounting and the pause it triggers span the egress ports of every shard.
+func (e *Engine) ShardTx(groups [][]int) error {
+	if len(groups) == 0 || len(groups) > MaxPorts {
+		return fmt.Errorf("switchd: %d tx shards: want 1..%d", len(groups), MaxPorts)
+	}
+	if len(groups) > 1 && e.pfcOn {
+		return fmt.Errorf("switchd: %d tx+CC lcores with PFC: PFC needs one tx+CC lcore (a lossless frame's ingress accounting spans every egress port)", len(groups))
+	}
+	seen := make([]bool, e.n)
+	for k, grp := range groups {
+		if len(grp) == 0 {
+			return fmt.Errorf("switchd: tx shard %d has no port", k)
+		}
+		for _, p := range grp {
+			if p < 0 || p >= e.n || seen[p] {
+				return fmt.Errorf("switchd: tx shard %d: port %d out of range or in two shards", k, p)
+			}
+			seen[p] = true
+		}
+	}
+	for p, ok := range seen {
+		if !ok {
+			return fmt.Errorf("switchd: port %d in no tx shard", p)
+		}
+	}
+	old := e.tx[0]
+	e.tx = make([]txShard, len(groups))
+	for k, grp := range groups {
+		sh := &e.tx[k]
+		sh.cpMin = ccalgo.Never
+		sh.nextSample, sh.nextPubTx = old.nextSample, old.nextPubTx
+		sh.samples = old.samples
+		if k > 0 {
+			sh.samples = NewSampleRing(len(old.samples.buf))
+		}
+		sh.buf = old.buf
+		if sh.buf.on {
+			sh.buf.pool = old.buf.pool * int64(len(grp)) / int64(e.n)
+		}
+		for _, p := range grp {
+			sh.ports |= 1 << p
+			e.eg[p].sh = uint8(k)
+			if e.eg[p].cp != nil {
+				sh.cpDirty |= 1 << p
+			}
+		}
+		sh.active = old.active & sh.ports
+		sh.inbox, sh.outbox = make([]*mailbox, len(groups)), make([]*mailbox, len(groups))
+	}
+	for k := range e.tx {
+		for j := range e.tx {
+			if j != k {
+				m := newMailbox(mailboxSlots)
+				e.tx[k].inbox[j], e.tx[j].outbox[k] = m, m
+			}
+		}
+	}
+	return nil
+}
+
+// TxShards is the number of tx+CC shards (1 unless ShardTx split the ports).
+func (e *Engine) TxShards() int { return len(e.tx) }
+
+// SampleRings are the rings the shards write queue / fair-rate samples into,
+// one per shard (Samples is the first).
+func (e *Engine) SampleRings() []*SampleRing {
+	r := make([]*SampleRing, len(e.tx))
+	for k := range e.tx {
+		r[k] = e.tx[k].samples
+	}
+	return r
+}
+
+// deliver empties shard sh's inbox into its ports' generated-control queues.
+func (e *Engine) deliver(sh *txShard) {
+	for _, m := range sh.inbox {
+		if m == nil || m.head.Load() == m.tail.Load() {
+			continue
+		}
+		m.drain(func(p uint8, frame []byte) {
+			g := &e.eg[p]
+			b := g.gen.slot()
+			if b == nil {
+				g.c[cDropControl]++
+				return
+			}
+			g.gen.commit(copy(b, frame))
+			sh.active |= 1 << p
+		})
+	}
+}
