@@ -44,7 +44,10 @@ func (p EthPort) Name() string {
 }
 
 // Configure sets the number of rx and tx queues and the MTU (0: the driver's
-// default), with offloads off.
+// default), with offloads off. With several rx queues it turns RSS on, on
+// the IPv4 addresses and UDP ports as far as the device hashes them (the
+// driver's default key), so that every frame of a flow reaches one queue; a
+// device without RSS (net_ring, net_null) keeps its own mapping.
 func (p EthPort) Configure(nrx, ntx uint16, mtu uint32) error {
 	return errFromRC(fmt.Sprintf("rte_eth_dev_configure port %d", p),
 		C.ccbed_eth_dev_configure_simple(C.uint16_t(p), C.uint16_t(nrx), C.uint16_t(ntx), C.uint32_t(mtu)))
@@ -191,6 +194,58 @@ func NewEthCable(nameA, nameB string, size uint32, socket int) (a, b EthPort, er
 		return 0, 0, errFromRC("rte_eth_from_rings "+nameA, pa)
 	}
 	pb := C.ccbed_eth_from_ring_pair(cb, ab.c(), ba.c(), C.uint(socketOrZero(socket)))
+	if pb < 0 {
+		return 0, 0, errFromRC("rte_eth_from_rings "+nameB, pb)
+	}
+	return EthPort(pa), EthPort(pb), nil
+}
+
+// NewEthCableQueues is NewEthCable with queues rx and tx queues on each
+// port, each queue a ring of size slots: what port A transmits on its tx
+// queue i, port B receives on its rx queue (i+rotate) mod queues, and the
+// other way round. A rotate other than 0 stands in for a NIC's RSS, which
+// may put a flow's frames on another queue than the sender's.
+func NewEthCableQueues(nameA, nameB string, queues, rotate int, size uint32, socket int) (a, b EthPort, err error) {
+	if queues < 1 || queues > 64 {
+		return 0, 0, fmt.Errorf("NewEthCableQueues %s: %d queues: want 1..64", nameA, queues)
+	}
+	// toB[j] feeds B's rx queue j, toA[j] A's.
+	toB, toA := make([]*Ring, queues), make([]*Ring, queues)
+	for j := 0; j < queues && err == nil; j++ {
+		toB[j], err = NewRing(fmt.Sprintf("%s>%d", nameB, j), size, socket, RingSingleProducer|RingSingleConsumer)
+		if err == nil {
+			toA[j], err = NewRing(fmt.Sprintf("%s>%d", nameA, j), size, socket, RingSingleProducer|RingSingleConsumer)
+		}
+	}
+	if err != nil {
+		for _, r := range append(toA, toB...) {
+			if r != nil {
+				r.Free()
+			}
+		}
+		return 0, 0, err
+	}
+	arr := func(rings []*Ring, shift int) **C.struct_rte_ring {
+		p := (**C.struct_rte_ring)(C.calloc(C.size_t(queues), C.size_t(unsafe.Sizeof(uintptr(0)))))
+		s := unsafe.Slice(p, queues)
+		for i := range s {
+			s[i] = rings[(i+shift)%queues].c()
+		}
+		return p
+	}
+	rxA, txA, rxB, txB := arr(toA, 0), arr(toB, rotate%queues), arr(toB, 0), arr(toA, rotate%queues)
+	for _, p := range []**C.struct_rte_ring{rxA, txA, rxB, txB} {
+		defer C.free(unsafe.Pointer(p))
+	}
+	ca, cb := C.CString(nameA), C.CString(nameB)
+	defer C.free(unsafe.Pointer(ca))
+	defer C.free(unsafe.Pointer(cb))
+	q := C.uint(queues)
+	pa := C.ccbed_eth_from_rings(ca, rxA, q, txA, q, C.uint(socketOrZero(socket)))
+	if pa < 0 {
+		return 0, 0, errFromRC("rte_eth_from_rings "+nameA, pa)
+	}
+	pb := C.ccbed_eth_from_rings(cb, rxB, q, txB, q, C.uint(socketOrZero(socket)))
 	if pb < 0 {
 		return 0, 0, errFromRC("rte_eth_from_rings "+nameB, pb)
 	}

@@ -118,7 +118,27 @@ int ccbed_eth_dev_configure_simple(uint16_t port, uint16_t nrx, uint16_t ntx, ui
 	memset(&conf, 0, sizeof(conf));
 	if (mtu > 0)
 		conf.rxmode.mtu = mtu;
+	if (nrx > 1) {
+		/* Several rx queues: RSS on the IPv4 addresses and UDP ports (the
+		 * driver's default key), where the device hashes them; a device
+		 * without RSS (net_ring, net_null) keeps its own queue mapping. */
+		struct rte_eth_dev_info info;
+		int rc = rte_eth_dev_info_get(port, &info);
+		if (rc != 0)
+			return rc;
+		uint64_t hf = (RTE_ETH_RSS_IP | RTE_ETH_RSS_UDP) & info.flow_type_rss_offloads;
+		if (hf != 0) {
+			conf.rxmode.mq_mode = RTE_ETH_MQ_RX_RSS;
+			conf.rx_adv_conf.rss_conf.rss_hf = hf;
+		}
+	}
 	return rte_eth_dev_configure(port, nrx, ntx, &conf);
+}
+
+int ccbed_eth_from_rings(const char *name, struct rte_ring **rx, unsigned nrx, struct rte_ring **tx, unsigned ntx,
+			 unsigned socket)
+{
+	return rte_eth_from_rings(name, rx, nrx, tx, ntx, socket);
 }
 
 int ccbed_eth_from_ring_pair(const char *name, struct rte_ring *rx, struct rte_ring *tx, unsigned socket)

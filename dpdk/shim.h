@@ -57,6 +57,8 @@ int ccbed_remote_launch(unsigned lcore, uintptr_t handle);
 int ccbed_eth_link(uint16_t port, uint32_t *speed, int *up, int *duplex);
 int ccbed_eth_from_ring_pair(const char *name, struct rte_ring *rx, struct rte_ring *tx, unsigned socket);
 int ccbed_eth_dev_configure_simple(uint16_t port, uint16_t nrx, uint16_t ntx, uint32_t mtu);
+int ccbed_eth_from_rings(const char *name, struct rte_ring **rx, unsigned nrx, struct rte_ring **tx, unsigned ntx,
+			 unsigned socket);
 /* Link flow control (802.3x pause): get, and set the mode keeping the driver's
  * other parameters; priority flow control (802.1Qbb) of one priority. */
 int ccbed_eth_flow_ctrl_get(uint16_t port, int *mode);

@@ -87,6 +87,7 @@ type Config struct {
 	MaxSamples int     `toml:"max_samples"`
 	MaxFCTs    int     `toml:"max_fcts"` // FCT records kept (default 1,000,000)
 	// GrowResults starts the rate-sample and FCT slices small (1024 rows),
+	// and keeps frame templates for the QP slots in use only,
 	// for a Go caller running hundreds of hosts in one process (the
 	// virtual-time fabric). Off, the engine reserves room for the first 65536
 	// samples and 16384 FCTs, so that an lcore rarely allocates for results
@@ -356,9 +357,14 @@ const maxLcore = 127
 // checkNumbers range-checks the numeric fields of a hostd file outside its
 // [host] table.
 func (f *File) checkNumbers(cf *config.File) error {
-	for i, l := range f.Lcores {
-		if l > maxLcore {
-			return configError(cf, "lcores", "lcore %d (entry %d): want 0..%d (DPDK's RTE_MAX_LCORE)", l, i, maxLcore)
+	for _, k := range []struct {
+		key    string
+		lcores []uint
+	}{{"lcores", f.Lcores}, {"tx_lcores", f.TxLcores}, {"rx_lcores", f.RxLcores}} {
+		for i, l := range k.lcores {
+			if l > maxLcore {
+				return configError(cf, k.key, "lcore %d (entry %d): want 0..%d (DPDK's RTE_MAX_LCORE)", l, i, maxLcore)
+			}
 		}
 	}
 	return firstBad(cf, func(k string) string { return k }, []check{

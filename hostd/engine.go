@@ -6,6 +6,7 @@ import (
 	"math/bits"
 	"math/rand/v2"
 	"reflect"
+	"slices"
 	"sort"
 
 	"github.com/ccbed/ccbed/ccalgo"
@@ -34,10 +35,13 @@ type Engine struct {
 	sched     *pacer.Scheduler
 	nic       pacer.TokenBucket // line-rate ceiling of the NIC
 	qps       []sendQP
+	tmpls     []wire.DataTemplate // each QP slot's data frame headers, built at its flow's start
+	onSend    bool                // the scheme's RP has an OnSend (ccalgo.SendHook)
 	free      []int32
 	active    []int32
 	timers    *timerHeap
 	slotBits  uint
+	genShift  uint          // slotBits plus the bits of the shard index: a QP number's generation starts here
 	rpTmpl    reflect.Value // pristine RP to reset a QP's RP from; invalid: rebuild
 	starts    []pendingFlow // static and incast flows, by start time
 	startIdx  int
@@ -51,13 +55,15 @@ type Engine struct {
 	nextSweep int64
 	nextSamp  int64
 	lastSamp  int64
-	ackEv     ccalgo.AckEvent
 	samples   []RateSample
 	fcts      []FCT
 	tc        TxCounters
 
 	// shared, written only at construction
-	ev *evRing
+	shard, shards int       // this engine's index among its host's engines (NewEngines), and their number
+	shardMask     uint32    // the shard index bits of a QP number, above its slot
+	evIn          []*evRing // events for the tx side: one ring from each engine's rx side
+	evOut         []*evRing // the rx side's rings, by the engine (tx side) they feed
 
 	// rx side
 	np       ccalgo.NotificationPoint
@@ -67,40 +73,46 @@ type Engine struct {
 	doneQ    []doneEntry // ring of completed receiver flows, oldest first
 	doneHead int
 	doneLen  int
-	evictAge int64 // a completed receiver flow may be evicted this long after its last packet
+	evictAge int64   // a completed receiver flow may be evicted this long after its last packet
+	_        [8]byte // fr at 8 mod 16 in the engine: see TestFrameScratchPlace
 	fr       wire.Frame
+	fb       ccalgo.Feedback // CP feedback decoded, before it goes to its QP's engine
 	da       ccalgo.DataArrival
 	rc       RxCounters
 }
 
 // sendQP is the sender state of one QP slot (one flow at a time).
 type sendQP struct {
-	rp       ccalgo.ReactionPoint
-	rpv      reflect.Value // *rp's struct, for resets
-	active   bool
-	gen      uint32
-	qpn      uint32
-	flowID   int64
-	ep       wire.Endpoints
-	size     uint64 // message bytes; 0 = unlimited
-	npkts    uint64 // packets of the message; 0 = unlimited
-	sndNxt   uint64 // next packet number to send
-	sndUna   uint64 // packets below this are acknowledged
-	sndMax   uint64 // highest packet number sent + 1
-	capBps   float64
-	rate     float64
-	window   int64
-	halt     int64
-	timer    int64
-	start    int64 // arrival (post) time of the message
-	progress int64 // last time snd_una advanced, or sending resumed from idle
+	// What sending a packet reads and writes comes first, in two cache
+	// lines or so: 1,000 QPs served in turn do not fit a core's L2.
+	rp     ccalgo.ReactionPoint
+	sndNxt uint64 // next packet number to send
+	sndUna uint64 // packets below this are acknowledged
+	sndMax uint64 // highest packet number sent + 1
+	size   uint64 // message bytes; 0 = unlimited
+	npkts  uint64 // packets of the message; 0 = unlimited
+	ipID   uint16 // IPv4 identification of the next packet
+	active bool
 	// rtoShift doubles the retransmission timeout after each timeout without
 	// progress (exponential backoff, at most maxRTOShift doublings), so that
 	// timeouts shorter than a full queue's delay do not resend a window into
 	// that queue again and again; an ACK that advances snd_una resets it.
 	rtoShift uint8
-	sampled  uint64
 	actIdx   int32
+	progress int64 // last time snd_una advanced, or sending resumed from idle
+	rate     float64
+	window   int64
+	halt     int64
+	timer    int64
+	capBps   float64
+
+	rpv     reflect.Value // *rp's struct, for resets
+	gen     uint32
+	qpn     uint32
+	flowID  int64
+	ep      wire.Endpoints // ep.IPID unused: ipID
+	start   int64          // arrival (post) time of the message
+	sampled uint64
 }
 
 // pendingFlow is a flow (one message) waiting for its start time or a free QP.
@@ -316,7 +328,7 @@ func NewEngine(cfg Config, now int64) (*Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	return newEngine(r, now)
+	return newEngine(r, now, oneShard(r))
 }
 
 // NewEngineFromFile is NewEngine for a Config decoded from f under the table
@@ -328,12 +340,28 @@ func NewEngineFromFile(cfg Config, f *config.File, keyPrefix, baseDir string, no
 	if err != nil {
 		return nil, err
 	}
-	return newEngine(r, now)
+	return newEngine(r, now, oneShard(r))
 }
 
-func newEngine(r *resolved, now int64) (*Engine, error) {
+// shardSpec is an engine's place among the engines of one host (NewEngines):
+// its index of count, and the event rings joining the rx sides to the tx
+// sides.
+type shardSpec struct {
+	index, count int
+	in           []*evRing // consumed by this engine's tx side
+	out          []*evRing // produced by this engine's rx side, by destination engine
+}
+
+// oneShard is the shardSpec of a host run as one engine: one ring from its
+// rx side to its tx side.
+func oneShard(r *resolved) shardSpec {
+	ring := newEvRing(r.cfg.EventRing)
+	return shardSpec{index: 0, count: 1, in: []*evRing{ring}, out: []*evRing{ring}}
+}
+
+func newEngine(r *resolved, now int64, sh shardSpec) (*Engine, error) {
 	c := &r.cfg
-	e := &Engine{r: r}
+	e := &Engine{r: r, shard: sh.index, shards: sh.count, evIn: sh.in, evOut: sh.out}
 	sched, err := pacer.NewScheduler(pacer.Config{
 		MaxQPs:         c.MaxQPs,
 		MaxPacketBytes: int64(r.mtu),
@@ -347,8 +375,11 @@ func newEngine(r *resolved, now int64) (*Engine, error) {
 	// The NIC bucket holds one tx burst of full frames (the adapter hands the
 	// port 32 frames at a time): the line rate holds over any longer interval,
 	// and a tx loop that polls a little late does not lose line capacity.
-	e.nic.Init(r.linkBps, int64(c.NICBurstFrames)*int64(maxFrame(r.mtu)+phyOverhead), now)
+	// An engine of several (NewEngines) paces its share of the line rate.
+	e.nic.Init(r.linkBps/float64(sh.count), int64(c.NICBurstFrames)*int64(maxFrame(r.mtu)+phyOverhead), now)
 	e.slotBits = uint(max(bits.Len(uint(c.MaxQPs-1)), 1))
+	e.genShift = e.slotBits + uint(bits.Len(uint(sh.count-1)))
+	e.shardMask = 1<<(e.genShift-e.slotBits) - 1
 	e.qps = make([]sendQP, c.MaxQPs)
 	e.free = make([]int32, 0, c.MaxQPs)
 	e.active = make([]int32, 0, c.MaxQPs)
@@ -359,6 +390,13 @@ func newEngine(r *resolved, now int64) (*Engine, error) {
 	}
 	if tv := reflect.ValueOf(tmpl); tv.Kind() == reflect.Pointer && tv.Elem().Kind() == reflect.Struct && plainData(tv.Elem().Type()) {
 		e.rpTmpl = tv.Elem()
+	}
+	e.onSend = true
+	if h, ok := tmpl.(ccalgo.SendHook); ok {
+		e.onSend = h.SendHook()
+	}
+	if !c.GrowResults {
+		e.tmpls = make([]wire.DataTemplate, c.MaxQPs)
 	}
 	for i := c.MaxQPs - 1; i >= 0; i-- {
 		s := &e.qps[i]
@@ -372,7 +410,6 @@ func newEngine(r *resolved, now int64) (*Engine, error) {
 		s.actIdx = -1
 		e.free = append(e.free, int32(i))
 	}
-	e.ev = newEvRing(c.EventRing)
 	if r.scheme.NewNP != nil {
 		if e.np, err = r.scheme.NewNP(r.params, r.env); err != nil {
 			return nil, err
@@ -403,14 +440,35 @@ func newEngine(r *resolved, now int64) (*Engine, error) {
 			}
 		}
 	}
+	if n := sh.count; n > 1 {
+		// This engine's share: every n-th flow, in config order.
+		mine := e.starts[:0]
+		for i, pf := range e.starts {
+			if i%n == sh.index {
+				mine = append(mine, pf)
+			}
+		}
+		e.starts = mine
+	}
 	sort.SliceStable(e.starts, func(i, j int) bool { return e.starts[i].start < e.starts[j].start })
 	e.pending = make([]pendingFlow, c.MaxPending)
-	e.rng = rand.New(rand.NewPCG(r.seed, 0x9e3779b97f4a7c15^uint64(r.ip)))
-	e.jrng = rand.New(rand.NewPCG(r.seed^0x6a09e667f3bcc908, uint64(r.ip)))
+	// Engine 0 of several draws the streams of a host run as one engine;
+	// the others, streams of their own.
+	ss := uint64(sh.index) << 40
+	e.rng = rand.New(rand.NewPCG(r.seed, 0x9e3779b97f4a7c15^uint64(r.ip)^ss))
+	e.jrng = rand.New(rand.NewPCG(r.seed^0x6a09e667f3bcc908, uint64(r.ip)^ss))
 	for i := range r.workloads {
 		w := &r.workloads[i]
 		ws := wlState{spec: w, stop: ccalgo.Never, capBps: w.cfg.RateGbps * 1e9, maxFlow: int64(w.cfg.MaxFlows)}
-		ws.meanIv = MeanInterarrivalNs(w.cdf.Mean(), w.cfg.Load, r.linkBps)
+		if n := int64(sh.count); n > 1 && ws.maxFlow > 0 {
+			// Flows k*n + index of the workload's MaxFlows are this engine's.
+			if ws.maxFlow = (ws.maxFlow - int64(sh.index) + n - 1) / n; ws.maxFlow == 0 {
+				continue
+			}
+		}
+		// n engines each offer 1/n of the load: their Poisson arrivals sum
+		// to the workload's.
+		ws.meanIv = MeanInterarrivalNs(w.cdf.Mean(), w.cfg.Load/float64(sh.count), r.linkBps)
 		ws.next = now + int64(w.cfg.StartUs*1000) + int64(e.rng.ExpFloat64()*ws.meanIv)
 		if w.cfg.StopUs > 0 {
 			ws.stop = now + int64(w.cfg.StopUs*1000)
@@ -458,7 +516,14 @@ func plainData(t reflect.Type) bool {
 // EventsPending reports whether the rx side has handed the tx side events
 // (ACKs, CNPs, feedback, pauses) that Service has not applied yet. Either side
 // may ask.
-func (e *Engine) EventsPending() bool { return !e.ev.empty() }
+func (e *Engine) EventsPending() bool {
+	for _, r := range e.evIn {
+		if !r.empty() {
+			return true
+		}
+	}
+	return false
+}
 
 // LinkBps is the NIC line rate, bits/s.
 func (e *Engine) LinkBps() float64 { return e.r.linkBps }
@@ -499,12 +564,16 @@ func (e *Engine) Receive(now int64, frame []byte, out *Controls) int {
 		if !fr.PFC.Enabled(p) {
 			return 0
 		}
-		if ev := e.ev.slot(); ev != nil {
-			ev.kind = evPause
-			ev.t = now + wire.QuantaNs(fr.PFC.PauseQuanta(p), e.r.linkBps)
-			e.ev.commit()
-		} else {
-			e.rc.EventsDropped++
+		// A pause stops the whole NIC: every engine's tx side.
+		t := now + wire.QuantaNs(fr.PFC.PauseQuanta(p), e.r.linkBps)
+		for _, r := range e.evOut {
+			if ev := r.slot(); ev != nil {
+				ev.kind = evPause
+				ev.t = t
+				r.commit()
+			} else {
+				e.rc.EventsDropped++
+			}
 		}
 		return 0
 	}
@@ -553,38 +622,68 @@ func (e *Engine) Receive(now int64, frame []byte, out *Controls) int {
 		}
 		return 0
 	}
-	ev := e.ev.slot()
+	// The QP the frame names, and so the engine whose tx side owns it.
+	var qpn uint32
+	switch fr.Kind {
+	case wire.KindRoCCRate:
+		fr.Rate.Feedback(&e.fb)
+		qpn = e.fb.Flow.DestQP
+	case wire.KindP4QCN:
+		fr.Feedback.Feedback(&e.fb, ccalgo.FeedbackP4QCN, fr.BTH.DestQP())
+		qpn = e.fb.Flow.DestQP
+	case wire.KindQCN:
+		fr.Feedback.Feedback(&e.fb, ccalgo.FeedbackQCN, fr.BTH.DestQP())
+		qpn = e.fb.Flow.DestQP
+	default: // ACK, NAK, CNP
+		qpn = fr.BTH.DestQP()
+	}
+	ring := e.evOut[0]
+	if len(e.evOut) > 1 {
+		ring = e.evOut[e.owner(qpn)]
+	}
+	ev := ring.slot()
 	if ev == nil {
 		e.rc.EventsDropped++
 		return 0
 	}
 	ev.kind = kind
 	ev.src = fr.IP.Src()
+	ev.qpn = qpn
 	switch fr.Kind {
 	case wire.KindAck, wire.KindNak:
-		ev.qpn = fr.BTH.DestQP()
 		ev.psn = fr.BTH.PSN()
-		ev.fields = ccalgo.AckFields{}
+		// The echo fields, as if zeroed then filled: the slot's INT hops
+		// beyond the new stack are cleared, not the whole stack.
+		f := &ev.ack.Fields
 		if fr.Ext != nil {
-			fr.Ext.Fields(&ev.fields)
+			fr.Ext.Fields(f) // every field but INT
+		} else {
+			f.EchoTS, f.Mark, f.Window, f.ActiveFlows, f.RecvBytes = 0, 0, 0, 0, 0
 		}
+		old := f.INT.NHops
+		f.INT.NHops = 0
 		if fr.INT != nil {
-			fr.INT.Stack(&ev.fields.INT)
+			fr.INT.Stack(&f.INT)
 		}
-	case wire.KindCNP:
-		ev.qpn = fr.BTH.DestQP()
-	case wire.KindRoCCRate:
-		fr.Rate.Feedback(&ev.fb)
-		ev.qpn = ev.fb.Flow.DestQP
-	case wire.KindP4QCN:
-		fr.Feedback.Feedback(&ev.fb, ccalgo.FeedbackP4QCN, fr.BTH.DestQP())
-		ev.qpn = ev.fb.Flow.DestQP
-	case wire.KindQCN:
-		fr.Feedback.Feedback(&ev.fb, ccalgo.FeedbackQCN, fr.BTH.DestQP())
-		ev.qpn = ev.fb.Flow.DestQP
+		if old > f.INT.NHops {
+			clear(f.INT.Hops[f.INT.NHops:old])
+		}
+	case wire.KindRoCCRate, wire.KindP4QCN, wire.KindQCN:
+		ev.fb = e.fb
 	}
-	e.ev.commit()
+	ring.commit()
 	return 0
+}
+
+// owner is the index of the engine whose tx side owns QP number qpn (its
+// shard bits); a number no engine gives goes to this engine's own tx side,
+// which counts it stale.
+func (e *Engine) owner(qpn uint32) int {
+	k := int(qpn>>e.slotBits) & int(e.shardMask)
+	if k >= len(e.evOut) {
+		return e.shard
+	}
+	return k
 }
 
 // fromTrustedCP reports whether the CP feedback fr (RoCC rate, P4QCN or QCN)
@@ -830,13 +929,16 @@ func (e *Engine) ChargeControl(now int64, n int) {
 // of events and timers handled.
 func (e *Engine) Service(now int64) int {
 	n := 0
-	for ; n < 1024; n++ {
-		ev := e.ev.peek()
-		if ev == nil {
-			break
+	for _, r := range e.evIn {
+		for k := 0; k < 1024; k++ {
+			ev := r.peek()
+			if ev == nil {
+				break
+			}
+			e.handleEvent(now, ev)
+			r.pop()
+			n++
 		}
-		e.handleEvent(now, ev)
-		e.ev.pop()
 	}
 	for e.timers.len() > 0 {
 		qp, t := e.timers.top()
@@ -948,15 +1050,14 @@ func (e *Engine) onAck(now int64, qp int32, s *sendQP, ev *event) {
 		s.sndNxt = th // go back N
 		e.tc.NakRewinds++
 	}
-	a := &e.ackEv
+	a := &ev.ack // the rx side filled a.Fields
 	a.AckedSeq = e.seqBytes(s, s.sndUna)
 	a.NewlyAcked = newly
 	a.SndNxt = e.seqBytes(s, s.sndNxt)
 	a.RTT = 0
-	if ts := ev.fields.EchoTS; ts > 0 && now > ts {
+	if ts := a.Fields.EchoTS; ts > 0 && now > ts {
 		a.RTT = now - ts
 	}
-	a.Fields = ev.fields
 	if nak {
 		s.rp.OnNak(now, a)
 	} else {
@@ -1024,7 +1125,7 @@ func (e *Engine) CanSend(now int64) bool {
 		return false
 	}
 	e.nic.Advance(now)
-	return e.nic.ReadyAt(0) <= now && e.sched.NextEligible(now) <= now
+	return e.nic.Eligible(now) && e.sched.NextEligible(now) <= now
 }
 
 // NextData builds into b the next data packet the pacer allows at now and
@@ -1036,14 +1137,46 @@ func (e *Engine) NextData(now int64, b []byte) int {
 		return 0
 	}
 	e.nic.Advance(now)
-	if e.nic.ReadyAt(0) > now {
+	if !e.nic.Eligible(now) {
 		return 0
 	}
 	q, ok := e.sched.Next(now)
 	if !ok {
 		return 0
 	}
-	qp := int32(q)
+	return e.send(now, int32(q), b)
+}
+
+// NextDataBurst builds up to len(bufs) data packets the pacer allows at now,
+// the i-th into bufs[i] with its length in lens[i] (len(lens) >= len(bufs)),
+// and returns how many it built: the packets, counters and pacer state of as
+// many NextData calls at now, for one call (the PFC and NIC checks once, no
+// call per packet into the caller). The packets count as sent, as NextData's.
+func (e *Engine) NextDataBurst(now int64, bufs [][]byte, lens []int) int {
+	if now < e.pause {
+		return 0
+	}
+	e.nic.Advance(now)
+	lens = lens[:len(bufs)]
+	k := 0
+	for k < len(bufs) && e.nic.Eligible(now) {
+		q, ok := e.sched.Next(now)
+		if !ok {
+			break
+		}
+		n := e.send(now, int32(q), bufs[k])
+		if n == 0 {
+			break
+		}
+		lens[k] = n
+		k++
+	}
+	return k
+}
+
+// send builds into b the next packet of QP qp, which the pacer picked at now,
+// and returns its length (0 when b is too small, counted).
+func (e *Engine) send(now int64, qp int32, b []byte) int {
 	s := &e.qps[qp]
 	pn := s.sndNxt
 	payload := e.r.mtu
@@ -1062,19 +1195,21 @@ func (e *Engine) NextData(now int64, b []byte) int {
 	default:
 		op = wire.OpSendMiddle
 	}
-	spec := wire.DataSpec{Opcode: op, DestQP: s.qpn, PSN: uint32(pn) & psnMask, AckReq: last,
-		SendTS: now, INT: e.r.intStack, PayloadLen: wire.DataHeaderLen + payload}
-	n, err := wire.BuildData(b, &s.ep, &spec)
+	// The QP's template holds the headers BuildData would write for s.ep,
+	// s.qpn and the INT choice.
+	n, err := e.tmpls[qp].Build(b, s.ipID, op, uint32(pn)&psnMask, last, now, wire.DataHeaderLen+payload)
 	if err != nil {
 		e.tc.BuildErrors++
 		return 0
 	}
-	s.ep.IPID++
+	s.ipID++
 	if s.sndUna == s.sndNxt {
 		s.progress = now // the retransmission timer starts with the first outstanding packet
 	}
 	e.nic.Take(int64(n+phyOverhead), now)
-	s.rp.OnSend(now, e.seqBytes(s, pn), payload)
+	if e.onSend {
+		s.rp.OnSend(now, e.seqBytes(s, pn), payload)
+	}
 	if pn < s.sndMax {
 		e.tc.RetxFrames++
 	}
@@ -1091,8 +1226,11 @@ func (e *Engine) NextData(now int64, b []byte) int {
 		charge = int64(float64(n) * (1 + j*(2*e.jrng.Float64()-1)))
 	}
 	backlog, inflight := e.queueOf(s)
-	e.sched.OnSentQueue(q, charge, inflight, backlog, now)
-	e.syncRP(qp, s, now)
+	e.sched.OnSentQueue(int(qp), charge, inflight, backlog, now)
+	if e.onSend {
+		// Without OnSend the RP is as the last syncRP left it.
+		e.syncRP(qp, s, now)
+	}
 	return n
 }
 
@@ -1131,7 +1269,7 @@ func (e *Engine) startFlows(now int64) {
 		for w.next <= now && w.next < w.stop && (w.maxFlow == 0 || w.count < w.maxFlow) {
 			spec := w.spec
 			pf := pendingFlow{
-				id:     int64(spec.cfg.IDBase) + w.count,
+				id:     int64(spec.cfg.IDBase) + w.count*int64(e.shards) + int64(e.shard),
 				dst:    spec.dsts[e.rng.IntN(len(spec.dsts))],
 				size:   spec.cdf.Sample(e.rng.Float64()),
 				start:  w.next,
@@ -1167,10 +1305,12 @@ func (e *Engine) startFlow(now int64, pf *pendingFlow) {
 	e.free = e.free[:len(e.free)-1]
 	s := &e.qps[qp]
 	s.gen++
-	qpn := (s.gen<<e.slotBits | uint32(qp)) & psnMask
-	if qpn>>e.slotBits == 0 { // generation wrapped: skip 0 so that QP number 0 is never used
+	// A QP number: generation, engine index (several engines), slot.
+	base := uint32(e.shard)<<e.slotBits | uint32(qp)
+	qpn := (s.gen<<e.genShift | base) & psnMask
+	if qpn>>e.genShift == 0 { // generation wrapped: skip 0 so that QP number 0 is never used
 		s.gen = 1
-		qpn = (s.gen<<e.slotBits | uint32(qp)) & psnMask
+		qpn = (s.gen<<e.genShift | base) & psnMask
 	}
 	s.qpn = qpn
 	if e.rpTmpl.IsValid() {
@@ -1191,6 +1331,13 @@ func (e *Engine) startFlow(now int64, pf *pendingFlow) {
 	}
 	s.ep = wire.Endpoints{DstMAC: mac, SrcMAC: e.r.mac, SrcIP: e.r.ip, DstIP: pf.dst,
 		SrcPort: uint16(0xc000 | qpn&0x3fff), DSCP: e.r.dscp, ICRC: e.r.icrc}
+	if int(qp) >= len(e.tmpls) {
+		// GrowResults: templates for the slots in use only (slots are
+		// reused lowest first), grown here (rarely: amortised).
+		e.tmpls = slices.Grow(e.tmpls, int(qp)+1-len(e.tmpls))[:qp+1]
+	}
+	e.tmpls[qp].Init(&s.ep, qpn, e.r.intStack)
+	s.ipID = 0
 	s.size = uint64(pf.size)
 	s.npkts = 0
 	if pf.size > 0 {

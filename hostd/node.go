@@ -80,7 +80,7 @@ func (n *Node) Transmit(now int64, out []node.Tx) int {
 		n.e.ChargeControl(now, c.Len)
 		out[k] = c
 	}
-	if k == len(out) || (now < n.wake && n.e.ev.empty()) {
+	if k == len(out) || (now < n.wake && !n.e.EventsPending()) {
 		return k
 	}
 	n.e.Service(now)
@@ -112,7 +112,7 @@ func (n *Node) Transmit(now int64, out []node.Tx) int {
 // NextWake is now while control frames are owed or events wait, else the
 // engine's next send, timer, flow start, sweep or sample.
 func (n *Node) NextWake(now int64) int64 {
-	if n.size > 0 || !n.e.ev.empty() {
+	if n.size > 0 || n.e.EventsPending() {
 		return now
 	}
 	return max(n.wake, now)

@@ -20,13 +20,13 @@ const (
 // event is what the rx side hands the tx side: the decoded content of a control
 // frame, so that the tx side, which owns every QP, never parses.
 type event struct {
-	kind   evKind
-	qpn    uint32 // sender QP number the frame names (BTH DestQP, or the feedback's flow)
-	psn    uint32 // ACK: last PSN received in order; NAK: PSN expected
-	src    uint32 // the frame's IPv4 source (ACK, NAK, CNP: checked against the flow's destination)
-	t      int64  // evPause: end of the pause, ns
-	fields ccalgo.AckFields
-	fb     ccalgo.Feedback
+	kind evKind
+	qpn  uint32          // sender QP number the frame names (BTH DestQP, or the feedback's flow)
+	psn  uint32          // ACK: last PSN received in order; NAK: PSN expected
+	src  uint32          // the frame's IPv4 source (ACK, NAK, CNP: checked against the flow's destination)
+	t    int64           // evPause: end of the pause, ns
+	ack  ccalgo.AckEvent // ACK, NAK: Fields as the frame echoes them; the tx side fills the rest
+	fb   ccalgo.Feedback
 }
 
 // evRing is a single-producer single-consumer ring of events: the rx lcore

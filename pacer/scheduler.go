@@ -10,17 +10,23 @@
 //
 //   - Ready: a FIFO of QPs that may send now, served round robin (a QP that
 //     remains eligible after sending goes to the tail);
-//   - Waiting: a min-heap keyed on the time the QP's bucket (or hold) makes it
-//     eligible, ties broken in insertion order; Next moves the due ones to Ready;
+//   - Waiting: ordered on the time the QP's bucket (or hold) makes it eligible,
+//     ties broken in insertion order; Next moves the due ones to Ready. The
+//     waiting QPs are held in two structures that together keep that order: a
+//     run, a list already in order to which a QP is appended when it waits
+//     no shorter than the last one appended (QPs paced alike, the common case
+//     of many flows at one rate: O(1) in and out), and a min-heap for the
+//     others (a 4-ary heap: O(log n));
 //   - parked, in no structure: Idle (no data to send), WindowBlocked (bytes in
 //     flight leave no room for the next packet), Stopped (rate 0). Only the event
 //     that can unpark them (AddBacklog, OnAck, SetWindow, SetRate) looks at them.
 //
-// So a decision costs O(1) for the ready list plus O(log n) per heap move (a 4-ary heap), n the
-// number of QPs waiting for tokens, and nothing for parked QPs. Memory is
-// allocated once by NewScheduler for Config.MaxQPs QPs; no method allocates
-// afterwards. A Scheduler is owned by one goroutine (the tx lcore); it is not safe
-// for concurrent use.
+// So a decision costs O(1) for the ready list and the run plus O(log n) per
+// heap move, n the number of QPs in the heap, and nothing for parked QPs. The
+// order QPs leave Waiting in is the heap-only order exactly (a test runs both
+// side by side). Memory is allocated once by NewScheduler for Config.MaxQPs
+// QPs; no method allocates afterwards. A Scheduler is owned by one goroutine
+// (the tx lcore); it is not safe for concurrent use.
 //
 // Sources and contracts:
 //
@@ -112,8 +118,10 @@ type qpSlot struct {
 	tb       TokenBucket
 	window   int64 // NoWindow when unlimited
 	inflight int64
-	backlog  int64 // UnlimitedBacklog when unlimited
-	prev     int32 // ready list links
+	backlog  int64  // UnlimitedBacklog when unlimited
+	key      int64  // in the run: eligibility time, ns
+	seq      uint32 // in the run: insertion order
+	prev     int32  // ready list or run links
 	next     int32
 	state    QPState
 }
@@ -129,14 +137,21 @@ type heapEntry struct {
 // now. See the package documentation for the model.
 type Scheduler struct {
 	qps    []qpSlot
-	heap   []heapEntry // len = number of Waiting QPs, cap = MaxQPs
-	pos    []int32     // heap index of each Waiting QP, nilQP otherwise
+	heap   []heapEntry // Waiting QPs not in the run; cap = MaxQPs
+	pos    []int32     // heap index of each Waiting QP in the heap, inRun in the run, nilQP otherwise
 	seq    uint32
 	head   int32 // ready list, FIFO
 	tail   int32
 	nReady int
-	maxPkt int64
+	// The run: Waiting QPs in (key, seq) order, linked through prev / next.
+	runHead, runTail int32
+	nRun             int
+	heapOnly         bool // every Waiting QP in the heap (tests: the order without the run)
+	maxPkt           int64
 }
+
+// inRun is pos of a Waiting QP in the run.
+const inRun int32 = -2
 
 // NewScheduler allocates a Scheduler for cfg.MaxQPs QPs, all Idle, with the rate
 // and burst of cfg and no window, at time now.
@@ -152,12 +167,14 @@ func NewScheduler(cfg Config, now int64) (*Scheduler, error) {
 		return nil, errors.New("pacer: RateBps must be >= 0")
 	}
 	s := &Scheduler{
-		qps:    make([]qpSlot, cfg.MaxQPs),
-		heap:   make([]heapEntry, 0, cfg.MaxQPs),
-		pos:    make([]int32, cfg.MaxQPs),
-		head:   nilQP,
-		tail:   nilQP,
-		maxPkt: cfg.MaxPacketBytes,
+		qps:     make([]qpSlot, cfg.MaxQPs),
+		heap:    make([]heapEntry, 0, cfg.MaxQPs),
+		pos:     make([]int32, cfg.MaxQPs),
+		head:    nilQP,
+		tail:    nilQP,
+		runHead: nilQP,
+		runTail: nilQP,
+		maxPkt:  cfg.MaxPacketBytes,
 	}
 	for i := range s.qps {
 		q := &s.qps[i]
@@ -191,15 +208,35 @@ func (s *Scheduler) Reset(qp int, rateBps float64, burstBytes int64, now int64) 
 // without OnSent returns the same QP again. QPs become eligible in the order of
 // their eligibility times and are then served round robin.
 func (s *Scheduler) Next(now int64) (qp int, ok bool) {
-	for len(s.heap) > 0 && s.heap[0].key <= now {
-		q := s.heap[0].qp
-		s.heapRemove(0)
+	for s.nRun+len(s.heap) > 0 {
+		q, key := s.firstWaiting()
+		if key > now {
+			break
+		}
+		if s.pos[q] == inRun {
+			s.runRemove(q)
+		} else {
+			s.heapRemove(0)
+		}
 		s.pushReady(q)
 	}
 	if s.head == nilQP {
 		return 0, false
 	}
 	return int(s.head), true
+}
+
+// firstWaiting is the Waiting QP that becomes eligible first, and its key;
+// call it only when a QP waits.
+func (s *Scheduler) firstWaiting() (int32, int64) {
+	if s.nRun == 0 {
+		return s.heap[0].qp, s.heap[0].key
+	}
+	r := &s.qps[s.runHead]
+	if len(s.heap) > 0 && waitsLess(s.heap[0].key, s.heap[0].seq, r.key, r.seq) {
+		return s.heap[0].qp, s.heap[0].key
+	}
+	return s.runHead, r.key
 }
 
 // NextEligible is the earliest time at which Next will return a QP, given no
@@ -209,10 +246,10 @@ func (s *Scheduler) NextEligible(now int64) int64 {
 	if s.head != nilQP {
 		return now
 	}
-	if len(s.heap) == 0 {
+	if s.nRun+len(s.heap) == 0 {
 		return Never
 	}
-	if k := s.heap[0].key; k > now {
+	if _, k := s.firstWaiting(); k > now {
 		return k
 	}
 	return now
@@ -376,7 +413,8 @@ type Counts struct {
 
 // Counts returns how many QPs are ready, waiting for tokens, and parked.
 func (s *Scheduler) Counts() Counts {
-	return Counts{Ready: s.nReady, Waiting: len(s.heap), Parked: len(s.qps) - s.nReady - len(s.heap)}
+	w := s.nRun + len(s.heap)
+	return Counts{Ready: s.nReady, Waiting: w, Parked: len(s.qps) - s.nReady - w}
 }
 
 // windowFits says whether QP q's next packet fits in its window.
@@ -426,7 +464,14 @@ func (s *Scheduler) update(i int32, now int64) {
 		return
 	case st == q.state && st == Waiting:
 		p := s.pos[i]
-		if s.heap[p].key != key {
+		if p == inRun {
+			if q.key != key {
+				// Out of the run, and back in at its new place with its
+				// insertion order (as a heap entry keeps its seq).
+				s.runRemove(i)
+				s.wait(i, key, q.seq)
+			}
+		} else if s.heap[p].key != key {
 			s.heap[p].key = key
 			s.heapFix(p)
 		}
@@ -447,7 +492,8 @@ func (s *Scheduler) put(i int32, st QPState, key int64) {
 	case Ready:
 		s.pushReady(i)
 	case Waiting:
-		s.heapPush(i, key)
+		s.seq++
+		s.wait(i, key, s.seq)
 	default:
 		s.qps[i].state = st
 	}
@@ -471,9 +517,55 @@ func (s *Scheduler) unlink(i int32) {
 		q.prev, q.next = nilQP, nilQP
 		s.nReady--
 	case Waiting:
-		s.heapRemove(s.pos[i])
+		if s.pos[i] == inRun {
+			s.runRemove(i)
+		} else {
+			s.heapRemove(s.pos[i])
+		}
 	}
 	q.state = Idle
+}
+
+// wait makes QP i Waiting with key and insertion order seq: at the run's
+// tail when it comes after every QP there (or the run is empty), else in
+// the heap.
+func (s *Scheduler) wait(i int32, key int64, seq uint32) {
+	q := &s.qps[i]
+	q.state = Waiting
+	if s.heapOnly || (s.nRun > 0 && waitsLess(key, seq, s.qps[s.runTail].key, s.qps[s.runTail].seq)) {
+		s.heapInsert(i, key, seq)
+		return
+	}
+	q.key, q.seq = key, seq
+	q.next = nilQP
+	q.prev = s.runTail
+	if s.runTail != nilQP {
+		s.qps[s.runTail].next = i
+	} else {
+		s.runHead = i
+	}
+	s.runTail = i
+	s.pos[i] = inRun
+	s.nRun++
+}
+
+// runRemove takes QP i out of the run; it keeps state Waiting for the caller
+// to change.
+func (s *Scheduler) runRemove(i int32) {
+	q := &s.qps[i]
+	if q.prev != nilQP {
+		s.qps[q.prev].next = q.next
+	} else {
+		s.runHead = q.next
+	}
+	if q.next != nilQP {
+		s.qps[q.next].prev = q.prev
+	} else {
+		s.runTail = q.prev
+	}
+	q.prev, q.next = nilQP, nilQP
+	s.pos[i] = nilQP
+	s.nRun--
 }
 
 func (s *Scheduler) pushReady(i int32) {
@@ -495,10 +587,13 @@ func (s *Scheduler) pushReady(i int32) {
 // and one pos write. A 4-ary heap has half the levels of a binary one, and the
 // four children of a node share a cache line or two.
 
-func (e *heapEntry) before(o *heapEntry) bool {
+func (e *heapEntry) before(o *heapEntry) bool { return waitsLess(e.key, e.seq, o.key, o.seq) }
+
+// waitsLess is the order of Waiting QPs: (key, seq) before (okey, oseq).
+func waitsLess(key int64, seq uint32, okey int64, oseq uint32) bool {
 	// Ties compare seq modulo 2^32, exact while the tied entries were inserted
 	// less than 2^31 pushes apart; beyond that only their order could change.
-	return e.key < o.key || (e.key == o.key && int32(e.seq-o.seq) < 0)
+	return key < okey || (key == okey && int32(seq-oseq) < 0)
 }
 
 // siftUp places e at or above position j (a hole) and returns its final index.
@@ -554,12 +649,11 @@ func (s *Scheduler) heapFix(j int32) {
 	}
 }
 
-func (s *Scheduler) heapPush(i int32, key int64) {
-	s.seq++
+// heapInsert adds QP i to the heap with key and insertion order seq.
+func (s *Scheduler) heapInsert(i int32, key int64, seq uint32) {
 	j := int32(len(s.heap))
 	s.heap = s.heap[:j+1] // within cap (MaxQPs): no allocation
-	s.qps[i].state = Waiting
-	s.siftUp(j, heapEntry{key: key, seq: s.seq, qp: i})
+	s.siftUp(j, heapEntry{key: key, seq: seq, qp: i})
 }
 
 // heapRemove removes the entry at position j; its QP keeps state Waiting for the

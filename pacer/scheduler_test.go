@@ -57,6 +57,23 @@ func checkInvariants(tb testing.TB, s *Scheduler, now int64) {
 			tb.Fatalf("heap order broken at %d", j)
 		}
 	}
+	n, prev = 0, nilQP
+	for i := s.runHead; i != nilQP; i = s.qps[i].next {
+		q := &s.qps[i]
+		if q.state != Waiting || s.pos[i] != inRun || q.prev != prev {
+			tb.Fatalf("run: QP %d with state %v pos %d prev %d (want %d)", i, q.state, s.pos[i], q.prev, prev)
+		}
+		if prev != nilQP && !waitsLess(s.qps[prev].key, s.qps[prev].seq, q.key, q.seq) {
+			tb.Fatalf("run order broken at QP %d", i)
+		}
+		prev = i
+		if n++; n > len(s.qps) {
+			tb.Fatal("run has a cycle")
+		}
+	}
+	if s.runTail != prev || n != s.nRun {
+		tb.Fatalf("run: tail %d (want %d), length %d (nRun %d)", s.runTail, prev, n, s.nRun)
+	}
 	for i := range s.qps {
 		q := &s.qps[i]
 		want, key := s.want(q, now)
@@ -67,13 +84,17 @@ func checkInvariants(tb testing.TB, s *Scheduler, now int64) {
 				tb.Fatalf("QP %d is ready but should be %v", i, want)
 			}
 		case Waiting:
+			k := q.key
+			if s.pos[i] != inRun {
+				k = s.heap[s.pos[i]].key
+			}
 			if want == Ready {
 				// Due but not yet moved by Next: allowed.
-				if s.heap[s.pos[i]].key > now {
-					tb.Fatalf("QP %d: key %d > now %d but ready", i, s.heap[s.pos[i]].key, now)
+				if k > now {
+					tb.Fatalf("QP %d: key %d > now %d but ready", i, k, now)
 				}
-			} else if want != Waiting || s.heap[s.pos[i]].key != key {
-				tb.Fatalf("QP %d waits with key %d, want %v key %d", i, s.heap[s.pos[i]].key, want, key)
+			} else if want != Waiting || k != key {
+				tb.Fatalf("QP %d waits with key %d, want %v key %d", i, k, want, key)
 			}
 		default:
 			if want != q.state {
@@ -592,15 +613,52 @@ func FuzzScheduler(f *testing.F) {
 	})
 }
 
+// runOps applies steps random operations to a scheduler and checks its
+// invariants after each, and that a twin that keeps every waiting QP in its
+// heap (the order without the run) makes the same picks and states.
 func runOps(t *testing.T, nqp int, rnd func() uint64, steps int) {
-	s := newScheduler(t, Config{MaxQPs: nqp, MaxPacketBytes: 1500, RateBps: 10e9, BurstBytes: 3000})
+	cfg := Config{MaxQPs: nqp, MaxPacketBytes: 1500, RateBps: 10e9, BurstBytes: 3000}
+	s, twin := newScheduler(t, cfg), newScheduler(t, cfg)
+	twin.heapOnly = true
 	now := int64(0)
-	rates := []float64{0, 1e6, 10e9, 100e9, math.Inf(1), math.NaN()}
 	for range steps {
 		v := rnd()
-		qp := int(v>>8) % nqp
-		arg := int64(v >> 32 & 0xffff)
 		now += int64(v >> 48 & 0xff)
+		op(s, v, now)
+		op(twin, v, now)
+		checkInvariants(t, s, now)
+		if twin.nRun != 0 {
+			t.Fatal("the heap-only twin used its run")
+		}
+		qa, oka := s.Next(now)
+		qb, okb := twin.Next(now)
+		if qa != qb || oka != okb || s.NextEligible(now) != twin.NextEligible(now) || s.Counts() != twin.Counts() {
+			t.Fatalf("Next %d,%v eligible %d %+v; heap only: %d,%v eligible %d %+v", qa, oka, s.NextEligible(now), s.Counts(),
+				qb, okb, twin.NextEligible(now), twin.Counts())
+		}
+		for q := range nqp {
+			if s.State(q) != twin.State(q) {
+				t.Fatalf("QP %d: %v, heap only %v", q, s.State(q), twin.State(q))
+			}
+		}
+		if q, ok := s.Next(now); ok {
+			if st := s.State(q); st != Ready {
+				t.Fatalf("Next returned QP %d in state %v", q, st)
+			}
+			if b := s.Bucket(q); b.ReadyAt(0) > now {
+				t.Fatalf("Next returned QP %d before its eligibility %d (now %d)", q, b.ReadyAt(0), now)
+			}
+		}
+	}
+}
+
+// op is one random operation of runOps, chosen by v, at now.
+func op(s *Scheduler, v uint64, now int64) {
+	rates := []float64{0, 1e6, 10e9, 100e9, math.Inf(1), math.NaN()}
+	nqp := s.MaxQPs()
+	qp := int(v>>8) % nqp
+	arg := int64(v >> 32 & 0xffff)
+	{
 		switch v % 10 {
 		case 0, 1, 2:
 			if q, ok := s.Next(now); ok {
@@ -636,15 +694,6 @@ func runOps(t *testing.T, nqp int, rnd func() uint64, steps int) {
 				s.Reset(qp, 1e9, arg%5000, now)
 			} else {
 				s.SetBurst(qp, arg%5000, now)
-			}
-		}
-		checkInvariants(t, s, now)
-		if q, ok := s.Next(now); ok {
-			if st := s.State(q); st != Ready {
-				t.Fatalf("Next returned QP %d in state %v", q, st)
-			}
-			if b := s.Bucket(q); b.ReadyAt(0) > now {
-				t.Fatalf("Next returned QP %d before its eligibility %d (now %d)", q, b.ReadyAt(0), now)
 			}
 		}
 	}

@@ -114,12 +114,14 @@ func (b *TokenBucket) advance(now int64) {
 			// limit - credit < 2^64: exact as uint64 even when the int64
 			// subtraction wraps.
 			need := uint64(limit - b.credit)
-			if dt > need/b.rate {
+			// The exact 128-bit product (no division on the tx path):
+			// dt*rate > need exactly when dt > need/rate.
+			if hi, earned := bits.Mul64(dt, b.rate); hi != 0 || earned > need {
 				b.credit = limit
 			} else {
-				// dt*rate <= need: no overflow, and credit+dt*rate <= limit,
-				// so the modular int64 addition gives the exact result.
-				b.credit += int64(dt * b.rate)
+				// earned <= need, so credit+earned <= limit: the modular
+				// int64 addition gives the exact result.
+				b.credit += int64(earned)
 			}
 		}
 	}
@@ -245,6 +247,21 @@ func (b *TokenBucket) ReadyAt(bytes int64) int64 {
 		return Never
 	}
 	return start + int64(wait)
+}
+
+// Eligible reports whether ReadyAt(0) <= now (a packet may leave at now
+// under deficit pacing) without computing the time, so without a division
+// when the answer is no. It is exact when the bucket has seen now (Advance,
+// or any other method, at now): the credit it reads is that of the last time
+// the bucket saw.
+func (b *TokenBucket) Eligible(now int64) bool {
+	if max(b.last, b.hold) > now {
+		return false
+	}
+	if b.unlimited {
+		return true
+	}
+	return b.rate > 0 && b.credit >= 0
 }
 
 // Tokens is the credit in bytes (rounded toward minus infinity) the bucket holds

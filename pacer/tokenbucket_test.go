@@ -2,6 +2,7 @@ package pacer
 
 import (
 	"math"
+	"math/rand/v2"
 	"testing"
 )
 
@@ -244,5 +245,82 @@ func BenchmarkTokenBucket(b *testing.B) {
 	for b.Loop() {
 		now = tb.ReadyAt(0)
 		tb.Take(1000, now)
+	}
+}
+
+// TestTokenBucketAccrualMatchesDivision checks advance's overflow test (a
+// 128-bit product) against the division it replaced, at the edges (credit
+// at the floor, rates of 1 b/s to MaxRateBps, gaps up to 2^63 ns) and at
+// random.
+func TestTokenBucketAccrualMatchesDivision(t *testing.T) {
+	// byDivision is advance's accrual as it was written first.
+	byDivision := func(credit, limit int64, rate, dt uint64) int64 {
+		need := uint64(limit - credit)
+		if dt > need/rate {
+			return limit
+		}
+		return credit + int64(dt*rate)
+	}
+	r := rand.New(rand.NewPCG(1, 2))
+	rates := []uint64{1, 3, 1e6, 1e9 + 7, 100e9, uint64(MaxRateBps)}
+	dts := []uint64{1, 2, 1e3, 1e9, 1 << 40, 1 << 62, math.MaxInt64}
+	for i := 0; i < 200_000; i++ {
+		rate := rates[i%len(rates)]
+		dt := dts[(i/len(rates))%len(dts)]
+		if i >= len(rates)*len(dts) {
+			rate = r.Uint64N(uint64(MaxRateBps)) + 1
+			dt = r.Uint64N(1<<r.IntN(63)) + 1
+		}
+		burst := r.Int64N(MaxBurstBytes + 1)
+		b := TokenBucket{rate: rate, cap: burstNanobits(burst), last: 0, hold: math.MinInt64}
+		limit := b.cap + int64(rate) - 1
+		lo := int64(minCredit)
+		b.credit = lo + int64(r.Uint64N(uint64(limit)-uint64(lo)))
+		if i%7 == 0 {
+			b.credit = minCredit
+		}
+		want := byDivision(b.credit, limit, rate, dt)
+		b.advance(int64(dt))
+		if b.credit != want {
+			t.Fatalf("rate %d dt %d: credit %d, by division %d", rate, dt, b.credit, want)
+		}
+	}
+}
+
+// TestTokenBucketEligible checks Eligible(now) against ReadyAt(0) <= now on
+// buckets that have seen now: random rates (0, unlimited among them),
+// bursts, holds, debts and times.
+func TestTokenBucketEligible(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	rates := []float64{0, math.Inf(1), 1, 1e6, 10e9, 100e9}
+	var b TokenBucket
+	now := int64(0)
+	for i := range 100_000 {
+		if i%100 == 0 {
+			b.Init(rates[r.IntN(len(rates))], r.Int64N(10_000), now)
+		}
+		switch r.IntN(5) {
+		case 0:
+			b.Take(r.Int64N(3000), now)
+		case 1:
+			b.HoldUntil(now+r.Int64N(2000)-1000, now)
+		case 2:
+			b.SetRate(rates[r.IntN(len(rates))], now)
+		}
+		now += r.Int64N(500)
+		b.Advance(now)
+		for _, at := range []int64{now, now + 1, now + 1000} {
+			if at != now {
+				c := b
+				c.Advance(at)
+				if got, want := c.Eligible(at), c.ReadyAt(0) <= at; got != want {
+					t.Fatalf("step %d at %d: Eligible %v, ReadyAt %d", i, at, got, c.ReadyAt(0))
+				}
+				continue
+			}
+			if got, want := b.Eligible(at), b.ReadyAt(0) <= at; got != want {
+				t.Fatalf("step %d at %d: Eligible %v, ReadyAt %d (%+v)", i, at, got, b.ReadyAt(0), b)
+			}
+		}
 	}
 }

@@ -6,6 +6,7 @@ package dataplane
 
 import (
 	"fmt"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -34,8 +35,9 @@ const txBurst = 3 * Burst
 // fresh one, and both go through a single-producer single-consumer rte_ring to
 // the tx side, which alone transmits on the port (a net_ring or NIC queue takes
 // one producer). The tx side transmits the control frames and, when the engine
-// has something due, runs Engine.Service and builds data frames with
-// Engine.NextData into mbufs from a per-lcore spare stack, all in one TxBurst.
+// has something due, runs Engine.Service and builds a burst of data frames
+// with one Engine.NextDataBurst into mbufs from a per-lcore spare stack, all
+// in one TxBurst.
 // In 1-lcore mode (Poll) the ring is skipped and the mbufs of received frames
 // that owe nothing (ACKs at a sender) are reused for data frames: a poll with
 // traffic costs an RxBurst and a TxBurst, an idle one an RxBurst.
@@ -66,9 +68,14 @@ type Host struct {
 	nTxSp int
 	wake  int64 // the engine's tx side has nothing to do before this, unless events come
 	ptx   hostd.PortCounter
+	rooms [Burst][]byte // the spare mbufs' rooms a data burst is built into
+	lens  [Burst]int
 
 	// Progress hand-off (see Progress): the control plane bumps want; the
 	// side that owns the counters copies them and stores want into done.
+	// progMu makes the control plane's callers (checkpoints, metrics
+	// scrapes) take turns.
+	progMu       sync.Mutex
 	rxPub, txPub publication
 	rxCopy       hostd.RxCounters
 	rxPort       hostd.PortCounter
@@ -108,10 +115,12 @@ type Progress struct {
 // Progress asks the running loops for a copy of their counters and waits up
 // to timeout for it; each side copies its own at the end of its next poll (two
 // atomic loads per poll when nobody asks). ok is false when a side did not
-// answer in time (its loop stopped or stalls). Call it from one goroutine at a
-// time, while the loops run; after they stop, read PortCounters and the
-// engine directly.
+// answer in time (its loop stopped or stalls). Call it from any goroutine
+// (callers take turns) while the loops run; after they stop, read
+// PortCounters and the engine directly.
 func (h *Host) Progress(timeout time.Duration) (p Progress, ok bool) {
+	h.progMu.Lock()
+	defer h.progMu.Unlock()
 	wr, wt := h.rxPub.want.Add(1), h.txPub.want.Add(1)
 	deadline := time.Now().Add(timeout)
 	for h.rxPub.done.Load() != wr || h.txPub.done.Load() != wt {
@@ -218,7 +227,10 @@ func (h *Host) PollRx(now int64) int {
 // work done (events, frames).
 func (h *Host) PollTx(now int64) int {
 	h.publishTx()
-	c := h.ctl.DequeueBurst(h.txb.Pkts[:Burst])
+	c := 0
+	if h.ctlUsed.Load() { // else the ring is empty: no cgo call
+		c = h.ctl.DequeueBurst(h.txb.Pkts[:Burst])
+	}
 	return h.txSide(now, c)
 }
 
@@ -355,25 +367,25 @@ func (h *Host) txSide(now int64, nCtl int) int {
 	if now >= h.wake || h.eng.EventsPending() {
 		work += h.eng.Service(now)
 		end := nCtl + Burst
-		for k < end {
-			if h.nTxSp == 0 {
-				if !h.eng.CanSend(now) {
-					break
-				}
-				if !h.refill() {
-					h.ptx.NoMbuf++
-					break
-				}
+		// Spares for a whole burst, allocated only when a frame may leave;
+		// then one engine call builds the burst (Engine.NextDataBurst).
+		if h.nTxSp < Burst && h.eng.CanSend(now) && !h.refill() {
+			h.ptx.NoMbuf++
+		}
+		if want := min(h.nTxSp, Burst); want > 0 {
+			sp := h.txSp.Pkts[h.nTxSp-want : h.nTxSp]
+			for i, m := range sp {
+				h.rooms[i] = m.Room()
 			}
-			m := h.txSp.Pkts[h.nTxSp-1]
-			l := h.eng.NextData(now, m.Room())
-			if l == 0 {
-				break
+			n := h.eng.NextDataBurst(now, h.rooms[:want], h.lens[:want])
+			for i, m := range sp[:n] {
+				m.SetLen(h.lens[i])
+				h.txb.Pkts[k+i] = m
 			}
-			h.nTxSp--
-			m.SetLen(l)
-			h.txb.Pkts[k] = m
-			k++
+			// The unused spares move down to the bottom of the stack.
+			copy(h.txSp.Pkts[h.nTxSp-want:], sp[n:])
+			h.nTxSp -= n
+			k += n
 		}
 		h.wake = now
 		if k < end {

@@ -18,6 +18,7 @@ import (
 var ealArgs = []string{
 	"--no-huge", "-m", "512", "--no-pci", "--no-shconf", "--no-telemetry",
 	"-l", "0-1", "--log-level=lib.eal:error",
+	"--vdev=net_null0", // the tx benchmark's sink
 }
 
 func TestMain(m *testing.M) {

@@ -1,0 +1,135 @@
+package wire
+
+import (
+	"bytes"
+	"testing"
+)
+
+// templateCase is one data packet built both ways: ep and d for BuildData,
+// the same fields for a DataTemplate.
+type templateCase struct {
+	name string
+	ep   Endpoints
+	d    DataSpec
+}
+
+func templateCases() []templateCase {
+	ep := epAB()
+	plain := epAB()
+	plain.ICRC = false
+	vlan := epAB()
+	vlan.VLAN, vlan.PCP, vlan.VLANID = true, 3, 100
+	odd := Endpoints{DstMAC: macSw, SrcMAC: macB, SrcIP: 0xffffffff, DstIP: 0, SrcPort: 0xffff, DstPort: 1,
+		DSCP: 63, TTL: 1, IPID: 0xffff}
+	return []templateCase{
+		{"first+AckReq", ep, DataSpec{Opcode: OpSendFirst, DestQP: 0xabc, PSN: 0x123456, AckReq: true, SendTS: 1_000_000_007, PayloadLen: 1032}},
+		{"middle/no ICRC", plain, DataSpec{Opcode: OpSendMiddle, DestQP: 0xabc, PSN: 7, SendTS: 42, PayloadLen: 1032}},
+		{"last/INT", plain, DataSpec{Opcode: OpSendLast, DestQP: 0xffffff, PSN: 0xffffff, AckReq: true, SendTS: -1, INT: true, PayloadLen: 100}},
+		{"only/INT+ICRC", ep, DataSpec{Opcode: OpSendOnly, DestQP: 1, SendTS: 1 << 62, INT: true, PayloadLen: DataHeaderLen}},
+		{"VLAN", vlan, DataSpec{Opcode: OpWriteOnly, DestQP: 0x10203, PSN: 0x800000, SendTS: 5, PayloadLen: 9000}},
+		{"ones", odd, DataSpec{Opcode: 0xff, DestQP: 0x1ffffff, PSN: 0xffffffff, AckReq: true, SendTS: -1 << 63, PayloadLen: 1500}},
+		{"largest", plain, DataSpec{Opcode: OpSendMiddle, DestQP: 3, PSN: 9, INT: true,
+			PayloadLen: 0xffff - IPv4MinLen - UDPLen - BTHLen - INTLen - ICRCLen}},
+	}
+}
+
+// buildBoth builds c with BuildData and with a template into buffers whose
+// payload bytes are alike (random), and returns both results.
+func buildBoth(c *templateCase) (want, got []byte, nw, ng int, ew, eg error) {
+	size := DataFrameLen(&c.ep, &c.d) + 16
+	want, got = make([]byte, size), make([]byte, size)
+	for i := range want {
+		want[i] = byte(i*7 + 3)
+	}
+	copy(got, want)
+	nw, ew = BuildData(want, &c.ep, &c.d)
+	var t DataTemplate
+	t.Init(&c.ep, c.d.DestQP, c.d.INT)
+	ng, eg = t.Build(got, c.ep.IPID, c.d.Opcode, c.d.PSN, c.d.AckReq, c.d.SendTS, c.d.PayloadLen)
+	return want, got, nw, ng, ew, eg
+}
+
+func TestDataTemplateEqualsBuildData(t *testing.T) {
+	for _, c := range templateCases() {
+		t.Run(c.name, func(t *testing.T) {
+			want, got, nw, ng, ew, eg := buildBoth(&c)
+			if ew != nil || eg != nil {
+				t.Fatalf("BuildData: %v, template: %v", ew, eg)
+			}
+			if nw != ng || !bytes.Equal(want, got) {
+				t.Fatalf("template built %d bytes, BuildData %d\n got %x\nwant %x", ng, nw, got[:ng], want[:nw])
+			}
+			var fr Frame
+			if err := Decode(got[:ng], &fr); c.ep.DstPort == 0 && (err != nil || fr.Kind != KindData) {
+				t.Fatalf("decode: %v, kind %v", err, fr.Kind)
+			}
+			if c.ep.ICRC && !VerifyICRC(got[ethLen(&c.ep):ng]) {
+				t.Fatal("bad ICRC")
+			}
+		})
+	}
+}
+
+func TestDataTemplateErrors(t *testing.T) {
+	ep := epAB()
+	var tm DataTemplate
+	buf := make([]byte, 2048)
+	if _, err := tm.Build(buf, 0, OpSendOnly, 0, false, 0, 100); err != ErrShortBuffer {
+		t.Errorf("zero template: %v, want ErrShortBuffer", err)
+	}
+	tm.Init(&ep, 1, false)
+	tests := []struct {
+		name    string
+		b       []byte
+		payload int
+		want    error
+	}{
+		{"short payload", buf, DataHeaderLen - 1, ErrPayloadLen},
+		{"long payload", make([]byte, 70000), 0xffff, ErrPayloadLen},
+		{"short buffer", buf[:100], 1024, ErrShortBuffer},
+		{"fits exactly", buf[:DataFrameLen(&ep, &DataSpec{PayloadLen: 1024})], 1024, nil},
+	}
+	for _, tc := range tests {
+		if _, err := tm.Build(tc.b, 0, OpSendOnly, 0, false, 0, tc.payload); err != tc.want {
+			t.Errorf("%s: %v, want %v", tc.name, err, tc.want)
+		}
+	}
+}
+
+// FuzzDataTemplate checks that a template builds what BuildData builds, for
+// any endpoints and fields.
+func FuzzDataTemplate(f *testing.F) {
+	for _, c := range templateCases() {
+		f.Add(c.ep.DstMAC[5], c.ep.VLAN, c.ep.PCP, c.ep.VLANID, c.ep.SrcIP, c.ep.DstIP, c.ep.SrcPort, c.ep.DstPort,
+			c.ep.DSCP, c.ep.TTL, c.ep.IPID, c.ep.ICRC, c.d.Opcode, c.d.DestQP, c.d.PSN, c.d.AckReq, c.d.SendTS, c.d.INT, c.d.PayloadLen)
+	}
+	f.Fuzz(func(t *testing.T, mac byte, vlan bool, pcp uint8, vid uint16, src, dst uint32, sport, dport uint16,
+		dscp, ttl uint8, ipid uint16, icrc bool, op uint8, qp, psn uint32, ackReq bool, ts int64, intStack bool, payload int) {
+		if payload < -1 || payload > 0x10000 {
+			return
+		}
+		c := templateCase{
+			ep: Endpoints{DstMAC: MAC{2, 0, 0, 0, 0, mac}, SrcMAC: macA, VLAN: vlan, PCP: pcp, VLANID: vid, SrcIP: src, DstIP: dst,
+				SrcPort: sport, DstPort: dport, DSCP: dscp, TTL: ttl, IPID: ipid, ICRC: icrc},
+			d: DataSpec{Opcode: op, DestQP: qp, PSN: psn, AckReq: ackReq, SendTS: ts, INT: intStack, PayloadLen: payload},
+		}
+		want, got, nw, ng, ew, eg := buildBoth(&c)
+		if ew != eg || nw != ng || !bytes.Equal(want, got) {
+			t.Fatalf("BuildData: %d, %v; template: %d, %v\n got %x\nwant %x", nw, ew, ng, eg, got, want)
+		}
+	})
+}
+
+func BenchmarkDataTemplate(b *testing.B) {
+	for _, c := range templateCases()[:3] {
+		b.Run(c.name, func(b *testing.B) {
+			var tm DataTemplate
+			tm.Init(&c.ep, c.d.DestQP, c.d.INT)
+			buf := make([]byte, 2048)
+			b.ReportAllocs()
+			for i := 0; i < b.N; i++ {
+				tm.Build(buf, uint16(i), c.d.Opcode, uint32(i), c.d.AckReq, int64(i), c.d.PayloadLen)
+			}
+		})
+	}
+}
