@@ -165,6 +165,14 @@ func (f *File) Line(key string) int {
 			table = strings.TrimSpace(strings.Trim(line, "[] "))
 			curIdx[table] = counts[table]
 			counts[table]++
+			// A new element of an array of tables starts its nested
+			// arrays afresh: [[ports.flow]] counts from 0 in each [[ports]].
+			for t := range counts {
+				if strings.HasPrefix(t, table+".") {
+					delete(counts, t)
+					delete(curIdx, t)
+				}
+			}
 			if table == full && f.indexesMatch(want, wantIdx, curIdx) {
 				return n + 1
 			}

@@ -66,6 +66,46 @@ func TestDecodeGood(t *testing.T) {
 	}
 }
 
+// TestLineNestedArrays: the index of a nested array of tables counts within
+// its parent's element ([[ports.flow]] starts from 0 in every [[ports]]).
+func TestLineNestedArrays(t *testing.T) {
+	const text = `[[ports]]
+name = "a"
+[[ports.flow]]
+rate = 1
+[[ports.flow]]
+rate = 2
+
+[[ports]]
+name = "b"
+[[ports.flow]]
+rate = 3
+`
+	var c struct {
+		Ports []struct {
+			Name string `toml:"name"`
+			Flow []struct {
+				Rate float64 `toml:"rate"`
+			} `toml:"flow"`
+		} `toml:"ports"`
+	}
+	f, err := Decode("n.toml", text, &c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		key  string
+		line int
+	}{
+		{"ports[0].flow[0].rate", 4}, {"ports[0].flow[1].rate", 6}, {"ports[1].flow[0].rate", 11},
+		{"ports[1].flow[0]", 10}, {"ports[1].name", 9}, {"ports[1].flow[1].rate", 0},
+	} {
+		if got := f.Line(tc.key); got != tc.line {
+			t.Errorf("Line(%q) = %d, want %d", tc.key, got, tc.line)
+		}
+	}
+}
+
 func TestDecodeErrors(t *testing.T) {
 	for _, tc := range []struct {
 		name, text string

@@ -57,6 +57,14 @@ func NewBlaster(cfg *Config, ports []port.Port, pool *dpdk.Mempool) (*Blaster, e
 				return nil, fmt.Errorf("pktgen: ports[%d]: %d-byte frames do not fit the pool's %d-byte mbufs", i, g.MaxSize(), room)
 			}
 			b.Tx[i] = &TxPort{port: ports[i], gen: g, pool: pool, burst: dpdk.NewBurst(burst), lens: make([]uint16, burst)}
+			if eq, ok := ports[i].(port.EthQueue); ok {
+				fast, err := dpdk.NewTxGen(pool, eq.Port, eq.Queue, g.txGenSpec(), burst)
+				if err != nil {
+					b.Close()
+					return nil, fmt.Errorf("pktgen: ports[%d]: %w", i, err)
+				}
+				b.Tx[i].fast, b.Tx[i].lens = fast, fast.Lens
+			}
 		}
 		if pc.Rx {
 			b.Rx[i] = &RxPort{port: ports[i], recv: NewReceiver(), burst: dpdk.NewBurst(burst)}
@@ -100,6 +108,10 @@ func (b *Blaster) Close() {
 			t.burst.Free()
 			t.burst = nil
 		}
+		if t != nil && t.fast != nil {
+			t.fast.Free()
+			t.fast, t.lens = nil, nil
+		}
 	}
 	for _, r := range b.Rx {
 		if r != nil && r.burst != nil {
@@ -121,7 +133,8 @@ type TxPort struct {
 	burst *dpdk.Burst
 	off   int // burst.Pkts[off:pend] are built and not yet taken by the port
 	pend  int
-	lens  []uint16 // frame lengths of the burst, so counting sent bytes reads no mbuf
+	lens  []uint16    // frame lengths of the burst, so counting sent bytes reads no mbuf
+	fast  *dpdk.TxGen // on an ethdev queue: builds and sends in C (txfast.go); nil: Build in Go
 
 	packets, bytes, txFull, noMbuf uint64 // written by the polling lcore only
 	pub                            txCounters
@@ -154,6 +167,9 @@ func (t *TxPort) Poll(now int64) int {
 			t.done.Store(true)
 		}
 		return 0
+	}
+	if t.fast != nil {
+		return t.sendFast(now, k)
 	}
 	if t.pool.AllocBulk(pkts[:k]) != nil {
 		t.noMbuf++
@@ -316,6 +332,8 @@ type PortSummary struct {
 	RxOther   uint64  `json:"rx_other,omitempty"`
 	// Streams received on this port.
 	Streams []StreamSummary `json:"streams,omitempty"`
+	// Flows, when they have rates of their own: what each sent.
+	Flows   []FlowSummary   `json:"flows,omitempty"`
 	Latency *LatencySummary `json:"latency,omitempty"`
 }
 
@@ -343,6 +361,9 @@ func (b *Blaster) Summary(elapsedNs int64) Summary {
 		if dt > 0 {
 			ps.TxMpps = float64(c.TxPackets) / dt / 1e6
 			ps.TxGbps, ps.TxL1Gbps = gbps(c.TxPackets, c.TxBytes, dt)
+		}
+		if t := b.Tx[i]; t != nil {
+			ps.Flows = flowSummaries(t.gen, &b.cfg.Ports[i], dt)
 		}
 		if r := b.Rx[i]; r != nil {
 			st := r.recv.Stats()
@@ -392,6 +413,7 @@ func WriteText(w io.Writer, s Summary) {
 	for _, p := range s.Ports {
 		fmt.Fprintf(w, "port %d %-12s tx %d pkts %.3f Mpps %.3f Gb/s L2 %.3f Gb/s L1 full %d nombuf %d\n",
 			p.Port, p.Name, p.TxPackets, p.TxMpps, p.TxGbps, p.TxL1Gbps, p.TxFull, p.NoMbuf)
+		writeFlows(w, p.Flows)
 		if p.Latency == nil {
 			continue
 		}

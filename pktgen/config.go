@@ -38,7 +38,13 @@ type Config struct {
 	Ports []PortConfig `toml:"ports"`
 
 	deprecatedEAL bool
+	warnings      []string
 }
+
+// Warnings are what the last Validate found legal but likely unintended
+// (flow rates that sum above the port's line rate), each naming the file,
+// line and key as errors do: the caller prints them.
+func (c *Config) Warnings() []string { return c.warnings }
 
 // DeprecatedEAL reports whether Validate found the deprecated key eal (and
 // moved it to EALArgs): the caller prints a one-line notice.
@@ -84,6 +90,15 @@ type PortConfig struct {
 	// (default), "dst_port" (udp only), "src_ip", "dst_ip", "dest_qp" (roce).
 	Flows int      `toml:"flows"`
 	Vary  []string `toml:"vary"`
+	// Flow gives the flows their own rates ([[ports.flow]] tables, one a
+	// flow, in flow order; flows then defaults to their number and must
+	// equal it when given). Each flow with a rate is paced by its own token
+	// bucket, and the flows of a port are interleaved in one loop in the
+	// order they become eligible; a flow without a rate takes what the
+	// others and the port's cap leave. The port's rate_gbps or rate_mpps,
+	// when set, is its line rate: it still caps the sum, a flow above it is
+	// an error, a sum above it a warning (Config.Warnings).
+	Flow []FlowConfig `toml:"flow"`
 
 	SrcMAC  string `toml:"src_mac"`  // default 02:00:00:00:00:01
 	DstMAC  string `toml:"dst_mac"`  // default 02:00:00:00:00:02
@@ -98,6 +113,69 @@ type PortConfig struct {
 	Count uint64 `toml:"count"`
 	// Burst is the tx and rx burst size (default 32, at most 512).
 	Burst int `toml:"burst"`
+}
+
+// FlowConfig is one flow's rate: RateGbps in Gb/s of L1 bytes (as the port's
+// rate_gbps) or RateMpps in packets per second; both 0: no cap of its own.
+type FlowConfig struct {
+	RateGbps float64 `toml:"rate_gbps"`
+	RateMpps float64 `toml:"rate_mpps"`
+}
+
+// ParseFlowRates parses cmd/pktgen's -flow-rates: one entry a flow, comma
+// separated, each a rate in Gb/s of L1 bytes ("2.5" or "2.5g"), in Mpps
+// ("0.5mpps" or "0.5m"), or "0" or "-" for a flow with no cap of its own.
+// Ranges are Validate's.
+func ParseFlowRates(s string) ([]FlowConfig, error) {
+	var out []FlowConfig
+	for _, e := range strings.Split(s, ",") {
+		e = strings.ToLower(strings.TrimSpace(e))
+		var f FlowConfig
+		num, mpps := e, false
+		switch {
+		case e == "-":
+			num = "0"
+		case strings.HasSuffix(e, "mpps"):
+			num, mpps = strings.TrimSuffix(e, "mpps"), true
+		case strings.HasSuffix(e, "m"):
+			num, mpps = strings.TrimSuffix(e, "m"), true
+		case strings.HasSuffix(e, "g"):
+			num = strings.TrimSuffix(e, "g")
+		}
+		v, err := strconv.ParseFloat(num, 64)
+		if err != nil || num == "" {
+			return nil, fmt.Errorf("flow rate %q: want Gb/s (2.5 or 2.5g), Mpps (0.5mpps) or 0", e)
+		}
+		if mpps {
+			f.RateMpps = v
+		} else {
+			f.RateGbps = v
+		}
+		out = append(out, f)
+	}
+	return out, nil
+}
+
+// Rated reports whether the flow has a rate of its own.
+func (f *FlowConfig) Rated() bool { return f.RateGbps > 0 || f.RateMpps > 0 }
+
+// NumFlows is the number of flows the stream cycles through or paces.
+func (p *PortConfig) NumFlows() int {
+	if p.Flows == 0 && len(p.Flow) > 0 {
+		return len(p.Flow)
+	}
+	return max(p.Flows, 1)
+}
+
+// perFlowRates reports whether any flow has a rate of its own (the stream
+// then runs its flow scheduler instead of taking the flows in turn).
+func (p *PortConfig) perFlowRates() bool {
+	for i := range p.Flow {
+		if p.Flow[i].Rated() {
+			return true
+		}
+	}
+	return false
 }
 
 // Defaults of a PortConfig.
@@ -229,6 +307,10 @@ func (c *Config) Validate(f *config.File) error {
 		}
 		return fmt.Errorf("%s: %s", key, fmt.Sprintf(format, args...))
 	}
+	c.warnings = nil
+	warnf := func(key, format string, args ...any) {
+		c.warnings = append(c.warnings, errf(key, format, args...).Error())
+	}
 	if len(c.EAL) > 0 {
 		if len(c.EALArgs) > 0 {
 			return errf("eal", "give eal_args alone: eal is its deprecated spelling")
@@ -259,6 +341,10 @@ func (c *Config) Validate(f *config.File) error {
 		if err := c.Ports[i].validate(); err != nil {
 			key, msg, _ := strings.Cut(err.Error(), ": ")
 			return errf(fmt.Sprintf("ports[%d].%s", i, key), "%s", msg)
+		}
+		if sum, line := c.Ports[i].flowRateSum(); sum > line*(1+1e-9) {
+			warnf(fmt.Sprintf("ports[%d].flow", i),
+				"the flows' rates sum to %.4g Gb/s L1, above the port's line rate %.4g Gb/s: the port's cap scales them down", sum, line)
 		}
 		mix, _ := c.Ports[i].SizeMix()
 		for _, sw := range mix {
@@ -335,6 +421,9 @@ func (p *PortConfig) validate() error {
 	if err != nil {
 		return fmt.Errorf("mix: %v", err)
 	}
+	if err := p.validateFlows(mix); err != nil {
+		return err
+	}
 	min := minFrame(p.Proto == "roce")
 	for _, sw := range mix {
 		if sw.Weight > MaxMixWeight {
@@ -366,6 +455,99 @@ func (p *PortConfig) validate() error {
 	if _, err := p.endpoints(); err != nil {
 		key, msg, _ := strings.Cut(err.Error(), ": ")
 		return fmt.Errorf("%s: %s", key, msg)
+	}
+	return nil
+}
+
+// meanL1Bits is the mean L1 size of the stream's frames in bits (frame, FCS,
+// preamble and gap), weighted by the mix: what converts packet rates to line
+// rates.
+func meanL1Bits(mix []SizeWeight) float64 {
+	var bits, w float64
+	for _, sw := range mix {
+		bits += float64(sw.Weight) * float64(sw.Size+L1Overhead) * 8
+		w += float64(sw.Weight)
+	}
+	if w == 0 {
+		return 0
+	}
+	return bits / w
+}
+
+// lineGbps is the port's line rate in Gb/s L1: its rate_gbps, or its rate_mpps
+// in frames of the mix's mean size; 0 when it has no cap.
+func (p *PortConfig) lineGbps(mix []SizeWeight) float64 {
+	switch {
+	case p.RateGbps > 0:
+		return p.RateGbps
+	case p.RateMpps > 0:
+		return p.RateMpps * meanL1Bits(mix) / 1e3
+	}
+	return 0
+}
+
+// gbps is the flow's rate in Gb/s L1 (a packet rate in frames of the mix's
+// mean size); 0 when it has none.
+func (f *FlowConfig) gbps(mix []SizeWeight) float64 {
+	if f.RateMpps > 0 {
+		return f.RateMpps * meanL1Bits(mix) / 1e3
+	}
+	return f.RateGbps
+}
+
+// flowRateSum is the sum of the flows' rates and the port's line rate, both
+// in Gb/s L1; the sum is 0 when a flow has no rate (it takes what is left,
+// never too much) or the port has no cap.
+func (p *PortConfig) flowRateSum() (sum, line float64) {
+	mix, err := p.SizeMix()
+	if err != nil || !p.perFlowRates() {
+		return 0, 0
+	}
+	line = p.lineGbps(mix)
+	if line == 0 {
+		return 0, 0
+	}
+	for i := range p.Flow {
+		if !p.Flow[i].Rated() {
+			return 0, line
+		}
+		sum += p.Flow[i].gbps(mix)
+	}
+	return sum, line
+}
+
+// validateFlows checks the [[ports.flow]] tables: ranges, one rate each at
+// most, their number against flows, and each rate against the port's line
+// rate (rate_gbps or rate_mpps, when set).
+func (p *PortConfig) validateFlows(mix []SizeWeight) error {
+	if len(p.Flow) == 0 {
+		return nil
+	}
+	if len(p.Flow) > MaxFlows {
+		return fmt.Errorf("flow: %d flow tables, at most %d", len(p.Flow), MaxFlows)
+	}
+	if p.Flows != 0 && p.Flows != len(p.Flow) {
+		return fmt.Errorf("flows: %d, but %d [[ports.flow]] tables: drop flows or make them agree", p.Flows, len(p.Flow))
+	}
+	line := p.lineGbps(mix)
+	for j := range p.Flow {
+		f := &p.Flow[j]
+		if err := config.Float(f.RateGbps, 0, MaxRateGbps); err != nil {
+			return fmt.Errorf("flow[%d].rate_gbps: %v; 0: no cap of its own", j, err)
+		}
+		if err := config.Float(f.RateMpps, 0, MaxRateMpps); err != nil {
+			return fmt.Errorf("flow[%d].rate_mpps: %v; 0: no cap of its own", j, err)
+		}
+		if f.RateGbps > 0 && f.RateMpps > 0 {
+			return fmt.Errorf("flow[%d].rate_mpps: set rate_gbps or rate_mpps, not both", j)
+		}
+		if g := f.gbps(mix); line > 0 && g > line*(1+1e-9) {
+			key, val := "rate_gbps", fmt.Sprintf("%g Gb/s", f.RateGbps)
+			if f.RateMpps > 0 {
+				key, val = "rate_mpps", fmt.Sprintf("%g Mpps (%.4g Gb/s L1 in the stream's frames)", f.RateMpps, g)
+			}
+			return fmt.Errorf("flow[%d].%s: %s is above the port's line rate %.4g Gb/s L1 (its rate_gbps or rate_mpps)", j, key, val, line)
+		}
 	}
 	return nil
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/ccbed/ccbed/dpdk"
+	"github.com/ccbed/ccbed/internal/cpuclock"
 	"github.com/ccbed/ccbed/lcore"
 	"github.com/ccbed/ccbed/port"
 )
@@ -66,7 +67,8 @@ func newPool(tb testing.TB, name string, n uint32) *dpdk.Mempool {
 
 // TestBlastOverCable sends a counted stream over a virtual cable at a moderate
 // rate, polling tx and rx from one goroutine with the TSC clock, and checks that
-// every packet arrives in order with a latency, and that every mbuf returns.
+// every packet arrives in order with a latency, and that every mbuf returns;
+// both on the fast path (dpdk.TxGen on the ethdev queue) and on the Go path.
 func TestBlastOverCable(t *testing.T) {
 	cases := []struct {
 		name string
@@ -75,60 +77,78 @@ func TestBlastOverCable(t *testing.T) {
 		{"udp 64B 0.5 Gb/s", PortConfig{Name: "a", RateGbps: 0.5, Count: 20000, Flows: 8}},
 		{"roce imix 2 Gb/s", PortConfig{Name: "a", RateGbps: 2, Count: 10000, Mix: "imix", Proto: "roce", Flows: 4, Vary: []string{"dest_qp"}}},
 		{"udp 1500B 0.1 Mpps", PortConfig{Name: "a", RateMpps: 0.1, Count: 5000, Size: 1500}},
+		{"udp flow rates", PortConfig{Name: "a", Count: 9000, Flow: []FlowConfig{{RateGbps: 0.3}, {RateMpps: 0.2}, {RateGbps: 0.1}}}},
 	}
 	for i, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			pool := newPool(t, fmt.Sprintf("pg_cable%d", i), 4095)
-			a, b := newCable(t, pool)
-			off := false
-			cfg := Config{Ports: []PortConfig{c.tx, {Name: "b", Tx: &off, Rx: true}}}
-			bl, err := NewBlaster(&cfg, []port.Port{port.EthQueue{Port: a}, port.EthQueue{Port: b}}, pool)
-			if err != nil {
-				t.Fatal(err)
+		for _, goPath := range []bool{false, true} {
+			name := c.name + " fast"
+			if goPath {
+				name = c.name + " go"
 			}
-			runtime.LockOSThread()
-			defer runtime.UnlockOSThread()
-			clock := lcore.NewTSCClock(dpdk.TSCHz())
-			polls := append(bl.Pollers(0), bl.Pollers(1)...)
-			deadline := clock.Now() + 10e9
-			for clock.Now() < deadline {
-				now := clock.Now()
-				for _, p := range polls {
-					p(now)
-				}
-				if s := bl.Snapshot(); bl.TxDone() && s[1].RxPackets >= c.tx.Count {
-					break
-				}
-			}
-			elapsed := clock.Now()
-			// A poll of a finished stream and of an empty port allocates nothing.
-			if allocs := testing.AllocsPerRun(100, func() {
-				for _, p := range polls {
-					p(clock.Now())
-				}
-			}); allocs != 0 {
-				t.Errorf("%.1f allocs per poll round, want 0", allocs)
-			}
-			sum := bl.Summary(elapsed)
-			bl.Close()
-			if pool.InUse() != 0 {
-				t.Errorf("%d mbufs still in use after Close", pool.InUse())
-			}
-			tx, rx := sum.Ports[0], sum.Ports[1]
-			if tx.TxPackets != c.tx.Count {
-				t.Fatalf("sent %d, want %d", tx.TxPackets, c.tx.Count)
-			}
-			if len(rx.Streams) != 1 || rx.Streams[0].Received != c.tx.Count || rx.Streams[0].Lost != 0 ||
-				rx.Streams[0].SeqGaps != 0 || rx.Streams[0].Late != 0 || rx.RxOther != 0 {
-				t.Fatalf("receiver: %+v other %d", rx.Streams, rx.RxOther)
-			}
-			if rx.Latency == nil || rx.Latency.Count != c.tx.Count || rx.Latency.MinUs < 0 || rx.Latency.MaxUs < rx.Latency.P99Us {
-				t.Fatalf("latency %+v", rx.Latency)
-			}
-			if tx.TxBytes != rx.RxBytes {
-				t.Fatalf("tx %d bytes, rx %d", tx.TxBytes, rx.RxBytes)
-			}
-		})
+			t.Run(name, func(t *testing.T) { blastOverCable(t, fmt.Sprintf("pg_cable%d_%v", i, goPath), c.tx, goPath) })
+		}
+	}
+}
+
+// blastOverCable is one case of TestBlastOverCable: txc sends, a second
+// port receives, on the fast path or (goPath) the Go path.
+func blastOverCable(t *testing.T, poolName string, txc PortConfig, goPath bool) {
+	pool := newPool(t, poolName, 4095)
+	a, b := newCable(t, pool)
+	off := false
+	cfg := Config{Ports: []PortConfig{txc, {Name: "b", Tx: &off, Rx: true}}}
+	var pa port.Port = port.EthQueue{Port: a}
+	if goPath {
+		pa = goPort{pa}
+	}
+	bl, err := NewBlaster(&cfg, []port.Port{pa, port.EthQueue{Port: b}}, pool)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if (bl.Tx[0].fast == nil) != goPath {
+		t.Fatalf("fast path %v, want %v", bl.Tx[0].fast != nil, !goPath)
+	}
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	clock := lcore.NewTSCClock(dpdk.TSCHz())
+	polls := append(bl.Pollers(0), bl.Pollers(1)...)
+	deadline := clock.Now() + 10e9
+	for clock.Now() < deadline {
+		now := clock.Now()
+		for _, p := range polls {
+			p(now)
+		}
+		if s := bl.Snapshot(); bl.TxDone() && s[1].RxPackets >= txc.Count {
+			break
+		}
+	}
+	elapsed := clock.Now()
+	// A poll of a finished stream and of an empty port allocates nothing.
+	if allocs := testing.AllocsPerRun(100, func() {
+		for _, p := range polls {
+			p(clock.Now())
+		}
+	}); allocs != 0 {
+		t.Errorf("%.1f allocs per poll round, want 0", allocs)
+	}
+	sum := bl.Summary(elapsed)
+	bl.Close()
+	if pool.InUse() != 0 {
+		t.Errorf("%d mbufs still in use after Close", pool.InUse())
+	}
+	tx, rx := sum.Ports[0], sum.Ports[1]
+	if tx.TxPackets != txc.Count {
+		t.Fatalf("sent %d, want %d", tx.TxPackets, txc.Count)
+	}
+	if len(rx.Streams) != 1 || rx.Streams[0].Received != txc.Count || rx.Streams[0].Lost != 0 ||
+		rx.Streams[0].SeqGaps != 0 || rx.Streams[0].Late != 0 || rx.RxOther != 0 {
+		t.Fatalf("receiver: %+v other %d", rx.Streams, rx.RxOther)
+	}
+	if rx.Latency == nil || rx.Latency.Count != txc.Count || rx.Latency.MinUs < 0 || rx.Latency.MaxUs < rx.Latency.P99Us {
+		t.Fatalf("latency %+v", rx.Latency)
+	}
+	if tx.TxBytes != rx.RxBytes {
+		t.Fatalf("tx %d bytes, rx %d", tx.TxBytes, rx.RxBytes)
 	}
 }
 
@@ -202,30 +222,75 @@ func TestPoolTooSmallForJumbo(t *testing.T) {
 	}
 }
 
-// BenchmarkTxPollNull measures the tx poll (grant, alloc, build, tx burst) on a
-// net_null port, one 32-packet burst of 64-byte frames per iteration.
-func BenchmarkTxPollNull(b *testing.B) {
-	pool := newPool(b, "pg_bench", 8191)
-	p, err := port.StartEth(port.EthConfig{Name: "net_null0", Pool: pool})
+// goPort hides an ethdev queue's type from NewBlaster: its TxPort then takes
+// the Go path (Build into each mbuf, then TxBurst) instead of dpdk.TxGen.
+type goPort struct{ port.Port }
+
+// benchTxPoll measures the tx poll (grant, alloc, build, tx burst) on
+// net_null0, one 32-packet burst of frames per iteration, on worker lcore 1
+// as cmd/pktgen runs it (so the mempool's per-lcore cache serves the mbufs).
+// It reports Mpps of wall time and of the lcore thread's CPU time (Mpps-cpu:
+// steadier on a shared machine, as it leaves out the time other processes
+// held the core).
+func benchTxPoll(b *testing.B, pc PortConfig, goPath bool) {
+	mp, err := dpdk.NewPktMbufPool("pg_bench", 16383, 256, dpdk.MbufDefaultDataRoom, dpdk.SocketAny)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(mp.Free)
+	p, err := port.StartEth(port.EthConfig{Name: "net_null0", Pool: mp})
 	if err != nil {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { p.Stop() })
-	cfg := Config{Ports: []PortConfig{{Name: "net_null0", Flows: 64}}}
-	bl, err := NewBlaster(&cfg, []port.Port{port.EthQueue{Port: p}}, pool)
+	var pp port.Port = port.EthQueue{Port: p}
+	if goPath {
+		pp = goPort{pp}
+	}
+	pc.Name = "net_null0"
+	cfg := Config{Ports: []PortConfig{pc}}
+	bl, err := NewBlaster(&cfg, []port.Port{pp}, mp)
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer bl.Close()
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
+	if (bl.Tx[0].fast == nil) != goPath {
+		b.Fatalf("fast path %v, want %v", bl.Tx[0].fast != nil, !goPath)
+	}
 	clock := lcore.NewTSCClock(dpdk.TSCHz())
 	tx := bl.Tx[0]
 	b.ReportAllocs()
-	start := clock.Now()
 	var pkts int
-	for b.Loop() {
-		pkts += tx.Poll(clock.Now())
+	var cpu time.Duration
+	done := make(chan struct{})
+	b.ResetTimer()
+	if err := dpdk.LaunchOnLcore(1, func() int {
+		cpu0 := cpuclock.Thread()
+		for range b.N {
+			pkts += tx.Poll(clock.Now())
+		}
+		cpu = cpuclock.Thread() - cpu0
+		close(done)
+		return 0
+	}); err != nil {
+		b.Fatal(err)
 	}
-	b.ReportMetric(float64(pkts)/(float64(clock.Now()-start)/1e9)/1e6, "Mpps")
+	<-done // rte_eal_wait_lcore spins: wait here first, so the main thread leaves the other core alone
+	dpdk.WaitLcore(1)
+	b.StopTimer()
+	b.ReportMetric(float64(pkts)/b.Elapsed().Seconds()/1e6, "Mpps")
+	if cpu > 0 {
+		b.ReportMetric(float64(pkts)/cpu.Seconds()/1e6, "Mpps-cpu")
+	}
+}
+
+// BenchmarkTxPollNull: 64-byte frames, 64 flows, unlimited, the C builder
+// (dpdk.TxGen: one cgo call a burst); BenchmarkTxPollNullGo: the same on the
+// Go path (Build in Go, alloc and tx as two cgo calls);
+// BenchmarkTxPollNullFlowRates: 4 flows with rates of their own (the flow
+// scheduler picks every packet) summing far above what one lcore sends.
+func BenchmarkTxPollNull(b *testing.B)   { benchTxPoll(b, PortConfig{Flows: 64}, false) }
+func BenchmarkTxPollNullGo(b *testing.B) { benchTxPoll(b, PortConfig{Flows: 64}, true) }
+func BenchmarkTxPollNullFlowRates(b *testing.B) {
+	benchTxPoll(b, PortConfig{Flow: []FlowConfig{{RateGbps: 100}, {RateGbps: 200}, {RateMpps: 100}, {}}}, false)
 }

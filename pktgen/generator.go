@@ -1,16 +1,21 @@
 // Package pktgen is ccbed's pktgen-like traffic blaster for raw throughput
 // tests: it sends on one or more ports at line rate or a set rate, a fixed
 // frame size or a size mix, cycling through N flows that vary UDP ports, IP
-// addresses or the RoCEv2 destination QP, for a duration or a packet count,
-// and optionally receives, counting loss from sequence numbers and latency
-// from the timestamps it embeds.
+// addresses or the RoCEv2 destination QP, or pacing each flow at a rate of
+// its own ([[ports.flow]]: one token bucket a flow, interleaved in one loop
+// by the earliest eligible flow, flowsched.go), for a duration or a packet
+// count, and optionally receives, counting loss from sequence numbers and
+// latency from the timestamps it embeds.
 //
 // Where it sits: the engine (Generator, Receiver, Histogram) is pure Go: it
 // builds and parses frames as byte slices, takes the time (ns) as an argument and
 // never reads a clock, so it is tested in virtual time. The adapter (Blaster, in
 // blaster.go) connects it to mbufs, ports and lcores: its TxPort.Poll and
 // RxPort.Poll have the func(now int64) int shape the testbed polls from its own
-// lcore loops. cmd/pktgen is the thin main with live stats.
+// lcore loops. On an ethdev queue a TxPort has the frames built and sent by
+// dpdk.TxGen, the same per-packet work in C, one cgo call a burst (txfast.go);
+// the loop, the rates, the flows' picks and the counters stay the Generator's.
+// cmd/pktgen is the thin main with live stats.
 //
 // Packet layout. Every packet carries a 16-byte pktgen header:
 //
@@ -101,16 +106,19 @@ type Generator struct {
 	sched   []uint16 // class of each packet, repeating
 	pos     int
 	flows   []flowFields
-	flow    int
+	flow    int // next flow when cycling
 	seq     uint64
+	// perFlow paces the flows by their own rates (nil: they take turns).
+	perFlow *flowScheduler
 
 	// Token bucket in units of (bits or packets) x 1e9, refilled by rate units
 	// per second of the time argument: exact integer arithmetic, no drift.
-	limited bool
-	rate    int64
-	tokens  int64
-	depth   int64
-	last    int64
+	limited   bool
+	perPacket bool // the rate counts packets (rate_mpps), not bits
+	rate      int64
+	tokens    int64
+	depth     int64
+	last      int64
 
 	started  bool
 	start    int64
@@ -143,7 +151,7 @@ func NewGenerator(stream int, p *PortConfig, durationNs int64) (*Generator, erro
 	case p.RateGbps > 0:
 		g.limited, g.rate = true, int64(math.Round(p.RateGbps*1e9))
 	case p.RateMpps > 0:
-		g.limited, g.rate = true, int64(math.Round(p.RateMpps*1e6))
+		g.limited, g.perPacket, g.rate = true, true, int64(math.Round(p.RateMpps*1e6))
 	}
 	maxCost := int64(0)
 	for _, sw := range mix {
@@ -171,7 +179,7 @@ func NewGenerator(stream int, p *PortConfig, durationNs int64) (*Generator, erro
 	}
 	g.depth = int64(bucket) * maxCost
 
-	nflows := max(p.Flows, 1)
+	nflows := p.NumFlows()
 	vary := p.Vary
 	if len(vary) == 0 {
 		vary = []string{"src_port"}
@@ -199,6 +207,13 @@ func NewGenerator(stream int, p *PortConfig, durationNs int64) (*Generator, erro
 		}
 		f.ipSum = f.srcIP>>16 + f.srcIP&0xffff + f.dstIP>>16 + f.dstIP&0xffff
 		g.flows[i] = f
+	}
+	if p.perFlowRates() {
+		fs, err := newFlowScheduler(p.Flow, g.MaxSize(), bucket, MaxBurst)
+		if err != nil {
+			return nil, err
+		}
+		g.perFlow = fs
 	}
 	return g, nil
 }
@@ -270,12 +285,18 @@ func smoothSchedule(mix []SizeWeight) []uint16 {
 
 // Grant refills the token bucket to now and returns how many packets (at most
 // max) may be built now: all max when the stream is unlimited, fewer when its
-// rate, count or duration says so. It consumes nothing: Build does, so a burst
-// that cannot be allocated costs no tokens. Time must not go backwards.
+// rate, count or duration says so. It consumes nothing of the port's rate:
+// Build does, so a burst that cannot be allocated costs no tokens. With flow
+// rates it also picks the flows of the packets it grants (max is then at most
+// MaxBurst), taking their tokens at once; picks not built stay first in line.
+// Time must not go backwards.
 func (g *Generator) Grant(now int64, max int) int {
 	if !g.started {
 		g.started, g.start, g.last = true, now, now
 		g.tokens = g.classes[g.sched[g.pos]].cost // the first packet leaves at once
+		if g.perFlow != nil {
+			g.perFlow.start(now)
+		}
 	}
 	if g.duration > 0 && now-g.start >= g.duration {
 		return 0
@@ -286,7 +307,7 @@ func (g *Generator) Grant(now int64, max int) int {
 		}
 	}
 	if !g.limited {
-		return max
+		return g.pickFlows(now, max)
 	}
 	if dt := now - g.last; dt > 0 {
 		room := g.depth - g.tokens
@@ -309,7 +330,16 @@ func (g *Generator) Grant(now int64, max int) int {
 			pos = 0
 		}
 	}
-	return k
+	return g.pickFlows(now, k)
+}
+
+// pickFlows returns how many of k packets have a flow: k when the flows take
+// turns, else the picks pending after the scheduler's turn at now.
+func (g *Generator) pickFlows(now int64, k int) int {
+	if g.perFlow == nil || k == 0 {
+		return k
+	}
+	return g.perFlow.fill(now, min(k, MaxBurst), g)
 }
 
 // NextSize is the length of the frame the next Build writes.
@@ -326,13 +356,22 @@ func (g *Generator) MaxSize() int {
 
 // Build writes the next frame into b, stamped with now, consumes its tokens and
 // returns its length, or 0 when b is too short (nothing consumed). Call it at
-// most Grant's count times after Grant.
+// most Grant's count times after Grant (with flow rates it also returns 0 when
+// no pick is pending).
 func (g *Generator) Build(b []byte, now int64) int {
 	c := &g.classes[g.sched[g.pos]]
-	if len(b) < c.size {
+	if len(b) < c.size || g.perFlow != nil && len(g.perFlow.pending()) == 0 {
 		return 0
 	}
-	f := &g.flows[g.flow]
+	var f *flowFields
+	if g.perFlow != nil {
+		f = &g.flows[g.perFlow.take(c.size)]
+	} else {
+		f = &g.flows[g.flow]
+		if g.flow++; g.flow == len(g.flows) {
+			g.flow = 0
+		}
+	}
 	seq := g.seq
 	csum := ^fold(c.ipSum + f.ipSum)
 	if g.roce {
@@ -355,9 +394,6 @@ func (g *Generator) Build(b []byte, now int64) int {
 		binary.BigEndian.PutUint64(p[udpHdrOff+8:], uint64(now))
 	}
 	g.seq++
-	if g.flow++; g.flow == len(g.flows) {
-		g.flow = 0
-	}
 	if g.pos++; g.pos == len(g.sched) {
 		g.pos = 0
 	}
@@ -367,6 +403,67 @@ func (g *Generator) Build(b []byte, now int64) int {
 	g.stats.Packets++
 	g.stats.Bytes += uint64(c.size)
 	return c.size
+}
+
+// advance does what k calls of Build would do, but write frames: the C
+// builder (dpdk.TxGen) wrote them from the cursor, frames of bytes bytes in
+// all. With flow rates it consumes k picks.
+func (g *Generator) advance(k int, bytes uint64) {
+	if k <= 0 {
+		return
+	}
+	if fs := g.perFlow; fs != nil {
+		pos := g.pos
+		for range k {
+			fs.take(g.classes[g.sched[pos]].size)
+			if pos++; pos == len(g.sched) {
+				pos = 0
+			}
+		}
+	} else {
+		g.flow = wrap(g.flow+k, len(g.flows))
+	}
+	g.pos = wrap(g.pos+k, len(g.sched))
+	g.seq += uint64(k)
+	if g.limited {
+		if g.perPacket { // one unit a packet
+			g.tokens -= int64(k) * 1e9
+		} else { // each frame's L1 bits
+			g.tokens -= (int64(bytes) + int64(k)*L1Overhead) * 8 * 1e9
+		}
+	}
+	g.stats.Packets += uint64(k)
+	g.stats.Bytes += bytes
+}
+
+// wrap is i mod n for i >= 0, without a division in the common cases (one
+// flow or one size; i already below n).
+func wrap(i, n int) int {
+	switch {
+	case n == 1:
+		return 0
+	case i < n:
+		return i
+	}
+	return i % n
+}
+
+// FlowStat is what a stream with flow rates built of one flow.
+type FlowStat struct {
+	Packets, Bytes uint64 // frames built and their bytes (no FCS)
+}
+
+// FlowStats returns each flow's counters when the flows have rates of their
+// own, else nil. Read it when the loops are stopped.
+func (g *Generator) FlowStats() []FlowStat {
+	if g.perFlow == nil {
+		return nil
+	}
+	out := make([]FlowStat, len(g.perFlow.packets))
+	for i := range out {
+		out[i] = FlowStat{g.perFlow.packets[i], g.perFlow.bytes[i]}
+	}
+	return out
 }
 
 // patchFlow writes a flow's addresses, IPv4 checksum and UDP ports.
