@@ -8,16 +8,22 @@
 //     a usage error: the error, then the usage, on standard error, exit 2;
 //   - an error at run time (a bad file, DPDK failing) is one line
 //     "command: error" on standard error, exit 1;
-//   - durations are Go durations ("2s", "500ms"): Command.Duration.
+//   - durations are Go durations ("2s", "500ms"): Command.Duration;
+//   - logs go to standard error through one zap logger (Command.Logging,
+//     Command.Log): -v adds debug messages, -q leaves warnings and errors
+//     only, -log-format json makes every line a JSON object; what a command
+//     produces (results, tables, -json summaries) stays on standard output,
+//     unaffected by them. Long runs report progress (Command.Progress).
 //
 // A main builds a Command, declares its flags on Command.Flags, calls Parse
 // and returns Exit(err) for whatever error comes back:
 //
-//	c := cli.New("switchd", "-c switch.toml [flags]", "the DPDK software switch")
+//	c := cli.New("switchd", "-c switch.toml [flags]", "the DPDK software switch").Logging()
 //	path := c.Flags.String("c", "", "switch TOML file (required)")
 //	if _, err := c.Parse(args); err != nil {
-//		return cli.Exit("switchd", err)
+//		return c.Exit(err)
 //	}
+//	log := c.Log() // pass it on: packages take a *zap.Logger, never a global
 package cli
 
 import (
@@ -29,10 +35,12 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/ccbed/ccbed/buildinfo"
 	"github.com/ccbed/ccbed/config"
+	"go.uber.org/zap"
 )
 
 // Exit codes.
@@ -82,8 +90,17 @@ type Command struct {
 	// Args names the positional arguments in errors: "EXPERIMENT.toml".
 	Args string
 	// Stdout receives help and -version (default os.Stdout).
-	Stdout  io.Writer
+	Stdout io.Writer
+	// Stderr receives the logs, progress and errors of Log, Progress and
+	// Exit (nil: os.Stderr). Set it before the first of those calls.
+	Stderr  io.Writer
 	version bool
+
+	logf     *logFlags // -v, -q, -log-format; nil without Logging
+	logOnce  sync.Once
+	logger   *zap.Logger
+	sinkOnce sync.Once
+	sink     *progressSink
 }
 
 // New returns a command that takes no positional arguments.
@@ -152,6 +169,9 @@ func (c *Command) Parse(args []string) ([]string, error) {
 	if c.version {
 		fmt.Fprintf(c.Stdout, "%s %s\n", c.Name, buildinfo.Read())
 		return nil, ErrHelp
+	}
+	if err := c.checkLogFlags(); err != nil {
+		return nil, err
 	}
 	what := c.Args
 	if what == "" {

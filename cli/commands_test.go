@@ -2,6 +2,7 @@ package cli_test
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"os"
 	"os/exec"
@@ -219,5 +220,122 @@ func TestBadEALArgument(t *testing.T) {
 	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
 	if len(lines) != 1 || strings.Contains(string(out), "Usage") || !strings.Contains(lines[0], "invalid core list") {
 		t.Errorf("bad -l: want one line naming the core list, got:\n%s", out)
+	}
+}
+
+// logged is a command line that runs without DPDK and logs at info level:
+// per command, the line, what its stdout holds and what its log says.
+var logged = []struct{ name, args, stdout, info string }{
+	{"switchd", "switchd -c configs/switch-vdev.toml -check-syntax", "ok", ""},
+	{"hostd", "hostd -c configs/host-rocc-sender1.toml -check-syntax", "ok", ""},
+	{"pktgen", "pktgen -c configs/pktgen-null.toml -check", "ok", ""},
+	{"testbed validate", "testbed validate configs/experiments/rocc-3to1-virtual.toml", "ok", ""},
+	{"testbed nodes", "testbed nodes configs/experiments/rocc-3to1-virtual.toml -o NODES", "playbook.yml", "next: fill in"},
+}
+
+// TestLogFlags: the four commands and testbed's subcommands that do work
+// take -v, -q and -log-format alike, through package cli: -h lists them,
+// each is accepted, -q leaves no info lines, a bad format or -v with -q is a
+// usage error.
+func TestLogFlags(t *testing.T) {
+	var table []exe
+	for _, c := range []string{"switchd", "hostd", "pktgen", "testbed run", "testbed sweep", "testbed validate",
+		"testbed compare", "testbed nodes", "testbed collect"} {
+		table = append(table, exe{c + " -h", 0, "-log-format console|json", "-"}, exe{c + " -h", 0, "-q\tquiet: log warnings and errors only", "-"})
+	}
+	for _, l := range logged {
+		args := strings.ReplaceAll(l.args, "NODES", t.TempDir())
+		for _, f := range []string{"-v", "-log-format console", "-log-format=json", "-v -log-format json"} {
+			table = append(table, exe{args + " " + f, 0, l.stdout, l.info})
+		}
+		table = append(table, exe{args + " -q", 0, l.stdout, "-"}, exe{args + " -q -log-format json", 0, l.stdout, "-"},
+			exe{args + " -log-format xml", 2, "-", `invalid value "xml" for flag -log-format: want console or json`},
+			exe{args + " -v -q", 2, "-", "give -v or -q, not both"})
+	}
+	exp, out := "configs/experiments/rocc-3to1-virtual.toml", t.TempDir()
+	table = append(table,
+		exe{"testbed run " + exp + " -o " + out + " -duration 1ms -v", 0, ", 1 ms, clock virtual", "testbed: DEBUG: results written"},
+		exe{"testbed run " + exp + " -o " + out + " -duration 1ms -q -log-format json", 0, ", 1 ms, clock virtual", "-"},
+		exe{"testbed sweep " + exp + " -o " + out + "/sw -duration 1ms -set experiment.seed=1,2", 0, "== run-001", "testbed: sweep done"},
+		exe{"testbed sweep " + exp + " -o " + out + "/sw -duration 1ms -set experiment.seed=1,2 -q", 0, "-", "-"},
+		exe{"pktgen -check -ports net_null0 -eal --no-huge -q", 0, "ok", "pktgen: WARN: -eal is deprecated"},
+	)
+	runTable(t, table)
+}
+
+// jsonLines runs a command line and returns its exit code and its standard
+// error as JSON objects, failing t on a line that is not one or has no level.
+func jsonLines(t *testing.T, line string) (int, []map[string]any) {
+	t.Helper()
+	bin := commands(t)
+	args := strings.Fields(line)
+	cmd := exec.Command(filepath.Join(bin, args[0]), args[1:]...)
+	cmd.Dir = ".."
+	var errb bytes.Buffer
+	cmd.Stderr = &errb
+	err := cmd.Run()
+	code := 0
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatalf("%s: %v", line, err)
+	}
+	var entries []map[string]any
+	for _, l := range strings.Split(strings.TrimSuffix(errb.String(), "\n"), "\n") {
+		if l == "" {
+			continue
+		}
+		var m map[string]any
+		if err := json.Unmarshal([]byte(l), &m); err != nil {
+			t.Errorf("%s: stderr line %q is not JSON: %v", line, l, err)
+			continue
+		}
+		if _, ok := m["level"].(string); !ok {
+			t.Errorf("%s: entry %q has no level", line, l)
+		}
+		entries = append(entries, m)
+	}
+	return code, entries
+}
+
+// TestLogFormatJSON: under -log-format json, standard error is one JSON
+// object per line, with a level, a logger (the command) and a message, a
+// run-time error included.
+func TestLogFormatJSON(t *testing.T) {
+	exp := "configs/experiments/rocc-3to1-virtual.toml"
+	for _, tc := range []struct {
+		line          string
+		code          int
+		level, logger string
+		msg           string
+	}{
+		{"testbed run " + exp + " -o " + t.TempDir() + " -duration 1ms -v -log-format json", 0, "debug", "testbed", "results written"},
+		{"testbed nodes " + exp + " -o " + t.TempDir() + " -log-format json", 0, "info", "testbed", "next: fill in"},
+		{"pktgen -check -ports net_null0 -eal --no-huge -log-format json", 0, "warn", "pktgen", "-eal is deprecated"},
+		{"switchd -c /nonexistent.toml -check-syntax -log-format json", 1, "error", "switchd", "failed"},
+		{"hostd -c /nonexistent.toml -check-syntax -log-format json", 1, "error", "hostd", "failed"},
+		{"testbed validate /nonexistent.toml -log-format json", 1, "error", "testbed", "failed"},
+	} {
+		code, entries := jsonLines(t, tc.line)
+		found := false
+		for _, m := range entries {
+			msg, _ := m["msg"].(string)
+			found = found || (m["level"] == tc.level && m["logger"] == tc.logger && strings.HasPrefix(msg, tc.msg))
+		}
+		if code != tc.code || !found {
+			t.Errorf("%s: exit %d, entries %v; want exit %d and a %s entry of %s %q", tc.line, code, entries, tc.code, tc.level, tc.logger, tc.msg)
+		}
+	}
+}
+
+// TestLatestLink: testbed run points results/latest at the newest run.
+func TestLatestLink(t *testing.T) {
+	exp, out := "configs/experiments/rocc-3to1-virtual.toml", t.TempDir()
+	for _, name := range []string{"first", "second"} {
+		runTable(t, []exe{{"testbed run " + exp + " -q -o " + out + " -duration 1ms -set experiment.name=" + name, 0, "results in", "-"}})
+		if got, err := os.Readlink(filepath.Join(out, "latest")); err != nil || got != name {
+			t.Errorf("after the run %s: latest -> %q (%v), want %q", name, got, err, name)
+		}
 	}
 }

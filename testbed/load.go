@@ -61,9 +61,13 @@ type source struct {
 // overrideKey is a dotted key of bare TOML key parts.
 var overrideKey = regexp.MustCompile(`^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$`)
 
+// arrayIndex is an index part of an override's key (.1 in flows.1.src).
+var arrayIndex = regexp.MustCompile(`\.([0-9]+)\b`)
+
 // ParseOverride splits a key=value override: key a dotted path of the
 // experiment file's keys (cc.scheme, topology.link_gbps,
-// cc.params.q_ref_bytes), value a TOML value (25, 1e-3, true, [1, 2],
+// cc.params.q_ref_bytes; flows.1.rate_gbps for a key of the second
+// [[flows]] entry), value a TOML value (25, 1e-3, true, [1, 2],
 // "text"), or, when it does not parse as one, a string (dcqcn).
 func ParseOverride(kv string) (key, value string, err error) {
 	key, value, ok := strings.Cut(kv, "=")
@@ -85,6 +89,9 @@ func ParseOverride(kv string) (key, value string, err error) {
 // decoder as the file: an unknown key or a value of the wrong type is an
 // error naming the override and the key. Tables merge (cc.params.q_ref_bytes
 // sets one parameter), except cc.params given whole, which replaces them.
+// A key of an entry of an array of tables is reached by the entry's index,
+// from 0: flows.1.rate_gbps sets rate_gbps of the second [[flows]]; an index
+// past the last entry is an error.
 func (e *Experiment) override(kv string) error {
 	key, value, err := ParseOverride(kv)
 	if err != nil {
@@ -96,18 +103,97 @@ func (e *Experiment) override(kv string) error {
 		// scheme's keys.
 		e.CC.Params = nil
 	}
-	if _, err := config.Decode("-set "+kv, key+" = "+value+"\n", e); err != nil {
+	// An entry of an array of tables (flows.1.rate_gbps) decodes into that
+	// entry alone.
+	var target any = e
+	inner, outer := key, ""
+	if entry, prefix, rest, err := e.arrayEntry(kv, key); err != nil {
+		return err
+	} else if entry != nil {
+		target, inner, outer = entry, rest, prefix+"."
+	}
+	if _, err := config.Decode("-set "+kv, inner+" = "+value+"\n", target); err != nil {
 		var ce *config.Error
 		if errors.As(err, &ce) {
 			ce.Line = 0
 			if ce.Key == "" {
 				ce.Key = key
+			} else {
+				ce.Key = outer + ce.Key
 			}
 		}
 		return err
 	}
 	e.source.overrides = append(e.source.overrides, kv)
 	return nil
+}
+
+// arrayEntry finds the entry of an array of tables that key reaches into:
+// for flows.1.rate_gbps, a pointer to e.Flows[1], the prefix "flows.1" and
+// the rest, "rate_gbps". It returns a nil entry when key reaches into no
+// array of tables (tableArray), and an error naming the override and the
+// key when the index is out of range or nothing follows it.
+func (e *Experiment) arrayEntry(kv, key string) (entry any, prefix, rest string, err error) {
+	parts := strings.Split(key, ".")
+	for j := 1; j < len(parts); j++ {
+		if strings.Trim(parts[j], "0123456789") != "" {
+			continue
+		}
+		array := strings.Join(parts[:j], ".")
+		i, aerr := strconv.Atoi(parts[j])
+		if aerr != nil {
+			i = -1 // too large: out of range
+		}
+		entry, n, ok := e.tableArray(array, i)
+		if !ok {
+			return nil, "", "", nil
+		}
+		prefix, rest = strings.Join(parts[:j+1], "."), strings.Join(parts[j+1:], ".")
+		fail := func(format string, args ...any) error {
+			return &config.Error{File: "-set " + kv, Key: key, Msg: fmt.Sprintf(format, args...)}
+		}
+		switch {
+		case entry == nil && n == 0:
+			return nil, "", "", fail("index %s out of range: the experiment has no [[%s]]", parts[j], array)
+		case entry == nil:
+			return nil, "", "", fail("index %s out of range: the experiment has %d [[%s]], %s.0 to %s.%d", parts[j], n, array, array, array, n-1)
+		case rest == "":
+			return nil, "", "", fail("want %s.KEY: set one key of the entry (%s.rate_gbps)", prefix, prefix)
+		}
+		return entry, prefix, rest, nil
+	}
+	return nil, "", "", nil
+}
+
+// tableArray returns a pointer to entry i of the array of tables named key
+// (flows, incast, workloads, host_priority, topology.links) and the array's
+// length; entry is nil when i is out of range, ok false when key names no
+// array of tables.
+func (e *Experiment) tableArray(key string, i int) (entry any, n int, ok bool) {
+	switch key {
+	case "flows":
+		entry, n = entryAt(e.Flows, i)
+	case "incast":
+		entry, n = entryAt(e.Incast, i)
+	case "workloads":
+		entry, n = entryAt(e.Workloads, i)
+	case "host_priority":
+		entry, n = entryAt(e.HostPriority, i)
+	case "topology.links":
+		entry, n = entryAt(e.Topology.Links, i)
+	default:
+		return nil, 0, false
+	}
+	return entry, n, true
+}
+
+// entryAt returns a pointer to s[i], or nil when i is out of range, and
+// len(s).
+func entryAt[T any](s []T, i int) (any, int) {
+	if i < 0 || i >= len(s) {
+		return nil, len(s)
+	}
+	return &s[i], len(s)
 }
 
 // blameOverride rewrites a validation error about a key an override set
@@ -120,7 +206,9 @@ func (e *Experiment) blameOverride(err error) error {
 	for i := len(e.source.overrides) - 1; i >= 0; i-- {
 		kv := e.source.overrides[i]
 		key, _, _ := strings.Cut(kv, "=")
-		key = strings.TrimSpace(key)
+		// Validation names an entry of an array of tables flows[1], -set
+		// flows.1.
+		key = arrayIndex.ReplaceAllString(strings.TrimSpace(key), "[$1]")
 		if ce.Key == key || strings.HasPrefix(ce.Key, key+".") || strings.HasPrefix(key, ce.Key+".") {
 			ce.File, ce.Line = "-set "+kv, 0
 			return err

@@ -48,8 +48,13 @@ func TestRunNeverMixesWithAnEarlierRun(t *testing.T) {
 			t.Errorf("%s of the earlier run survived", f)
 		}
 	}
-	if ents, _ := os.ReadDir(out); len(ents) != 1 {
-		t.Errorf("%d entries beside the results, want 1", len(ents))
+	ents, _ := os.ReadDir(out) // sorted by name
+	var names []string
+	for _, e := range ents {
+		names = append(names, e.Name())
+	}
+	if want := LatestLink + " " + filepath.Base(second.Dir); strings.Join(names, " ") != want {
+		t.Errorf("%q in the results' parent, want %s", names, want)
 	}
 }
 
@@ -119,7 +124,7 @@ func TestKilledRunLeavesNothingComplete(t *testing.T) {
 	if err != nil || !bytes.Equal(before, after) {
 		t.Errorf("the previous run's summary changed: %v", err)
 	}
-	summaries, _ := filepath.Glob(filepath.Join(out, "*", report.SummaryFile))
+	summaries, _ := filepath.Glob(filepath.Join(out, "[!l]*", report.SummaryFile)) // not latest/
 	if len(summaries) != 1 {
 		t.Errorf("summaries after the kill: %v, want only the previous run's", summaries)
 	}
@@ -291,6 +296,18 @@ func TestOverrides(t *testing.T) {
 		{[]string{"cc.scheme=nosuch"}, nil, "-set cc.scheme=nosuch: cc.scheme"},
 		{[]string{"novalue"}, nil, `-set "novalue": want key=value`},
 		{[]string{"flows[0].src=1"}, nil, "want a dotted path"},
+		// [[flows]] entries by index, from 0.
+		{[]string{"flows.1.rate_gbps=5", "flows.2.start_us=100"}, func(e *Experiment) bool {
+			return e.Flows[1].RateGbps == 5 && e.Flows[0].RateGbps == 0 && e.Flows[2].StartUs == 100 && e.Flows[2].SizeBytes == 2_000_000
+		}, ""},
+		{[]string{"flows.3.rate_gbps=5"}, nil, "-set flows.3.rate_gbps=5: flows.3.rate_gbps: index 3 out of range: the experiment has 3 [[flows]], flows.0 to flows.2"},
+		{[]string{"flows.99999999999999999999.src=1"}, nil, "flows.99999999999999999999.src: index 99999999999999999999 out of range"},
+		{[]string{"incast.0.dst=3"}, nil, "-set incast.0.dst=3: incast.0.dst: index 0 out of range: the experiment has no [[incast]]"},
+		{[]string{"flows.0.rate_gbs=5"}, nil, "-set flows.0.rate_gbs=5: flows.0.rate_gbs: unknown key"},
+		{[]string{"flows.0.rate_gbps=fast"}, nil, "-set flows.0.rate_gbps=fast: flows.0.rate_gbps: incompatible types"},
+		{[]string{"flows.0=1"}, nil, "-set flows.0=1: flows.0: want flows.0.KEY"},
+		// Validation blames the override, naming the key as validation does.
+		{[]string{"flows.0.rate_gbps=50"}, nil, "-set flows.0.rate_gbps=50: flows[0].rate_gbps: 50 Gb/s exceeds"},
 	} {
 		t.Run(strings.Join(tc.sets, " "), func(t *testing.T) {
 			e, err := DecodeWith("v.toml", virtualRoCC, ".", tc.sets)
@@ -313,8 +330,10 @@ func TestOverrides(t *testing.T) {
 	}
 }
 
-// TestSweep runs a 3 x 2 grid: six run directories, each a whole results
-// directory with its settings, and an index listing them.
+// TestSweep runs a 2 x 2 grid (two Q_refs, two seeds): four run
+// directories, each a whole results directory with its settings, an index
+// listing them with their metrics, and plots of the metrics against Q_ref,
+// not against the seed.
 func TestSweep(t *testing.T) {
 	points, err := SweepPoints([]string{"cc.params.q_ref_bytes=50000,75000,100000", "experiment.seed=1,2"})
 	if err != nil || len(points) != 6 || strings.Join(points[5], " ") != "cc.params.q_ref_bytes=100000 experiment.seed=2" {
@@ -329,8 +348,9 @@ func TestSweep(t *testing.T) {
 	text := strings.Replace(longFlowsOnly, "duration_ms = 30", "duration_ms = 4", 1)
 	load := func(sets []string) (*Experiment, error) { return DecodeWith("v.toml", text, ".", sets) }
 	dir := filepath.Join(t.TempDir(), "sweep")
+	points, _ = SweepPoints([]string{"cc.params.q_ref_bytes=50000,100000", "experiment.seed=1,2"})
 	runs, err := Sweep(context.Background(), dir, points, load, nil)
-	if err != nil || len(runs) != 6 {
+	if err != nil || len(runs) != 4 {
 		t.Fatalf("%d runs, %v", len(runs), err)
 	}
 	for i, r := range runs {
@@ -344,13 +364,26 @@ func TestSweep(t *testing.T) {
 	}
 	b, err := os.ReadFile(filepath.Join(dir, SweepIndexCSV))
 	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
-	if err != nil || len(lines) != 7 ||
-		lines[0] != "run,dir,cc.params.q_ref_bytes,experiment.seed,interrupted,degraded,jain_index,max_steady_queue_bytes,flows_completed" ||
-		!strings.HasPrefix(lines[6], "5,run-005,100000,2,false,false,") {
+	header := "run,dir,cc.params.q_ref_bytes,experiment.seed,interrupted,degraded,jain_index,max_steady_queue_bytes,flows_completed"
+	for _, m := range report.SweepMetrics()[3:] {
+		header += "," + m.Name
+	}
+	if err != nil || len(lines) != 5 || lines[0] != header ||
+		!strings.HasPrefix(lines[4], "3,run-003,100000,2,false,false,") {
 		t.Errorf("index.csv:\n%s", b)
 	}
-	if _, err := os.Stat(filepath.Join(dir, SweepIndexJSON)); err != nil {
-		t.Error(err)
+	// No flow completes: the FCT metrics are null (an empty cell), not 0.
+	if j, err := os.ReadFile(filepath.Join(dir, SweepIndexJSON)); err != nil || !bytes.Contains(j, []byte(`"p99_slowdown": null`)) {
+		t.Errorf("index.json: %v\n%s", err, j)
+	}
+	// The queue grows with Q_ref; the seed is a repeat, no axis.
+	for _, f := range []string{"sweep_max_steady_queue_bytes_vs_cc.params.q_ref_bytes.png", "sweep_max_steady_queue_bytes_vs_cc.params.q_ref_bytes.svg"} {
+		if st, err := os.Stat(filepath.Join(dir, f)); err != nil || st.Size() == 0 {
+			t.Errorf("plot %s: %v", f, err)
+		}
+	}
+	if m, _ := filepath.Glob(filepath.Join(dir, "sweep_*_vs_experiment.seed.*")); len(m) > 0 {
+		t.Errorf("plots against the seed: %v", m)
 	}
 	// A typo in any point fails before the first run.
 	bad, _ := SweepPoints([]string{"cc.params.q_ref_bytes=1,2", "topology.link_gbs=1"})

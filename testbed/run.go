@@ -23,6 +23,7 @@ import (
 	"github.com/ccbed/ccbed/pcapw"
 	"github.com/ccbed/ccbed/switchd"
 	"github.com/ccbed/ccbed/testbed/report"
+	"go.uber.org/zap"
 )
 
 // Result is what Run produced.
@@ -76,9 +77,11 @@ func (e *Experiment) EALArgs() []string {
 	return append(append([]string(nil), args...), "--lcores="+strings.Join(m, ","))
 }
 
-// Progress, when not nil, receives a live progress line about every second
-// of a virtual-time run.
-type Progress func(line string)
+// Progress, when not nil, receives the run's progress about every second of
+// wall time (fabric.Progress: its String is a one-line report). In virtual
+// time it is called between events, on the run's goroutine; on DPDK from a
+// goroutine of its own. It must return quickly.
+type Progress func(fabric.Progress)
 
 // Run runs the experiment with its clock: in virtual time (fabric.Virtual), or
 // on DPDK virtual devices in this process (fabric/dpdkrun: the EAL initialises
@@ -95,9 +98,11 @@ func RunProgress(ctx context.Context, e *Experiment, out io.Writer, progress Pro
 
 // RunOptions are what a run adds to its experiment file.
 type RunOptions struct {
-	// Progress, when not nil, receives a live progress line about every
-	// second of a virtual-time run.
+	// Progress, when not nil, receives the run's progress about every second.
 	Progress Progress
+	// Log receives the run's status messages (nil: none). It is never
+	// called from a loop or an engine.
+	Log *zap.Logger
 	// Capture, when not nil, captures frames to pcap files in place of the
 	// file's [capture] table (CaptureFromFlags).
 	Capture *Capture
@@ -116,9 +121,15 @@ const StallBoundNs = 5_000_000
 // path fails before the run; the results are written into it and renamed
 // into place only when complete (never mixed with an earlier run's, never
 // left looking complete by a crash). SIGINT and SIGTERM, or ctx ending, stop
-// the run early; the results are still written, marked interrupted.
+// the run early; the results are still written, marked interrupted. Unless
+// o.Dir names the directory, the symbolic link LatestLink beside it is then
+// pointed at it (LinkLatest; a failure is a warning on o.Log).
 func RunWith(ctx context.Context, e *Experiment, out io.Writer, o RunOptions) (*Result, error) {
 	progress := o.Progress
+	log := o.Log
+	if log == nil {
+		log = zap.NewNop()
+	}
 	started := time.Now()
 	// SIGINT / SIGTERM from here on end the run early but still write results
 	// (a signal during set-up ends the run as soon as it starts). After the
@@ -144,6 +155,7 @@ func RunWith(ctx context.Context, e *Experiment, out io.Writer, o RunOptions) (*
 	if err != nil {
 		return nil, fmt.Errorf("testbed: results: %w", err)
 	}
+	log.Debug("results staged", zap.String("dir", resDir), zap.String("stage", stage.Path()))
 	committed := false
 	defer func() {
 		if !committed {
@@ -160,6 +172,9 @@ func RunWith(ctx context.Context, e *Experiment, out io.Writer, o RunOptions) (*
 	}
 	durNs := usToNs(e.Experiment.DurationMs * 1e3)
 	res := &Result{Clock: e.Experiment.Clock}
+	log.Debug("run starting", zap.String("experiment", e.Experiment.Name), zap.String("clock", e.Experiment.Clock),
+		zap.Float64("duration_ms", e.Experiment.DurationMs), zap.Int("hosts", len(plan.Topo.Hosts)),
+		zap.Int("switches", len(plan.Topo.Switches)), zap.Int("links", len(plan.Topo.Links)))
 	var fr *fabric.Result
 	switch e.Experiment.Clock {
 	case ClockVirtual:
@@ -173,11 +188,7 @@ func RunWith(ctx context.Context, e *Experiment, out io.Writer, o RunOptions) (*
 			}
 		}
 		start := time.Now()
-		var report func(fabric.Progress)
-		if progress != nil {
-			report = func(p fabric.Progress) { progress(p.String()) }
-		}
-		runErr := v.Run(ctx, durNs, report)
+		runErr := v.Run(ctx, durNs, progress)
 		files, capErr := v.CloseCapture()
 		if runErr != nil && ctx.Err() == nil {
 			return nil, fmt.Errorf("testbed: %w", runErr)
@@ -191,7 +202,7 @@ func RunWith(ctx context.Context, e *Experiment, out io.Writer, o RunOptions) (*
 		fr.Interrupt = ctx.Err() != nil
 	case ClockDPDK:
 		o, err := dpdkrun.Run(ctx, plan, dpdkrun.Options{EALArgs: e.EALArgs(), SwitchLcore: e.Lcores.Switch,
-			HostLcores: e.Lcores.Hosts, DurationNs: durNs, Capture: capture})
+			HostLcores: e.Lcores.Hosts, DurationNs: durNs, Capture: capture, Progress: progress})
 		if err != nil {
 			return nil, fmt.Errorf("testbed: %w", err)
 		}
@@ -231,6 +242,12 @@ func RunWith(ctx context.Context, e *Experiment, out io.Writer, o RunOptions) (*
 	}
 	committed = true
 	res.Dir = resDir
+	log.Debug("results written", zap.String("dir", resDir), zap.Bool("interrupted", res.Interrupted))
+	if o.Dir == "" {
+		if err := LinkLatest(resDir); err != nil {
+			log.Warn("results written, but the latest link not updated", zap.String("dir", resDir), zap.Error(err))
+		}
+	}
 	for i := range res.Captures {
 		if rel, err := filepath.Rel(stage.Path(), res.Captures[i].Path); err == nil && filepath.IsLocal(rel) {
 			res.Captures[i].Path = filepath.Join(resDir, rel)

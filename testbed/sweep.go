@@ -21,8 +21,8 @@ const (
 )
 
 // SweepRun is one run of a sweep: its settings, where its results are, and
-// the headline of its summary. It is one row of index.csv and one entry of
-// index.json.
+// its metrics (report.MeasureRun). It is one row of index.csv and one entry
+// of index.json.
 type SweepRun struct {
 	// Run is the run's number, Dir its results directory relative to the
 	// sweep's (run-000, ...).
@@ -35,13 +35,14 @@ type SweepRun struct {
 	// Interrupted and Degraded are the run's summary's.
 	Interrupted bool `json:"interrupted"`
 	Degraded    bool `json:"degraded"`
-	// JainIndex is the run's summary's.
-	JainIndex report.OptFloat `json:"jain_index"`
-	// MaxSteadyQueueBytes is the largest steady_queue_bytes of any port.
-	MaxSteadyQueueBytes report.OptFloat `json:"max_steady_queue_bytes"`
-	// FlowsCompleted counts flows with an FCT.
-	FlowsCompleted int `json:"flows_completed"`
+	// Metrics are the run's sweep metrics (report.SweepMetrics), null
+	// where the run has no value.
+	Metrics report.Metrics `json:"metrics"`
 }
+
+// SweepSeedKey is the key whose values a sweep's plots take as repeats of
+// one point (report.SweepPlots' replicate).
+const SweepSeedKey = "experiment.seed"
 
 // SweepPoints expands sets, each "key=v1,v2,..." (commas inside [...], {...}
 // or quotes do not split), into the cartesian product of their values: one
@@ -101,8 +102,11 @@ func splitValues(s string) []string {
 
 // Sweep runs one experiment per point (SweepPoints), each loaded by load,
 // into dir/run-000, dir/run-001, ..., and writes index.csv and index.json
-// there. Every point is loaded and checked before the first run starts, so a
-// typo fails at once. The sweep directory is staged and renamed into place
+// there, and plots of each metric that varies against each swept key
+// (report.SweepPlots: sweep_<metric>_vs_<key>.png and .svg, the seeds,
+// SweepSeedKey, taken as repeats; an interrupted run is left out of the
+// plots). Every point is loaded and checked before the first run starts, so
+// a typo fails at once. The sweep directory is staged and renamed into place
 // like a run's (report.StageDir). When ctx ends, the run in progress stops
 // and is written, marked interrupted, the index lists the runs made so far,
 // and no further run starts. Each run's summary table goes to out (nil:
@@ -138,28 +142,43 @@ func Sweep(ctx context.Context, dir string, points [][]string, load func(sets []
 		if err != nil {
 			return runs, fmt.Errorf("%s (%s): %w", r.Dir, strings.Join(points[i], " "), err)
 		}
-		s := res.Summary
-		r.Interrupted, r.Degraded, r.JainIndex = s.Interrupted, s.Degraded, s.JainIndex
-		for _, p := range s.Ports {
-			if q, ok := p.SteadyQueueBytes.Get(); ok && q >= r.MaxSteadyQueueBytes.Or(-1) {
-				r.MaxSteadyQueueBytes = report.Some(q)
-			}
-		}
-		for _, f := range s.Flows {
-			if f.FCTUs.Valid() {
-				r.FlowsCompleted++
-			}
+		r.Interrupted, r.Degraded = res.Summary.Interrupted, res.Summary.Degraded
+		if r.Metrics, err = report.MeasureRun(res.Dir); err != nil {
+			return runs, fmt.Errorf("%s: %w", r.Dir, err)
 		}
 		runs = append(runs, r)
 	}
 	if err := writeSweepIndex(stage.Path(), runs, points); err != nil {
 		return runs, err
 	}
+	var plotted []report.SweepRun
+	for _, r := range runs {
+		if !r.Interrupted { // cut short: not comparable with the others
+			plotted = append(plotted, report.SweepRun{Values: r.Values, Metrics: r.Metrics})
+		}
+	}
+	title := "sweep of " + exps[0].Experiment.Name
+	if _, err := report.SweepPlots(stage.Path(), title, sweepKeys(points), SweepSeedKey, plotted); err != nil {
+		return runs, err
+	}
 	return runs, stage.Commit()
 }
 
+// sweepKeys are the swept keys, in the order given.
+func sweepKeys(points [][]string) []string {
+	var keys []string
+	if len(points) > 0 {
+		for _, kv := range points[0] {
+			k, _, _ := strings.Cut(kv, "=")
+			keys = append(keys, strings.TrimSpace(k))
+		}
+	}
+	return keys
+}
+
 // writeSweepIndex writes index.json and index.csv (one column per swept key,
-// an empty cell for a missing value).
+// then one per metric, report.SweepMetrics; an empty cell for a missing
+// value).
 func writeSweepIndex(dir string, runs []SweepRun, points [][]string) error {
 	b, err := json.MarshalIndent(runs, "", "  ")
 	if err != nil {
@@ -168,33 +187,31 @@ func writeSweepIndex(dir string, runs []SweepRun, points [][]string) error {
 	if err := os.WriteFile(filepath.Join(dir, SweepIndexJSON), append(b, '\n'), 0o644); err != nil {
 		return err
 	}
-	var keys []string
-	if len(points) > 0 {
-		for _, kv := range points[0] {
-			k, _, _ := strings.Cut(kv, "=")
-			keys = append(keys, strings.TrimSpace(k))
-		}
-	}
+	keys := sweepKeys(points)
+	metrics := report.SweepMetrics()
 	f, err := os.Create(filepath.Join(dir, SweepIndexCSV))
 	if err != nil {
 		return err
 	}
 	w := csv.NewWriter(f)
-	w.Write(append(append([]string{"run", "dir"}, keys...),
-		"interrupted", "degraded", "jain_index", "max_steady_queue_bytes", "flows_completed"))
-	opt := func(o report.OptFloat) string {
-		if v, ok := o.Get(); ok {
-			return strconv.FormatFloat(v, 'g', -1, 64)
-		}
-		return ""
+	header := append(append([]string{"run", "dir"}, keys...), "interrupted", "degraded")
+	for _, m := range metrics {
+		header = append(header, m.Name)
 	}
+	w.Write(header)
 	for _, r := range runs {
 		row := []string{strconv.Itoa(r.Run), r.Dir}
 		for _, k := range keys {
 			row = append(row, r.Values[k])
 		}
-		row = append(row, strconv.FormatBool(r.Interrupted), strconv.FormatBool(r.Degraded), opt(r.JainIndex),
-			opt(r.MaxSteadyQueueBytes), strconv.Itoa(r.FlowsCompleted))
+		row = append(row, strconv.FormatBool(r.Interrupted), strconv.FormatBool(r.Degraded))
+		for _, m := range metrics {
+			cell := "" // missing
+			if v, ok := r.Metrics[m.Name].Get(); ok {
+				cell = strconv.FormatFloat(v, 'f', -1, 64)
+			}
+			row = append(row, cell)
+		}
 		w.Write(row)
 	}
 	w.Flush()

@@ -69,7 +69,7 @@ func TestJumboMTUAndCleanExit(t *testing.T) {
 			t.Errorf("hostd output has %q", bad)
 		}
 	}
-	if !strings.Contains(out, "mbufs in use 0\n") || !strings.Contains(out, "link up") {
+	if !strings.Contains(out, `"mbufs_in_use": 0}`) || !strings.Contains(out, "hostd: port up") {
 		t.Errorf("want link up and every mbuf returned")
 	}
 	var info hostd.RunInfo
@@ -127,7 +127,7 @@ func TestCheckpointAndSignals(t *testing.T) {
 		t.Errorf("after SIGTERM: run.json interrupted %v signal %q; progress final %v interrupted %v",
 			info.Interrupted, info.Signal, pr.Final, pr.Interrupted)
 	}
-	if out := d.output(); strings.Contains(out, "not ready port") || !strings.Contains(out, "mbufs in use 0\n") {
+	if out := d.output(); strings.Contains(out, "not ready port") || !strings.Contains(out, `"mbufs_in_use": 0}`) {
 		t.Errorf("unclean exit:\n%s", out)
 	}
 }

@@ -29,6 +29,9 @@ const hostdConfigEnv = "HOSTD_TEST_CONFIG"
 const hostdStartAtEnv = "HOSTD_TEST_START_AT"
 
 func TestMain(m *testing.M) {
+	if args := os.Getenv(hostdArgsEnv); args != "" {
+		os.Exit(command(strings.Fields(args)))
+	}
 	if path := os.Getenv(hostdConfigEnv); path != "" {
 		if err := run(path, os.Getenv(hostdStartAtEnv)); err != nil {
 			fmt.Fprintln(os.Stderr, "hostd:", err)
@@ -464,7 +467,7 @@ start_us = 200000
 		t.Errorf("RoCC rate messages: p1 sent %d (p0 %d), the sender counted %d: want > 0 sent and 0 < received <= sent",
 			p1.RoCCRateSent, p0.RoCCRateSent, snd.Rx.RoCCRate)
 	}
-	if !strings.Contains(sw.output(), "mbufs in use 0\n") {
+	if !strings.Contains(sw.output(), `"mbufs_in_use": 0}`) {
 		t.Errorf("switchd did not return every mbuf to its pool")
 	}
 	if p0.DropMalformed+p1.DropMalformed+p0.DropNoRoute+p1.DropNoRoute != 0 {

@@ -17,11 +17,18 @@
 // hostd -c host.toml -duration 500ms runs that long instead of the file's
 // duration_s. The command line follows package cli: -h prints the usage
 // (exit 0), -version the build, a bad flag or a stray argument exits 2, a
-// failed run 1.
+// failed run 1. Status messages are log lines on standard error (-v, -q,
+// -log-format console|json); while it runs, hostd reports its progress
+// (time, share done, flows done, frames) every -progress (2s).
 //
 // hostd -c host.toml -check checks the file, then brings up the EAL, lcores,
 // mempool and port as a run would, without traffic, and exits; -check-syntax
 // checks the file alone, before DPDK.
+//
+// hostd -c host.toml -metrics 127.0.0.1:9101 serves the host's counters in
+// the Prometheus text format at /metrics while its loops run (package
+// metrics, docs/metrics.md); an address that is not loopback needs
+// -metrics-any too.
 //
 // hostd -c host.toml -start-at INSTANT (RFC 3339 or Unix ns; or the file's
 // start_at_unix_ns) brings up DPDK and the port, then waits for that
@@ -35,6 +42,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"math"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -46,8 +54,10 @@ import (
 	"github.com/ccbed/ccbed/hostd"
 	hostdp "github.com/ccbed/ccbed/hostd/dataplane"
 	"github.com/ccbed/ccbed/lcore"
+	"github.com/ccbed/ccbed/metrics"
 	"github.com/ccbed/ccbed/port"
 	"github.com/ccbed/ccbed/wire"
+	"go.uber.org/zap"
 
 	_ "github.com/ccbed/ccbed/ccalgo/all"
 )
@@ -60,17 +70,24 @@ type options struct {
 	// duration, when durationSet, overrides the file's duration_s.
 	duration    time.Duration
 	durationSet bool
+	// log receives the status messages (nil: none); progress, when not
+	// nil, reports the run's progress, every progressEvery.
+	log           *zap.Logger
+	progress      *cli.Progress
+	progressEvery time.Duration
+	metrics       *metrics.Flags // -metrics, -metrics-any (nil: none)
 }
 
 // defaults are the options of a run without flags.
-var defaults = options{linkTimeout: port.DefaultLinkTimeout, flowControl: port.FlowControlOff, checkpoint: 2 * time.Second}
+var defaults = options{linkTimeout: port.DefaultLinkTimeout, flowControl: port.FlowControlOff, checkpoint: 2 * time.Second,
+	progressEvery: 2 * time.Second}
 
 func main() { os.Exit(command(os.Args[1:])) }
 
 // command is hostd's command line: it returns the exit code (package cli).
 func command(args []string) int {
 	c := cli.New("hostd", "-c host.toml [-duration 10s] [-check | -check-syntax] [-start-at RFC3339|unix-ns] [flags]",
-		"One ccbed traffic-generator host on DPDK: the file's port, lcores, flows and CC scheme.")
+		"One ccbed traffic-generator host on DPDK: the file's port, lcores, flows and CC scheme.").Logging()
 	fs := c.Flags
 	path := fs.String("c", "", "hostd TOML file (required)")
 	check := fs.Bool("check", false, "check the file, then bring up the EAL, lcores, mempool and port a run would use (no traffic), and exit")
@@ -81,6 +98,8 @@ func command(args []string) int {
 	c.Duration(&o.linkTimeout, "link-timeout", defaults.linkTimeout, "how long to wait for the port's link to come up")
 	fc := fs.String("nic-flow-control", "off", "the NIC's own flow control: off, pause (802.3x), pfc (the NIC's 802.1Qbb on priority 3), driver (leave it)")
 	c.Duration(&o.checkpoint, "checkpoint", defaults.checkpoint, "rewrite progress.json this often while running")
+	c.Duration(&o.progressEvery, "progress", defaults.progressEvery, "report the run's progress this often at info level (0: never; -q: never)")
+	o.metrics = metrics.AddFlags(fs)
 	if _, err := c.Parse(args); err != nil {
 		return cli.Exit("hostd", err)
 	}
@@ -88,12 +107,16 @@ func command(args []string) int {
 		return cli.Exit("hostd", c.Errorf("-c host.toml is required"))
 	}
 	o.durationSet = c.Set("duration")
+	o.log, o.progress = c.Log(), c.Progress(o.progressEvery)
 	var err error
 	if o.flowControl, err = port.ParseFlowControl(*fc); err != nil {
 		return cli.Exit("hostd", c.Errorf("-nic-flow-control: %v", err))
 	}
 	if o.checkpoint <= 0 || o.linkTimeout <= 0 {
 		return cli.Exit("hostd", c.Errorf("-checkpoint and -link-timeout must be > 0"))
+	}
+	if err := o.metrics.Check(); err != nil {
+		return cli.Exit("hostd", c.Errorf("%v", err))
 	}
 	if *check || *checkSyntax {
 		f, err := o.load(*path)
@@ -104,7 +127,7 @@ func command(args []string) int {
 			err = checkBringUp(f, o)
 		}
 		if err != nil {
-			return cli.Exit("hostd", err)
+			return c.Exit(err)
 		}
 		if *check {
 			fmt.Printf("hostd: %s: ok; port, lcores and memory checked\n", *path)
@@ -113,7 +136,7 @@ func command(args []string) int {
 		}
 		return cli.ExitOK
 	}
-	return cli.Exit("hostd", runWith(*path, *startAt, o))
+	return c.Exit(runWith(*path, *startAt, o))
 }
 
 // load reads the file at path and applies the options that override it.
@@ -153,8 +176,13 @@ func startInstant(f *hostd.File, flag string, now time.Time) (time.Time, error) 
 	return at, nil
 }
 
-// run is a run with the default options.
-func run(path, startAtFlag string) error { return runWith(path, startAtFlag, defaults) }
+// run is a run with the default options, logging (progress included) at
+// info level to standard error.
+func run(path, startAtFlag string) error {
+	c, o := cli.New("hostd", "", ""), defaults
+	o.log, o.progress = c.Log(), c.Progress(o.progressEvery)
+	return runWith(path, startAtFlag, o)
+}
 
 // nicMTU is the port MTU (DPDK's: the frame without its Ethernet header) for
 // frames of maxFrame bytes; 0 leaves the driver's 1500.
@@ -169,12 +197,13 @@ func nicMTU(maxFrame int) uint32 {
 // data room holds the host's largest frame) and starts the port: flow
 // control, link up, speed against link_gbps.
 func bringUp(f *hostd.File, o options) (*dpdk.Mempool, dpdk.EthPort, error) {
+	log := o.logger(f)
 	if err := dpdk.EALInit(f.EALArgs); err != nil {
 		return nil, 0, err
 	}
-	for _, l := range f.Lcores {
-		if !dpdk.LcoreEnabled(l) {
-			return nil, 0, fmt.Errorf("lcore %d (lcores) is not enabled by the EAL (eal_args -l / --lcores enable %v)", l, dpdk.Lcores(true))
+	for _, lp := range f.Loops() {
+		if l := lp.Lcore; !dpdk.LcoreEnabled(l) {
+			return nil, 0, fmt.Errorf("lcore %d (lcores, tx_lcores, rx_lcores) is not enabled by the EAL (eal_args -l / --lcores enable %v)", l, dpdk.Lcores(true))
 		}
 	}
 	frame := f.MaxFrameBytes()
@@ -185,9 +214,10 @@ func bringUp(f *hostd.File, o options) (*dpdk.Mempool, dpdk.EthPort, error) {
 		return nil, 0, fmt.Errorf("%w: %d mbufs of %d B need about %.0f MiB; give the EAL more memory (hugepages, or -m with --no-huge) or lower mbufs",
 			err, f.Mbufs, room, need)
 	}
-	fmt.Printf("hostd %s: mempool %d mbufs of %d B data room (largest frame %d B): about %.0f MiB of the EAL's %.0f MiB\n",
-		f.Host.Name, f.Mbufs, room, frame, need, float64(dpdk.PhysMemBytes())/(1<<20))
-	p, err := port.StartEth(port.EthConfig{Name: f.Port, Pool: mp, MTU: nicMTU(frame), FlowControl: o.flowControl})
+	log.Info("mempool", zap.Uint32("mbufs", uint32(f.Mbufs)), zap.Int("data_room_bytes", int(room)), zap.Int("largest_frame_bytes", frame),
+		zap.Float64("mib", math.Round(need)), zap.Float64("eal_mib", math.Round(float64(dpdk.PhysMemBytes())/(1<<20))))
+	p, err := port.StartEth(port.EthConfig{Name: f.Port, Pool: mp, MTU: nicMTU(frame), FlowControl: o.flowControl,
+		Queues: uint16(f.Engines())}) // a queue pair per engine, RSS on rx
 	if err != nil {
 		mp.Free()
 		return nil, 0, err
@@ -203,13 +233,14 @@ func bringUp(f *hostd.File, o options) (*dpdk.Mempool, dpdk.EthPort, error) {
 	if info, err := p.Info(); err == nil {
 		drv = info.Driver
 	}
-	fmt.Printf("hostd %s: port %s (%s): link up %d Mb/s, NIC flow control %s\n", f.Host.Name, f.Port, drv, link.SpeedMbps, port.FlowControlState(p))
+	log.Info("port up", zap.String("device", f.Port), zap.String("driver", drv), zap.Uint32("link_mbps", uint32(link.SpeedMbps)),
+		zap.String("nic_flow_control", port.FlowControlState(p)))
 	gbps := f.Host.LinkGbps
 	if gbps == 0 {
 		gbps = 10 // the host's default
 	}
 	if w := port.SpeedMismatch(f.Port, link, gbps); w != "" {
-		fmt.Printf("hostd %s: WARNING: %s\n", f.Host.Name, w)
+		log.Warn(w)
 	}
 	return mp, p, nil
 }
@@ -226,10 +257,10 @@ func checkBringUp(f *hostd.File, o options) error {
 	}
 	scratch := dpdk.NewBurst(hostdp.Burst)
 	defer scratch.Free()
-	eng, err := f.NewEngine(0)
+	engs, err := f.NewEngines(0)
 	if err == nil {
-		var h *hostdp.Host
-		if h, err = hostdp.NewHost(eng, port.EthQueue{Port: p}, mp, "check"); err == nil {
+		var h *hostdp.Shards
+		if h, err = hostdp.NewShards(engs, hostdp.EthQueues(p, len(engs)), mp, "check"); err == nil {
 			h.Close()
 		}
 	}
@@ -261,6 +292,7 @@ func runWith(path, startAtFlag string, o options) error {
 	}
 	info.ClockOffset = hostd.ReadClockOffset(context.Background())
 	info.ClockOffsetExceeded = info.ClockOffset.Exceeds(hostd.ClockOffsetBoundNs)
+	log := o.logger(f)
 	sigc := make(chan os.Signal, 1)
 	signal.Notify(sigc, os.Interrupt, syscall.SIGTERM)
 	defer signal.Stop(sigc)
@@ -286,8 +318,8 @@ func runWith(path, startAtFlag string, o options) error {
 			return fmt.Errorf("the start instant %s passed while DPDK and the port came up (they took until %s): give a later instant",
 				info.StartAt, ready.UTC().Format(time.RFC3339Nano))
 		}
-		fmt.Printf("hostd %s: ready, waiting %.3f s for the start instant %s; clock offset %s\n",
-			f.Host.Name, time.Until(startAt).Seconds(), info.StartAt, info.ClockOffset)
+		log.Info("ready, waiting for the start instant", zap.String("start_at", info.StartAt),
+			zap.Float64("wait_s", math.Round(time.Until(startAt).Seconds()*1000)/1000), zap.Stringer("clock_offset", info.ClockOffset))
 		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 		err := hostd.WaitUntil(ctx, startAt)
 		stop()
@@ -297,10 +329,11 @@ func runWith(path, startAtFlag string, o options) error {
 	}
 	start := clock.Now()
 	info.T0UnixNs = time.Now().UnixNano()
-	eng, err := f.NewEngine(start)
+	engs, err := f.NewEngines(start) // one engine per tx lcore (hostd.NewEngines)
 	if err != nil {
 		return err
 	}
+	eng := hostd.Shards(engs)
 	if f.Host.MAC == "" {
 		hw, err := p.MACAddr()
 		if err != nil {
@@ -308,20 +341,18 @@ func runWith(path, startAtFlag string, o options) error {
 		}
 		eng.SetMAC(wire.MAC(hw))
 	}
-	h, err := hostdp.NewHost(eng, port.EthQueue{Port: p}, mp, "main")
+	h, err := hostdp.NewShards(engs, hostdp.EthQueues(p, len(engs)), mp, "main")
 	if err != nil {
 		return err
 	}
-	g := lcore.NewGroup()
-	if len(f.Lcores) == 1 {
-		err = g.Launch(f.Lcores[0], "host", func() int { return h.Poll(clock.Now()) })
-	} else {
-		err = g.Launch(f.Lcores[0], "rx", func() int { return h.PollRx(clock.Now()) })
-		if err == nil {
-			err = g.Launch(f.Lcores[1], "tx", func() int { return h.PollTx(clock.Now()) })
-		}
-	}
+	stopMetrics, err := o.metrics.Serve(metrics.Host(h, f.Host.Name, f.Port)) // before the loops; stopped at return
 	if err != nil {
+		h.Close()
+		return err
+	}
+	defer stopMetrics()
+	g := lcore.NewGroup()
+	if err = h.Launch(g, f.Loops(), clock); err != nil {
 		g.Stop()
 		g.Wait()
 		h.Close()
@@ -335,14 +366,20 @@ func runWith(path, startAtFlag string, o options) error {
 	}
 	progressPath := filepath.Join(f.ResultsDir, hostd.ProgressFile)
 	stopCkpt, ckptDone := make(chan struct{}), make(chan struct{})
-	go func() { // checkpoints: progress.json every o.checkpoint
+	go func() { // checkpoints: progress.json every o.checkpoint; the progress report
 		defer close(ckptDone)
-		tick := time.NewTicker(o.checkpoint)
+		period := o.checkpoint
+		if o.progress != nil {
+			period = min(period, o.progressEvery)
+		}
+		tick := time.NewTicker(period)
 		defer tick.Stop()
+		nextCkpt := time.Now().Add(o.checkpoint)
 		warned := false
 		for {
+			var now time.Time
 			select {
-			case <-tick.C:
+			case now = <-tick.C:
 			case <-stopCkpt:
 				return
 			}
@@ -350,10 +387,16 @@ func runWith(path, startAtFlag string, o options) error {
 			if !ok {
 				continue
 			}
-			err := hostd.WriteJSONAtomic(progressPath, &hostd.Progress{Host: f.Host.Name, TS: float64(clock.Now()-start) / 1e9,
+			ts := float64(clock.Now()-start) / 1e9
+			reportProgress(o.progress, f, ts, pr.Rx, pr.Tx)
+			if now.Add(period / 2).Before(nextCkpt) {
+				continue
+			}
+			nextCkpt = now.Add(o.checkpoint)
+			err := hostd.WriteJSONAtomic(progressPath, &hostd.Progress{Host: f.Host.Name, TS: ts,
 				Rx: pr.Rx, Tx: pr.Tx, Port: pr.Port})
 			if err != nil && !warned {
-				fmt.Fprintf(os.Stderr, "hostd %s: WARNING: checkpoint: %v\n", f.Host.Name, err)
+				log.Warn("checkpoint failed (warned once)", zap.Error(err))
 				warned = true
 			}
 		}
@@ -361,6 +404,7 @@ func runWith(path, startAtFlag string, o options) error {
 	stats := g.Run(ctx) // returns on the timeout, SIGINT or SIGTERM: results are flushed below
 	close(stopCkpt)
 	<-ckptDone
+	o.progress.Done()
 	select {
 	case s := <-sigc:
 		info.Interrupted, info.Signal = true, s.String()
@@ -368,7 +412,7 @@ func runWith(path, startAtFlag string, o options) error {
 	}
 	h.Close()
 	pc := h.PortCounters()
-	if err := hostd.WriteResults(f.ResultsDir, "", eng, &pc, start); err != nil {
+	if err := hostd.WriteResults(f.ResultsDir, "", eng.Merged(), &pc, start); err != nil {
 		return err
 	}
 	info.DurationS = float64(clock.Now()-start) / 1e9
@@ -380,37 +424,65 @@ func runWith(path, startAtFlag string, o options) error {
 		Interrupted: info.Interrupted, Rx: rx, Tx: tx, Port: pc}); err != nil {
 		return err
 	}
-	fmt.Printf("hostd %s: %.3f s, sent %d data frames (%d resent, %d timeouts), %d flows done; received %d data frames, %d ACKs, %d CNPs\n",
-		f.Host.Name, float64(clock.Now()-start)/1e9, tx.DataFrames, tx.RetxFrames, tx.Timeouts,
-		tx.FlowsCompleted, rx.Data, rx.Acks, rx.CNPs)
+	log.Info("done", zap.Float64("duration_s", math.Round(float64(clock.Now()-start)/1e6)/1e3),
+		zap.Uint64("data_frames_sent", tx.DataFrames), zap.Uint64("resent", tx.RetxFrames), zap.Uint64("timeouts", tx.Timeouts),
+		zap.Uint64("flows_done", tx.FlowsCompleted), zap.Uint64("data_frames_received", rx.Data),
+		zap.Uint64("acks", rx.Acks), zap.Uint64("cnps", rx.CNPs))
 	for _, s := range stats {
-		fmt.Printf("  lcore %d %-4s %d polls (%d busy), worst stall %.1f us%s\n",
-			s.Lcore, s.Name, s.Iterations, s.BusyPolls, float64(s.MaxStallNs)/1000, panicNote(s.Panic))
+		fields := []zap.Field{zap.Uint("lcore", s.Lcore), zap.String("loop", s.Name), zap.Uint64("polls", s.Iterations),
+			zap.Uint64("busy_polls", s.BusyPolls), zap.Float64("worst_stall_us", math.Round(float64(s.MaxStallNs)/100)/10)}
+		if s.Panic != "" {
+			log.Error("PANIC in an lcore loop", append(fields, zap.String("panic", s.Panic))...)
+		} else {
+			log.Info("lcore loop", fields...)
+		}
 	}
 	if !startAt.IsZero() {
-		fmt.Printf("  time 0 at %s, %.1f us after the start instant\n",
-			time.Unix(0, info.T0UnixNs).UTC().Format(time.RFC3339Nano), float64(info.T0UnixNs-info.StartAtUnixNs)/1e3)
+		log.Info("time 0", zap.String("t0", time.Unix(0, info.T0UnixNs).UTC().Format(time.RFC3339Nano)),
+			zap.Float64("after_start_instant_us", float64(info.T0UnixNs-info.StartAtUnixNs)/1e3))
 	}
-	fmt.Printf("  clock offset %s\n", info.ClockOffset)
 	if info.ClockOffsetExceeded {
-		fmt.Printf("  WARNING: clock offset above the %.0f us bound: cross-node time series of this run are degraded\n",
-			float64(hostd.ClockOffsetBoundNs)/1e3)
+		log.Warn("clock offset above the bound: cross-node time series of this run are degraded",
+			zap.Stringer("clock_offset", info.ClockOffset), zap.Float64("bound_us", float64(hostd.ClockOffsetBoundNs)/1e3))
+	} else {
+		log.Info("clock offset", zap.Stringer("clock_offset", info.ClockOffset))
 	}
 	if info.Interrupted {
-		fmt.Printf("  interrupted by %s\n", info.Signal)
+		log.Info("interrupted", zap.String("signal", info.Signal))
 	}
-	fmt.Printf("  results in %s\n", f.ResultsDir)
+	log.Info("results written", zap.String("dir", f.ResultsDir))
 	portUp = false
 	if err := port.Shutdown(p, scratch.Pkts); err != nil {
 		return err
 	}
-	fmt.Printf("  mbufs in use %d\n", mp.InUse())
+	log.Info("port closed", zap.Int("mbufs_in_use", mp.InUse()))
 	return nil
 }
 
-func panicNote(p string) string {
-	if p == "" {
-		return ""
+// logger is o's logger for the host of f (a no-op logger when o has none).
+func (o options) logger(f *hostd.File) *zap.Logger {
+	if o.log == nil {
+		return zap.NewNop()
 	}
-	return ", PANIC: " + p
+	return o.log.With(zap.String("host", f.Host.Name))
+}
+
+// reportProgress reports a running host's progress, ts seconds after its
+// time 0 (p nil: nothing).
+func reportProgress(p *cli.Progress, f *hostd.File, ts float64, rx hostd.RxCounters, tx hostd.TxCounters) {
+	if p == nil {
+		return
+	}
+	fields := []zap.Field{zap.String("host", f.Host.Name), zap.Float64("elapsed_s", math.Round(ts*10)/10)}
+	line := fmt.Sprintf("hostd %s: %.1f s", f.Host.Name, ts)
+	if f.DurationS > 0 {
+		pct := math.Round(1000*min(ts/f.DurationS, 1)) / 10
+		fields = append(fields, zap.Float64("duration_s", f.DurationS), zap.Float64("done_pct", pct))
+		line += fmt.Sprintf(" of %.1f s (%.0f%%)", f.DurationS, pct)
+	}
+	fields = append(fields, zap.Uint64("flows_done", tx.FlowsCompleted), zap.Uint64("flows_started", tx.FlowsStarted),
+		zap.Uint64("data_frames_sent", tx.DataFrames), zap.Uint64("data_frames_received", rx.Data))
+	line += fmt.Sprintf(", flows %d of %d done, sent %d data frames, received %d", tx.FlowsCompleted, tx.FlowsStarted,
+		tx.DataFrames, rx.Data)
+	p.Report(line, fields...)
 }

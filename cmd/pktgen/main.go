@@ -7,12 +7,18 @@
 //	pktgen -eal-args "--no-huge -m 512 --no-pci --no-shconf -l 0-1 --vdev=net_null0" \
 //	       -ports net_null0 -size 64 -duration 5s -json -
 //
-// SIGINT or SIGTERM stops the run and still prints the summary. -check
+// SIGINT or SIGTERM stops the run and still prints the summary. -metrics
+// 127.0.0.1:9102 serves the ports' counters in the Prometheus text format at
+// /metrics while the loops run (docs/metrics.md; an address that is not
+// loopback needs -metrics-any too). -check
 // checks the config and flags and exits before DPDK starts. Rates are
 // labelled: "Gb/s L2" counts frame bytes without FCS, "Gb/s L1" adds FCS,
 // preamble and inter-frame gap (24 B a frame); -rate and rate_gbps cap L1.
 // The command line follows package cli: -h prints the usage (exit 0),
 // -version the build, a bad flag or a stray argument exits 2, a failed run 1.
+// Status messages and warnings are log lines on standard error (-v, -q,
+// -log-format console|json); the live stats and the summary stay on
+// standard output.
 // eal (the file's key) and -eal are deprecated spellings of eal_args and
 // -eal-args.
 package main
@@ -29,8 +35,10 @@ import (
 	"github.com/ccbed/ccbed/config"
 	"github.com/ccbed/ccbed/dpdk"
 	"github.com/ccbed/ccbed/lcore"
+	"github.com/ccbed/ccbed/metrics"
 	"github.com/ccbed/ccbed/pktgen"
 	"github.com/ccbed/ccbed/port"
+	"go.uber.org/zap"
 )
 
 func main() { os.Exit(run(os.Args[1:])) }
@@ -40,7 +48,7 @@ func run(args []string) int {
 	c := cli.New("pktgen", "[-c pktgen.toml] [-eal-args \"EAL ARGS\"] [-ports DEV,...] [-duration 5s] [flags]",
 		"Blast packets on DPDK ports at line rate or a set rate; live stats and a final summary.\n"+
 			"Rates are labelled: \"Gb/s L2\" counts frame bytes without FCS, \"Gb/s L1\" adds FCS, preamble and\n"+
-			"inter-frame gap (24 B a frame), as a NIC's line rate does; -rate and rate_gbps cap L1.")
+			"inter-frame gap (24 B a frame), as a NIC's line rate does; -rate and rate_gbps cap L1.").Logging()
 	fs := c.Flags
 	var (
 		cfgPath  = fs.String("c", "", "TOML config file (flags below then override its first port's stream)")
@@ -53,6 +61,7 @@ func run(args []string) int {
 		size     = fs.Int("size", 0, "frame length without FCS (default 64)")
 		mix      = fs.String("mix", "", `size mix: "imix" or "size:weight,..."`)
 		flows    = fs.Int("flows", 0, "flows per port")
+		flowRate = fs.String("flow-rates", "", "a rate for each flow of every port, comma separated: Gb/s L1 (2.5 or 2.5g), Mpps (0.5mpps) or 0 (no cap of its own); each flow gets its own token bucket ([[ports.flow]] in the file)")
 		vary     = fs.String("vary", "", "comma-separated fields varied per flow (src_port, dst_port, src_ip, dst_ip, dest_qp)")
 		proto    = fs.String("proto", "", "udp or roce")
 		count    = fs.Uint64("count", 0, "packets per port (0: no limit)")
@@ -62,6 +71,7 @@ func run(args []string) int {
 		check    = fs.Bool("check", false, "check the config and flags (file, ranges, ports) and exit, before DPDK starts")
 		duration time.Duration
 		interval time.Duration
+		mf       = metrics.AddFlags(fs)
 	)
 	c.Duration(&duration, "duration", 0, "run this long, a Go `duration` such as 5s or 500ms (0: until SIGINT or the counts; default: the file's duration_s)")
 	c.Duration(&interval, "interval", time.Second, "live stats period, a Go `duration` (0: no live stats)")
@@ -71,8 +81,12 @@ func run(args []string) int {
 	if *ealArgs != "" && *eal != "" {
 		return cli.Exit("pktgen", c.Errorf("give -eal-args alone: -eal is its deprecated spelling"))
 	}
+	if err := mf.Check(); err != nil {
+		return cli.Exit("pktgen", c.Errorf("%v", err))
+	}
+	log := c.Log()
 	if *eal != "" {
-		fmt.Fprintln(os.Stderr, "pktgen: -eal is deprecated: write -eal-args")
+		log.Warn("-eal is deprecated: write -eal-args")
 		*ealArgs = *eal
 	}
 	var lcs []uint
@@ -91,7 +105,7 @@ func run(args []string) int {
 	if *cfgPath != "" {
 		f, err := config.Load(*cfgPath, &cfg)
 		if err != nil {
-			return cli.Exit("pktgen", err)
+			return c.Exit(err)
 		}
 		file = f
 	}
@@ -114,6 +128,14 @@ func run(args []string) int {
 	if lcs != nil {
 		cfg.Lcores = lcs
 	}
+	var flowRates []pktgen.FlowConfig
+	if c.Set("flow-rates") {
+		fr, err := pktgen.ParseFlowRates(*flowRate)
+		if err != nil {
+			return cli.Exit("pktgen", c.Errorf("-flow-rates: %v", err))
+		}
+		flowRates = fr
+	}
 	for i := range cfg.Ports {
 		p := &cfg.Ports[i]
 		if c.Set("rate") {
@@ -130,6 +152,9 @@ func run(args []string) int {
 		}
 		if c.Set("flows") {
 			p.Flows = *flows
+		}
+		if c.Set("flow-rates") {
+			p.Flow = flowRates
 		}
 		if c.Set("vary") {
 			p.Vary = strings.Split(*vary, ",")
@@ -170,10 +195,13 @@ func run(args []string) int {
 		err = dpdk.CheckEALArgs(cfg.EALArgs)
 	}
 	if err != nil {
-		return cli.Exit("pktgen", err)
+		return c.Exit(err)
 	}
 	if cfg.DeprecatedEAL() {
-		fmt.Fprintln(os.Stderr, "pktgen: the key eal is deprecated: write eal_args, as in switchd's and hostd's files")
+		log.Warn("the key eal is deprecated: write eal_args, as in switchd's and hostd's files")
+	}
+	for _, w := range cfg.Warnings() {
+		log.Warn(w)
 	}
 	if *check {
 		fmt.Printf("pktgen: %s: ok (%d ports)\n", *cfgPath, len(cfg.Ports))
@@ -182,11 +210,14 @@ func run(args []string) int {
 	if len(cfg.EALArgs) == 0 {
 		return cli.Exit("pktgen", c.Errorf("no EAL arguments (-eal-args or eal_args = [...])"))
 	}
-	return cli.Exit("pktgen", blast(&cfg))
+	return c.Exit(blast(&cfg, log, mf))
 }
 
 // blast runs cfg on DPDK: EAL, pool, ports, loops, live stats and summary.
-func blast(cfg *pktgen.Config) error {
+// Status messages go to log; the live stats and the summary, the command's
+// product, to standard output; mf serves the counters at /metrics while the
+// loops run.
+func blast(cfg *pktgen.Config, log *zap.Logger, mf *metrics.Flags) error {
 	if err := dpdk.EALInit(cfg.EALArgs); err != nil {
 		return err
 	}
@@ -231,12 +262,18 @@ func blast(cfg *pktgen.Config) error {
 			return err
 		}
 		pports[i] = port.EthQueue{Port: p}
+		log.Debug("port up", zap.Int("port", i), zap.String("device", pc.Name), zap.Uint32("mtu", mtu), zap.Bool("rx", pc.Rx))
 	}
 	bl, err := pktgen.NewBlaster(cfg, pports, pool)
 	if err != nil {
 		return err
 	}
 	defer bl.Close()
+	stopMetrics, err := mf.Serve(metrics.Pktgen(bl, cfg)) // before the loops; stopped at return
+	if err != nil {
+		return err
+	}
+	defer stopMetrics()
 
 	clock := lcore.NewTSCClock(dpdk.TSCHz())
 	perLcore := make([][]func(int64) int, len(lcs))
@@ -263,6 +300,7 @@ func blast(cfg *pktgen.Config) error {
 		}
 	}
 	start := clock.Now()
+	log.Info("running", zap.Int("ports", len(cfg.Ports)), zap.Uints("lcores", lcs), zap.Float64("duration_s", cfg.DurationS))
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()

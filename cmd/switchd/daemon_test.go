@@ -247,7 +247,7 @@ func TestCheckpointsAndInterrupted(t *testing.T) {
 	if o := r.ClockOriginUnixNs; o < before || o > after {
 		t.Errorf("clock_origin_unix_ns %d outside the run [%d, %d]", o, before, after)
 	}
-	if !strings.Contains(p.out.String(), "mbufs in use 0\n") {
+	if !strings.Contains(p.out.String(), `"mbufs_in_use": 0}`) {
 		t.Errorf("mbufs not all returned:\n%s", p.out.String())
 	}
 	if ents, _ := filepath.Glob(filepath.Join(dir, ".*tmp*")); len(ents) != 0 {
@@ -269,7 +269,7 @@ func TestCheckBringsUp(t *testing.T) {
 	}
 	out := p.out.String()
 	t.Logf("-check:\n%s", out)
-	for _, want := range []string{"link up 10000 Mb/s", "NIC flow control", "of 9216 B data room", "devices, lcores and memory checked"} {
+	for _, want := range []string{`"link_mbps": 10000`, `"nic_flow_control"`, `"data_room_bytes": 9216`, "devices, lcores and memory checked"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("-check output lacks %q", want)
 		}
@@ -300,5 +300,35 @@ func TestCheckBringsUp(t *testing.T) {
 		if rc == 0 || !strings.Contains(p.out.String(), tc.want) {
 			t.Errorf("-check with a bad %s: exit %d, want a failure naming %q:\n%s", tc.name, rc, tc.want, p.out.String())
 		}
+	}
+}
+
+// TestShardedDaemon runs switchd in the sharded mode, one rx lcore and two
+// tx+CC lcores (one per port), for 1 s: it starts, runs and stops cleanly
+// with every mbuf returned and both ports' counters in its results.
+func TestShardedDaemon(t *testing.T) {
+	skipUnlessDPDK(t)
+	dir := t.TempDir()
+	jsonPath := filepath.Join(dir, "s.json")
+	cfg := vdevConfig(t, dir, "", filepath.Join(dir, "q.csv"), jsonPath, 1024)
+	b, err := os.ReadFile(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := strings.Replace(string(b), "mode = \"rtc\"\nlcores = [0]", "mode = \"sharded\"\ntx_lcores = 2\nlcores = [0, 1, 2]", 1)
+	text = strings.Replace(text, "--lcores=0@1", "--lcores=0@1,1@0,2@1", 1)
+	if err := os.WriteFile(cfg, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p := startSwitchd(t, "-c", cfg, "-duration", "1s")
+	if rc := p.finish(t, 30*time.Second); rc != 0 {
+		t.Fatalf("exit %d:\n%s", rc, p.out.String())
+	}
+	out := p.out.String()
+	if !strings.Contains(out, `"mode": "sharded"`) || !strings.Contains(out, `"mbufs_in_use": 0}`) {
+		t.Errorf("want a sharded run that returned every mbuf:\n%s", out)
+	}
+	if r := readResults(t, jsonPath); !r.Final || len(r.Counters.Ports) != 2 {
+		t.Errorf("results: final %v, %d ports", r.Final, len(r.Counters.Ports))
 	}
 }

@@ -4,10 +4,12 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -139,11 +141,15 @@ console = false
 		t.Fatal(err)
 	}
 
+	metricsAddr := freeLoopbackAddr(t)
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), "SWITCHD_TEST_MAIN=1", "SWITCHD_ARGS=-c "+cfgPath)
-	stdout, _ := cmd.StdoutPipe()
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
+	cmd.Env = append(os.Environ(), "SWITCHD_TEST_MAIN=1", "SWITCHD_ARGS=-c "+cfgPath+" -metrics "+metricsAddr)
+	// The log ("switchd: running") goes to stderr: the scanner reads both,
+	// and keeps what it read for the failure messages.
+	pr, pw := io.Pipe()
+	cmd.Stdout, cmd.Stderr = pw, pw
+	stdout := pr
+	var stderr syncBuilder
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -156,12 +162,13 @@ console = false
 	})
 	lines := make(chan string, 64)
 	go func() {
+		go func() { exited <- cmd.Wait(); pw.Close() }()
 		sc := bufio.NewScanner(stdout)
 		for sc.Scan() {
+			stderr.WriteString(sc.Text() + "\n")
 			lines <- sc.Text()
 		}
 		close(lines)
-		exited <- cmd.Wait()
 	}()
 	timeout := time.After(15 * time.Second)
 wait:
@@ -215,6 +222,21 @@ wait:
 	if sent < 1000 || lost*10 > sent {
 		t.Errorf("iperf3 -u through the switch: %d datagrams, %d lost", sent, lost)
 	}
+	// The running switch's /metrics shows the traffic (counters published
+	// every millisecond of the switch's time).
+	text, err := scrapeMetrics(metricsAddr)
+	if err != nil {
+		t.Fatalf("scrape of the running switch: %v", err)
+	}
+	want := float64(sent - lost + 3)
+	for _, s := range []struct{ name, port string }{
+		{"ccbed_switch_rx_packets_total", "a"}, {"ccbed_switch_tx_packets_total", "b"},
+		{"ccbed_switch_rx_bytes_total", "a"}, {"ccbed_switch_tx_bytes_total", "b"},
+	} {
+		if v, ok := metricValue(text, s.name, `port="`+s.port+`"`); !ok || v < want {
+			t.Errorf("scrape: %s{port=%q} = %v (present %v), want >= %v", s.name, s.port, v, ok, want)
+		}
+	}
 
 	cmd.Process.Signal(syscall.SIGTERM)
 	select {
@@ -242,4 +264,23 @@ wait:
 	if fi, err := os.Stat(csvPath); err != nil || fi.Size() < 100 {
 		t.Errorf("telemetry CSV missing or empty: %v", err)
 	}
+}
+
+// syncBuilder is a strings.Builder that the reader goroutine writes while
+// the test reads it.
+type syncBuilder struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (s *syncBuilder) WriteString(v string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.b.WriteString(v)
+}
+
+func (s *syncBuilder) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }

@@ -15,13 +15,18 @@
 //
 // The command line follows package cli: -h prints the usage (exit 0), a bad
 // flag, an unknown subcommand or a stray argument exits 2, a failed run 1.
-// -duration-ms N is the deprecated spelling of -duration Nms.
+// -duration-ms N is the deprecated spelling of -duration Nms. run, sweep,
+// validate, compare, nodes and collect log status messages to standard error
+// (-v: debug too, -q: warnings and errors only, -log-format console|json);
+// their tables and results stay on standard output. run reports its progress
+// every -progress (2s) and points results/latest at the run's directory.
 package main
 
 import (
 	"context"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -35,8 +40,10 @@ import (
 	_ "github.com/ccbed/ccbed/ccalgo/all"
 	"github.com/ccbed/ccbed/cli"
 	"github.com/ccbed/ccbed/config"
+	"github.com/ccbed/ccbed/fabric"
 	"github.com/ccbed/ccbed/testbed"
 	"github.com/ccbed/ccbed/testbed/report"
+	"go.uber.org/zap"
 )
 
 // subcommand is one of testbed's subcommands.
@@ -99,7 +106,11 @@ func command(args []string) int {
 	}
 	for _, sc := range subcommands {
 		if sc.name == args[0] {
-			return cli.Exit("testbed", sc.run(args[1:]))
+			err := sc.run(args[1:])
+			if current != nil {
+				return current.Exit(err) // under -log-format json, a JSON entry
+			}
+			return cli.Exit("testbed", err)
 		}
 	}
 	fmt.Fprintf(os.Stderr, "testbed: unknown subcommand %q: want one of %s\n", args[0], names())
@@ -107,11 +118,24 @@ func command(args []string) int {
 	return cli.ExitUsage
 }
 
-// newCommand is subcommand name's cli.Command.
+// logging are the subcommands with the log flags (-v, -q, -log-format).
+var logging = map[string]bool{"run": true, "sweep": true, "validate": true, "compare": true, "nodes": true, "collect": true}
+
+// current is the subcommand's command that newCommand made last: command
+// reports the subcommand's error with it.
+var current *cli.Command
+
+// newCommand is subcommand name's cli.Command, with the log flags when the
+// subcommand has them.
 func newCommand(name, summary string) *cli.Command {
 	for _, sc := range subcommands {
 		if sc.name == name {
-			return cli.New("testbed "+name, sc.synopsis, summary)
+			c := cli.New("testbed "+name, sc.synopsis, summary)
+			if logging[name] {
+				c.Logging()
+			}
+			current = c
+			return c
 		}
 	}
 	panic("testbed: no subcommand " + name)
@@ -152,7 +176,7 @@ type overrides []string
 func (o *overrides) String() string      { return strings.Join(*o, " ") }
 func (o *overrides) Set(kv string) error { *o = append(*o, kv); return nil }
 
-const setUsage = "override a key of the experiment file: -set cc.scheme=dcqcn, -set topology.link_gbps=25, -set cc.params.q_ref_bytes=50000 (repeatable; docs/results.md)"
+const setUsage = "override a key of the experiment file: -set cc.scheme=dcqcn, -set topology.link_gbps=25, -set cc.params.q_ref_bytes=50000, -set flows.0.rate_gbps=5 (the first [[flows]]) (repeatable; docs/results.md)"
 
 // signalContext is a context that SIGINT or SIGTERM ends, so that a run stops
 // cleanly and still writes its results, marked interrupted. After the first
@@ -204,7 +228,7 @@ func (f *runFlags) parse(c *cli.Command, args []string) (string, error) {
 		if err := config.Time(f.durMsFlag, "ms"); err != nil {
 			return "", c.Errorf("-duration-ms: %v", err)
 		}
-		fmt.Fprintf(os.Stderr, "testbed: -duration-ms is deprecated: write -duration %vms\n", f.durMsFlag)
+		c.Log().Warn(fmt.Sprintf("-duration-ms is deprecated: write -duration %vms", f.durMsFlag))
 		f.durMs, f.durFlag = f.durMsFlag, fmt.Sprintf("-duration-ms %v", f.durMsFlag)
 	case c.Set("duration") && f.dur > 0:
 		f.durMs, f.durFlag = float64(f.dur)/1e6, "-duration "+f.dur.String()
@@ -239,7 +263,8 @@ func run(args []string) error {
 	fs := c.Flags
 	rf := addRunFlags(c, "results directory's parent (default: the experiment's output_dir)")
 	seed := fs.Uint64("seed", 0, "override the experiment's seed")
-	quiet := fs.Bool("q", false, "no live progress line")
+	var every time.Duration
+	c.Duration(&every, "progress", 2*time.Second, "report the run's progress this often at info level (0: never; -q: never)")
 	cpuProfile := fs.String("cpuprofile", "", "write a Go CPU profile of the run to this file")
 	pcapDir := fs.String("pcap", "", "capture frames to pcap files in this directory, one per port (docs/capture.md)")
 	pcapPorts := fs.String("pcap-ports", "", "ports to capture, comma-separated: s0.p3 (a switch port), s0 (all its ports), h2 (a host), switches, hosts (default: the file's [capture], or every switch port)")
@@ -282,16 +307,15 @@ func run(args []string) error {
 	if e.Experiment.Scaling != "" {
 		fmt.Println("scaling:", e.Experiment.Scaling)
 	}
-	var progress testbed.Progress
-	if !*quiet {
-		progress = func(line string) { fmt.Fprintf(os.Stderr, "\r%s   ", line) }
+	opts := testbed.RunOptions{Capture: capture, Log: c.Log()}
+	prog := c.Progress(every)
+	if prog != nil {
+		opts.Progress = func(p fabric.Progress) { prog.Report(p.String(), progressFields(p)...) }
 	}
 	ctx, stop := signalContext()
 	defer stop()
-	res, err := testbed.RunWith(ctx, e, os.Stdout, testbed.RunOptions{Progress: progress, Capture: capture})
-	if progress != nil && res != nil && res.Fabric != nil && res.Fabric.WallNs > 1e9 {
-		fmt.Fprintln(os.Stderr)
-	}
+	res, err := testbed.RunWith(ctx, e, prog.Writer(os.Stdout), opts)
+	prog.Done()
 	if err != nil {
 		return err
 	}
@@ -318,14 +342,30 @@ func run(args []string) error {
 	return nil
 }
 
+// progressFields are a run's progress as log fields: events only in virtual
+// time, eta only once known.
+func progressFields(p fabric.Progress) []zap.Field {
+	f := []zap.Field{zap.String("clock", p.Clock), zap.Float64("time_ms", math.Round(float64(p.SimNs)/1e3)/1e3),
+		zap.Float64("end_ms", float64(p.EndNs)/1e6), zap.Float64("done_pct", math.Round(1000*p.Done())/10),
+		zap.Uint64("flows_done", p.FlowsDone), zap.Uint64("flows_started", p.FlowsStarted),
+		zap.Float64("wall_s", math.Round(p.Wall.Seconds()*1000)/1000)}
+	if p.Clock == fabric.ClockVirtual {
+		f = append(f, zap.Int64("events", p.Events))
+	}
+	if eta := p.ETA(); eta >= 0 {
+		f = append(f, zap.Duration("eta", eta))
+	}
+	return f
+}
+
 // sweep runs the experiment at every combination of the -set values (a
 // cartesian product, the first -set varying slowest) into one directory:
 // run-000/, run-001/, ... and index.csv and index.json listing each run's
-// settings, directory and headline results.
+// settings, directory and metrics, and plots of each metric that varies
+// against each swept key (sweep_<metric>_vs_<key>.png and .svg).
 func sweep(args []string) error {
 	c := newCommand("sweep", "Run the experiment at every combination of the -set values into one directory, with an index.")
 	rf := addRunFlags(c, "sweep directory (default: the experiment's output_dir/<name>-sweep)")
-	quiet := c.Flags.Bool("q", false, "no per-run summary tables")
 	path, err := rf.parse(c, args)
 	if err != nil {
 		return err
@@ -345,14 +385,15 @@ func sweep(args []string) error {
 	ctx, stop := signalContext()
 	defer stop()
 	var out io.Writer = os.Stdout
-	if *quiet {
+	if c.Quiet() { // -q: no per-run summary tables either
 		out = nil
 	}
 	idx, err := testbed.Sweep(ctx, dir, points, func(sets []string) (*testbed.Experiment, error) { return rf.load(path, sets) }, out)
 	if err != nil {
 		return fmt.Errorf("sweep: %w", err)
 	}
-	fmt.Printf("%d runs in %s (index: %s, %s)\n", len(idx), dir, testbed.SweepIndexCSV, testbed.SweepIndexJSON)
+	c.Log().Info("sweep done", zap.Int("runs", len(idx)), zap.String("dir", dir),
+		zap.Strings("index", []string{filepath.Join(dir, testbed.SweepIndexCSV), filepath.Join(dir, testbed.SweepIndexJSON)}))
 	return nil
 }
 
@@ -419,8 +460,8 @@ func nodes(args []string) error {
 	if sc := e.Experiment.Scaling; sc != "" {
 		// Real nodes run the file as written: a file scaled down for one
 		// machine's cores would run scaled on 10-100 GbE NICs too.
-		fmt.Fprintf(os.Stderr, "testbed: nodes: warning: %s is scaled for one machine (%s); real nodes run it as written: "+
-			"for the paper's scale use its -virtual copy, which is unscaled\n", path, sc)
+		c.Log().Warn("the experiment is scaled for one machine; real nodes run it as written: "+
+			"for the paper's scale use its -virtual copy, which is unscaled", zap.String("file", path), zap.String("scaling", sc))
 	}
 	var inv *testbed.Inventory
 	if *invPath != "" {
@@ -435,12 +476,15 @@ func nodes(args []string) error {
 	for _, f := range files {
 		fmt.Println(f)
 	}
+	inventory := filepath.Join(*outDir, testbed.InventoryFile)
 	if inv == nil {
-		fmt.Printf("fill in the %s values of %s, then: testbed nodes %s -inventory %s -o %s\n", testbed.Placeholder,
-			filepath.Join(*outDir, testbed.InventoryFile), path, filepath.Join(*outDir, testbed.InventoryFile), *outDir)
+		c.Log().Info("next: fill in the inventory's "+testbed.Placeholder+" values, then run the command",
+			zap.String("inventory", inventory),
+			zap.String("command", fmt.Sprintf("testbed nodes %s -inventory %s -o %s", path, inventory, *outDir)))
 	} else {
-		fmt.Printf("next: go build -o %s/ ./cmd/switchd ./cmd/hostd && ansible-playbook -i %s %s && testbed collect %s\n",
-			filepath.Join(*outDir, "bin"), filepath.Join(*outDir, testbed.InventoryFile), filepath.Join(*outDir, testbed.PlaybookFile), *outDir)
+		c.Log().Info("next: build the daemons, run the playbook, collect the results", zap.String("command",
+			fmt.Sprintf("go build -o %s/ ./cmd/switchd ./cmd/hostd && ansible-playbook -i %s %s && testbed collect %s",
+				filepath.Join(*outDir, "bin"), inventory, filepath.Join(*outDir, testbed.PlaybookFile), *outDir)))
 	}
 	return nil
 }

@@ -86,6 +86,7 @@ func TestSetErrors(t *testing.T) {
 		{validate, []string{"-set", "experiment.sed=2", path}, "experiment.sed: unknown key"},
 		{sweep, []string{path, "-set", "topology.hosts=2,x"}, "-set topology.hosts=x: topology.hosts: incompatible types"},
 		{sweep, []string{path, "-set", "novalue"}, "want key=v1,v2"},
+		{sweep, []string{path, "-set", "flows.0.rate_gbps=1,2", "-set", "flows.9.src=1"}, "-set flows.9.src=1: flows.9.src: index 9 out of range"},
 	} {
 		err := tc.cmd(tc.args)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {

@@ -49,6 +49,10 @@ type Options struct {
 	// switch the one-cgo-call rx and tx of every port (they become one call
 	// per port); ports not captured are untouched.
 	Capture *fabric.Capture
+	// Progress, when not nil, is called about every second while the run
+	// goes, from a goroutine of its own (never from a loop), with the time
+	// since time 0 and the hosts' flows done and started.
+	Progress func(fabric.Progress)
 }
 
 // Outcome is a run's fabric.Result with what only real time has.
@@ -271,6 +275,24 @@ func Run(ctx context.Context, plan *fabric.Plan, o Options) (*Outcome, error) {
 	if capt != nil {
 		// Move the taps' frames into the files while the run goes on.
 		every(&wg, done, tapDrainEvery, func() { capt.drain(t0) })
+	}
+	if o.Progress != nil {
+		every(&wg, done, time.Second, func() {
+			p := fabric.Progress{Clock: fabric.ClockDPDK, SimNs: max(clock.Now()-t0, 0), EndNs: o.DurationNs, Wall: time.Since(wall)}
+			for _, h := range hosts {
+				select {
+				case <-done: // the loops stopped: none would answer
+					return
+				default:
+				}
+				// The loops copy their counters at their next poll.
+				if hp, ok := h.Progress(100 * time.Millisecond); ok {
+					p.FlowsDone += hp.Tx.FlowsCompleted
+					p.FlowsStarted += hp.Tx.FlowsStarted
+				}
+			}
+			o.Progress(p)
+		})
 	}
 	loops := g.Run(runCtx)
 	close(done)

@@ -1,0 +1,106 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// freeLoopbackAddr is a 127.0.0.1 address with a port that was free a
+// moment ago.
+func freeLoopbackAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+// scrapeMetrics GETs http://addr/metrics.
+func scrapeMetrics(addr string) (string, error) {
+	c := http.Client{Timeout: 5 * time.Second}
+	resp, err := c.Get("http://" + addr + "/metrics")
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err == nil && resp.StatusCode != http.StatusOK {
+		err = fmt.Errorf("GET /metrics: %s", resp.Status)
+	}
+	return string(b), err
+}
+
+// metricValue is the value of the sample name{labels} in a scrape (labels as
+// the text format writes them, sorted by name); false when there is none.
+func metricValue(text, name, labels string) (float64, bool) {
+	prefix := name + "{" + labels + "} "
+	for _, line := range strings.Split(text, "\n") {
+		if v, ok := strings.CutPrefix(line, prefix); ok {
+			f, err := strconv.ParseFloat(v, 64)
+			return f, err == nil
+		}
+	}
+	return 0, false
+}
+
+// TestMetricsEndpoint: with -metrics, a running switchd serves its port
+// counters and build at /metrics on loopback, and stops serving when it
+// exits on SIGTERM; a non-loopback address without -metrics-any is a usage
+// error before DPDK starts. (TestNetnsPeers checks counters after traffic.)
+func TestMetricsEndpoint(t *testing.T) {
+	skipUnlessDPDK(t)
+	dir := t.TempDir()
+	cfg := vdevConfig(t, dir, "", filepath.Join(dir, "q.csv"), filepath.Join(dir, "s.json"), 1024)
+
+	p := startSwitchd(t, "-c", cfg, "-metrics", "0.0.0.0:0")
+	if rc := p.finish(t, 20*time.Second); rc != 2 || !strings.Contains(p.out.String(), "not a loopback address") ||
+		!strings.Contains(p.out.String(), "-metrics-any") {
+		t.Errorf("-metrics 0.0.0.0:0: exit %d, want a usage error (2) naming -metrics-any:\n%s", rc, p.out.String())
+	}
+
+	addr := freeLoopbackAddr(t)
+	p = startSwitchd(t, "-c", cfg, "-metrics", addr)
+	if !p.waitFor("switchd: running", 20*time.Second) {
+		t.Fatalf("switchd did not start:\n%s", p.out.String())
+	}
+	text, err := scrapeMetrics(addr)
+	if err != nil {
+		t.Fatalf("scrape of a running switchd: %v\n%s", err, p.out.String())
+	}
+	t.Logf("scraped %d lines from the running switchd", strings.Count(text, "\n"))
+	for _, s := range []struct{ name, labels string }{
+		{"ccbed_switch_port_info", `index="0",port="p0",scheme="dcqcn"`},
+		{"ccbed_switch_port_info", `index="1",port="p1",scheme="dcqcn"`},
+		{"ccbed_switch_rx_packets_total", `port="p0"`},
+		{"ccbed_switch_tx_bytes_total", `port="p1"`},
+		{"ccbed_switch_drops_total", `port="p1",reason="buffer_full"`},
+		{"ccbed_switch_queue_priority_bytes", `port="p0",priority="3"`},
+		{"ccbed_switch_pfc_pauses_sent_total", `port="p0"`},
+	} {
+		if _, ok := metricValue(text, s.name, s.labels); !ok {
+			t.Errorf("scrape lacks %s{%s}", s.name, s.labels)
+		}
+	}
+	for _, want := range []string{"ccbed_build_info{", "ccbed_switch_adapter_ring_drops_total ", "process_cpu_seconds_total "} {
+		if !strings.Contains(text, want) {
+			t.Errorf("scrape lacks %q", want)
+		}
+	}
+	p.cmd.Process.Signal(syscall.SIGTERM)
+	if rc := p.finish(t, 10*time.Second); rc != 0 {
+		t.Fatalf("exit %d after SIGTERM:\n%s", rc, p.out.String())
+	}
+	if _, err := scrapeMetrics(addr); err == nil {
+		t.Error("the endpoint still answers after switchd exited")
+	}
+}
