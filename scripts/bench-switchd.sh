@@ -35,7 +35,7 @@
 #     (rte_get_tsc_hz, printed by l3fwd). The forwarders busy-poll, so this is
 #     the forwarding core's cycles per packet, inflated by whatever else ran on
 #     that core: on a shared machine, a bound.
-#   cpu-ns/pkt = the forwarding thread's CPU time (getrusage RUSAGE_THREAD) per
+#   cpu-ns/pkt = the forwarding thread's CPU time (l3fwd: getrusage RUSAGE_THREAD; switchd: CLOCK_THREAD_CPUTIME_ID) per
 #     packet: without the time other processes held the core, the steadier
 #     figure on a shared machine (caches shared with them still disturb it).
 #     switchd's comes from BenchmarkForwardRTC's cpu-ns/pkt metric ("-" and
@@ -173,7 +173,7 @@ or_dash() { if [ -n "$1" ]; then printf '%.1f' "$1"; else printf -- -; fi; }
 
 printf '\n4 x net_ring (looping), 1 forwarding core each, %ss per point, TSC %s Hz\n' "$secs" "$hz"
 printf 'cycles/pkt = TSC Hz / packets per second: wall time, with whatever else ran on the core\n'
-printf 'cpu-ns/pkt = the forwarding thread'"'"'s CPU time (getrusage) per packet: without the others\n'
+printf 'cpu-ns/pkt = the forwarding thread'"'"'s CPU time (the thread'"'"'s CPU clock) per packet: without the others\n'
 printf '\nsame frames, routes and devices: parse, route lookup, MAC rewrite, tx\n'
 printf '  %-23s %7s %11s %11s\n' "" Mpps cycles/pkt cpu-ns/pkt
 for size in 64 1500; do
