@@ -1,64 +1,17 @@
 package main
 
 import (
-	"fmt"
-	"io"
-	"net"
-	"net/http"
 	"os"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/ccbed/ccbed/metrics/metricstest"
 )
 
 // hostdArgsEnv, when set, makes the test binary hostd's command line with
 // these (space-separated) arguments (TestMain).
 const hostdArgsEnv = "HOSTD_TEST_ARGS"
-
-// freeLoopbackAddr is a 127.0.0.1 address with a port that was free a
-// moment ago.
-func freeLoopbackAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
-}
-
-// scrapeMetrics GETs http://addr/metrics.
-func scrapeMetrics(addr string) (string, error) {
-	c := http.Client{Timeout: 5 * time.Second}
-	resp, err := c.Get("http://" + addr + "/metrics")
-	if err != nil {
-		return "", err
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err == nil && resp.StatusCode != http.StatusOK {
-		err = fmt.Errorf("GET /metrics: %s", resp.Status)
-	}
-	return string(b), err
-}
-
-// metricValue is the value of the sample name{labels} in a scrape (labels as
-// the text format writes them, sorted by name; "" for none); false when
-// there is none.
-func metricValue(text, name, labels string) (float64, bool) {
-	prefix := name + " "
-	if labels != "" {
-		prefix = name + "{" + labels + "} "
-	}
-	for _, line := range strings.Split(text, "\n") {
-		if v, ok := strings.CutPrefix(line, prefix); ok {
-			f, err := strconv.ParseFloat(v, 64)
-			return f, err == nil
-		}
-	}
-	return 0, false
-}
 
 // TestMetricsEndpoint: a running hostd with -metrics serves its counters at
 // /metrics on loopback (a net_null port: a frame on every poll, each counted
@@ -71,13 +24,13 @@ func TestMetricsEndpoint(t *testing.T) {
 	skipUnlessRoot(t)
 	dir := t.TempDir()
 	cfg := nullHost(t, dir, 1024, 0)
-	addr := freeLoopbackAddr(t)
+	addr := metricstest.FreeLoopbackAddr(t)
 	d := startDaemon(t, "hostd", "", []string{hostdArgsEnv + "=-c " + cfg + " -metrics " + addr}, os.Args[0], "-test.run=^$")
 	var text string
 	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(100 * time.Millisecond) {
 		var err error
-		if text, err = scrapeMetrics(addr); err == nil {
-			if v, _ := metricValue(text, "ccbed_host_port_rx_frames_total", `port="net_null0"`); v > 0 {
+		if text, err = metricstest.Scrape(addr); err == nil {
+			if v, _ := metricstest.Value(text, "ccbed_host_port_rx_frames_total", `port="net_null0"`); v > 0 {
 				break
 			}
 		}
@@ -97,12 +50,12 @@ func TestMetricsEndpoint(t *testing.T) {
 		{"ccbed_host_tx_data_frames_total", "", 0},
 		{"ccbed_host_flows_active", "", 0},
 	} {
-		if v, ok := metricValue(text, s.name, s.labels); !ok || v < s.min {
+		if v, ok := metricstest.Value(text, s.name, s.labels); !ok || v < s.min {
 			t.Errorf("scrape: %s{%s} = %v (present %v), want >= %v", s.name, s.labels, v, ok, s.min)
 		}
 	}
-	rx, _ := metricValue(text, "ccbed_host_port_rx_frames_total", `port="net_null0"`)
-	if other, _ := metricValue(text, "ccbed_host_rx_frames_total", `kind="other"`); other != rx {
+	rx, _ := metricstest.Value(text, "ccbed_host_port_rx_frames_total", `port="net_null0"`)
+	if other, _ := metricstest.Value(text, "ccbed_host_rx_frames_total", `kind="other"`); other != rx {
 		t.Errorf("one hand-off: port rx %v frames, engine %v other frames; want them equal", rx, other)
 	}
 	if !strings.Contains(text, "ccbed_build_info{") {
@@ -112,7 +65,7 @@ func TestMetricsEndpoint(t *testing.T) {
 		t.Logf("scrape:\n%s", text)
 	}
 	d.stop(t, 10*time.Second)
-	if _, err := scrapeMetrics(addr); err == nil {
+	if _, err := metricstest.Scrape(addr); err == nil {
 		t.Error("the endpoint still answers after hostd exited")
 	}
 }

@@ -2,9 +2,6 @@ package main
 
 import (
 	"fmt"
-	"io"
-	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/ccbed/ccbed/metrics/metricstest"
 )
 
 // pktgenArgsEnv, when set, makes the test binary pktgen's command line with
@@ -26,46 +25,6 @@ func TestMain(m *testing.M) {
 		os.Exit(run(strings.Fields(args)))
 	}
 	os.Exit(m.Run())
-}
-
-// freeLoopbackAddr is a 127.0.0.1 address with a port that was free a
-// moment ago.
-func freeLoopbackAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
-}
-
-// scrapeMetrics GETs http://addr/metrics.
-func scrapeMetrics(addr string) (string, error) {
-	c := http.Client{Timeout: 5 * time.Second}
-	resp, err := c.Get("http://" + addr + "/metrics")
-	if err != nil {
-		return "", err
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err == nil && resp.StatusCode != http.StatusOK {
-		err = fmt.Errorf("GET /metrics: %s", resp.Status)
-	}
-	return string(b), err
-}
-
-// metricValue is the value of the sample name{labels} in a scrape (labels as
-// the text format writes them, sorted by name); false when there is none.
-func metricValue(text, name, labels string) (float64, bool) {
-	prefix := name + "{" + labels + "} "
-	for _, line := range strings.Split(text, "\n") {
-		if v, ok := strings.CutPrefix(line, prefix); ok {
-			f, err := strconv.ParseFloat(v, 64)
-			return f, err == nil
-		}
-	}
-	return 0, false
 }
 
 // lockedBuffer is a child's combined output, read while it runs.
@@ -118,7 +77,7 @@ rx = true
 	if err := os.WriteFile(cfg, []byte(text), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	addr := freeLoopbackAddr(t)
+	addr := metricstest.FreeLoopbackAddr(t)
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), pktgenArgsEnv+"=-c "+cfg+" -interval 0 -metrics "+addr)
 	var out lockedBuffer
@@ -141,8 +100,8 @@ rx = true
 	var scrape string
 	var err error
 	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(100 * time.Millisecond) {
-		if scrape, err = scrapeMetrics(addr); err == nil {
-			if v, _ := metricValue(scrape, "ccbed_pktgen_tx_packets_total", `port="net_null0"`); v > 0 {
+		if scrape, err = metricstest.Scrape(addr); err == nil {
+			if v, _ := metricstest.Value(scrape, "ccbed_pktgen_tx_packets_total", `port="net_null0"`); v > 0 {
 				break
 			}
 		}
@@ -151,7 +110,7 @@ rx = true
 		}
 	}
 	for _, name := range []string{"ccbed_pktgen_tx_packets_total", "ccbed_pktgen_tx_bytes_total", "ccbed_pktgen_rx_packets_total", "ccbed_pktgen_rx_other_packets_total"} {
-		if v, ok := metricValue(scrape, name, `port="net_null0"`); !ok || v <= 0 {
+		if v, ok := metricstest.Value(scrape, name, `port="net_null0"`); !ok || v <= 0 {
 			t.Errorf("scrape: %s{port=\"net_null0\"} = %v (present %v), want > 0", name, v, ok)
 		}
 	}
@@ -169,7 +128,7 @@ rx = true
 	case <-time.After(10 * time.Second):
 		t.Fatalf("pktgen did not stop on SIGTERM:\n%s", out.String())
 	}
-	if _, err := scrapeMetrics(addr); err == nil {
+	if _, err := metricstest.Scrape(addr); err == nil {
 		t.Error("the endpoint still answers after pktgen exited")
 	}
 	if t.Failed() {

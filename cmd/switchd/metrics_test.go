@@ -1,57 +1,14 @@
 package main
 
 import (
-	"fmt"
-	"io"
-	"net"
-	"net/http"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/ccbed/ccbed/metrics/metricstest"
 )
-
-// freeLoopbackAddr is a 127.0.0.1 address with a port that was free a
-// moment ago.
-func freeLoopbackAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
-}
-
-// scrapeMetrics GETs http://addr/metrics.
-func scrapeMetrics(addr string) (string, error) {
-	c := http.Client{Timeout: 5 * time.Second}
-	resp, err := c.Get("http://" + addr + "/metrics")
-	if err != nil {
-		return "", err
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err == nil && resp.StatusCode != http.StatusOK {
-		err = fmt.Errorf("GET /metrics: %s", resp.Status)
-	}
-	return string(b), err
-}
-
-// metricValue is the value of the sample name{labels} in a scrape (labels as
-// the text format writes them, sorted by name); false when there is none.
-func metricValue(text, name, labels string) (float64, bool) {
-	prefix := name + "{" + labels + "} "
-	for _, line := range strings.Split(text, "\n") {
-		if v, ok := strings.CutPrefix(line, prefix); ok {
-			f, err := strconv.ParseFloat(v, 64)
-			return f, err == nil
-		}
-	}
-	return 0, false
-}
 
 // TestMetricsEndpoint: with -metrics, a running switchd serves its port
 // counters and build at /metrics on loopback, and stops serving when it
@@ -68,12 +25,12 @@ func TestMetricsEndpoint(t *testing.T) {
 		t.Errorf("-metrics 0.0.0.0:0: exit %d, want a usage error (2) naming -metrics-any:\n%s", rc, p.out.String())
 	}
 
-	addr := freeLoopbackAddr(t)
+	addr := metricstest.FreeLoopbackAddr(t)
 	p = startSwitchd(t, "-c", cfg, "-metrics", addr)
 	if !p.waitFor("switchd: running", 20*time.Second) {
 		t.Fatalf("switchd did not start:\n%s", p.out.String())
 	}
-	text, err := scrapeMetrics(addr)
+	text, err := metricstest.Scrape(addr)
 	if err != nil {
 		t.Fatalf("scrape of a running switchd: %v\n%s", err, p.out.String())
 	}
@@ -87,7 +44,7 @@ func TestMetricsEndpoint(t *testing.T) {
 		{"ccbed_switch_queue_priority_bytes", `port="p0",priority="3"`},
 		{"ccbed_switch_pfc_pauses_sent_total", `port="p0"`},
 	} {
-		if _, ok := metricValue(text, s.name, s.labels); !ok {
+		if _, ok := metricstest.Value(text, s.name, s.labels); !ok {
 			t.Errorf("scrape lacks %s{%s}", s.name, s.labels)
 		}
 	}
@@ -100,7 +57,7 @@ func TestMetricsEndpoint(t *testing.T) {
 	if rc := p.finish(t, 10*time.Second); rc != 0 {
 		t.Fatalf("exit %d after SIGTERM:\n%s", rc, p.out.String())
 	}
-	if _, err := scrapeMetrics(addr); err == nil {
+	if _, err := metricstest.Scrape(addr); err == nil {
 		t.Error("the endpoint still answers after switchd exited")
 	}
 }

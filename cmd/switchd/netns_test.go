@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ccbed/ccbed/metrics/metricstest"
 	"github.com/ccbed/ccbed/switchd"
 )
 
@@ -141,7 +142,7 @@ console = false
 		t.Fatal(err)
 	}
 
-	metricsAddr := freeLoopbackAddr(t)
+	metricsAddr := metricstest.FreeLoopbackAddr(t)
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), "SWITCHD_TEST_MAIN=1", "SWITCHD_ARGS=-c "+cfgPath+" -metrics "+metricsAddr)
 	// The log ("switchd: running") goes to stderr: the scanner reads both,
@@ -224,7 +225,7 @@ wait:
 	}
 	// The running switch's /metrics shows the traffic (counters published
 	// every millisecond of the switch's time).
-	text, err := scrapeMetrics(metricsAddr)
+	text, err := metricstest.Scrape(metricsAddr)
 	if err != nil {
 		t.Fatalf("scrape of the running switch: %v", err)
 	}
@@ -233,7 +234,7 @@ wait:
 		{"ccbed_switch_rx_packets_total", "a"}, {"ccbed_switch_tx_packets_total", "b"},
 		{"ccbed_switch_rx_bytes_total", "a"}, {"ccbed_switch_tx_bytes_total", "b"},
 	} {
-		if v, ok := metricValue(text, s.name, `port="`+s.port+`"`); !ok || v < want {
+		if v, ok := metricstest.Value(text, s.name, `port="`+s.port+`"`); !ok || v < want {
 			t.Errorf("scrape: %s{port=%q} = %v (present %v), want >= %v", s.name, s.port, v, ok, want)
 		}
 	}
