@@ -504,17 +504,7 @@ func (s *Scheduler) unlink(i int32) {
 	q := &s.qps[i]
 	switch q.state {
 	case Ready:
-		if q.prev != nilQP {
-			s.qps[q.prev].next = q.next
-		} else {
-			s.head = q.next
-		}
-		if q.next != nilQP {
-			s.qps[q.next].prev = q.prev
-		} else {
-			s.tail = q.prev
-		}
-		q.prev, q.next = nilQP, nilQP
+		s.listRemove(&s.head, &s.tail, i)
 		s.nReady--
 	case Waiting:
 		if s.pos[i] == inRun {
@@ -552,20 +542,26 @@ func (s *Scheduler) wait(i int32, key int64, seq uint32) {
 // runRemove takes QP i out of the run; it keeps state Waiting for the caller
 // to change.
 func (s *Scheduler) runRemove(i int32) {
+	s.listRemove(&s.runHead, &s.runTail, i)
+	s.pos[i] = nilQP
+	s.nRun--
+}
+
+// listRemove takes QP i out of the doubly linked list (through the QPs' prev
+// and next) that runs from *head to *tail: the ready list or the run.
+func (s *Scheduler) listRemove(head, tail *int32, i int32) {
 	q := &s.qps[i]
 	if q.prev != nilQP {
 		s.qps[q.prev].next = q.next
 	} else {
-		s.runHead = q.next
+		*head = q.next
 	}
 	if q.next != nilQP {
 		s.qps[q.next].prev = q.prev
 	} else {
-		s.runTail = q.prev
+		*tail = q.prev
 	}
 	q.prev, q.next = nilQP, nilQP
-	s.pos[i] = nilQP
-	s.nRun--
 }
 
 func (s *Scheduler) pushReady(i int32) {

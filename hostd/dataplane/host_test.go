@@ -64,18 +64,7 @@ func cablePair(t *testing.T, name string, a, b hostd.Config) (*Host, *Host) {
 		}
 		hosts[i] = h
 	}
-	t.Cleanup(func() {
-		hosts[0].Close()
-		hosts[1].Close()
-		for _, p := range []dpdk.EthPort{pa, pb} {
-			p.Stop()
-			p.Close()
-		}
-		if n := mp.InUse(); n != 0 {
-			t.Errorf("%d mbufs not returned to the pool", n)
-		}
-		mp.Free()
-	})
+	cleanupCable(t, mp, pa, pb, hosts[0].Close, hosts[1].Close)
 	return hosts[0], hosts[1]
 }
 
@@ -253,4 +242,22 @@ func oneFlow(scheme string, size int64, rateGbps float64) (hostd.Config, hostd.C
 	a := cfg("h1", "10.0.0.1")
 	a.Flows = []hostd.FlowConfig{{ID: 7, Dst: "10.0.0.2", SizeBytes: size, RateGbps: rateGbps}}
 	return a, cfg("h2", "10.0.0.2")
+}
+
+// cleanupCable closes the two ends' adapters (closers), then the cable's
+// ports, and fails when an mbuf did not return to mp before it is freed.
+func cleanupCable(t *testing.T, mp *dpdk.Mempool, pa, pb dpdk.EthPort, closers ...func()) {
+	t.Cleanup(func() {
+		for _, c := range closers {
+			c()
+		}
+		for _, p := range []dpdk.EthPort{pa, pb} {
+			p.Stop()
+			p.Close()
+		}
+		if n := mp.InUse(); n != 0 {
+			t.Errorf("%d mbufs not returned to the pool", n)
+		}
+		mp.Free()
+	})
 }

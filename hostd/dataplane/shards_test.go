@@ -46,18 +46,7 @@ func cableShards(t *testing.T, name string, n, rotate int, a, b hostd.Config) (*
 		}
 		shards[i] = s
 	}
-	t.Cleanup(func() {
-		shards[0].Close()
-		shards[1].Close()
-		for _, p := range []dpdk.EthPort{pa, pb} {
-			p.Stop()
-			p.Close()
-		}
-		if n := mp.InUse(); n != 0 {
-			t.Errorf("%d mbufs not returned to the pool", n)
-		}
-		mp.Free()
-	})
+	cleanupCable(t, mp, pa, pb, shards[0].Close, shards[1].Close)
 	return shards[0], shards[1]
 }
 
