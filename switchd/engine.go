@@ -795,9 +795,6 @@ func (e *Engine) Active() uint64 {
 	return a
 }
 
-// ActiveShard is Active for the ports of tx shard k (its lcore reads it).
-func (e *Engine) ActiveShard(k int) uint64 { return e.tx[k].active }
-
 // NextWake is the earliest time at or after now at which the engine has work:
 // a frame due on a port's wire (its shaper free, its priority not paused, its
 // delay over), a CP timer, a PFC refresh, a telemetry sample or a counter
