@@ -20,6 +20,15 @@ type RouteTable struct {
 	exact  []uint32 // /32 routes: exact[dst-exactBase] = route index + 1; 0: none
 	base   uint32
 	short  int // routes[short:] are the routes shorter than /32
+	mid    int // routes[short:mid] are the routes of 25 to 31 bits
+	// blocks is the direct table of the /24 blocks the routes of 8 to 24
+	// bits span (when they span at most maxBlockSpan of them, as a switch's
+	// handful of subnet routes does): blocks[dst>>8-blockBase] = the longest
+	// route of at most 24 bits holding the block, index + 1; 0: none. A
+	// lookup there reads one entry where it would scan every short route
+	// (l3fwd's DIR-24-8 does the same for every /24).
+	blocks    []uint32
+	blockBase uint32
 }
 
 type route struct {
@@ -31,6 +40,10 @@ type route struct {
 // maxExactSpan bounds the address span of the direct /32 table: beyond it the
 // /32 routes are scanned like the others.
 const maxExactSpan = 1 << 20
+
+// maxBlockSpan bounds the /24 blocks of the direct table of short routes
+// (256 KiB at most): beyond it those routes are scanned.
+const maxBlockSpan = 1 << 16
 
 // Add inserts addr/plen -> port. Host bits of addr must be zero; a prefix
 // already present is an error.
@@ -120,6 +133,8 @@ func (t *RouteTable) add(addr uint32, plen int, ports []int, sorted bool) error 
 // index rebuilds the direct table of the /32 routes.
 func (t *RouteTable) index() {
 	t.short = sort.Search(len(t.routes), func(i int) bool { return t.routes[i].plen < 32 })
+	t.mid = sort.Search(len(t.routes), func(i int) bool { return t.routes[i].plen <= 24 })
+	t.indexBlocks()
 	t.exact = nil
 	if t.short == 0 {
 		return
@@ -139,6 +154,39 @@ func (t *RouteTable) index() {
 	}
 }
 
+// indexBlocks rebuilds the direct table of the routes of at most 24 bits
+// (routes[mid:]) over the /24 blocks those of 8 to 24 bits span.
+func (t *RouteTable) indexBlocks() {
+	t.blocks = nil
+	lo, hi, found := uint32(0), uint32(0), false
+	for _, r := range t.routes[t.mid:] {
+		if r.plen < 8 {
+			continue
+		}
+		a, b := r.addr>>8, (r.addr|^r.mask)>>8
+		if !found || a < lo {
+			lo = a
+		}
+		if !found || b > hi {
+			hi = b
+		}
+		found = true
+	}
+	if !found || hi-lo >= maxBlockSpan {
+		return
+	}
+	t.blockBase = lo
+	t.blocks = make([]uint32, hi-lo+1)
+	// Shortest first, so that a longer route overwrites the blocks it shares.
+	for i := len(t.routes) - 1; i >= t.mid; i-- {
+		r := &t.routes[i]
+		a, b := max(r.addr>>8, lo), min((r.addr|^r.mask)>>8, hi)
+		for k := a; k <= b; k++ { // blocks are 24-bit: no wrap
+			t.blocks[k-lo] = uint32(i + 1)
+		}
+	}
+}
+
 // find returns the route holding dst, or nil.
 func (t *RouteTable) find(dst uint32) *route {
 	if d := dst - t.base; d < uint32(len(t.exact)) {
@@ -146,7 +194,19 @@ func (t *RouteTable) find(dst uint32) *route {
 			return &t.routes[i-1]
 		}
 	}
-	for i := t.short; i < len(t.routes); i++ {
+	for i := t.short; i < t.mid; i++ {
+		r := &t.routes[i]
+		if dst&r.mask == r.addr {
+			return r
+		}
+	}
+	if d := dst>>8 - t.blockBase; d < uint32(len(t.blocks)) {
+		if i := t.blocks[d]; i != 0 {
+			return &t.routes[i-1]
+		}
+		return nil
+	}
+	for i := t.mid; i < len(t.routes); i++ {
 		r := &t.routes[i]
 		if dst&r.mask == r.addr {
 			return r

@@ -1,6 +1,7 @@
 package switchd
 
 import (
+	"math/rand/v2"
 	"testing"
 
 	"github.com/ccbed/ccbed/ccalgo"
@@ -96,5 +97,91 @@ func TestNextWake(t *testing.T) {
 	}
 	if e.Active() != 0 {
 		t.Fatalf("busy ports %b after the queue emptied", e.Active())
+	}
+}
+
+// TestRouteTableLongestMatch: random tables of every prefix length, with and
+// without a default route and with spans below and above the direct tables'
+// bounds, give the longest matching prefix for random addresses (and for each
+// route's first and last address), against a scan of every route.
+func TestRouteTableLongestMatch(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 14))
+	for trial := 0; trial < 300; trial++ {
+		var rt RouteTable
+		var specs []routeSpec
+		seen := map[uint64]bool{}
+		base := rng.Uint32() & 0xff000000
+		wide := trial%3 == 0 // prefixes all over the address space
+		for n := 1 + rng.IntN(40); len(specs) < n; {
+			plen := rng.IntN(33)
+			if trial%5 == 0 && len(specs) == 0 {
+				plen = 0 // a default route
+			}
+			addr := base | rng.Uint32()&0x0003ffff
+			if wide {
+				addr = rng.Uint32()
+			}
+			mask := uint32(0)
+			if plen > 0 {
+				mask = ^uint32(0) << (32 - plen)
+			}
+			addr &= mask
+			if k := uint64(addr)<<8 | uint64(plen); !seen[k] {
+				seen[k] = true
+				specs = append(specs, routeSpec{addr: addr, plen: plen, ports: []int{len(specs) % MaxPorts}})
+			}
+		}
+		if err := rt.addAll(specs); err != nil {
+			t.Fatal(err)
+		}
+		naive := func(dst uint32) *route {
+			var best *route
+			for i := range rt.routes {
+				r := &rt.routes[i]
+				if dst&r.mask == r.addr && (best == nil || r.plen > best.plen) {
+					best = r
+				}
+			}
+			return best
+		}
+		probe := func(dst uint32) {
+			if got, want := rt.find(dst), naive(dst); got != want {
+				t.Fatalf("trial %d: %s: route %+v, want %+v (blocks %d)", trial, ipString(dst), got, want, len(rt.blocks))
+			}
+		}
+		for _, r := range rt.routes {
+			probe(r.addr)
+			probe(r.addr | ^r.mask)
+		}
+		for i := 0; i < 200; i++ {
+			probe(base | rng.Uint32()&0x0007ffff)
+			probe(rng.Uint32())
+		}
+	}
+}
+
+// BenchmarkRouteLookup looks up addresses under n /24 subnet routes (a
+// switch's per-rack or per-host subnets): one direct-table read whatever n,
+// where a scan of the short routes grew with n.
+func BenchmarkRouteLookup(b *testing.B) {
+	for _, n := range []int{4, 256} {
+		b.Run(itoa(n)+"x24", func(b *testing.B) {
+			var rt RouteTable
+			specs := make([]routeSpec, n)
+			for i := range specs {
+				specs[i] = routeSpec{addr: 0x0a000000 | uint32(i)<<8, plen: 24, ports: []int{i % 4}}
+			}
+			if err := rt.addAll(specs); err != nil {
+				b.Fatal(err)
+			}
+			b.ReportAllocs()
+			sum := 0
+			for i := 0; i < b.N; i++ {
+				sum += rt.Lookup(0x0a000001 | uint32(i%n)<<8)
+			}
+			if sum < 0 {
+				b.Fatal("no route")
+			}
+		})
 	}
 }
