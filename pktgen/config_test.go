@@ -36,22 +36,27 @@ func TestConfigRanges(t *testing.T) {
 		{"mix weight", "[[ports]]\nmix = \"64:9223372036854775807,128:1\"\n", 2, "ports[0].mix", "weight 9223372036854775807: want 1..1048576"},
 		{"burst", "[[ports]]\nburst = 1000\n", 2, "ports[0].burst", "want 1..512"},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			var cfg Config
-			f, err := config.Decode("x.toml", tc.toml, &cfg)
-			if err != nil {
-				t.Fatal(err)
-			}
-			err = cfg.Validate(f)
-			var ce *config.Error
-			if !errors.As(err, &ce) || ce.Line != tc.line || ce.Key != tc.key || !strings.Contains(ce.Msg, tc.want) {
-				t.Fatalf("got %v, want x.toml:%d: %s: ...%s", err, tc.line, tc.key, tc.want)
-			}
-		})
+		t.Run(tc.name, func(t *testing.T) { checkValidateError(t, tc.toml, tc.line, tc.key, tc.want) })
 	}
 	ok := Config{DurationS: 1, StatsIntervalS: -1, PoolMbufs: 16383, Lcores: []uint{127},
 		Ports: []PortConfig{{RateMpps: MaxRateMpps, BucketPackets: MaxBucketPackets, DSCP: 63}}}
 	if err := ok.Validate(nil); err != nil {
 		t.Fatalf("values at their bounds refused: %v", err)
+	}
+}
+
+// checkValidateError decodes text as x.toml and fails unless Validate
+// refuses it with a config.Error at line and key whose message holds want.
+func checkValidateError(t *testing.T, text string, line int, key, want string) {
+	t.Helper()
+	var cfg Config
+	f, err := config.Decode("x.toml", text, &cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = cfg.Validate(f)
+	var ce *config.Error
+	if !errors.As(err, &ce) || ce.Line != line || ce.Key != key || !strings.Contains(ce.Msg, want) {
+		t.Fatalf("got %v, want x.toml:%d: %s: ...%s", err, line, key, want)
 	}
 }

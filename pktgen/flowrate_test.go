@@ -1,9 +1,9 @@
 package pktgen
 
 import (
-	"errors"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
@@ -132,7 +132,7 @@ func TestFlowSchedulerOrder(t *testing.T) {
 	// Flows due at the same time go in the order they started waiting:
 	// 0 1 2 at t=0 (flow order), 0 1 at t=1000, then 2 (waiting since 0)
 	// before 0 and 1 (waiting since 1000) at t=2000.
-	if want := []int{0, 1, 2, 0, 1, 2, 0, 1}; !equalInts(order[:len(want)], want) {
+	if want := []int{0, 1, 2, 0, 1, 2, 0, 1}; !slices.Equal(order[:len(want)], want) {
 		t.Fatalf("order %v, want %v", order[:len(want)], want)
 	}
 	if len(order) != 10+10+5 {
@@ -155,18 +155,6 @@ func TestFlowSchedulerOrder(t *testing.T) {
 	}
 }
 
-func equalInts(a, b []int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
-}
-
 // TestFlowPicksCarry: picks that Grant made but Build did not use (the
 // mempool was empty) stay first in line for the next Grant, their tokens
 // already taken: no flow loses or gains packets.
@@ -183,7 +171,7 @@ func TestFlowPicksCarry(t *testing.T) {
 		t.Fatalf("granted %d, %d picks; want 4", k, len(first))
 	}
 	g.Build(buf, 10_000) // one built, three left
-	if k := g.Grant(10_000, 8); k < 3 || !equalUint16(g.perFlow.pending()[:3], first[1:]) {
+	if k := g.Grant(10_000, 8); k < 3 || !slices.Equal(g.perFlow.pending()[:3], first[1:]) {
 		t.Fatalf("after a short build: %d granted, picks %v, want %v first", k, g.perFlow.pending(), first[1:])
 	}
 	if g.Build(buf, 10_000) == 0 {
@@ -194,18 +182,6 @@ func TestFlowPicksCarry(t *testing.T) {
 	if n := g2.Build(buf, 0); n != 0 {
 		t.Fatalf("Build without Grant wrote %d bytes", n)
 	}
-}
-
-func equalUint16(a, b []uint16) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // TestFlowRateConfig: [[ports.flow]] errors name the file, line and key; a
@@ -229,18 +205,7 @@ func TestFlowRateConfig(t *testing.T) {
 		{"negative", "[[ports]]\n[[ports.flow]]\nrate_mpps = -1\n", 3, "ports[0].flow[0].rate_mpps", "got -1"},
 		{"flows disagree", "[[ports]]\nflows = 3\n[[ports.flow]]\nrate_gbps = 1\n", 2, "ports[0].flows", "3, but 1 [[ports.flow]] tables"},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			var cfg Config
-			f, err := config.Decode("x.toml", tc.toml, &cfg)
-			if err != nil {
-				t.Fatal(err)
-			}
-			err = cfg.Validate(f)
-			var ce *config.Error
-			if !errors.As(err, &ce) || ce.Line != tc.line || ce.Key != tc.key || !strings.Contains(ce.Msg, tc.want) {
-				t.Fatalf("got %v, want x.toml:%d: %s: ...%s", err, tc.line, tc.key, tc.want)
-			}
-		})
+		t.Run(tc.name, func(t *testing.T) { checkValidateError(t, tc.toml, tc.line, tc.key, tc.want) })
 	}
 
 	var cfg Config
