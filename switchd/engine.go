@@ -103,9 +103,11 @@ const (
 	trustNoPFC
 )
 
-// portAddr is a port's addresses, read-only after New.
+// portAddr is a port's addresses, read-only after New: macs is the MAC
+// header's first 12 bytes for a frame leaving by the port (the peer's MAC,
+// then the port's).
 type portAddr struct {
-	mac, peer wire.MAC
+	macs [12]byte
 }
 
 // egress is the tx+CC side of a port.
@@ -226,6 +228,9 @@ type Engine struct {
 	sampleNs     int64
 	nextPubIn    int64
 	publishEvery int64
+	// noDrain makes Transmit skip drainData (tests: the general loop is the
+	// reference drainData must match).
+	noDrain bool
 }
 
 // PublishEveryNs is how often (engine time) counters are published.
@@ -290,7 +295,8 @@ func New(cfg *Config) (*Engine, error) {
 			return nil, fmt.Errorf("switchd: port %s: %w", pc.Name, err)
 		}
 		peer, _ := ParseMAC(pc.PeerMAC)
-		e.addr[i] = portAddr{mac: mac, peer: peer}
+		copy(e.addr[i].macs[:6], peer[:])
+		copy(e.addr[i].macs[6:], mac[:])
 		e.ing[i].trust, e.ing[i].pfcFrom = trustOf(cfg, i), peer
 		cp, err := cfg.newCP(i, nil)
 		if err != nil {
@@ -420,43 +426,47 @@ func (e *Engine) Classify(in int, frame []byte, m *Meta) bool {
 		ig.c[refusedCounter[s.Kind]]++
 		return false
 	}
-	out := e.egressOf(frame, ip, &s)
-	if out < 0 {
+	r := e.routes.find(ip.Dst())
+	if r == nil {
 		ig.c[cDropNoRoute]++
 		return false
+	}
+	out := int(e.routes.ports[r.first])
+	if r.n > 1 {
+		out = e.ecmpPort(frame, ip, &s, r)
 	}
 	if e.decTTL && !ip.DecTTL() {
 		ig.c[cDropTTL]++
 		return false
 	}
-	a := &e.addr[out]
-	copy(frame[0:6], a.peer[:])
-	copy(frame[6:12], a.mac[:])
-	*m = Meta{In: uint8(in), Out: uint8(out), Class: ClassOther, Prio: e.prio, IPOff: s.IPOff}
+	// One 12-byte copy: the next hop's MAC, then the port's.
+	copy(frame[0:12], e.addr[out].macs[:])
+	// Meta field by field, each written once: the enqueue that reads it
+	// right after (rtc) then loads what one store wrote.
+	class, prio := ClassOther, e.prio
+	var l4Off, intOff uint16
+	roce := false
 	switch {
 	case e.dscpPrio:
-		m.Prio = frame[hl+1] >> 5 // the DSCP's class selector bits
+		prio = frame[hl+1] >> 5 // the DSCP's class selector bits
 	case hl != wire.EthernetLen:
-		m.Prio = frame[wire.EthernetLen] >> 5 // the VLAN tag's PCP
+		prio = frame[wire.EthernetLen] >> 5 // the VLAN tag's PCP
 	}
-	if err != nil {
-		return true // a fragment: forwarded as is
-	}
-	switch s.Kind {
-	case wire.KindData:
-		m.Class = ClassData
-		m.L4Off = s.L4Off
-		m.RoCE = true
-		m.INTOff = s.INTOff
-	case wire.KindCNP, wire.KindRoCCRate, wire.KindP4QCN, wire.KindQCN:
-		m.Class = ClassControl
-	case wire.KindAck, wire.KindNak:
-	default:
-		if s.L4Off != 0 {
-			m.Class = ClassData
-			m.L4Off = s.L4Off
+	if err == nil { // not a fragment (forwarded as is)
+		switch s.Kind {
+		case wire.KindData:
+			class, l4Off, roce, intOff = ClassData, s.L4Off, true, s.INTOff
+		case wire.KindCNP, wire.KindRoCCRate, wire.KindP4QCN, wire.KindQCN:
+			class = ClassControl
+		case wire.KindAck, wire.KindNak:
+		default:
+			if s.L4Off != 0 {
+				class, l4Off = ClassData, s.L4Off
+			}
 		}
 	}
+	m.In, m.Out, m.Class, m.Prio = uint8(in), uint8(out), class, prio
+	m.IPOff, m.L4Off, m.INTOff, m.RoCE = s.IPOff, l4Off, intOff, roce
 	return true
 }
 
@@ -508,17 +518,9 @@ var refusedCounter = [...]counter{
 	wire.KindPFC:      cRefusedPFC,
 }
 
-// egressOf routes a frame: the port of the longest prefix holding its
-// destination, and within an ECMP group the port its 5-tuple hashes to (IP
+// ecmpPort is the port of ECMP group r a frame's 5-tuple hashes to (IP
 // addresses, protocol and, for UDP, the ports).
-func (e *Engine) egressOf(frame []byte, ip wire.IPv4, s *wire.Summary) int {
-	r := e.routes.find(ip.Dst())
-	if r == nil {
-		return -1
-	}
-	if r.n == 1 {
-		return int(e.routes.ports[r.first])
-	}
+func (e *Engine) ecmpPort(frame []byte, ip wire.IPv4, s *wire.Summary, r *route) int {
 	var sport, dport uint16
 	if s.L4Off != 0 {
 		l4 := frame[s.L4Off:]
@@ -612,9 +614,15 @@ func (e *Engine) Enqueue(now int64, m *Meta, frame []byte, h Handle) bool {
 			return false
 		}
 	}
+	// The push inline (q.push is over the inliner's budget): a full ring
+	// grows, a few times per queue in a run.
+	if int(q.tail-q.head) == len(q.buf) {
+		q.grow()
+	}
 	// Field by field: a composite literal is built on the stack and then
 	// copied, which stalls on store forwarding; this is the hottest store.
-	en := q.push()
+	en := &q.buf[q.tail&q.mask]
+	q.tail++
 	en.h, en.frame = h, frame
 	en.ipOff, en.intOff = m.IPOff, m.INTOff
 	en.in, en.prio, en.class = m.In, prio, m.Class
@@ -714,6 +722,15 @@ shape:
 		case g.ctl.len() > 0:
 			h, frame = g.ctl.pop()
 		case g.nonEmpty&^g.pausedMask != 0:
+			// One data queue busy (not lossless under PFC), frames going
+			// straight into out: drainData's loop, back here once a CP's
+			// feedback waits or out is full.
+			if direct && n < len(out) && g.nonEmpty&(g.nonEmpty-1) == 0 && !(e.pfcOn && e.lossless&g.nonEmpty != 0) && !e.noDrain {
+				var k int
+				bu, k = e.drainData(now, g, bu, t, out[n:])
+				n += k
+				continue
+			}
 			g.busyUntil = bu
 			h, frame = e.dequeueData(now, g, e.pick(g))
 		default:
@@ -756,6 +773,56 @@ shape:
 		e.tx[g.sh].active &^= 1 << p
 	}
 	return n
+}
+
+// drainData is Transmit's loop for its commonest case: one data queue holds
+// frames (not a lossless priority under PFC, whose ingress accounting may
+// resume a peer at any frame), no control or generated frame waits, and
+// frames leaving the shaper go straight into out. It takes frames from that
+// queue while the shaper (its clock bu) is free at t and out has room,
+// exactly as Transmit's loop and dequeueData would, without their per-frame
+// choice of what to send next, and with the tx counters and the lossy shared
+// buffer's use summed once. It stops where that choice matters again: a CP
+// hook emitted feedback out of this port (it goes before the next data
+// frame). It returns the shaper's clock and the frames it put into out (at
+// least one: the caller checked the shaper is free).
+func (e *Engine) drainData(now int64, g *egress, bu, t float64, out []TxItem) (float64, int) {
+	prio := bits.TrailingZeros8(g.nonEmpty)
+	q := &g.q[prio]
+	ovh, nspb := float64(e.overhead), g.nsPerByte
+	n, bytes := 0, 0
+	for n < len(out) && bu <= t && q.head != q.tail {
+		en := &q.buf[q.head&q.mask]
+		l := len(en.frame)
+		g.qBytes -= int64(l)
+		g.qPrio[prio] -= int64(l)
+		if g.hookDeq || en.stamp {
+			g.busyUntil = bu // INT's TS
+			e.dequeueHooks(now, g, en, prio)
+		}
+		it := &out[n]
+		it.H, it.Frame = en.h, en.frame
+		en.h, en.frame = 0, nil
+		q.head++
+		bu += (float64(l) + ovh) * nspb
+		g.ps.TxBytes += uint64(l)
+		bytes += l
+		n++
+		if g.gen.pending() {
+			break
+		}
+	}
+	if q.head == q.tail {
+		q.head, q.tail = 0, 0
+		g.nonEmpty &^= 1 << prio
+		g.deficit[prio] = 0
+	}
+	if buf := &e.tx[g.sh].buf; buf.on {
+		buf.used -= int64(bytes)
+	}
+	g.c[cTxPackets] += uint64(n)
+	g.c[cTxBytes] += uint64(bytes)
+	return bu, n
 }
 
 // pick is the data queue the scheduler serves next among those holding frames
@@ -849,11 +916,24 @@ func (e *Engine) dequeueData(now int64, g *egress, prio int) (Handle, []byte) {
 	} else if sh.buf.on {
 		sh.buf.used -= l
 	}
+	e.dequeueHooks(now, g, en, prio)
+	q.drop()
+	if q.len() == 0 {
+		g.nonEmpty &^= 1 << prio
+		g.deficit[prio] = 0
+	}
+	return h, frame
+}
+
+// dequeueHooks runs what a data frame leaving queue prio needs once the
+// queue no longer counts it: the CP's OnDequeue and its mark, and the INT
+// record asked for at enqueue or now.
+func (e *Engine) dequeueHooks(now int64, g *egress, en *qEntry, prio int) {
 	if en.class == ClassData && g.hookDeq {
 		g.ps.QueueBytes = g.qPrio[prio]
-		g.dp.Flow, g.dp.WireBytes, g.dp.Mark, g.dp.Tag = en.flow, len(frame), en.mark, en.tag
+		g.dp.Flow, g.dp.WireBytes, g.dp.Mark, g.dp.Tag = en.flow, len(en.frame), en.mark, en.tag
 		v := g.cp.OnDequeue(now, &g.dp, &g.ps, g.sink)
-		sh.cpDirty |= 1 << g.idx
+		e.tx[g.sh].cpDirty |= 1 << g.idx
 		e.applyMark(g, en, v.Mark)
 		if v.StampINT || en.stamp {
 			e.stampINT(g, en)
@@ -861,12 +941,6 @@ func (e *Engine) dequeueData(now int64, g *egress, prio int) (Handle, []byte) {
 	} else if en.stamp {
 		e.stampINT(g, en)
 	}
-	q.drop()
-	if q.len() == 0 {
-		g.nonEmpty &^= 1 << prio
-		g.deficit[prio] = 0
-	}
-	return h, frame
 }
 
 // stampINT pushes this hop's INT record (HPCC Section 4.1): B, TS = the time

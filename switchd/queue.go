@@ -50,18 +50,8 @@ func (q *dataQueue) len() int      { return int(q.tail - q.head) }
 func (q *dataQueue) full() bool    { return int(q.tail-q.head) >= q.limit }
 func (q *dataQueue) peek() *qEntry { return &q.buf[q.head&q.mask] }
 
-// push returns the slot of a new tail entry; the caller checked full.
-func (q *dataQueue) push() *qEntry {
-	if int(q.tail-q.head) == len(q.buf) {
-		q.grow()
-	}
-	e := &q.buf[q.tail&q.mask]
-	q.tail++
-	return e
-}
-
 // grow doubles the ring (or makes its first slots), keeping the entries'
-// order.
+// order. Enqueue calls it when the ring is full, then takes the slot at tail.
 func (q *dataQueue) grow() {
 	nb := make([]qEntry, max(2*len(q.buf), min(q.limit, initialQueueSlots)))
 	n := copy(nb, q.buf[q.head&q.mask:])
