@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"math/rand/v2"
 	"reflect"
+	"slices"
 	"testing"
 )
 
@@ -96,4 +97,38 @@ func (h *harness) txN(now int64, p, n int) [][]byte {
 	h.out = out[:n]
 	defer func() { h.out = out }()
 	return h.tx(now, p)
+}
+
+// TestTransmitFullOutKeepsOrder: without a propagation delay, the frames a
+// Transmit could not fit into out (the shaper let them go: they wait on the
+// delay line) leave first at the next call, ahead of frames queued since,
+// and then frames go straight out again.
+func TestTransmitFullOutKeepsOrder(t *testing.T) {
+	c := testConfig(2, 100)
+	c.Switch.DecrementTTL = false
+	h := newHarness(t, c)
+	var sent []uint32
+	send := func(now int64, n int) {
+		for _, f := range h.txN(now, 1, n) {
+			sent = append(sent, decode(t, f).BTH.DestQP())
+		}
+	}
+	for qp := uint32(0); qp < 5; qp++ {
+		h.inject(0, 0, dataFrame(t, 0, 1, qp, 100, false))
+	}
+	send(1_000, 2) // 0 1 out, 2 3 4 on the line
+	for qp := uint32(5); qp < 8; qp++ {
+		h.inject(1_000, 0, dataFrame(t, 0, 1, qp, 100, false))
+	}
+	send(2_000, 4) // 2 3 4 from the line, then 5
+	if h.e.eg[1].dl.len() != 2 {
+		t.Fatalf("%d frames on the line, want 2 (6 and 7)", h.e.eg[1].dl.len())
+	}
+	send(3_000, 8)
+	if want := []uint32{0, 1, 2, 3, 4, 5, 6, 7}; !slices.Equal(sent, want) {
+		t.Fatalf("frames left in order %v, want %v", sent, want)
+	}
+	if h.e.eg[1].dl.len() != 0 || h.e.Active() != 0 {
+		t.Fatal("frames left behind")
+	}
 }

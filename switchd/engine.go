@@ -154,6 +154,7 @@ type egress struct {
 	scheme    string
 	mac, peer wire.MAC
 	linkBps   float64
+	intCode   uint8 // linkBps's B code in an INT record (wire.LinkSpeedCode)
 
 	// cpNext is cp.NextTimer() as last read (see Engine.cpDirty).
 	cpNext int64
@@ -311,6 +312,7 @@ func New(cfg *Config) (*Engine, error) {
 			mac:       mac,
 			peer:      peer,
 			linkBps:   link,
+			intCode:   intCode(link),
 			nsPerByte: 8e9 / link,
 			burstNs:   max(float64(cfg.Switch.BurstBytes)*8e9/link, 1),
 			delayNs:   int64(math.Round(pc.DelayUs * 1e3)),
@@ -661,7 +663,9 @@ func (e *Engine) Enqueue(now int64, m *Meta, frame []byte, h Handle) bool {
 		g.dp.WireBytes, g.dp.Mark, g.dp.Tag = len(frame), en.mark, 0
 		v := g.cp.OnEnqueue(now, &g.dp, &g.ps, g.sink)
 		sh.cpDirty |= 1 << m.Out
-		e.applyMark(g, en, v.Mark)
+		if v.Mark > en.mark {
+			e.applyMark(g, en, v.Mark)
+		}
 		en.stamp, en.tag = v.StampINT, v.Tag
 	}
 	return true
@@ -704,9 +708,14 @@ func (e *Engine) Transmit(now int64, p int, out []TxItem) int {
 	}
 	// Without a propagation delay a frame leaving the shaper is due at once:
 	// while nothing older waits on the delay line it goes straight into out,
-	// skipping the delay line's store and load.
-	direct := g.delayNs == 0 && g.dl.len() == 0
+	// skipping the delay line's store and load. What an earlier call left
+	// on the line (its out was full) is due as well, and goes first: then
+	// the line is empty again, and frames go straight out.
 	n := 0
+	if g.delayNs == 0 {
+		n = e.release(now, g, out)
+	}
+	direct := g.delayNs == 0 && g.dl.len() == 0
 	// The shaper's clock lives in a register through the loop (a store and
 	// reload of g.busyUntil per frame would chain every frame's float add
 	// behind store forwarding); g.busyUntil is current whenever a dequeue
@@ -756,6 +765,17 @@ shape:
 		g.dl.push(h, frame, at)
 	}
 	g.busyUntil = bu
+	n += e.release(now, g, out[n:])
+	if g.nonEmpty == 0 && g.ctl.len() == 0 && !g.gen.pending() && g.dl.len() == 0 {
+		e.tx[g.sh].active &^= 1 << p
+	}
+	return n
+}
+
+// release moves the frames of g's delay line that are due at now into out,
+// oldest first, and returns how many.
+func (e *Engine) release(now int64, g *egress, out []TxItem) int {
+	n := 0
 	for n < len(out) && g.dl.len() > 0 {
 		d := g.dl.front()
 		if d.at > now {
@@ -768,9 +788,6 @@ shape:
 		}
 		g.dl.drop()
 		n++
-	}
-	if g.nonEmpty == 0 && g.ctl.len() == 0 && !g.gen.pending() && g.dl.len() == 0 {
-		e.tx[g.sh].active &^= 1 << p
 	}
 	return n
 }
@@ -931,16 +948,27 @@ func (e *Engine) dequeueData(now int64, g *egress, prio int) (Handle, []byte) {
 func (e *Engine) dequeueHooks(now int64, g *egress, en *qEntry, prio int) {
 	if en.class == ClassData && g.hookDeq {
 		g.ps.QueueBytes = g.qPrio[prio]
-		g.dp.Flow, g.dp.WireBytes, g.dp.Mark, g.dp.Tag = en.flow, len(en.frame), en.mark, en.tag
+		if g.needFlow { // a flow-blind CP's en.flow was never set
+			g.dp.Flow = en.flow
+		}
+		g.dp.WireBytes, g.dp.Mark, g.dp.Tag = len(en.frame), en.mark, en.tag
 		v := g.cp.OnDequeue(now, &g.dp, &g.ps, g.sink)
 		e.tx[g.sh].cpDirty |= 1 << g.idx
-		e.applyMark(g, en, v.Mark)
+		if v.Mark > en.mark { // applyMark never lowers a mark
+			e.applyMark(g, en, v.Mark)
+		}
 		if v.StampINT || en.stamp {
 			e.stampINT(g, en)
 		}
 	} else if en.stamp {
 		e.stampINT(g, en)
 	}
+}
+
+// intCode is the B code of a link of bps in this switch's INT records.
+func intCode(bps float64) uint8 {
+	c, _ := wire.LinkSpeedCode(bps)
+	return c
 }
 
 // stampINT pushes this hop's INT record (HPCC Section 4.1): B, TS = the time
@@ -958,12 +986,11 @@ func (e *Engine) stampINT(g *egress, en *qEntry) {
 	}
 	q := max(g.qBytes, 0)
 	hop := ccalgo.INTHop{
-		LinkBps: g.linkBps,
 		TS:      uint32(uint64(int64(g.busyUntil)) % ccalgo.INTTSWrap),
 		TxBytes: uint32(g.ps.TxBytes % ccalgo.INTTxBytesWrap),
 		QLen:    uint32(min(q, ccalgo.INTQLenMax)),
 	}
-	if wire.INT(en.frame[en.intOff:]).Push(&hop, e.switchID) {
+	if wire.INT(en.frame[en.intOff:]).PushCode(g.intCode, &hop, e.switchID) {
 		g.c[cINTStamped]++
 	} else {
 		g.c[cINTFull]++

@@ -88,11 +88,17 @@ func (b INT) Hop(i int) ccalgo.INTHop {
 // LinkSpeedCode's nearest code). It reports false, changing nothing, on a full
 // stack.
 func (b INT) Push(h *ccalgo.INTHop, switchID uint16) bool {
+	code, _ := LinkSpeedCode(h.LinkBps)
+	return b.PushCode(code, h, switchID)
+}
+
+// PushCode is Push with the B code of h.LinkBps given (LinkSpeedCode's, found
+// once per port where Push looks it up per packet); h.LinkBps is not read.
+func (b INT) PushCode(code uint8, h *ccalgo.INTHop, switchID uint16) bool {
 	n := b.NHops()
 	if n >= ccalgo.MaxINTHops {
 		return false
 	}
-	code, _ := LinkSpeedCode(h.LinkBps)
 	b.putHop(n, code, h)
 	hdr := binary.BigEndian.Uint16(b)
 	hdr = uint16(n+1)<<12 | (hdr^switchID)&0x0fff

@@ -1,6 +1,7 @@
 package wire
 
 import (
+	"bytes"
 	"encoding/binary"
 	"math/rand/v2"
 	"testing"
@@ -233,6 +234,15 @@ func TestINTPushAndUnits(t *testing.T) {
 			}
 			if got := s.Hop(0); got != tc.want {
 				t.Errorf("hop %+v, want %+v", got, tc.want)
+			}
+			// PushCode with the rate's code writes the same bytes, the
+			// rate itself unread.
+			code, _ := LinkSpeedCode(tc.in.LinkBps)
+			c := INT(make([]byte, INTLen))
+			in := tc.in
+			in.LinkBps = 0
+			if !c.PushCode(code, &in, 0xabc) || !bytes.Equal(c, s) {
+				t.Errorf("PushCode wrote %x, Push %x", []byte(c), []byte(s))
 			}
 		})
 	}

@@ -210,15 +210,18 @@ func New(eng *switchd.Engine, ports []port.Port, pool *dpdk.Mempool, c Config) (
 			return nil, err
 		}
 	}
+	// A port may send up to two bursts per poll: the frames a CP generates
+	// (feedback, PFC) then do not leave a poll's data waiting for the next.
+	txb := 2 * c.Burst
 	for k, grp := range groups {
-		r := &txRole{k: k, ports: grp, b: newLcoreBufs(c.Burst), out: dpdk.NewBurst(c.Burst),
-			spare: dpdk.NewBurst(c.Burst), items: make([]switchd.TxItem, c.Burst), maxBursts: 1}
+		r := &txRole{k: k, ports: grp, b: newLcoreBufs(c.Burst), out: dpdk.NewBurst(txb),
+			spare: dpdk.NewBurst(c.Burst), items: make([]switchd.TxItem, txb), maxBursts: 1}
 		if c.RxLcores > 0 {
 			r.maxBursts = (n + c.RxLcores - 1) / c.RxLcores
 		}
 		s.tx = append(s.tx, r)
 		var err error
-		if r.mtx, err = s.multiPort(grp); err != nil {
+		if r.mtx, err = s.multiPort(grp, txb); err != nil {
 			s.Close()
 			return nil, err
 		}
@@ -231,7 +234,7 @@ func New(eng *switchd.Engine, ports []port.Port, pool *dpdk.Mempool, c Config) (
 		err = s.newPipeline(c)
 	default:
 		s.rtcBufs = newLcoreBufs(c.Burst)
-		s.mrx, err = s.multiPort(nil)
+		s.mrx, err = s.multiPort(nil, c.Burst)
 	}
 	if err != nil {
 		s.Close()
@@ -240,9 +243,9 @@ func New(eng *switchd.Engine, ports []port.Port, pool *dpdk.Mempool, c Config) (
 	return s, nil
 }
 
-// multiPort batches the rx or tx of ports (nil: every port) when each is an
-// ethdev queue; nil otherwise.
-func (s *Switch) multiPort(ports []int) (*dpdk.MultiPort, error) {
+// multiPort batches the rx or tx of ports (nil: every port), per frames each,
+// when each is an ethdev queue; nil otherwise.
+func (s *Switch) multiPort(ports []int, per int) (*dpdk.MultiPort, error) {
 	if ports == nil {
 		ports = make([]int, len(s.ports))
 		for i := range ports {
@@ -257,7 +260,7 @@ func (s *Switch) multiPort(ports []int) (*dpdk.MultiPort, error) {
 		}
 		pqs[j] = dpdk.PortQueue{Port: q.Port, Queue: q.Queue}
 	}
-	return dpdk.NewMultiPort(pqs, s.burst)
+	return dpdk.NewMultiPort(pqs, per)
 }
 
 // newPipeline makes the pipeline's rings and bursts.
@@ -280,7 +283,7 @@ func (s *Switch) newPipeline(c Config) error {
 	}
 	s.tx[0].in = s.egRing
 	var err error
-	s.mrx, err = s.multiPort(nil)
+	s.mrx, err = s.multiPort(nil, c.Burst)
 	return err
 }
 
@@ -308,7 +311,7 @@ func (s *Switch) newShards(c Config) error {
 			s.egRing = append(s.egRing, ring)
 			r.in = append(r.in, ring)
 		}
-		if sh.mrx, err = s.multiPort(sh.ports); err != nil {
+		if sh.mrx, err = s.multiPort(sh.ports, c.Burst); err != nil {
 			return err
 		}
 	}
@@ -397,8 +400,8 @@ func (s *Switch) transmit(r *txRole, now int64) int {
 }
 
 // collect runs port p's shaper and puts the mbufs due on the wire into out
-// (len(out) >= burst): forwarded frames as they are, generated ones copied
-// into spare mbufs. It returns how many.
+// (len(out) >= len(r.items), two bursts): forwarded frames as they are,
+// generated ones copied into spare mbufs. It returns how many.
 func (s *Switch) collect(r *txRole, now int64, p int, out []*dpdk.Mbuf) int {
 	k := s.eng.Transmit(now, p, r.items)
 	cnt := 0
