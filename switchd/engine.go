@@ -428,13 +428,12 @@ func (e *Engine) Classify(in int, frame []byte, m *Meta) bool {
 		ig.c[refusedCounter[s.Kind]]++
 		return false
 	}
-	r := e.routes.find(ip.Dst())
-	if r == nil {
-		ig.c[cDropNoRoute]++
-		return false
-	}
-	out := int(e.routes.ports[r.first])
-	if r.n > 1 {
+	out, r := e.routes.route(ip.Dst())
+	if out < 0 {
+		if r == nil {
+			ig.c[cDropNoRoute]++
+			return false
+		}
 		out = e.ecmpPort(frame, ip, &s, r)
 	}
 	if e.decTTL && !ip.DecTTL() {

@@ -17,14 +17,14 @@ const MaxRoutes = 65536
 type RouteTable struct {
 	routes []route  // sorted by prefix length, longest first
 	ports  []uint8  // the ports of every route, route r's at [first, first+n)
-	exact  []uint32 // /32 routes: exact[dst-exactBase] = route index + 1; 0: none
+	exact  []uint32 // /32 routes: exact[dst-exactBase] = the route's entry; 0: none
 	base   uint32
 	short  int // routes[short:] are the routes shorter than /32
 	mid    int // routes[short:mid] are the routes of 25 to 31 bits
 	// blocks is the direct table of the /24 blocks the routes of 8 to 24
 	// bits span (when they span at most maxBlockSpan of them, as a switch's
-	// handful of subnet routes does): blocks[dst>>8-blockBase] = the longest
-	// route of at most 24 bits holding the block, index + 1; 0: none. A
+	// handful of subnet routes does): blocks[dst>>8-blockBase] = the entry of
+	// the longest route of at most 24 bits holding the block; 0: none. A
 	// lookup there reads one entry where it would scan every short route
 	// (l3fwd's DIR-24-8 does the same for every /24).
 	blocks    []uint32
@@ -35,6 +35,22 @@ type route struct {
 	addr, mask uint32
 	plen       int
 	first, n   uint32 // the route's ports are ports[first : first+n]
+}
+
+// An entry of a direct table (exact, blocks) names a route: its low 24 bits
+// are the route's index + 1, its top 8 the route's port + 1 when it has one
+// port (0 for an ECMP group), so that a lookup of a plain route reads the
+// port where the entry is, without the route's struct and port list.
+const entryIndex = 1<<24 - 1
+
+// entry is route i's entry in a direct table.
+func (t *RouteTable) entry(i int) uint32 {
+	r := &t.routes[i]
+	v := uint32(i + 1)
+	if r.n == 1 {
+		v |= (uint32(t.ports[r.first]) + 1) << 24
+	}
+	return v
 }
 
 // maxExactSpan bounds the address span of the direct /32 table: beyond it the
@@ -150,7 +166,7 @@ func (t *RouteTable) index() {
 	t.base = lo
 	t.exact = make([]uint32, hi-lo+1)
 	for i, r := range t.routes[:t.short] {
-		t.exact[r.addr-lo] = uint32(i + 1)
+		t.exact[r.addr-lo] = t.entry(i)
 	}
 }
 
@@ -182,7 +198,7 @@ func (t *RouteTable) indexBlocks() {
 		r := &t.routes[i]
 		a, b := max(r.addr>>8, lo), min((r.addr|^r.mask)>>8, hi)
 		for k := a; k <= b; k++ { // blocks are 24-bit: no wrap
-			t.blocks[k-lo] = uint32(i + 1)
+			t.blocks[k-lo] = t.entry(i)
 		}
 	}
 }
@@ -190,8 +206,8 @@ func (t *RouteTable) indexBlocks() {
 // find returns the route holding dst, or nil.
 func (t *RouteTable) find(dst uint32) *route {
 	if d := dst - t.base; d < uint32(len(t.exact)) {
-		if i := t.exact[d]; i != 0 {
-			return &t.routes[i-1]
+		if v := t.exact[d]; v != 0 {
+			return &t.routes[v&entryIndex-1]
 		}
 	}
 	for i := t.short; i < t.mid; i++ {
@@ -201,8 +217,8 @@ func (t *RouteTable) find(dst uint32) *route {
 		}
 	}
 	if d := dst>>8 - t.blockBase; d < uint32(len(t.blocks)) {
-		if i := t.blocks[d]; i != 0 {
-			return &t.routes[i-1]
+		if v := t.blocks[d]; v != 0 {
+			return &t.routes[v&entryIndex-1]
 		}
 		return nil
 	}
@@ -213,6 +229,39 @@ func (t *RouteTable) find(dst uint32) *route {
 		}
 	}
 	return nil
+}
+
+// route is find for the forwarding path: the port of the longest prefix
+// holding dst when that route has one port (read from the direct table's
+// entry where there is one), with r unset; else -1 and the route, an ECMP
+// group, or nil when no route holds dst.
+func (t *RouteTable) route(dst uint32) (port int, r *route) {
+	if d := dst - t.base; d < uint32(len(t.exact)) {
+		if v := t.exact[d]; v != 0 {
+			return t.byEntry(v)
+		}
+	}
+	if d := dst>>8 - t.blockBase; t.short == t.mid && d < uint32(len(t.blocks)) {
+		return t.byEntry(t.blocks[d]) // no route of 25 to 31 bits to scan first
+	}
+	if r = t.find(dst); r == nil {
+		return -1, nil
+	}
+	if r.n == 1 {
+		return int(t.ports[r.first]), nil
+	}
+	return -1, r
+}
+
+// byEntry is route's answer for a direct table's entry v (0: no route).
+func (t *RouteTable) byEntry(v uint32) (int, *route) {
+	if p := v >> 24; p != 0 {
+		return int(p) - 1, nil
+	}
+	if v == 0 {
+		return -1, nil
+	}
+	return -1, &t.routes[v&entryIndex-1]
 }
 
 // Lookup returns the port of the longest prefix holding dst (the first of its

@@ -102,8 +102,9 @@ func TestNextWake(t *testing.T) {
 
 // TestRouteTableLongestMatch: random tables of every prefix length, with and
 // without a default route and with spans below and above the direct tables'
-// bounds, give the longest matching prefix for random addresses (and for each
-// route's first and last address), against a scan of every route.
+// bounds, plain routes and ECMP groups, give the longest matching prefix for
+// random addresses (and for each route's first and last address), against a
+// scan of every route; route gives a plain route's port.
 func TestRouteTableLongestMatch(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 14))
 	for trial := 0; trial < 300; trial++ {
@@ -128,7 +129,11 @@ func TestRouteTableLongestMatch(t *testing.T) {
 			addr &= mask
 			if k := uint64(addr)<<8 | uint64(plen); !seen[k] {
 				seen[k] = true
-				specs = append(specs, routeSpec{addr: addr, plen: plen, ports: []int{len(specs) % MaxPorts}})
+				ports := []int{len(specs) % MaxPorts}
+				if rng.IntN(4) == 0 { // an ECMP group
+					ports = append(ports, (len(specs)+1)%MaxPorts)
+				}
+				specs = append(specs, routeSpec{addr: addr, plen: plen, ports: ports})
 			}
 		}
 		if err := rt.addAll(specs); err != nil {
@@ -145,8 +150,18 @@ func TestRouteTableLongestMatch(t *testing.T) {
 			return best
 		}
 		probe := func(dst uint32) {
-			if got, want := rt.find(dst), naive(dst); got != want {
+			want := naive(dst)
+			if got := rt.find(dst); got != want {
 				t.Fatalf("trial %d: %s: route %+v, want %+v (blocks %d)", trial, ipString(dst), got, want, len(rt.blocks))
+			}
+			// route: a plain route's port, else the ECMP group's route.
+			p, r := rt.route(dst)
+			wp, wr := -1, want
+			if want != nil && want.n == 1 {
+				wp, wr = int(rt.ports[want.first]), nil
+			}
+			if p != wp || r != wr {
+				t.Fatalf("trial %d: %s: route() = %d %+v, want %d %+v", trial, ipString(dst), p, r, wp, wr)
 			}
 		}
 		for _, r := range rt.routes {
