@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	_ "github.com/ccbed/ccbed/ccalgo/all"
 	"github.com/ccbed/ccbed/dpdk"
 	"github.com/ccbed/ccbed/internal/cpuclock"
@@ -368,6 +370,31 @@ func TestRoCCFeedbackThroughMbufs(t *testing.T) {
 // seedPcap: BenchmarkForwardRTC/none/<size>B writes the frames it seeds on port
 // i to <dir>/<size>B-port<i>.pcap, so that scripts/bench-switchd.sh can seed
 // DPDK's l3fwd with the same frames.
+// benchCPU is the CPU BenchmarkForwardRTC's polling thread runs on, as an
+// lcore's thread is pinned to its CPU (scripts/bench-switchd.sh runs l3fwd's
+// forwarding lcore on CPU 1 too); -1 leaves the thread where the scheduler
+// puts it. Unpinned, the thread moves between CPUs and shares them with the
+// runtime's other threads, and the benchmark's CPU time per packet varied
+// from one run to the next by half.
+var benchCPU = flag.Int("bench-cpu", 1, "`cpu` for BenchmarkForwardRTC's polling thread (-1: unpinned)")
+
+// pinThread pins the calling thread (locked to its goroutine) to cpu when the
+// machine has it, and returns the function that restores its CPU set.
+func pinThread(tb testing.TB, cpu int) func() {
+	tb.Helper()
+	var old unix.CPUSet
+	if cpu < 0 || cpu >= runtime.NumCPU() || unix.SchedGetaffinity(0, &old) != nil {
+		return func() {}
+	}
+	var set unix.CPUSet
+	set.Set(cpu)
+	if err := unix.SchedSetaffinity(0, &set); err != nil {
+		tb.Logf("cannot pin the polling thread to CPU %d: %v", cpu, err)
+		return func() {}
+	}
+	return func() { _ = unix.SchedSetaffinity(0, &old) }
+}
+
 var seedPcap = flag.String("seed-pcap", "", "`dir` for the frames BenchmarkForwardRTC/none seeds, one pcap per port and size")
 
 // BenchmarkForwardRTC forwards 64 B or 1500 B frames around 4 looping net_ring
@@ -480,6 +507,7 @@ func benchForwardMode(b *testing.B, scheme string, size, rxLcores int) {
 	b.ReportAllocs()
 	runtime.LockOSThread() // cpuclock.Thread reads this thread's time
 	defer runtime.UnlockOSThread()
+	defer pinThread(b, *benchCPU)()
 	b.ResetTimer()
 	start, cpu0 := time.Now(), cpuclock.Thread()
 	for i := 0; i < b.N; i++ {
