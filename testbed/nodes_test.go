@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -179,6 +180,9 @@ func TestInventoryErrors(t *testing.T) {
 		{"unterminated quote", `"--no-huge -m 512 -l 0"`, `"--no-huge`, "quote"},
 		{"bad tx lcores", "sw0 ansible_host=10.1.0.10", "sw0 ansible_host=10.1.0.10 ccbed_tx_lcores=none", "ccbed_tx_lcores \"none\""},
 		{"sharded without rx lcores", "sw0 ansible_host=10.1.0.10", "sw0 ansible_host=10.1.0.10 ccbed_lcores=0,1 ccbed_tx_lcores=2", "sharded mode needs the rx lcores"},
+		{"bad host tx lcores", "h1 ansible_host=10.1.0.21", "h1 ansible_host=10.1.0.21 ccbed_tx_lcores=1,x", `h1: ccbed_tx_lcores "1,x"`},
+		{"host rx lcores alone", "h1 ansible_host=10.1.0.21", "h1 ansible_host=10.1.0.21 ccbed_rx_lcores=3", "h1: ccbed_rx_lcores needs ccbed_tx_lcores"},
+		{"host rx lcores not one per tx lcore", "h1 ansible_host=10.1.0.21", "h1 ansible_host=10.1.0.21 ccbed_tx_lcores=1,2 ccbed_rx_lcores=3", "rx_lcores"},
 	} {
 		p := filepath.Join(t.TempDir(), "inv.ini")
 		text := strings.Replace(filledInventory, tc.edit, tc.with, 1)
@@ -222,5 +226,42 @@ func TestNodeFilesSharded(t *testing.T) {
 	}
 	if cfg.Switch.Mode != switchd.ModeSharded || cfg.Switch.TxLcores != 2 || len(cfg.Switch.Lcores) != 4 {
 		t.Errorf("mode %s, tx lcores %d, lcores %v: want sharded, 2 of 4", cfg.Switch.Mode, cfg.Switch.TxLcores, cfg.Switch.Lcores)
+	}
+}
+
+// TestNodeFilesHostEngines: a host's ccbed_tx_lcores and ccbed_rx_lcores make
+// its hostd file run one engine per tx lcore (hostd's tx_lcores, rx_lcores),
+// each on its own queue pair of the NIC; other hosts keep one engine.
+func TestNodeFilesHostEngines(t *testing.T) {
+	e, err := Decode("x.toml", small, ".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(t.TempDir(), "inv.ini")
+	text := strings.Replace(filledInventory, "h1 ansible_host=10.1.0.21", `h1 ansible_host=10.1.0.21 ccbed_eal_args="-l 0-4" ccbed_tx_lcores=1,2,3 ccbed_rx_lcores=4,4,4`, 1)
+	if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	inv, err := ReadInventory(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := t.TempDir()
+	if _, err := e.NodeFiles(out, inv); err != nil {
+		t.Fatal(err)
+	}
+	f, err := hostd.LoadFile(filepath.Join(out, "host-h1.toml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(f.TxLcores, []uint{1, 2, 3}) || !slices.Equal(f.RxLcores, []uint{4, 4, 4}) || len(f.Lcores) != 0 || f.Engines() != 3 {
+		t.Errorf("h1: lcores %v, tx %v, rx %v, %d engines: want 3 engines on tx lcores 1-3, rx on 4", f.Lcores, f.TxLcores, f.RxLcores, f.Engines())
+	}
+	f, err = hostd.LoadFile(filepath.Join(out, "host-h0.toml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.Engines() != 1 || len(f.Lcores) != 2 {
+		t.Errorf("h0: engines %d, lcores %v: want one engine on the default lcores", f.Engines(), f.Lcores)
 	}
 }
