@@ -114,8 +114,8 @@ type nodeVals struct {
 	// engine per tx lcore, each on its own queue pair of the NIC (RSS on
 	// rx), as hostd's tx_lcores and rx_lcores; none: one engine on lcores.
 	hostTx, hostRx []uint
-	devices  []string // switch: one per port; host: one
-	macs     []string // same
+	devices        []string // switch: one per port; host: one
+	macs           []string // same
 }
 
 // NodeFiles writes, for the experiment on real nodes (one switch node with

@@ -200,16 +200,12 @@ func TestInventoryErrors(t *testing.T) {
 	}
 }
 
-// TestNodeFilesSharded: ccbed_tx_lcores makes the switch's config the sharded
-// mode, its last lcores the tx+CC ones.
-func TestNodeFilesSharded(t *testing.T) {
-	e, err := Decode("x.toml", small, ".")
-	if err != nil {
-		t.Fatal(err)
-	}
+// nodeFilesWith writes e's node files from filledInventory with edit replaced
+// by with, and returns their directory.
+func nodeFilesWith(t *testing.T, e *Experiment, edit, with string) string {
+	t.Helper()
 	p := filepath.Join(t.TempDir(), "inv.ini")
-	text := strings.Replace(filledInventory, "sw0 ansible_host=10.1.0.10", "sw0 ansible_host=10.1.0.10 ccbed_lcores=1,2,3,4 ccbed_tx_lcores=2", 1)
-	if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+	if err := os.WriteFile(p, []byte(strings.Replace(filledInventory, edit, with, 1)), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	inv, err := ReadInventory(p)
@@ -220,6 +216,17 @@ func TestNodeFilesSharded(t *testing.T) {
 	if _, err := e.NodeFiles(out, inv); err != nil {
 		t.Fatal(err)
 	}
+	return out
+}
+
+// TestNodeFilesSharded: ccbed_tx_lcores makes the switch's config the sharded
+// mode, its last lcores the tx+CC ones.
+func TestNodeFilesSharded(t *testing.T) {
+	e, err := Decode("x.toml", small, ".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := nodeFilesWith(t, e, "sw0 ansible_host=10.1.0.10", "sw0 ansible_host=10.1.0.10 ccbed_lcores=1,2,3,4 ccbed_tx_lcores=2")
 	cfg, err := switchd.LoadConfig(filepath.Join(out, "switch.toml"))
 	if err != nil {
 		t.Fatal(err)
@@ -237,19 +244,7 @@ func TestNodeFilesHostEngines(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := filepath.Join(t.TempDir(), "inv.ini")
-	text := strings.Replace(filledInventory, "h1 ansible_host=10.1.0.21", `h1 ansible_host=10.1.0.21 ccbed_eal_args="-l 0-4" ccbed_tx_lcores=1,2,3 ccbed_rx_lcores=4,4,4`, 1)
-	if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	inv, err := ReadInventory(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := t.TempDir()
-	if _, err := e.NodeFiles(out, inv); err != nil {
-		t.Fatal(err)
-	}
+	out := nodeFilesWith(t, e, "h1 ansible_host=10.1.0.21", `h1 ansible_host=10.1.0.21 ccbed_eal_args="-l 0-4" ccbed_tx_lcores=1,2,3 ccbed_rx_lcores=4,4,4`)
 	f, err := hostd.LoadFile(filepath.Join(out, "host-h1.toml"))
 	if err != nil {
 		t.Fatal(err)
