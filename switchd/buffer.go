@@ -1,13 +1,17 @@
 package switchd
 
-import "math"
+import (
+	"math"
+
+	"github.com/ccbed/ccbed/wire"
+)
 
 // sharedBuffer is a shared-memory switch's buffer accounting (BufferConfig,
 // mode "shared"), after the HPCC simulator's switch MMU: every data byte in
 // the switch is in a lossless priority's reserve or headroom of its ingress
-// port, or in the shared pool (used). The per-(ingress, priority) counts live
-// in the ingress port's egress struct (inBytes, hdrmBytes, headroom), next to
-// its XOFF state. tx+CC lcore only.
+// port, or in the shared pool (used). The per-(ingress, priority) counts are
+// an ingressAcct: the ingress port's (in its egress struct, next to its XOFF
+// state) with one tx shard, each shard's own with several. tx+CC lcore only.
 type sharedBuffer struct {
 	on bool
 	// pool is the buffer less every port's headroom and reserve.
@@ -22,6 +26,16 @@ type sharedBuffer struct {
 	// float product's value, without the conversions on every packet.
 	alphaNum   int64
 	alphaShift int8
+}
+
+// ingressAcct is PFC's count of one ingress port's lossless bytes inside the
+// switch, per priority: static buffer, all of them in inBytes; shared buffer,
+// those outside the headroom in inBytes (reserve first, then the shared
+// pool), those inside it in hdrmBytes, up to headroom.
+type ingressAcct struct {
+	inBytes   [wire.PFCPriorities]int64
+	hdrmBytes [wire.PFCPriorities]int64
+	headroom  int64
 }
 
 // maxAlphaShift bounds the dyadic form of alpha: alphaNum < 2^20 and free
@@ -66,20 +80,20 @@ func (s *sharedBuffer) admitLossy(q, l int64) bool {
 }
 
 // sharedOf is the shared-pool bytes of lossless priority p of ingress g.
-func (s *sharedBuffer) sharedOf(g *egress, p uint8) int64 {
+func (s *sharedBuffer) sharedOf(g *ingressAcct, p uint8) int64 {
 	return max(g.inBytes[p]-s.reserve, 0)
 }
 
 // admitLossless reports whether a lossless frame of l bytes from ingress g
 // fits: under the threshold, or in the headroom. A refusal means the headroom
 // was too small for the link's round trip.
-func (s *sharedBuffer) admitLossless(g *egress, p uint8, l int64) bool {
+func (s *sharedBuffer) admitLossless(g *ingressAcct, p uint8, l int64) bool {
 	return l+g.hdrmBytes[p] <= g.headroom || l+s.sharedOf(g, p) <= s.threshold()
 }
 
 // add counts an admitted lossless frame: into the reserve while it lasts,
 // then the shared pool under the threshold, then the headroom.
-func (s *sharedBuffer) add(g *egress, p uint8, l int64) {
+func (s *sharedBuffer) add(g *ingressAcct, p uint8, l int64) {
 	nb := g.inBytes[p] + l
 	switch {
 	case nb <= s.reserve:
@@ -94,7 +108,7 @@ func (s *sharedBuffer) add(g *egress, p uint8, l int64) {
 
 // remove releases a lossless frame: from the headroom first, then the shared
 // pool, then the reserve.
-func (s *sharedBuffer) remove(g *egress, p uint8, l int64) {
+func (s *sharedBuffer) remove(g *ingressAcct, p uint8, l int64) {
 	fromHdrm := min(g.hdrmBytes[p], l)
 	fromShared := min(l-fromHdrm, s.sharedOf(g, p))
 	g.hdrmBytes[p] -= fromHdrm
@@ -103,13 +117,13 @@ func (s *sharedBuffer) remove(g *egress, p uint8, l int64) {
 }
 
 // shouldPause: the priority uses headroom or reached the threshold.
-func (s *sharedBuffer) shouldPause(g *egress, p uint8) bool {
+func (s *sharedBuffer) shouldPause(g *ingressAcct, p uint8) bool {
 	return g.hdrmBytes[p] > 0 || s.sharedOf(g, p) >= s.threshold()
 }
 
 // shouldResume: no headroom in use, and nothing shared or the resume offset
 // under the threshold.
-func (s *sharedBuffer) shouldResume(g *egress, p uint8) bool {
+func (s *sharedBuffer) shouldResume(g *ingressAcct, p uint8) bool {
 	if g.hdrmBytes[p] > 0 {
 		return false
 	}

@@ -143,7 +143,7 @@ func TestSharedBufferPFC(t *testing.T) {
 		t.Errorf("XOFF with %d B shared, want the first frame at or above alpha pool / (1 + alpha) = %.0f B", xoff-b.ReserveBytes, xoffAt)
 	}
 	// From XOFF on every frame goes into the headroom, until it is full.
-	if inHdrm := h.e.eg[0].hdrmBytes[3]; inHdrm > headroom || inHdrm <= headroom-size {
+	if inHdrm := h.e.eg[0].acct.hdrmBytes[3]; inHdrm > headroom || inHdrm <= headroom-size {
 		t.Errorf("%d B in the headroom, want it full: %d B", inHdrm, headroom)
 	}
 	pc := counters0(h.e, 0)
@@ -160,10 +160,10 @@ func TestSharedBufferPFC(t *testing.T) {
 		h.tx(now, 2)
 		if out := h.tx(now, 0); len(out) > 0 {
 			g := &h.e.eg[0]
-			sh := h.e.tx[0].buf.sharedOf(g, 3)
+			sh := h.e.tx[0].buf.sharedOf(&g.acct, 3)
 			thr := h.e.tx[0].buf.threshold()
-			if g.hdrmBytes[3] != 0 || (sh != 0 && sh+b.ResumeOffsetBytes > thr) {
-				t.Fatalf("XON with %d B in headroom, %d B shared, threshold %d B", g.hdrmBytes[3], sh, thr)
+			if g.acct.hdrmBytes[3] != 0 || (sh != 0 && sh+b.ResumeOffsetBytes > thr) {
+				t.Fatalf("XON with %d B in headroom, %d B shared, threshold %d B", g.acct.hdrmBytes[3], sh, thr)
 			}
 			// One frame earlier the shared bytes were a frame higher and
 			// the threshold alpha x a frame lower.
@@ -182,8 +182,8 @@ func TestSharedBufferPFC(t *testing.T) {
 	if u := h.e.tx[0].buf.used; u != 0 {
 		t.Errorf("%d B of the shared pool still in use with every queue empty", u)
 	}
-	if g := &h.e.eg[0]; g.inBytes[3] != 0 || g.hdrmBytes[3] != 0 {
-		t.Errorf("ingress still holds %d B (+%d B headroom) with every queue empty", g.inBytes[3], g.hdrmBytes[3])
+	if g := &h.e.eg[0]; g.acct.inBytes[3] != 0 || g.acct.hdrmBytes[3] != 0 {
+		t.Errorf("ingress still holds %d B (+%d B headroom) with every queue empty", g.acct.inBytes[3], g.acct.hdrmBytes[3])
 	}
 }
 

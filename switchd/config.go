@@ -399,8 +399,8 @@ func (c *Config) Validate(f *config.File) error {
 		if s.TxLcores < 1 || s.TxLcores > len(c.Ports) {
 			return errf("switch.tx_lcores", "%d: want 1 to the number of ports (%d)", s.TxLcores, len(c.Ports))
 		}
-		if s.TxLcores > 1 && c.PFC.Enabled {
-			return errf("switch.tx_lcores", "%d with pfc.enabled: PFC needs one tx+CC lcore (a lossless frame's ingress accounting spans every egress port)", s.TxLcores)
+		if s.TxLcores > MaxPFCShards && c.PFC.Enabled {
+			return errf("switch.tx_lcores", "%d with pfc.enabled: at most %d", s.TxLcores, MaxPFCShards)
 		}
 		if len(s.Lcores) != 0 && len(s.Lcores) <= s.TxLcores {
 			return errf("switch.lcores", "sharded mode needs the rx lcores, then %d tx+CC lcore(s): got %d lcores", s.TxLcores, len(s.Lcores))

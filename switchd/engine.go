@@ -163,13 +163,12 @@ type egress struct {
 	// PFC received: data of priority i is held until pausedUntil[i].
 	pausedUntil [wire.PFCPriorities]int64
 	pauseStart  int64
-	// PFC sent: bytes in the switch that entered on this port, per lossless
-	// priority (static buffer: all of them; shared buffer: those outside the
-	// headroom, hdrmBytes those inside it, headroom's limit).
-	inBytes   [wire.PFCPriorities]int64
-	hdrmBytes [wire.PFCPriorities]int64
-	headroom  int64
-	xoff      uint8 // priorities of this ingress in XOFF (bit p)
+	// PFC sent: acct counts the bytes in the switch that entered on this
+	// port (one tx shard; with several, each shard counts its own, see
+	// txShard.acct); xoff is the priorities this port holds in XOFF (bit
+	// p), each paused upstream again at refreshAt.
+	acct      ingressAcct
+	xoff      uint8
 	refreshAt [wire.PFCPriorities]int64
 	refreshNs int64
 
@@ -219,9 +218,11 @@ type Engine struct {
 	strict      uint8                     // priorities served strictly, highest first
 	quantum     [wire.PFCPriorities]int32 // DWRR quantum per priority
 
-	// xoffPorts has bit p set while a priority of ingress port p is in XOFF:
-	// its pause is refreshed, or turned into a resume, at refreshAt.
-	xoffPorts uint64
+	// pfcWant, with PFC and several tx shards (ShardTx), has bit 8k+p of
+	// pfcWant[i] set while shard k's count of ingress port i holds priority
+	// p in XOFF: the shard owning port i pauses upstream while any shard
+	// wants it (syncPFC). nil otherwise.
+	pfcWant []atomic.Uint64
 	// tx is the tx+CC state, one shard per tx+CC lcore (ShardTx); egress
 	// port p belongs to tx[eg[p].sh].
 	tx []txShard
@@ -332,7 +333,7 @@ func New(cfg *Config) (*Engine, error) {
 			g.q[p] = newDataQueue(int(min(qb/60+1, 1<<17)))
 		}
 		if e.tx[0].buf.on {
-			g.headroom = cfg.Headroom(i)
+			g.acct.headroom = cfg.Headroom(i)
 		}
 		e.tx[0].ports |= 1 << i
 		g.sink = &feedbackSink{e: e, from: i}
@@ -606,8 +607,14 @@ func (e *Engine) Enqueue(now int64, m *Meta, frame []byte, h Handle) bool {
 	}
 	if sh.buf.on {
 		if lossless {
-			if !sh.buf.admitLossless(&e.eg[m.In], prio, l) {
-				e.eg[m.In].c[cDropHeadroom]++
+			if !sh.buf.admitLossless(e.acctOf(sh, int(m.In)), prio, l) {
+				// Counted at the ingress port, whose counters the
+				// shard owns only when it is the one shard.
+				if sh.acct == nil {
+					e.eg[m.In].c[cDropHeadroom]++
+				} else {
+					g.c[cDropHeadroom]++
+				}
 				return false
 			}
 		} else if !sh.buf.admitLossy(g.qPrio[prio], l) {
@@ -636,7 +643,7 @@ func (e *Engine) Enqueue(now int64, m *Meta, frame []byte, h Handle) bool {
 		g.c[cQueueMax] = uint64(g.qBytes)
 	}
 	if lossless {
-		e.ingressAdd(now, int(m.In), prio, l)
+		e.ingressAdd(now, sh, int(m.In), prio, l)
 	} else if sh.buf.on {
 		sh.buf.used += l
 	}
@@ -889,10 +896,12 @@ func (e *Engine) NextWake(now int64) int64 {
 		e.readTimers(sh)
 		t = min(t, sh.nextSample, sh.nextPubTx, sh.cpMin)
 	}
-	for a := e.xoffPorts; a != 0; a &= a - 1 {
-		g := &e.eg[bits.TrailingZeros64(a)]
-		for x := g.xoff; x != 0; x &= x - 1 {
-			t = min(t, g.refreshAt[bits.TrailingZeros8(x)])
+	for k := range e.tx {
+		for a := e.tx[k].xoffPorts; a != 0; a &= a - 1 {
+			g := &e.eg[bits.TrailingZeros64(a)]
+			for x := g.xoff; x != 0; x &= x - 1 {
+				t = min(t, g.refreshAt[bits.TrailingZeros8(x)])
+			}
 		}
 	}
 	for a := e.Active(); a != 0; a &= a - 1 {
@@ -928,7 +937,7 @@ func (e *Engine) dequeueData(now int64, g *egress, prio int) (Handle, []byte) {
 	g.qPrio[prio] -= l
 	sh := &e.tx[g.sh]
 	if e.pfcOn && e.lossless&(1<<prio) != 0 {
-		e.ingressRelease(now, int(en.in), en.prio, l)
+		e.ingressRelease(now, sh, int(en.in), en.prio, l)
 	} else if sh.buf.on {
 		sh.buf.used -= l
 	}
@@ -1061,41 +1070,133 @@ func (e *Engine) receivePFC(now int64, g *egress, frame []byte) {
 	e.updatePause(now, g)
 }
 
+// acctOf is the lossless count of ingress port in that shard sh keeps: the
+// port's own with one shard.
+func (e *Engine) acctOf(sh *txShard, in int) *ingressAcct {
+	if sh.acct != nil {
+		return &sh.acct[in]
+	}
+	return &e.eg[in].acct
+}
+
 // ingressAdd counts l more bytes of lossless priority prio from port in inside
-// the switch and sends XOFF upstream when they cross the threshold: the static
-// xoff_bytes, or the shared buffer's dynamic one.
-func (e *Engine) ingressAdd(now int64, in int, prio uint8, l int64) {
+// the switch (in shard sh: the frame's egress port's) and sends XOFF upstream
+// when they cross the threshold: the static xoff_bytes, or the shared
+// buffer's dynamic one. With several shards the shard's own count decides,
+// and the pause follows at the next ServiceShard of port in's shard
+// (syncPFC).
+func (e *Engine) ingressAdd(now int64, sh *txShard, in int, prio uint8, l int64) {
+	if sh.acct != nil {
+		e.shardAdd(sh, in, prio, l)
+		return
+	}
 	g := &e.eg[in]
-	if buf := &e.tx[0].buf; buf.on { // PFC runs with one tx shard (ShardTx)
-		buf.add(g, prio, l)
-		if g.xoff&(1<<prio) == 0 && buf.shouldPause(g, prio) {
+	if buf := &sh.buf; buf.on {
+		buf.add(&g.acct, prio, l)
+		if g.xoff&(1<<prio) == 0 && buf.shouldPause(&g.acct, prio) {
 			e.setXOFF(now, g, prio)
 		}
 		return
 	}
-	g.inBytes[prio] += l
-	if g.xoff&(1<<prio) == 0 && g.inBytes[prio] > e.xoffBytes {
+	g.acct.inBytes[prio] += l
+	if g.xoff&(1<<prio) == 0 && g.acct.inBytes[prio] > e.xoffBytes {
 		e.setXOFF(now, g, prio)
 	}
 }
 
 // ingressRelease counts l bytes leaving and sends XON below the resume level.
-func (e *Engine) ingressRelease(now int64, in int, prio uint8, l int64) {
-	g := &e.eg[in]
-	if buf := &e.tx[0].buf; buf.on {
-		buf.remove(g, prio, l)
-	} else {
-		g.inBytes[prio] -= l
+func (e *Engine) ingressRelease(now int64, sh *txShard, in int, prio uint8, l int64) {
+	if sh.acct != nil {
+		e.shardRelease(sh, in, prio, l)
+		return
 	}
-	if g.xoff&(1<<prio) != 0 && e.shouldResume(g, prio) {
+	g := &e.eg[in]
+	if buf := &sh.buf; buf.on {
+		buf.remove(&g.acct, prio, l)
+	} else {
+		g.acct.inBytes[prio] -= l
+	}
+	if g.xoff&(1<<prio) != 0 && e.shouldResume(sh, &g.acct, prio) {
 		e.setXON(now, g, prio)
+	}
+}
+
+// shardAdd is ingressAdd with several shards: shard sh's count of port in,
+// and its want of XOFF in pfcWant.
+func (e *Engine) shardAdd(sh *txShard, in int, prio uint8, l int64) {
+	a := &sh.acct[in]
+	var pause bool
+	if buf := &sh.buf; buf.on {
+		buf.add(a, prio, l)
+		pause = sh.xoff[in]&(1<<prio) == 0 && buf.shouldPause(a, prio)
+	} else {
+		a.inBytes[prio] += l
+		pause = sh.xoff[in]&(1<<prio) == 0 && a.inBytes[prio] > e.xoffBytes
+	}
+	if pause {
+		sh.xoff[in] |= 1 << prio
+		sh.xoffIn |= 1 << in
+		e.pfcWant[in].Or(1 << (8*sh.k + int(prio)))
+	}
+}
+
+// shardRelease is ingressRelease with several shards.
+func (e *Engine) shardRelease(sh *txShard, in int, prio uint8, l int64) {
+	a := &sh.acct[in]
+	if buf := &sh.buf; buf.on {
+		buf.remove(a, prio, l)
+	} else {
+		a.inBytes[prio] -= l
+	}
+	if sh.xoff[in]&(1<<prio) != 0 && e.shouldResume(sh, a, prio) {
+		e.shardResume(sh, in, prio)
+	}
+}
+
+// shardResume withdraws shard sh's want of XOFF for priority prio of port in.
+func (e *Engine) shardResume(sh *txShard, in int, prio uint8) {
+	sh.xoff[in] &^= 1 << prio
+	if sh.xoff[in] == 0 {
+		sh.xoffIn &^= 1 << in
+	}
+	e.pfcWant[in].And(^(uint64(1) << (8*sh.k + int(prio))))
+}
+
+// syncPFC, with several shards, runs on shard sh's lcore at ServiceShard:
+// the shard's own wants of XOFF that the shared buffer's moving threshold
+// now lets go, then, for each of its ports, the pauses every shard's wants
+// call for: XOFF for a priority some shard wants held, XON for one that no
+// shard wants any more.
+func (e *Engine) syncPFC(now int64, sh *txShard) {
+	for a := sh.xoffIn; a != 0; a &= a - 1 {
+		in := bits.TrailingZeros64(a)
+		for x := sh.xoff[in]; x != 0; x &= x - 1 {
+			p := uint8(bits.TrailingZeros8(x))
+			if e.shouldResume(sh, &sh.acct[in], p) {
+				e.shardResume(sh, in, p)
+			}
+		}
+	}
+	for a := sh.ports; a != 0; a &= a - 1 {
+		i := bits.TrailingZeros64(a)
+		w := e.pfcWant[i].Load()
+		w |= w >> 32
+		w |= w >> 16
+		w |= w >> 8
+		want, g := uint8(w), &e.eg[i]
+		for x := want &^ g.xoff; x != 0; x &= x - 1 {
+			e.setXOFF(now, g, uint8(bits.TrailingZeros8(x)))
+		}
+		for x := g.xoff &^ want; x != 0; x &= x - 1 {
+			e.setXON(now, g, uint8(bits.TrailingZeros8(x)))
+		}
 	}
 }
 
 // setXOFF puts priority prio of ingress port g into XOFF and pauses upstream.
 func (e *Engine) setXOFF(now int64, g *egress, prio uint8) {
 	g.xoff |= 1 << prio
-	e.xoffPorts |= 1 << g.idx
+	e.tx[g.sh].xoffPorts |= 1 << g.idx
 	g.c[cPFCOnsets]++
 	e.sendPause(now, g, prio, e.pauseQuanta)
 }
@@ -1104,18 +1205,18 @@ func (e *Engine) setXOFF(now int64, g *egress, prio uint8) {
 func (e *Engine) setXON(now int64, g *egress, prio uint8) {
 	g.xoff &^= 1 << prio
 	if g.xoff == 0 {
-		e.xoffPorts &^= 1 << g.idx
+		e.tx[g.sh].xoffPorts &^= 1 << g.idx
 	}
 	e.sendPause(now, g, prio, 0)
 }
 
-// shouldResume reports whether the paused lossless priority prio of ingress
-// port g may resume.
-func (e *Engine) shouldResume(g *egress, prio uint8) bool {
-	if buf := &e.tx[0].buf; buf.on {
-		return buf.shouldResume(g, prio)
+// shouldResume reports whether the paused lossless priority prio of count a
+// (shard sh's) may resume.
+func (e *Engine) shouldResume(sh *txShard, a *ingressAcct, prio uint8) bool {
+	if buf := &sh.buf; buf.on {
+		return buf.shouldResume(a, prio)
 	}
-	return g.inBytes[prio] < e.xonBytes
+	return a.inBytes[prio] < e.xonBytes
 }
 
 // sendPause queues a PFC frame for priority prio out of g's port (upstream).
@@ -1227,7 +1328,10 @@ func (e *Engine) ServiceShard(k int, now int64) {
 			}
 		}
 	}
-	for a := e.xoffPorts & sh.ports; a != 0; a &= a - 1 {
+	if e.pfcWant != nil {
+		e.syncPFC(now, sh)
+	}
+	for a := sh.xoffPorts; a != 0; a &= a - 1 {
 		g := &e.eg[bits.TrailingZeros64(a)]
 		for x := g.xoff; x != 0; x &= x - 1 {
 			p := uint8(bits.TrailingZeros8(x))
@@ -1235,8 +1339,9 @@ func (e *Engine) ServiceShard(k int, now int64) {
 				continue
 			}
 			// The shared buffer's threshold moves with other ports' use: a
-			// pause due for refresh may have become a resume.
-			if e.shouldResume(g, p) {
+			// pause due for refresh may have become a resume (with several
+			// shards, syncPFC decided that above).
+			if e.pfcWant == nil && e.shouldResume(sh, &g.acct, p) {
 				e.setXON(now, g, p)
 			} else {
 				e.sendPause(now, g, p, e.pauseQuanta)
@@ -1424,18 +1529,23 @@ func (e *Engine) Drain(free func(Handle)) int {
 			g.dl.drop()
 		}
 		g.gen.sched, g.gen.done, g.genRel = g.gen.wr, g.gen.wr, 0
-		g.inBytes, g.hdrmBytes, g.xoff = [wire.PFCPriorities]int64{}, [wire.PFCPriorities]int64{}, 0
+		g.acct.inBytes, g.acct.hdrmBytes, g.xoff = [wire.PFCPriorities]int64{}, [wire.PFCPriorities]int64{}, 0
 	}
 	for k := range e.tx {
 		sh := &e.tx[k]
-		sh.buf.used, sh.active = 0, 0
+		sh.buf.used, sh.active, sh.xoffPorts, sh.xoffIn = 0, 0, 0, 0
+		for i := range sh.acct {
+			sh.acct[i].inBytes, sh.acct[i].hdrmBytes, sh.xoff[i] = [wire.PFCPriorities]int64{}, [wire.PFCPriorities]int64{}, 0
+		}
 		for _, m := range sh.inbox {
 			if m != nil {
 				m.drain(func(uint8, []byte) {})
 			}
 		}
 	}
-	e.xoffPorts = 0
+	for i := range e.pfcWant {
+		e.pfcWant[i].Store(0)
+	}
 	e.PublishEgress()
 	e.PublishIngress()
 	return n

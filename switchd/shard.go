@@ -36,6 +36,19 @@ type txShard struct {
 	inbox []*mailbox
 	// outbox[k] is shard k's inbox[this shard].
 	outbox []*mailbox
+	// xoffPorts has bit p set while a priority of ingress port p (one of
+	// the shard's ports) is in XOFF: its pause is refreshed, or turned into
+	// a resume, at refreshAt.
+	xoffPorts uint64
+	// With PFC and several shards: k is the shard's index; acct[i] counts
+	// ingress port i's lossless bytes queued on the shard's ports, and
+	// xoff[i] the priorities of i this count holds in XOFF (published in
+	// Engine.pfcWant); xoffIn has bit i set while xoff[i] is not 0. nil and
+	// 0 with one shard, whose counts are the ports' own (egress.acct).
+	k      int
+	acct   []ingressAcct
+	xoff   []uint8
+	xoffIn uint64
 }
 
 // mailboxSlots is the room of a mailbox between two shards, in frames.
@@ -84,6 +97,10 @@ func (m *mailbox) drain(fn func(p uint8, frame []byte)) {
 	m.head.Store(t)
 }
 
+// MaxPFCShards bounds the tx shards of a switch with PFC: every shard's want
+// of XOFF for a port's 8 priorities shares one 64-bit word (Engine.pfcWant).
+const MaxPFCShards = 8
+
 // ShardTx deals the egress ports over len(groups) tx+CC lcores: groups[k] are
 // the ports shard k serves, and every port is in one group. Call it after New
 // and before Start and the first frame. The lcore of shard k then calls
@@ -92,14 +109,23 @@ func (m *mailbox) drain(fn func(p uint8, frame []byte)) {
 // per-packet path. Each shard gets a slice of a shared buffer in proportion
 // to its ports, and its own sample ring (SampleRings). Feedback a CP sends
 // toward a port of another shard crosses over a mailbox that the owner empties
-// at its ServiceShard. PFC needs one shard: a lossless frame's ingress
-// accounting and the pause it triggers span the egress ports of every shard.
+// at its ServiceShard.
+//
+// PFC (at most MaxPFCShards shards): a lossless frame is counted against its
+// ingress port by the shard of its egress port, and each shard decides XOFF
+// and XON from its own count (the static xoff_bytes, or the dynamic threshold
+// of its slice of a shared buffer, with the port's whole headroom), as the
+// MMU of each pipeline of a multi-pipeline switch ASIC would. The shard owning
+// the ingress port pauses it upstream while any shard wants it paused, at its
+// next ServiceShard: a pause leaves up to one poll of that lcore later than
+// with one shard, and a port's frames spread over k shards may fill up to k
+// times xoff_bytes before one shard's count crosses it.
 func (e *Engine) ShardTx(groups [][]int) error {
 	if len(groups) == 0 || len(groups) > MaxPorts {
 		return fmt.Errorf("switchd: %d tx shards: want 1..%d", len(groups), MaxPorts)
 	}
-	if len(groups) > 1 && e.pfcOn {
-		return fmt.Errorf("switchd: %d tx+CC lcores with PFC: PFC needs one tx+CC lcore (a lossless frame's ingress accounting spans every egress port)", len(groups))
+	if len(groups) > MaxPFCShards && e.pfcOn {
+		return fmt.Errorf("switchd: %d tx+CC lcores with PFC: at most %d", len(groups), MaxPFCShards)
 	}
 	seen := make([]bool, e.n)
 	for k, grp := range groups {
@@ -141,6 +167,18 @@ func (e *Engine) ShardTx(groups [][]int) error {
 		}
 		sh.active = old.active & sh.ports
 		sh.inbox, sh.outbox = make([]*mailbox, len(groups)), make([]*mailbox, len(groups))
+		sh.k = k
+		if e.pfcOn && len(groups) > 1 {
+			// Each shard counts the lossless bytes of every ingress port
+			// queued on its ports, with the port's whole headroom.
+			sh.acct, sh.xoff = make([]ingressAcct, e.n), make([]uint8, e.n)
+			for i := range sh.acct {
+				sh.acct[i].headroom = e.eg[i].acct.headroom
+			}
+		}
+	}
+	if e.pfcOn && len(groups) > 1 {
+		e.pfcWant = make([]atomic.Uint64, e.n)
 	}
 	for k := range e.tx {
 		for j := range e.tx {

@@ -177,11 +177,13 @@ func TestForward4Ports(t *testing.T) {
 		prefix    string
 		rxLcores  int // sharded
 		txLcores  int
+		pfc       bool
 	}{
-		{"rtc", false, false, "fwr", 0, 0}, {"pipeline", true, false, "fwp", 0, 0},
-		{"rtc-unbatched", false, true, "fur", 0, 0}, {"pipeline-unbatched", true, true, "fup", 0, 0},
-		{"sharded-2rx", false, false, "fws", 2, 1}, {"sharded-2rx-unbatched", false, true, "fus", 2, 1},
-		{"sharded-2rx-2tx", false, false, "fwt", 2, 2}, {"sharded-1rx-3tx-unbatched", false, true, "fut", 1, 3},
+		{"rtc", false, false, "fwr", 0, 0, false}, {"pipeline", true, false, "fwp", 0, 0, false},
+		{"rtc-unbatched", false, true, "fur", 0, 0, false}, {"pipeline-unbatched", true, true, "fup", 0, 0, false},
+		{"sharded-2rx", false, false, "fws", 2, 1, false}, {"sharded-2rx-unbatched", false, true, "fus", 2, 1, false},
+		{"sharded-2rx-2tx", false, false, "fwt", 2, 2, false}, {"sharded-1rx-3tx-unbatched", false, true, "fut", 1, 3, false},
+		{"sharded-2rx-2tx-pfc", false, false, "fwq", 2, 2, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			mp := newPool(t, "fwd_"+tc.prefix, 4095)
@@ -192,6 +194,7 @@ func TestForward4Ports(t *testing.T) {
 				}
 			}
 			cfg := switchConfig("dcqcn", []float64{10, 10, 10, 10})
+			cfg.PFC.Enabled = tc.pfc // lossless frames counted by each tx lcore
 			eng, err := switchd.New(&cfg)
 			if err != nil {
 				t.Fatal(err)
