@@ -1083,11 +1083,11 @@ func (e *Engine) acctOf(sh *txShard, in int) *ingressAcct {
 // the switch (in shard sh: the frame's egress port's) and sends XOFF upstream
 // when they cross the threshold: the static xoff_bytes, or the shared
 // buffer's dynamic one. With several shards the shard's own count decides,
-// and the pause follows at the next ServiceShard of port in's shard
-// (syncPFC).
+// and the pause follows at once when the shard owns port in, else at the
+// next ServiceShard of port in's shard (syncPFC).
 func (e *Engine) ingressAdd(now int64, sh *txShard, in int, prio uint8, l int64) {
 	if sh.acct != nil {
-		e.shardAdd(sh, in, prio, l)
+		e.shardAdd(now, sh, in, prio, l)
 		return
 	}
 	g := &e.eg[in]
@@ -1107,7 +1107,7 @@ func (e *Engine) ingressAdd(now int64, sh *txShard, in int, prio uint8, l int64)
 // ingressRelease counts l bytes leaving and sends XON below the resume level.
 func (e *Engine) ingressRelease(now int64, sh *txShard, in int, prio uint8, l int64) {
 	if sh.acct != nil {
-		e.shardRelease(sh, in, prio, l)
+		e.shardRelease(now, sh, in, prio, l)
 		return
 	}
 	g := &e.eg[in]
@@ -1122,8 +1122,8 @@ func (e *Engine) ingressRelease(now int64, sh *txShard, in int, prio uint8, l in
 }
 
 // shardAdd is ingressAdd with several shards: shard sh's count of port in,
-// and its want of XOFF in pfcWant.
-func (e *Engine) shardAdd(sh *txShard, in int, prio uint8, l int64) {
+// and its want of XOFF in pfcWant, acted on at once when sh owns port in.
+func (e *Engine) shardAdd(now int64, sh *txShard, in int, prio uint8, l int64) {
 	a := &sh.acct[in]
 	var pause bool
 	if buf := &sh.buf; buf.on {
@@ -1137,11 +1137,14 @@ func (e *Engine) shardAdd(sh *txShard, in int, prio uint8, l int64) {
 		sh.xoff[in] |= 1 << prio
 		sh.xoffIn |= 1 << in
 		e.pfcWant[in].Or(1 << (8*sh.k + int(prio)))
+		if int(e.eg[in].sh) == sh.k {
+			e.syncPort(now, in)
+		}
 	}
 }
 
 // shardRelease is ingressRelease with several shards.
-func (e *Engine) shardRelease(sh *txShard, in int, prio uint8, l int64) {
+func (e *Engine) shardRelease(now int64, sh *txShard, in int, prio uint8, l int64) {
 	a := &sh.acct[in]
 	if buf := &sh.buf; buf.on {
 		buf.remove(a, prio, l)
@@ -1150,6 +1153,9 @@ func (e *Engine) shardRelease(sh *txShard, in int, prio uint8, l int64) {
 	}
 	if sh.xoff[in]&(1<<prio) != 0 && e.shouldResume(sh, a, prio) {
 		e.shardResume(sh, in, prio)
+		if int(e.eg[in].sh) == sh.k {
+			e.syncPort(now, in)
+		}
 	}
 }
 
@@ -1178,18 +1184,23 @@ func (e *Engine) syncPFC(now int64, sh *txShard) {
 		}
 	}
 	for a := sh.ports; a != 0; a &= a - 1 {
-		i := bits.TrailingZeros64(a)
-		w := e.pfcWant[i].Load()
-		w |= w >> 32
-		w |= w >> 16
-		w |= w >> 8
-		want, g := uint8(w), &e.eg[i]
-		for x := want &^ g.xoff; x != 0; x &= x - 1 {
-			e.setXOFF(now, g, uint8(bits.TrailingZeros8(x)))
-		}
-		for x := g.xoff &^ want; x != 0; x &= x - 1 {
-			e.setXON(now, g, uint8(bits.TrailingZeros8(x)))
-		}
+		e.syncPort(now, bits.TrailingZeros64(a))
+	}
+}
+
+// syncPort sends the pauses port i's wants call for (syncPFC), on the lcore
+// of the shard owning port i.
+func (e *Engine) syncPort(now int64, i int) {
+	w := e.pfcWant[i].Load()
+	w |= w >> 32
+	w |= w >> 16
+	w |= w >> 8
+	want, g := uint8(w), &e.eg[i]
+	for x := want &^ g.xoff; x != 0; x &= x - 1 {
+		e.setXOFF(now, g, uint8(bits.TrailingZeros8(x)))
+	}
+	for x := g.xoff &^ want; x != 0; x &= x - 1 {
+		e.setXON(now, g, uint8(bits.TrailingZeros8(x)))
 	}
 }
 

@@ -116,10 +116,10 @@ const MaxPFCShards = 8
 // and XON from its own count (the static xoff_bytes, or the dynamic threshold
 // of its slice of a shared buffer, with the port's whole headroom), as the
 // MMU of each pipeline of a multi-pipeline switch ASIC would. The shard owning
-// the ingress port pauses it upstream while any shard wants it paused, at its
-// next ServiceShard: a pause leaves up to one poll of that lcore later than
-// with one shard, and a port's frames spread over k shards may fill up to k
-// times xoff_bytes before one shard's count crosses it.
+// the ingress port pauses it upstream while any shard wants it paused: at
+// once for its own count, else at its next ServiceShard, up to one poll of
+// that lcore later than with one shard. A port's frames spread over k shards
+// may fill up to k times xoff_bytes before one shard's count crosses it.
 func (e *Engine) ShardTx(groups [][]int) error {
 	if len(groups) == 0 || len(groups) > MaxPorts {
 		return fmt.Errorf("switchd: %d tx shards: want 1..%d", len(groups), MaxPorts)

@@ -100,8 +100,8 @@ func TestShardedRoCC(t *testing.T) {
 // {2, 3}), frames of ingress port 0 queued on port 3 (shard 1) pause port 0
 // (shard 0's) once shard 1's count crosses XOFF, at shard 0's next service,
 // and resume it once that count falls below XON; with both shards' counts
-// over XOFF, one pause, and no XON until both have drained. Static and
-// shared buffers.
+// over XOFF (shard 0's own count pausing port 0 at the frame), one pause, and
+// no XON until both have drained. Static and shared buffers.
 func TestShardedPFC(t *testing.T) {
 	for _, mode := range []string{BufferStatic, BufferShared} {
 		t.Run(mode, func(t *testing.T) {
@@ -175,6 +175,10 @@ func TestShardedPFC(t *testing.T) {
 			for i := 0; i < over; i++ {
 				h.inject(xonAt, 0, dataFrame(t, 0, 1, 1, 1000, false))
 				h.inject(xonAt, 0, dataFrame(t, 0, 3, 1, 1000, false))
+			}
+			// Shard 0 owns port 0: its own want took effect at the frame.
+			if h.e.eg[0].xoff&(1<<3) == 0 {
+				t.Fatal("shard 0's count crossed XOFF, port 0 not yet in XOFF")
 			}
 			if xoff, _ := pauses(xonAt); xoff != 1 {
 				t.Fatalf("%d XOFF with both shards over the threshold, want 1", xoff)
