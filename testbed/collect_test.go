@@ -176,6 +176,29 @@ func TestCollectSynthetic(t *testing.T) {
 		t.Errorf("400 frames lost on a link: degraded %v %q", s.Degraded, s.DegradedReasons)
 	}
 
+	// 500 control frames (ACKs, rate messages) lost on the switch-to-sender
+	// link of h0: no data frame is missing, the run is degraded, the check
+	// passes; 500 such frames and 400 data frames vanishing inside a host
+	// fail it.
+	sw.Counters.Ports[0].TxPackets = 500
+	write("sw0", SwitchJSONFile, sw)
+	hostsOut(0, 0)
+	if res, err = Collect(dir, "", nil); err != nil {
+		t.Fatal(err)
+	}
+	if c := res.Consistency; !c.OK || c.LinkLostFrames != 500 || !res.Summary.Degraded {
+		t.Errorf("500 control frames lost on a sender's link: check %+v, degraded %v", c, res.Summary.Degraded)
+	}
+	hostsOut(400, 0)
+	if res, err = Collect(dir, "", nil); err != nil {
+		t.Fatal(err)
+	}
+	if res.Consistency.OK {
+		t.Errorf("400 data frames lost in a host beside 500 control frames lost on a link: check %+v", res.Consistency)
+	}
+	sw.Counters.Ports[0].TxPackets = 0
+	write("sw0", SwitchJSONFile, sw)
+
 	// A clock offset above the bound degrades the run.
 	write("sw0", CheckFile, "clock_offset_ns=9000000\n")
 	hostsOut(0, 0)
