@@ -609,3 +609,98 @@ func writePcap(tb testing.TB, path string, pkts []*dpdk.Mbuf) {
 		tb.Fatal(err)
 	}
 }
+
+// TestShardedPFCIncast runs PFC on the sharded mode's lcores (2 rx, 2 tx+CC:
+// egress ports 0 and 2 on the first tx lcore, 1 and 3 on the second): hosts
+// 0, 1 and 2 each send a burst to host 3, whose 0.2 Gb/s port queues it. The
+// frames of ingress ports 0 and 2 wait on port 3, the second tx lcore's,
+// whose count of them crosses XOFF; ports 0 and 2 belong to the first, which
+// must send their pauses (port 1's comes from the second's own count). Every
+// sender gets an XOFF and, once port 3 has drained, an XON; host 3 gets every
+// frame; nothing is dropped and no port is left in XOFF.
+func TestShardedPFCIncast(t *testing.T) {
+	mp := newPool(t, "pfc_incast", 4095)
+	hosts, sw := cables(t, "pfi", mp)
+	// Port 3 at 0.2 Gb/s holds the incast for ~13 ms: on this machine's two
+	// CPUs, five threads busy-poll, and a tx+CC lcore may be off its CPU for
+	// a few ms (a pause then leaves that much later; with cores of their
+	// own, microseconds).
+	cfg := switchConfig("none", []float64{10, 10, 10, 0.2})
+	cfg.PFC.Enabled = true
+	cfg.PFC.XOFFBytes = 20_000
+	cfg.Buffer.Mode = switchd.BufferStatic
+	eng, err := switchd.New(&cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := New(eng, sw, mp, Config{RxLcores: 2, TxLcores: 2, Name: "pfi"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	g := lcore.NewGroup()
+	if err := s.Launch(g, lcore.NewTSCClock(dpdk.TSCHz()), []uint{1, 2, 3, 4}); err != nil {
+		t.Fatal(err)
+	}
+	const per = 100 // ~100 KB from each sender: 0.3 MB take 13 ms at 0.2 Gb/s
+	for src := 0; src < 3; src++ {
+		send(t, mp, hosts[src], src, 3, per, 1000)
+	}
+	var xoff, xon [3]int
+	data := 0
+	var f wire.Frame
+	b := dpdk.NewBurst(32)
+	defer b.Free()
+	deadline := time.Now().Add(5 * time.Second)
+	done := func() bool {
+		if data < 3*per {
+			return false
+		}
+		for j := range xon {
+			if xon[j] == 0 {
+				return false
+			}
+		}
+		return true
+	}
+	for time.Now().Before(deadline) && !done() {
+		for j, h := range hosts {
+			n := h.RxBurst(b.Pkts)
+			for _, m := range b.Pkts[:n] {
+				if err := wire.Decode(m.Data(), &f); err != nil {
+					t.Errorf("host %d: bad frame: %v", j, err)
+					continue
+				}
+				switch {
+				case f.Kind == wire.KindPFC && j < 3 && f.PFC.Enabled(3):
+					if f.PFC.PauseQuanta(3) != 0 {
+						xoff[j]++
+					} else {
+						xon[j]++
+					}
+				case f.Kind == wire.KindData && j == 3:
+					data++
+				default:
+					t.Errorf("host %d got a frame of kind %v", j, f.Kind)
+				}
+			}
+			dpdk.FreeBulk(b.Pkts[:n])
+		}
+	}
+	stopLoops(t, g)
+	if data != 3*per {
+		t.Errorf("host 3 received %d data frames, want %d", data, 3*per)
+	}
+	for j := 0; j < 3; j++ {
+		if xoff[j] == 0 || xon[j] == 0 {
+			t.Errorf("host %d got %d XOFF and %d XON, want both", j, xoff[j], xon[j])
+		}
+	}
+	eng.PublishEgress()
+	eng.PublishIngress()
+	for j, pc := range eng.Snapshot().Ports {
+		if pc.DropsTotal != 0 || pc.XOFFMask != 0 {
+			t.Errorf("port %d: %d drops, XOFF mask %b at the end", j, pc.DropsTotal, pc.XOFFMask)
+		}
+	}
+}
