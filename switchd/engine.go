@@ -1086,54 +1086,19 @@ func (e *Engine) acctOf(sh *txShard, in int) *ingressAcct {
 // and the pause follows at once when the shard owns port in, else at the
 // next ServiceShard of port in's shard (syncPFC).
 func (e *Engine) ingressAdd(now int64, sh *txShard, in int, prio uint8, l int64) {
-	if sh.acct != nil {
-		e.shardAdd(now, sh, in, prio, l)
-		return
-	}
-	g := &e.eg[in]
+	a := e.acctOf(sh, in)
 	if buf := &sh.buf; buf.on {
-		buf.add(&g.acct, prio, l)
-		if g.xoff&(1<<prio) == 0 && buf.shouldPause(&g.acct, prio) {
+		buf.add(a, prio, l)
+	} else {
+		a.inBytes[prio] += l
+	}
+	if sh.acct == nil {
+		if g := &e.eg[in]; g.xoff&(1<<prio) == 0 && e.shouldPause(sh, a, prio) {
 			e.setXOFF(now, g, prio)
 		}
 		return
 	}
-	g.acct.inBytes[prio] += l
-	if g.xoff&(1<<prio) == 0 && g.acct.inBytes[prio] > e.xoffBytes {
-		e.setXOFF(now, g, prio)
-	}
-}
-
-// ingressRelease counts l bytes leaving and sends XON below the resume level.
-func (e *Engine) ingressRelease(now int64, sh *txShard, in int, prio uint8, l int64) {
-	if sh.acct != nil {
-		e.shardRelease(now, sh, in, prio, l)
-		return
-	}
-	g := &e.eg[in]
-	if buf := &sh.buf; buf.on {
-		buf.remove(&g.acct, prio, l)
-	} else {
-		g.acct.inBytes[prio] -= l
-	}
-	if g.xoff&(1<<prio) != 0 && e.shouldResume(sh, &g.acct, prio) {
-		e.setXON(now, g, prio)
-	}
-}
-
-// shardAdd is ingressAdd with several shards: shard sh's count of port in,
-// and its want of XOFF in pfcWant, acted on at once when sh owns port in.
-func (e *Engine) shardAdd(now int64, sh *txShard, in int, prio uint8, l int64) {
-	a := &sh.acct[in]
-	var pause bool
-	if buf := &sh.buf; buf.on {
-		buf.add(a, prio, l)
-		pause = sh.xoff[in]&(1<<prio) == 0 && buf.shouldPause(a, prio)
-	} else {
-		a.inBytes[prio] += l
-		pause = sh.xoff[in]&(1<<prio) == 0 && a.inBytes[prio] > e.xoffBytes
-	}
-	if pause {
+	if sh.xoff[in]&(1<<prio) == 0 && e.shouldPause(sh, a, prio) {
 		sh.xoff[in] |= 1 << prio
 		sh.xoffIn |= 1 << in
 		e.pfcWant[in].Or(1 << (8*sh.k + int(prio)))
@@ -1143,13 +1108,20 @@ func (e *Engine) shardAdd(now int64, sh *txShard, in int, prio uint8, l int64) {
 	}
 }
 
-// shardRelease is ingressRelease with several shards.
-func (e *Engine) shardRelease(now int64, sh *txShard, in int, prio uint8, l int64) {
-	a := &sh.acct[in]
+// ingressRelease counts l bytes leaving and sends XON below the resume level
+// (with several shards, as ingressAdd sends XOFF).
+func (e *Engine) ingressRelease(now int64, sh *txShard, in int, prio uint8, l int64) {
+	a := e.acctOf(sh, in)
 	if buf := &sh.buf; buf.on {
 		buf.remove(a, prio, l)
 	} else {
 		a.inBytes[prio] -= l
+	}
+	if sh.acct == nil {
+		if g := &e.eg[in]; g.xoff&(1<<prio) != 0 && e.shouldResume(sh, a, prio) {
+			e.setXON(now, g, prio)
+		}
+		return
 	}
 	if sh.xoff[in]&(1<<prio) != 0 && e.shouldResume(sh, a, prio) {
 		e.shardResume(sh, in, prio)
@@ -1219,6 +1191,15 @@ func (e *Engine) setXON(now int64, g *egress, prio uint8) {
 		e.tx[g.sh].xoffPorts &^= 1 << g.idx
 	}
 	e.sendPause(now, g, prio, 0)
+}
+
+// shouldPause reports whether lossless priority prio of count a (shard sh's)
+// calls for XOFF.
+func (e *Engine) shouldPause(sh *txShard, a *ingressAcct, prio uint8) bool {
+	if buf := &sh.buf; buf.on {
+		return buf.shouldPause(a, prio)
+	}
+	return a.inBytes[prio] > e.xoffBytes
 }
 
 // shouldResume reports whether the paused lossless priority prio of count a
