@@ -2,6 +2,7 @@ package config
 
 import (
 	"errors"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -154,4 +155,91 @@ func FuzzDecode(f *testing.F) {
 		}
 		_ = file.Line("ports[0].name")
 	})
+}
+
+func TestName(t *testing.T) {
+	long := strings.Repeat("a", MaxNameBytes)
+	for _, tc := range []struct {
+		name string
+		ok   bool
+	}{
+		{"rocc-3to1-virtual", true}, {"a", true}, {"9", true}, {"node1.cluster.example.org", true}, {"a_b-c.d", true},
+		{long, true}, {long + "a", false},
+		{"", false}, {".", false}, {"..", false}, {"../x", false}, {"a/b", false}, {"/abs", false},
+		{".hidden", false}, {"-rf", false}, {"_x", false}, {"a b", false}, {"a\nb", false}, {"a\x00b", false},
+		{"a\\b", false}, {"a:b", false}, {"é", false}, {"x/..", false},
+	} {
+		if err := Name(tc.name); (err == nil) != tc.ok {
+			t.Errorf("Name(%q) = %v, want ok %v", tc.name, err, tc.ok)
+		}
+	}
+}
+
+// FuzzName: whatever Name accepts is one path element that stays in its
+// parent directory.
+func FuzzName(f *testing.F) {
+	for _, s := range []string{"x", "..", "a/b", "a.b", "latest", "\n"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if Name(s) != nil {
+			return
+		}
+		if !filepath.IsLocal(s) || filepath.Base(s) != s || s == "." || s == ".." || strings.ContainsAny(s, "/\\\x00\n ") {
+			t.Fatalf("Name accepted %q", s)
+		}
+	})
+}
+
+type requireFlow struct {
+	ID  int `toml:"id" required:"the flow's id"`
+	Src int `toml:"src" required:"the sending host's index"`
+	Dst int `toml:"dst"`
+}
+
+type requireFile struct {
+	Top struct {
+		Name string `toml:"name" required:"a name"`
+		Opt  int    `toml:"opt"`
+	} `toml:"top"`
+	Flows []requireFlow `toml:"flows"`
+	Links []requireFlow `toml:"links"`
+	Nums  []int         `toml:"nums"`
+}
+
+// TestRequire: a required key missing from a table or an entry of an array
+// of tables is an error at the entry's line; a table the file lacks is not
+// checked.
+func TestRequire(t *testing.T) {
+	for _, tc := range []struct {
+		name, text, key string
+		line            int
+	}{
+		{"all set", "[top]\nname = 'x'\n[[flows]]\nid = 1\nsrc = 0\n", "", 0},
+		{"no tables", "", "", 0},
+		{"top missing name", "[top]\nopt = 1\n", "top.name", 1},
+		{"second flow no src", "[top]\nname = 'x'\n[[flows]]\nid = 1\nsrc = 2\n\n[[flows]]\nid = 2\ndst = 1\n", "flows[1].src", 7},
+		{"first flow no id", "[[flows]]\nsrc = 2\n", "flows[0].id", 1},
+		{"src zero is set", "[[flows]]\nid = 0\nsrc = 0\n", "", 0},
+		{"inline tables", "nums = [1, 2]\nlinks = [{ id = 1, src = 2 }, { id = 2 }]\n", "links[1].src", 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var v requireFile
+			f, err := Decode("x.toml", tc.text, &v)
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = f.Require(&v)
+			if tc.key == "" {
+				if err != nil {
+					t.Fatalf("Require: %v", err)
+				}
+				return
+			}
+			var ce *Error
+			if !errors.As(err, &ce) || ce.Key != tc.key || ce.Line != tc.line || !strings.Contains(ce.Msg, "missing") {
+				t.Fatalf("Require = %v, want %s at line %d", err, tc.key, tc.line)
+			}
+		})
+	}
 }
