@@ -127,16 +127,16 @@ type Config struct {
 
 // Peer gives the MAC frames to one IPv4 address go to.
 type Peer struct {
-	IP  string `toml:"ip"`
-	MAC string `toml:"mac"`
+	IP  string `toml:"ip" required:"the peer's IPv4 address"`
+	MAC string `toml:"mac" required:"the MAC frames to the peer go to"`
 }
 
 // FlowConfig is one static flow: a single message of SizeBytes (0: unlimited,
 // a long-lived flow) to Dst, starting at StartUs, paced at most at RateGbps
 // (the application's offered rate; 0: no cap besides the RP and the line rate).
 type FlowConfig struct {
-	ID        int     `toml:"id"` // flow id in results; unique in the experiment
-	Dst       string  `toml:"dst"`
+	ID        int     `toml:"id" required:"the flow's id (unique in the experiment)"` // flow id in results
+	Dst       string  `toml:"dst" required:"the destination's IPv4 address"`
 	SizeBytes int64   `toml:"size_bytes"`
 	StartUs   float64 `toml:"start_us"`
 	RateGbps  float64 `toml:"rate_gbps"`
@@ -148,7 +148,7 @@ type FlowConfig struct {
 // hosts with groups of the same start time and destination make an N-to-1 incast.
 type IncastConfig struct {
 	IDBase    int     `toml:"id_base"`
-	Dst       string  `toml:"dst"`
+	Dst       string  `toml:"dst" required:"the destination's IPv4 address"`
 	Flows     int     `toml:"flows"`
 	SizeBytes int64   `toml:"size_bytes"`
 	StartUs   float64 `toml:"start_us"`
@@ -166,9 +166,9 @@ type IncastConfig struct {
 // their number.
 type WorkloadConfig struct {
 	IDBase   int      `toml:"id_base"`
-	CDF      string   `toml:"cdf"` // path, relative to the config file's directory
-	Dsts     []string `toml:"dsts"`
-	Load     float64  `toml:"load"`
+	CDF      string   `toml:"cdf" required:"a flow-size CDF file"` // path, relative to the config file's directory
+	Dsts     []string `toml:"dsts" required:"the destinations' IPv4 addresses"`
+	Load     float64  `toml:"load" required:"the offered load, a fraction of the line rate"`
 	StartUs  float64  `toml:"start_us"`
 	StopUs   float64  `toml:"stop_us"`
 	MaxFlows int      `toml:"max_flows"`

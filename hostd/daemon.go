@@ -59,6 +59,9 @@ func LoadFile(path string) (*File, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := cf.Require(f); err != nil {
+		return nil, err
+	}
 	f.file = cf
 	f.dir = filepath.Dir(path)
 	if f.Port == "" {
@@ -74,6 +77,10 @@ func LoadFile(path string) (*File, error) {
 		return nil, cf.Errorf("start_at_unix_ns", "negative: want a Unix time in ns, or 0 to start at once")
 	}
 	if f.ResultsDir == "" {
+		// The host's name becomes the directory: a name only, never a path.
+		if err := config.Name(f.Host.Name); err != nil && f.Host.Name != "" {
+			return nil, cf.Errorf("host.name", "%v (results go to results/<name>/ unless results_dir says where)", err)
+		}
 		f.ResultsDir = filepath.Join("results", f.Host.Name)
 	}
 	// Validate the host now, so that a bad file fails before DPDK starts.

@@ -39,7 +39,7 @@ func TestLoadFileErrorsNameLine(t *testing.T) {
 		name, text, want string
 	}{
 		{"unknown key", "port = \"x\"\nlcores = [1]\n[host]\nip = \"10.0.0.1\"\nbogus = 1\n", ":5: host.bogus: unknown key"},
-		{"bad flow", "port = \"x\"\nlcores = [1]\n[host]\nip = \"10.0.0.1\"\n[[host.flows]]\ndst = \"10.0.0\"\n", ":6: host.flows[0].dst"},
+		{"bad flow", "port = \"x\"\nlcores = [1]\n[host]\nip = \"10.0.0.1\"\n[[host.flows]]\nid = 1\ndst = \"10.0.0\"\n", ":7: host.flows[0].dst"},
 		{"bad cc", "port = \"x\"\nlcores = [1]\n[host]\nip = \"10.0.0.1\"\nscheme = \"dcqcn\"\n[host.cc]\ng = -1\n", ":6: host.cc"},
 		{"three lcores", "port = \"x\"\nlcores = [1, 2, 3]\n[host]\nip = \"10.0.0.1\"\n", ":2: lcores"},
 		{"no lcores", "port = \"x\"\n[host]\nip = \"10.0.0.1\"\n", "lcores: want 1 lcore"},
@@ -139,5 +139,25 @@ func TestFileEngines(t *testing.T) {
 	}
 	if total != 7 {
 		t.Errorf("the engines start %d flows, want 7", total)
+	}
+}
+
+// TestLoadFileRequiredKeys: a flow, incast or workload of a host file
+// without its identity is an error at its line, never flow 0 or no
+// destination.
+func TestLoadFileRequiredKeys(t *testing.T) {
+	head := "port = \"x\"\nlcores = [1]\n[host]\nip = \"10.0.0.1\"\n"
+	for _, tc := range []struct{ name, text, want string }{
+		{"flow without id", "[[host.flows]]\ndst = \"10.0.0.2\"\n", ":5: host.flows[0].id: missing"},
+		{"flow without dst", "[[host.flows]]\nid = 1\n", ":5: host.flows[0].dst: missing"},
+		{"incast without dst", "[[host.incast]]\nflows = 1\nsize_bytes = 1\n", ":5: host.incast[0].dst: missing"},
+		{"workload without dsts", "[[host.workloads]]\ncdf = \"CDF\"\nload = 0.5\n", ":5: host.workloads[0].dsts: missing"},
+		{"peer without mac", "[[host.peers]]\nip = \"10.0.0.2\"\n", ":5: host.peers[0].mac: missing"},
+	} {
+		p := filepath.Join(t.TempDir(), "h.toml")
+		os.WriteFile(p, []byte(head+tc.text), 0o644)
+		if _, err := LoadFile(p); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v, want %q", tc.name, err, tc.want)
+		}
 	}
 }

@@ -54,7 +54,7 @@ func (c *Config) DeprecatedEAL() bool { return c.deprecatedEAL }
 type PortConfig struct {
 	// Name is the device: a PCI address or vdev name (cmd/pktgen opens it; the
 	// Blaster takes an already-started port and ignores Name).
-	Name string `toml:"name"`
+	Name string `toml:"name" required:"the device: a PCI address or vdev name"`
 	// Tx enables the stream (default true); a receive-only port sets tx = false.
 	Tx *bool `toml:"tx"`
 	// Rx counts received pktgen packets: loss from sequence numbers, latency from

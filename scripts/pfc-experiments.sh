@@ -28,7 +28,7 @@ run() {
 	sed -e "s/^scheme = .*/scheme = \"$scheme\"/" -e "s#\"\.\./workloads/#\"$wl/#" ${extra:+-e "$extra"} "$file" >"$tmp"
 	local dir="$out/$(basename "$tmp" .toml)"
 	bin/testbed run -q -o "$dir" "$tmp" >/dev/null
-	echo "$dir/$name/summary.json"
+	echo "$dir/$name/latest/summary.json"
 }
 
 echo "== PFC congestion spreading: the victim flow (flow 100, fair share 6 Gb/s of frames)"

@@ -118,7 +118,7 @@ const (
 // PortConfig is one switch port.
 type PortConfig struct {
 	// Name is how routes refer to the port ("p0").
-	Name string `toml:"name"`
+	Name string `toml:"name" required:"the port's name, as routes name it (p0)"`
 	// Device is a PCI address ("0000:03:00.0") or a DPDK vdev string
 	// ("net_ring0", "net_af_packet0,iface=veth0"); empty when a Go caller hands
 	// the engine already-started ports.
@@ -162,9 +162,9 @@ type PortConfig struct {
 // RouteConfig is a static route: destinations in Prefix leave through Port,
 // or through one of Ports (an ECMP group: each flow's 5-tuple hash picks one).
 type RouteConfig struct {
-	Prefix string   `toml:"prefix"` // "10.0.1.0/24"
-	Port   string   `toml:"port"`   // a ports[].name
-	Ports  []string `toml:"ports"`  // ECMP: several ports[].name, instead of port
+	Prefix string   `toml:"prefix" required:"the destinations, an IPv4 prefix (10.0.1.0/24)"`
+	Port   string   `toml:"port"`  // a ports[].name
+	Ports  []string `toml:"ports"` // ECMP: several ports[].name, instead of port
 }
 
 // portNames is the route's port, or its ECMP group.
@@ -327,6 +327,9 @@ func LoadConfig(path string) (*Config, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := f.Require(&c); err != nil {
+		return nil, err
+	}
 	if err := c.Validate(f); err != nil {
 		return nil, err
 	}
@@ -338,6 +341,9 @@ func DecodeConfig(name, text string) (*Config, error) {
 	c := DefaultConfig()
 	f, err := config.Decode(name, text, &c)
 	if err != nil {
+		return nil, err
+	}
+	if err := f.Require(&c); err != nil {
 		return nil, err
 	}
 	if err := c.Validate(f); err != nil {

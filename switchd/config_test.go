@@ -101,6 +101,8 @@ colour = "red"
 		{"ecmp and port", `port = "p1"`, "port = \"p1\"\nports = [\"p0\", \"p1\"]", "routes[0].ports: give port or ports"},
 		{"no route port", `port = "p1"`, `# no port`, "routes[0].port: missing"},
 		{"bad prefix", `prefix = "10.0.1.0/24"`, `prefix = "10.0.1.0/33"`, "sw.toml:18: routes[0].prefix"},
+		{"no prefix", `prefix = "10.0.1.0/24"`, `# no prefix`, "sw.toml:17: routes[0].prefix: missing"},
+		{"no port name", `name = "p1"`, `# no name`, "sw.toml:11: ports[1].name: missing"},
 		{"unknown scheme", `scheme = "dcqcn"`, `scheme = "bbr"`, "sw.toml:22: cc.scheme"},
 		{"unknown param", `scheme = "dcqcn"`, "scheme = \"dcqcn\"\n[cc.params.dcqcn]\nkmin = 3", "cc.params.dcqcn.kmin: unknown key"},
 		{"bad param value", `scheme = "dcqcn"`, "scheme = \"dcqcn\"\n[cc.params.dcqcn]\nkmin_bytes = 300_000", "sw.toml:23: cc.params.dcqcn.kmax_bytes"},

@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"math"
 	"path/filepath"
-	"strings"
 
+	"github.com/ccbed/ccbed/config"
 	"github.com/ccbed/ccbed/fabric"
 	"github.com/ccbed/ccbed/hostd"
 	"github.com/ccbed/ccbed/switchd"
@@ -128,8 +128,11 @@ func (e *Experiment) explicitTopology() error {
 		return e.errorf("topology.switches", "an explicit topology needs switches")
 	}
 	for _, s := range t.Switches {
-		if _, dup := names[s]; dup || s == "" || strings.ContainsAny(s, " \t") {
-			return e.errorf("topology.switches", "%q: a switch name must be unique, not empty and not a host's (h0, h1, ...)", s)
+		if err := config.Name(s); err != nil {
+			return e.errorf("topology.switches", "switch name %v", err)
+		}
+		if _, dup := names[s]; dup {
+			return e.errorf("topology.switches", "%q: a switch name must be unique and not a host's (h0, h1, ...)", s)
 		}
 		names[s] = topo.AddSwitch(s)
 	}

@@ -15,43 +15,59 @@ import (
 )
 
 // TestLatestLink: after two runs of different experiments into one parent,
-// latest points at the second, by a relative path, and no temporary link is
-// left beside it.
+// latest there points at the second's run directory and each experiment's
+// latest at its own run, by relative paths, and no temporary link is left.
 func TestLatestLink(t *testing.T) {
 	out := t.TempDir()
-	runVirtual(t, virtualRoCC, out)
+	first := runVirtual(t, virtualRoCC, out)
 	second := runVirtual(t, strings.Replace(virtualRoCC, `name = "v"`, `name = "w"`, 1), out)
-	if got, err := os.Readlink(filepath.Join(out, LatestLink)); err != nil || got != filepath.Base(second.Dir) {
-		t.Fatalf("latest -> %q (%v), want %q", got, err, filepath.Base(second.Dir))
+	want := filepath.Join("w", filepath.Base(second.Dir))
+	if got, err := os.Readlink(filepath.Join(out, LatestLink)); err != nil || got != want {
+		t.Fatalf("latest -> %q (%v), want %q", got, err, want)
+	}
+	for _, r := range []*Result{first, second} {
+		if got, err := os.Readlink(filepath.Join(filepath.Dir(r.Dir), LatestLink)); err != nil || got != filepath.Base(r.Dir) {
+			t.Errorf("%s/latest -> %q (%v)", filepath.Dir(r.Dir), got, err)
+		}
 	}
 	s, err := report.LoadSummary(filepath.Join(out, LatestLink, report.SummaryFile))
 	if err != nil || s.Experiment != "w" {
 		t.Errorf("latest/summary.json: experiment %q (%v), want w", s.Experiment, err)
+	}
+	if report.ResolveRun(filepath.Join(out, "v")) != filepath.Join(out, "v", LatestLink) {
+		t.Errorf("ResolveRun(results/v) = %s", report.ResolveRun(filepath.Join(out, "v")))
 	}
 	if m, _ := filepath.Glob(filepath.Join(out, ".*")); len(m) != 0 {
 		t.Errorf("left beside the results: %v", m)
 	}
 }
 
-// TestLinkLatestRefuses: LinkLatest never replaces a directory named latest
-// nor links a results directory named latest; a run whose link cannot be
-// updated still succeeds, with a warning on its log.
+// TestLinkLatestRefuses: LinkLatest never replaces a directory or a file
+// named latest; a run whose link cannot be updated still succeeds, with a
+// warning on its log.
 func TestLinkLatestRefuses(t *testing.T) {
 	dir := t.TempDir()
 	if err := os.Mkdir(filepath.Join(dir, LatestLink), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := LinkLatest(filepath.Join(dir, "run")); err == nil {
+	if err := LinkLatest(dir, "run"); err == nil {
 		t.Error("LinkLatest replaced a directory named latest")
-	}
-	if err := LinkLatest(filepath.Join(dir, LatestLink)); err == nil {
-		t.Error("LinkLatest linked a directory named latest to itself")
 	}
 	if fi, err := os.Lstat(filepath.Join(dir, LatestLink)); err != nil || !fi.IsDir() {
 		t.Errorf("the directory latest is gone: %v", err)
 	}
-	if m, _ := filepath.Glob(filepath.Join(dir, ".*")); len(m) != 0 {
-		t.Errorf("left behind: %v", m)
+	fileDir := t.TempDir()
+	os.WriteFile(filepath.Join(fileDir, LatestLink), []byte("mine"), 0o644)
+	if err := LinkLatest(fileDir, "run"); err == nil {
+		t.Error("LinkLatest replaced a file named latest")
+	}
+	if b, _ := os.ReadFile(filepath.Join(fileDir, LatestLink)); string(b) != "mine" {
+		t.Errorf("the file latest holds %q", b)
+	}
+	for _, d := range []string{dir, fileDir} {
+		if m, _ := filepath.Glob(filepath.Join(d, ".*")); len(m) != 0 {
+			t.Errorf("left behind: %v", m)
+		}
 	}
 
 	e, err := Decode("v.toml", virtualRoCC, ".")
@@ -60,10 +76,11 @@ func TestLinkLatestRefuses(t *testing.T) {
 	}
 	e.Experiment.OutputDir = dir
 	core, logs := observer.New(zapcore.DebugLevel)
-	if _, err := RunWith(context.Background(), e, nil, RunOptions{Log: zap.New(core)}); err != nil {
+	res, err := RunWith(context.Background(), e, nil, RunOptions{Log: zap.New(core)})
+	if err != nil {
 		t.Fatal(err)
 	}
-	if n := logs.FilterMessageSnippet("latest link not updated").FilterField(zap.String("dir", filepath.Join(dir, "v"))).Len(); n != 1 {
+	if n := logs.FilterMessageSnippet("latest link not updated").FilterField(zap.String("dir", res.Dir)).Len(); n != 1 {
 		t.Errorf("%d warnings about the latest link, want 1; log: %v", n, logs.All())
 	}
 	if logs.FilterMessage("results written").Len() != 1 {

@@ -50,7 +50,7 @@ func TestValidateRanges(t *testing.T) {
 	// An explicit topology gives its links their own rates: link_gbps is
 	// checked all the same (before, a NaN passed validate).
 	explicit := "[experiment]\nname = \"x\"\n[topology]\nkind = \"explicit\"\nlink_gbps = nan\nhosts = 2\nswitches = [\"s\"]\n" +
-		"links = [{ a = \"h0\", b = \"s\", gbps = 1 }, { a = \"s\", b = \"h1\", gbps = 1 }]\n[[flows]]\nsrc = 0\ndst = 1\n"
+		"links = [{ a = \"h0\", b = \"s\", gbps = 1 }, { a = \"s\", b = \"h1\", gbps = 1 }]\n[[flows]]\nid = 1\nsrc = 0\ndst = 1\n"
 	_, err := Decode("x.toml", explicit, ".")
 	var ce *config.Error
 	if !errors.As(err, &ce) || ce.Key != "topology.link_gbps" || ce.Line != 5 {

@@ -39,6 +39,9 @@ func decodeWith(name, text, dir string, overrides []string) (*Experiment, error)
 	if err != nil {
 		return nil, err
 	}
+	if err := f.Require(&e); err != nil {
+		return nil, err
+	}
 	e.file, e.dir = f, dir
 	e.source = &source{path: name, text: text}
 	for _, o := range overrides {

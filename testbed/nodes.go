@@ -11,6 +11,7 @@ import (
 
 	"github.com/BurntSushi/toml"
 
+	"github.com/ccbed/ccbed/config"
 	"github.com/ccbed/ccbed/fabric"
 	"github.com/ccbed/ccbed/hostd"
 	"github.com/ccbed/ccbed/switchd"
@@ -98,6 +99,15 @@ func ReadManifest(dir string) (*NodesManifest, error) {
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&m); err != nil {
 		return nil, fmt.Errorf("%s: %w", filepath.Join(dir, ManifestFile), err)
+	}
+	// The node names become paths (results/<node>/, counters-<node>.json).
+	if err := config.Name(m.Switch); err != nil {
+		return nil, fmt.Errorf("%s: switch: node name %v", filepath.Join(dir, ManifestFile), err)
+	}
+	for i, h := range m.Hosts {
+		if err := config.Name(h.Name); err != nil {
+			return nil, fmt.Errorf("%s: hosts[%d]: node name %v", filepath.Join(dir, ManifestFile), i, err)
+		}
 	}
 	return &m, nil
 }
@@ -345,6 +355,10 @@ func (e *Experiment) nodeValues(inv *Inventory, portOf []int) (nodeVals, []nodeV
 	switch g := inv.Groups["switch"]; len(g) {
 	case 1:
 		sw.name = g[0]
+		// The name becomes file names (check-<node>.sh, results/<node>/).
+		if err := config.Name(sw.name); err != nil {
+			return sw, nil, inv.errorf(sw.name, "node name %v", err)
+		}
 	default:
 		return sw, nil, fmt.Errorf("%s: group [switch]: want one node, got %d %v", inv.Path, len(g), g)
 	}

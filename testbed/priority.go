@@ -11,8 +11,8 @@ import (
 // switches queue it in that priority's queue. Hosts not listed use priority
 // 3 (fabric.DefaultPriority).
 type HostPriority struct {
-	Hosts    []int `toml:"hosts"`
-	Priority uint8 `toml:"priority"`
+	Hosts    []int `toml:"hosts" required:"the hosts' indexes"`
+	Priority uint8 `toml:"priority" required:"the priority (0-7) their traffic is sent in"`
 }
 
 // validateBuffer checks [pfc] priorities, [buffer], [queues] and

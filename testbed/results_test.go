@@ -9,11 +9,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -28,33 +30,176 @@ import (
 // longFlowsOnly is virtualRoCC without its finite flow: no FCT records.
 var longFlowsOnly = strings.Replace(virtualRoCC, "size_bytes = 2_000_000\n", "", 1)
 
-// TestRunNeverMixesWithAnEarlierRun runs an experiment with a finite flow,
-// then one without into the same results directory: the first run's FCT plot
-// and a stray file must be gone, and nothing but the results directory left
-// beside it.
-func TestRunNeverMixesWithAnEarlierRun(t *testing.T) {
+// TestEachRunKeepsItsOwnDirectory: runs of one experiment, in sequence
+// (same seed, another seed) and at once, each leave a complete directory of
+// their own under results/<name>/; an earlier run's files, and a stray file
+// of the user's, are untouched; latest links name the newest.
+func TestEachRunKeepsItsOwnDirectory(t *testing.T) {
 	out := t.TempDir()
 	first := runVirtual(t, virtualRoCC, out)
 	if _, err := os.Stat(filepath.Join(first.Dir, report.FCTPlotFile)); err != nil {
 		t.Fatalf("first run wrote no FCT plot: %v", err)
 	}
-	os.WriteFile(filepath.Join(first.Dir, "stray.txt"), nil, 0o644)
-	second := runVirtual(t, longFlowsOnly, out)
-	if second.Dir != first.Dir {
-		t.Fatalf("directories %s and %s", first.Dir, second.Dir)
+	os.WriteFile(filepath.Join(first.Dir, "notes.txt"), []byte("mine"), 0o644)
+	second := runVirtual(t, longFlowsOnly, out) // same seed, same second, likely
+	third := runVirtual(t, strings.Replace(virtualRoCC, "clock = \"virtual\"", "clock = \"virtual\"\nseed = 7", 1), out)
+	// Two at once.
+	var wg sync.WaitGroup
+	together := make([]*Result, 2)
+	for i := range together {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			e, err := Decode("v.toml", virtualRoCC, ".")
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			e.Experiment.OutputDir = out
+			if together[i], err = Run(context.Background(), e, nil); err != nil {
+				t.Error(err)
+			}
+		}()
 	}
-	for _, f := range []string{report.FCTPlotFile, "stray.txt"} {
-		if _, err := os.Stat(filepath.Join(second.Dir, f)); err == nil {
-			t.Errorf("%s of the earlier run survived", f)
+	wg.Wait()
+	if t.Failed() {
+		t.FailNow()
+	}
+	runs := []*Result{first, second, third, together[0], together[1]}
+	dirs := map[string]bool{}
+	for i, r := range runs {
+		if filepath.Dir(r.Dir) != filepath.Join(out, "v") {
+			t.Errorf("run %d in %s, want a directory of results/v", i, r.Dir)
+		}
+		dirs[r.Dir] = true
+		s, err := report.LoadSummary(filepath.Join(r.Dir, report.SummaryFile))
+		if err != nil || s.Experiment != "v" {
+			t.Errorf("run %d: %v", i, err)
 		}
 	}
-	ents, _ := os.ReadDir(out) // sorted by name
-	var names []string
-	for _, e := range ents {
-		names = append(names, e.Name())
+	if len(dirs) != len(runs) {
+		t.Fatalf("%d runs in %d directories: %v", len(runs), len(dirs), dirs)
 	}
-	if want := LatestLink + " " + filepath.Base(second.Dir); strings.Join(names, " ") != want {
-		t.Errorf("%q in the results' parent, want %s", names, want)
+	if !strings.Contains(filepath.Base(third.Dir), "-seed7") || !strings.Contains(filepath.Base(first.Dir), "-seed1") {
+		t.Errorf("run ids %s, %s: want the seed in each", first.Dir, third.Dir)
+	}
+	for _, f := range []string{report.FCTPlotFile, "notes.txt"} {
+		if _, err := os.Stat(filepath.Join(first.Dir, f)); err != nil {
+			t.Errorf("%s of the first run: %v", f, err)
+		}
+	}
+	ents, _ := os.ReadDir(filepath.Join(out, "v"))
+	if len(ents) != len(runs)+1 { // and latest
+		t.Errorf("%d entries in results/v, want %d runs and latest", len(ents), len(runs))
+	}
+	top, _ := os.ReadDir(out)
+	if len(top) != 2 {
+		t.Errorf("%d entries in the output directory, want v and latest", len(top))
+	}
+	for _, l := range []string{filepath.Join(out, LatestLink), filepath.Join(out, "v", LatestLink)} {
+		s, err := report.LoadSummary(filepath.Join(l, report.SummaryFile))
+		if err != nil || s.Experiment != "v" {
+			t.Errorf("%s: %v", l, err)
+		}
+	}
+}
+
+// TestNamesStayInTheirDirectory: whatever name an experiment file gives,
+// validate and run refuse it unless it is one path element, and a refused
+// run creates and removes nothing anywhere.
+func TestNamesStayInTheirDirectory(t *testing.T) {
+	root := t.TempDir()
+	out := filepath.Join(root, "results")
+	precious := filepath.Join(root, "precious")
+	os.MkdirAll(filepath.Join(out, "earlier"), 0o755)
+	os.MkdirAll(precious, 0o755)
+	os.WriteFile(filepath.Join(precious, "thesis.tex"), []byte("mine"), 0o644)
+	os.WriteFile(filepath.Join(out, "notes.txt"), []byte("mine"), 0o644)
+	snapshot := func() []string {
+		var all []string
+		filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+			all = append(all, p)
+			return nil
+		})
+		return all
+	}
+	before := snapshot()
+	for _, name := range []string{"../precious", ".", "..", "a/b", "/abs", root + "/x", "latest", "x\ny", "tab\tname", "-rf", ".hidden", ""} {
+		text := strings.Replace(virtualRoCC, `name = "v"`, fmt.Sprintf("name = %q", name), 1)
+		_, err := Decode("v.toml", text, ".")
+		var ce *config.Error
+		if !errors.As(err, &ce) || ce.Key != "experiment.name" || ce.Line != 3 {
+			t.Errorf("name %q: %v, want an error at v.toml:3: experiment.name", name, err)
+		}
+		// -set is checked the same way, and blamed.
+		_, err = DecodeWith("v.toml", virtualRoCC, ".", []string{"experiment.name=" + strconv.Quote(name)})
+		if err == nil || !strings.Contains(err.Error(), "-set experiment.name=") {
+			t.Errorf("-set name %q: %v", name, err)
+		}
+		// A run of an experiment whose name was changed after validation
+		// is refused too.
+		e, err := Decode("v.toml", virtualRoCC, ".")
+		if err != nil {
+			t.Fatal(err)
+		}
+		e.Experiment.OutputDir, e.Experiment.Name = out, name
+		if _, err := Run(context.Background(), e, nil); err == nil {
+			t.Errorf("run named %q succeeded", name)
+		}
+	}
+	for _, dir := range []string{"../x", "/abs", ".."} {
+		text := strings.Replace(virtualRoCC, `clock = "virtual"`, fmt.Sprintf("clock = \"virtual\"\noutput_dir = %q", dir), 1)
+		if _, err := Decode("v.toml", text, "."); err == nil || !strings.Contains(err.Error(), "experiment.output_dir") {
+			t.Errorf("output_dir %q: %v", dir, err)
+		}
+	}
+	if after := snapshot(); strings.Join(before, "\n") != strings.Join(after, "\n") {
+		t.Errorf("refused runs changed the tree:\nbefore %v\nafter  %v", before, after)
+	}
+	// A run beside them touches nothing but its own directory and links.
+	runVirtual(t, virtualRoCC, out)
+	for _, f := range []string{filepath.Join(precious, "thesis.tex"), filepath.Join(out, "notes.txt")} {
+		if b, err := os.ReadFile(f); err != nil || string(b) != "mine" {
+			t.Errorf("%s: %q, %v", f, b, err)
+		}
+	}
+	if st, err := os.Stat(filepath.Join(out, "earlier")); err != nil || !st.IsDir() {
+		t.Errorf("results/earlier: %v", err)
+	}
+}
+
+// TestRequiredKeys: an entry of an array of tables without its endpoints
+// or id is an error at its line, never host 0 or flow 0.
+func TestRequiredKeys(t *testing.T) {
+	for _, tc := range []struct{ drop, key string }{
+		{"src = 0\n", "flows[0].src"},
+		{"dst = 3\n", "flows[0].dst"},
+		{"id = 1\n", "flows[0].id"},
+	} {
+		text := strings.Replace(virtualRoCC, tc.drop, "", 1)
+		_, err := Decode("v.toml", text, ".")
+		var ce *config.Error
+		if !errors.As(err, &ce) || ce.Key != tc.key || ce.Line == 0 || !strings.Contains(ce.Msg, "missing") {
+			t.Errorf("without %q: %v, want %s: missing at a line", tc.drop, err, tc.key)
+		}
+	}
+	base := strings.Replace(virtualRoCC, "[cc]", `[[incast]]
+senders = [0, 1]
+size_bytes = 1000
+
+[[workloads]]
+cdf = "../configs/workloads/websearch.cdf"
+senders = [0]
+load = 0.3
+
+[cc]`, 1)
+	for _, key := range []string{"incast[0].dst", "workloads[0].dsts"} {
+		_, err := Decode("v.toml", base, ".")
+		var ce *config.Error
+		if !errors.As(err, &ce) || ce.Key != key {
+			t.Errorf("%v, want %s missing", err, key)
+		}
+		base = strings.Replace(base, "senders = [0, 1]\n", "senders = [0, 1]\ndst = 3\n", 1)
 	}
 }
 
@@ -107,7 +252,7 @@ func TestKilledRunLeavesNothingComplete(t *testing.T) {
 	// Wait for its staging directory, then let it run a little.
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		m, _ := filepath.Glob(filepath.Join(out, ".v.partial-*"))
+		m, _ := filepath.Glob(filepath.Join(out, "v", ".*.partial-*"))
 		if len(m) > 0 {
 			break
 		}
@@ -124,13 +269,13 @@ func TestKilledRunLeavesNothingComplete(t *testing.T) {
 	if err != nil || !bytes.Equal(before, after) {
 		t.Errorf("the previous run's summary changed: %v", err)
 	}
-	summaries, _ := filepath.Glob(filepath.Join(out, "[!l]*", report.SummaryFile)) // not latest/
+	summaries, _ := filepath.Glob(filepath.Join(out, "v", "[!l]*", report.SummaryFile)) // not latest/
 	if len(summaries) != 1 {
 		t.Errorf("summaries after the kill: %v, want only the previous run's", summaries)
 	}
 	// The next run removes the dead run's staging directory.
 	runVirtual(t, longFlowsOnly, out)
-	if m, _ := filepath.Glob(filepath.Join(out, ".v.*")); len(m) != 0 {
+	if m, _ := filepath.Glob(filepath.Join(out, "v", ".*")); len(m) != 0 {
 		t.Errorf("left beside the results: %v", m)
 	}
 }
@@ -288,7 +433,8 @@ func TestOverrides(t *testing.T) {
 			return e.CC.Params["q_ref_bytes"] == int64(50000) && e.CC.Params["q_mid_bytes"] == int64(150000)
 		}, ""},
 		{[]string{"experiment.seed=3", "experiment.seed=4"}, func(e *Experiment) bool { return e.Experiment.Seed == 4 }, ""},
-		{[]string{`experiment.name="a b"`}, func(e *Experiment) bool { return e.Experiment.Name == "a b" }, ""},
+		{[]string{`experiment.name="a-b.2"`}, func(e *Experiment) bool { return e.Experiment.Name == "a-b.2" }, ""},
+		{[]string{`experiment.name="a b"`}, nil, "-set experiment.name=\"a b\": experiment.name: \"a b\": want a letter or digit"},
 		{[]string{"lcores.hosts=[1, 1]"}, func(e *Experiment) bool { return len(e.Lcores.Hosts) == 2 }, ""},
 		{[]string{"cc.shceme=dcqcn"}, nil, "-set cc.shceme=dcqcn: cc.shceme: unknown key"},
 		{[]string{"topology.link_gbps=fast"}, nil, "-set topology.link_gbps=fast: topology.link_gbps: incompatible types"},
@@ -347,11 +493,14 @@ func TestSweep(t *testing.T) {
 	}
 	text := strings.Replace(longFlowsOnly, "duration_ms = 30", "duration_ms = 4", 1)
 	load := func(sets []string) (*Experiment, error) { return DecodeWith("v.toml", text, ".", sets) }
-	dir := filepath.Join(t.TempDir(), "sweep")
+	parent := filepath.Join(t.TempDir(), "sweep")
 	points, _ = SweepPoints([]string{"cc.params.q_ref_bytes=50000,100000", "experiment.seed=1,2"})
-	runs, err := Sweep(context.Background(), dir, points, load, nil)
-	if err != nil || len(runs) != 4 {
-		t.Fatalf("%d runs, %v", len(runs), err)
+	dir, runs, err := Sweep(context.Background(), parent, points, load, nil)
+	if err != nil || len(runs) != 4 || filepath.Dir(dir) != parent {
+		t.Fatalf("%d runs in %s, %v", len(runs), dir, err)
+	}
+	if got, err := os.Readlink(filepath.Join(parent, LatestLink)); err != nil || got != filepath.Base(dir) {
+		t.Errorf("sweep's latest -> %q, %v", got, err)
 	}
 	for i, r := range runs {
 		s, err := report.LoadSummary(filepath.Join(dir, r.Dir, report.SummaryFile))
@@ -387,7 +536,7 @@ func TestSweep(t *testing.T) {
 	}
 	// A typo in any point fails before the first run.
 	bad, _ := SweepPoints([]string{"cc.params.q_ref_bytes=1,2", "topology.link_gbs=1"})
-	if _, err := Sweep(context.Background(), filepath.Join(t.TempDir(), "bad"), bad, load, nil); err == nil ||
+	if _, _, err := Sweep(context.Background(), filepath.Join(t.TempDir(), "bad"), bad, load, nil); err == nil ||
 		!strings.Contains(err.Error(), "topology.link_gbs: unknown key") {
 		t.Errorf("typo: %v", err)
 	}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/ccbed/ccbed/ccalgo"
 	_ "github.com/ccbed/ccbed/ccalgo/all" // every scheme, chosen by name
+	"github.com/ccbed/ccbed/config"
 	"github.com/ccbed/ccbed/fabric"
 	"github.com/ccbed/ccbed/fabric/dpdkrun"
 	"github.com/ccbed/ccbed/hostd"
@@ -28,7 +29,7 @@ import (
 
 // Result is what Run produced.
 type Result struct {
-	Dir     string // results/<experiment>
+	Dir     string // the run's own directory: results/<experiment>/<run id> (report.RunID)
 	Summary report.Summary
 	// Clock is the driver that ran it.
 	Clock string
@@ -86,7 +87,8 @@ type Progress func(fabric.Progress)
 // Run runs the experiment with its clock: in virtual time (fabric.Virtual), or
 // on DPDK virtual devices in this process (fabric/dpdkrun: the EAL initialises
 // once per process), for the experiment's duration or until ctx ends or SIGINT,
-// then writes results/<name>/ and a summary table to out.
+// then writes a run directory of its own, results/<name>/<run id>/, and a
+// summary table to out.
 func Run(ctx context.Context, e *Experiment, out io.Writer) (*Result, error) {
 	return RunProgress(ctx, e, out, nil)
 }
@@ -106,8 +108,9 @@ type RunOptions struct {
 	// Capture, when not nil, captures frames to pcap files in place of the
 	// file's [capture] table (CaptureFromFlags).
 	Capture *Capture
-	// Dir, when not empty, is the results directory in place of
-	// experiment.output_dir/experiment.name (a sweep's point).
+	// Dir, when not empty, is the results directory in place of a new run
+	// directory in experiment.output_dir/experiment.name (a sweep's point;
+	// the latest links are then left as they are).
 	Dir string
 }
 
@@ -116,13 +119,16 @@ type RunOptions struct {
 // marked degraded: emulated links drain only while their lcore runs.
 const StallBoundNs = 5_000_000
 
-// RunWith is Run with options. The results directory is made first, as a
-// staging directory beside its place (report.StageDir), so an unwritable
-// path fails before the run; the results are written into it and renamed
-// into place only when complete (never mixed with an earlier run's, never
-// left looking complete by a crash). SIGINT and SIGTERM, or ctx ending, stop
-// the run early; the results are still written, marked interrupted. Unless
-// o.Dir names the directory, the symbolic link LatestLink beside it is then
+// RunWith is Run with options. Each run gets a directory of its own,
+// output_dir/<name>/<run id>/ (report.RunID: its start and seed), never
+// shared with another run, in sequence or at once, and never replacing
+// anything. It is made first, as a staging directory in its experiment's
+// (report.StageRun), so an unwritable path fails before the run; the
+// results are written into it and renamed to the run id only when complete
+// (never left looking complete by a crash). SIGINT and SIGTERM, or ctx
+// ending, stop the run early; the results are still written, marked
+// interrupted. Unless o.Dir names the directory, the symbolic links
+// LatestLink in the experiment's directory and in output_dir are then
 // pointed at it (LinkLatest; a failure is a warning on o.Log).
 func RunWith(ctx context.Context, e *Experiment, out io.Writer, o RunOptions) (*Result, error) {
 	progress := o.Progress
@@ -147,15 +153,25 @@ func RunWith(ctx context.Context, e *Experiment, out io.Writer, o RunOptions) (*
 	if err := e.CheckClock(plan); err != nil {
 		return nil, err
 	}
-	resDir := o.Dir
-	if resDir == "" {
-		resDir = filepath.Join(e.Experiment.OutputDir, e.Experiment.Name)
+	// A name becomes a directory only once it is known to be a name: one
+	// path element below the output directory (Validate checks it at its
+	// line; this holds for an experiment built any other way too).
+	if err := config.Name(e.Experiment.Name); err != nil {
+		return nil, fmt.Errorf("testbed: experiment.name %v", err)
+	} else if e.Experiment.Name == LatestLink {
+		return nil, fmt.Errorf("testbed: experiment.name %q is the link to the newest run", LatestLink)
 	}
-	stage, err := report.StageDir(resDir)
+	var stage *report.Staged
+	expDir := filepath.Join(e.Experiment.OutputDir, e.Experiment.Name)
+	if o.Dir != "" {
+		stage, err = report.StageDir(o.Dir)
+	} else {
+		stage, err = report.StageRun(expDir, report.RunID(started, e.Experiment.Seed))
+	}
 	if err != nil {
 		return nil, fmt.Errorf("testbed: results: %w", err)
 	}
-	log.Debug("results staged", zap.String("dir", resDir), zap.String("stage", stage.Path()))
+	log.Debug("results staged", zap.String("dir", stage.Target()), zap.String("stage", stage.Path()))
 	committed := false
 	defer func() {
 		if !committed {
@@ -241,11 +257,15 @@ func RunWith(ctx context.Context, e *Experiment, out io.Writer, o RunOptions) (*
 		return nil, fmt.Errorf("testbed: results: %w", err)
 	}
 	committed = true
+	resDir := stage.Target()
 	res.Dir = resDir
 	log.Debug("results written", zap.String("dir", resDir), zap.Bool("interrupted", res.Interrupted))
 	if o.Dir == "" {
-		if err := LinkLatest(resDir); err != nil {
-			log.Warn("results written, but the latest link not updated", zap.String("dir", resDir), zap.Error(err))
+		id := filepath.Base(resDir)
+		for _, l := range [][2]string{{expDir, id}, {e.Experiment.OutputDir, filepath.Join(e.Experiment.Name, id)}} {
+			if err := LinkLatest(l[0], l[1]); err != nil {
+				log.Warn("results written, but the latest link not updated", zap.String("dir", resDir), zap.Error(err))
+			}
 		}
 	}
 	for i := range res.Captures {

@@ -62,7 +62,10 @@ type ExperimentInfo struct {
 	WarmupMs float64 `toml:"warmup_ms"`
 	// SampleUs is the period of the queue, fair-rate and flow-rate series.
 	SampleUs float64 `toml:"sample_us"`
-	// OutputDir is where results/<name>/ goes (default "results").
+	// OutputDir is where results/<name>/<run id>/ goes (default
+	// "results"). The file may name only a relative directory below the
+	// working directory (filepath.IsLocal); the -o flag, which the user
+	// types, may name any (RunWith takes it as it is).
 	OutputDir string `toml:"output_dir"`
 	// Clock is the driver: "virtual" (discrete events in virtual time, exact
 	// and deterministic, every link at its true rate) or "dpdk" (real time,
@@ -146,9 +149,9 @@ type Topology struct {
 // the file (h0, h1, ... for hosts; the switches' names), with its rate and
 // delay from A to B, and from B to A when GbpsBA / DelayUsBA are given.
 type LinkSpec struct {
-	A         string  `toml:"a"`
-	B         string  `toml:"b"`
-	Gbps      float64 `toml:"gbps"`
+	A         string  `toml:"a" required:"the node at one end (h0, h1, ... or a switch's name)"`
+	B         string  `toml:"b" required:"the node at the other end"`
+	Gbps      float64 `toml:"gbps" required:"the link's rate from a to b, Gb/s"`
 	DelayUs   float64 `toml:"delay_us"`
 	GbpsBA    float64 `toml:"gbps_ba"`
 	DelayUsBA float64 `toml:"delay_us_ba"`
@@ -174,9 +177,9 @@ type PFC struct {
 
 // Flow is a static flow between two hosts.
 type Flow struct {
-	ID        int     `toml:"id"`
-	Src       int     `toml:"src"`
-	Dst       int     `toml:"dst"`
+	ID        int     `toml:"id" required:"the flow's id (unique in the experiment)"`
+	Src       int     `toml:"src" required:"the sending host's index"`
+	Dst       int     `toml:"dst" required:"the receiving host's index"`
 	SizeBytes int64   `toml:"size_bytes"` // 0: unlimited
 	StartUs   float64 `toml:"start_us"`
 	RateGbps  float64 `toml:"rate_gbps"` // offered-rate cap; 0: none
@@ -186,10 +189,10 @@ type Flow struct {
 // at StartUs, repeated Repeat times every PeriodUs.
 type Incast struct {
 	IDBase         int     `toml:"id_base"`
-	Senders        []int   `toml:"senders"`
-	Dst            int     `toml:"dst"`
+	Senders        []int   `toml:"senders" required:"the sending hosts' indexes"`
+	Dst            int     `toml:"dst" required:"the receiving host's index"`
 	FlowsPerSender int     `toml:"flows_per_sender"`
-	SizeBytes      int64   `toml:"size_bytes"`
+	SizeBytes      int64   `toml:"size_bytes" required:"each flow's size in bytes"`
 	StartUs        float64 `toml:"start_us"`
 	Repeat         int     `toml:"repeat"`
 	PeriodUs       float64 `toml:"period_us"`
@@ -199,10 +202,10 @@ type Incast struct {
 // sender's line rate, to destinations drawn from Dsts.
 type Workload struct {
 	IDBase   int     `toml:"id_base"`
-	CDF      string  `toml:"cdf"` // relative to the experiment file
-	Senders  []int   `toml:"senders"`
-	Dsts     []int   `toml:"dsts"`
-	Load     float64 `toml:"load"`
+	CDF      string  `toml:"cdf" required:"a flow-size CDF file"` // relative to the experiment file
+	Senders  []int   `toml:"senders" required:"the sending hosts' indexes"`
+	Dsts     []int   `toml:"dsts" required:"the destination hosts' indexes"`
+	Load     float64 `toml:"load" required:"the offered load, a fraction of each sender's line rate"`
 	StartUs  float64 `toml:"start_us"`
 	StopUs   float64 `toml:"stop_us"`
 	MaxFlows int     `toml:"max_flows"`
@@ -252,6 +255,12 @@ func (e *Experiment) Validate() error {
 	switch {
 	case x.Name == "":
 		return e.errorf("experiment.name", "missing: every experiment needs a name")
+	case config.Name(x.Name) != nil:
+		return e.errorf("experiment.name", "%v", config.Name(x.Name))
+	case x.Name == LatestLink:
+		return e.errorf("experiment.name", "%q is the link to the newest run: choose another name", x.Name)
+	case x.OutputDir == "" || !filepath.IsLocal(x.OutputDir):
+		return e.errorf("experiment.output_dir", "%q: an experiment file may only name a relative directory below the one testbed runs in (use -o for any other place)", x.OutputDir)
 	case config.PositiveTime(x.DurationMs, "ms") != nil:
 		return e.errorf("experiment.duration_ms", "%v", config.PositiveTime(x.DurationMs, "ms"))
 	case config.Time(x.WarmupMs, "ms") != nil || x.WarmupMs >= x.DurationMs:

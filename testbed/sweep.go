@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/ccbed/ccbed/testbed/report"
 )
@@ -101,30 +102,48 @@ func splitValues(s string) []string {
 }
 
 // Sweep runs one experiment per point (SweepPoints), each loaded by load,
-// into dir/run-000, dir/run-001, ..., and writes index.csv and index.json
-// there, and plots of each metric that varies against each swept key
+// into a sweep directory of its own, parent/<sweep id>/ (report.RunID's
+// time, without a seed: "20261127-172512"; never replacing another sweep),
+// as run-000, run-001, ..., and writes index.csv and index.json there, and plots of each metric that varies against each swept key
 // (report.SweepPlots: sweep_<metric>_vs_<key>.png and .svg, the seeds,
 // SweepSeedKey, taken as repeats; an interrupted run is left out of the
 // plots). Every point is loaded and checked before the first run starts, so
 // a typo fails at once. The sweep directory is staged and renamed into place
-// like a run's (report.StageDir). When ctx ends, the run in progress stops
-// and is written, marked interrupted, the index lists the runs made so far,
-// and no further run starts. Each run's summary table goes to out (nil:
-// none).
-func Sweep(ctx context.Context, dir string, points [][]string, load func(sets []string) (*Experiment, error), out io.Writer) ([]SweepRun, error) {
+// like a run's (report.StageRun), and parent's LatestLink then points at
+// it. When ctx ends, the run in progress stops and is written, marked
+// interrupted, the index lists the runs made so far, and no further run
+// starts. Each run's summary table goes to out (nil: none). It returns the
+// sweep's directory and its runs.
+func Sweep(ctx context.Context, parent string, points [][]string, load func(sets []string) (*Experiment, error), out io.Writer) (string, []SweepRun, error) {
 	exps := make([]*Experiment, len(points))
 	for i, p := range points {
 		e, err := load(p)
 		if err != nil {
-			return nil, err
+			return "", nil, err
 		}
 		exps[i] = e
 	}
-	stage, err := report.StageDir(dir)
+	stage, err := report.StageRun(parent, time.Now().UTC().Format(report.RunIDLayout))
 	if err != nil {
-		return nil, err
+		return "", nil, err
 	}
 	defer stage.Abort() // after Commit, nothing
+	runs, err := sweepRuns(ctx, stage.Path(), exps, points, out)
+	if err != nil {
+		return "", runs, err
+	}
+	if err := stage.Commit(); err != nil {
+		return "", runs, err
+	}
+	// The link is a convenience: a sweep whose link is in the way is still
+	// whole.
+	LinkLatest(parent, filepath.Base(stage.Target()))
+	return stage.Target(), runs, nil
+}
+
+// sweepRuns runs the points into dir, the sweep's staging directory, and
+// writes its index and plots there.
+func sweepRuns(ctx context.Context, dir string, exps []*Experiment, points [][]string, out io.Writer) ([]SweepRun, error) {
 	var runs []SweepRun
 	for i, e := range exps {
 		if ctx.Err() != nil {
@@ -138,7 +157,7 @@ func Sweep(ctx context.Context, dir string, points [][]string, load func(sets []
 		if out != nil {
 			fmt.Fprintf(out, "== %s: %s\n", r.Dir, strings.Join(points[i], " "))
 		}
-		res, err := RunWith(ctx, e, out, RunOptions{Dir: filepath.Join(stage.Path(), r.Dir)})
+		res, err := RunWith(ctx, e, out, RunOptions{Dir: filepath.Join(dir, r.Dir)})
 		if err != nil {
 			return runs, fmt.Errorf("%s (%s): %w", r.Dir, strings.Join(points[i], " "), err)
 		}
@@ -148,7 +167,7 @@ func Sweep(ctx context.Context, dir string, points [][]string, load func(sets []
 		}
 		runs = append(runs, r)
 	}
-	if err := writeSweepIndex(stage.Path(), runs, points); err != nil {
+	if err := writeSweepIndex(dir, runs, points); err != nil {
 		return runs, err
 	}
 	var plotted []report.SweepRun
@@ -158,10 +177,8 @@ func Sweep(ctx context.Context, dir string, points [][]string, load func(sets []
 		}
 	}
 	title := "sweep of " + exps[0].Experiment.Name
-	if _, err := report.SweepPlots(stage.Path(), title, sweepKeys(points), SweepSeedKey, plotted); err != nil {
-		return runs, err
-	}
-	return runs, stage.Commit()
+	_, err := report.SweepPlots(dir, title, sweepKeys(points), SweepSeedKey, plotted)
+	return runs, err
 }
 
 // sweepKeys are the swept keys, in the order given.

@@ -104,6 +104,9 @@ func run(args []string) int {
 	var file *config.File
 	if *cfgPath != "" {
 		f, err := config.Load(*cfgPath, &cfg)
+		if err == nil {
+			err = f.Require(&cfg)
+		}
 		if err != nil {
 			return c.Exit(err)
 		}

@@ -261,7 +261,7 @@ func (f *runFlags) load(path string, sets []string) (*testbed.Experiment, error)
 func run(args []string) error {
 	c := newCommand("run", "Run an experiment in virtual time or on DPDK; write its results directory (docs/results.md).")
 	fs := c.Flags
-	rf := addRunFlags(c, "results directory's parent (default: the experiment's output_dir)")
+	rf := addRunFlags(c, "output directory: the run goes to DIR/<name>/<run id>/ (default: the experiment's output_dir)")
 	seed := fs.Uint64("seed", 0, "override the experiment's seed")
 	var every time.Duration
 	c.Duration(&every, "progress", 2*time.Second, "report the run's progress this often at info level (0: never; -q: never)")
@@ -365,7 +365,7 @@ func progressFields(p fabric.Progress) []zap.Field {
 // against each swept key (sweep_<metric>_vs_<key>.png and .svg).
 func sweep(args []string) error {
 	c := newCommand("sweep", "Run the experiment at every combination of the -set values into one directory, with an index.")
-	rf := addRunFlags(c, "sweep directory (default: the experiment's output_dir/<name>-sweep)")
+	rf := addRunFlags(c, "parent of the sweep's directory, DIR/<name>-sweep/<sweep id>/ (default: the experiment's output_dir)")
 	path, err := rf.parse(c, args)
 	if err != nil {
 		return err
@@ -378,17 +378,18 @@ func sweep(args []string) error {
 	if err != nil {
 		return fmt.Errorf("sweep: %w", err)
 	}
-	dir := *rf.outDir
-	if dir == "" {
-		dir = filepath.Join(e.Experiment.OutputDir, e.Experiment.Name+"-sweep")
+	outDir := e.Experiment.OutputDir
+	if *rf.outDir != "" {
+		outDir = *rf.outDir
 	}
+	parent := filepath.Join(outDir, e.Experiment.Name+"-sweep")
 	ctx, stop := signalContext()
 	defer stop()
 	var out io.Writer = os.Stdout
 	if c.Quiet() { // -q: no per-run summary tables either
 		out = nil
 	}
-	idx, err := testbed.Sweep(ctx, dir, points, func(sets []string) (*testbed.Experiment, error) { return rf.load(path, sets) }, out)
+	dir, idx, err := testbed.Sweep(ctx, parent, points, func(sets []string) (*testbed.Experiment, error) { return rf.load(path, sets) }, out)
 	if err != nil {
 		return fmt.Errorf("sweep: %w", err)
 	}
@@ -526,7 +527,8 @@ func compare(args []string) error {
 		if !ok || label == "" || dir == "" {
 			return c.Errorf("%q: want LABEL=RESULTS_DIR", a)
 		}
-		runs = append(runs, report.CompareRun{Label: label, Dir: dir})
+		// An experiment's directory stands for its newest run.
+		runs = append(runs, report.CompareRun{Label: label, Dir: report.ResolveRun(dir)})
 	}
 	for i := range runs {
 		runs[i].Port = *port

@@ -26,6 +26,7 @@ link_gbps = 10
 scheme = "dcqcn"
 
 [[flows]]
+id = 1
 src = 0
 dst = 1
 `
@@ -48,7 +49,7 @@ func TestSIGINTWritesInterruptedResults(t *testing.T) {
 	go func() { done <- run([]string{path, "-o", out, "-q"}) }()
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		if m, _ := filepath.Glob(filepath.Join(out, ".long.partial-*")); len(m) > 0 {
+		if m, _ := filepath.Glob(filepath.Join(out, "long", ".*.partial-*")); len(m) > 0 {
 			break
 		}
 		if time.Now().After(deadline) {
@@ -66,7 +67,7 @@ func TestSIGINTWritesInterruptedResults(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatal("SIGINT did not stop the run")
 	}
-	s, err := report.LoadSummary(filepath.Join(out, "long", report.SummaryFile))
+	s, err := report.LoadSummary(filepath.Join(out, "long", "latest", report.SummaryFile))
 	if err != nil || !s.Interrupted || s.DurationS <= 0 || s.DurationS >= 600 {
 		t.Fatalf("summary after SIGINT: interrupted %v, duration %v s, %v", s.Interrupted, s.DurationS, err)
 	}

@@ -7,7 +7,9 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -276,5 +278,64 @@ func TestLoadSummaryVersion1(t *testing.T) {
 	s, err := LoadSummary(p)
 	if err != nil || s.ResultsVersion != 0 || s.LinkGbps != 10 || s.Ports[0].FairRateGbps.Or(0) != 3.3 || s.JainIndex.Or(0) != 0.99 {
 		t.Errorf("version 1 summary: %v %+v", err, s)
+	}
+}
+
+// TestCommitNeverRemovesWhatItDidNotWrite: a StageDir target that holds
+// anything but a results directory is left as it is and the commit fails;
+// StageRun commits of one id, one after another and at once, each take a
+// name of their own (id, id-2, ...) and replace nothing.
+func TestCommitNeverRemovesWhatItDidNotWrite(t *testing.T) {
+	parent := t.TempDir()
+	mine := filepath.Join(parent, "mine")
+	os.MkdirAll(mine, 0o755)
+	os.WriteFile(filepath.Join(mine, "thesis.tex"), []byte("mine"), 0o644)
+	st, err := StageDir(mine)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Commit(); err == nil || !strings.Contains(err.Error(), "not a results directory") {
+		t.Errorf("Commit over a user's directory: %v", err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(mine, "thesis.tex")); string(b) != "mine" {
+		t.Errorf("the user's file holds %q", b)
+	}
+	os.RemoveAll(st.Path())
+
+	exp := filepath.Join(parent, "exp")
+	const id, n = "20261127-172512-seed1", 8
+	var wg sync.WaitGroup
+	names := make([]string, n)
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			st, err := StageRun(exp, id)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			os.WriteFile(filepath.Join(st.Path(), SummaryFile), []byte(strconv.Itoa(i)), 0o644)
+			if err := st.Commit(); err != nil {
+				t.Error(err)
+				return
+			}
+			names[i] = st.Target()
+		}()
+	}
+	wg.Wait()
+	seen := map[string]bool{}
+	for i, name := range names {
+		b, err := os.ReadFile(filepath.Join(name, SummaryFile))
+		if err != nil || string(b) != strconv.Itoa(i) || seen[name] {
+			t.Errorf("commit %d in %s: %q, %v", i, name, b, err)
+		}
+		seen[name] = true
+	}
+	if ents, _ := os.ReadDir(exp); len(ents) != n {
+		t.Errorf("%d entries in the experiment's directory, want %d", len(ents), n)
+	}
+	if _, err := StageRun(exp, "../x"); err == nil {
+		t.Error("StageRun took a run id with a separator")
 	}
 }
