@@ -1,0 +1,205 @@
+package testbed
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/ccbed/ccbed/ccalgo"
+	"github.com/ccbed/ccbed/testbed/report"
+)
+
+// updateDigest rewrites testdata/fabric-digest.golden from this build:
+// go test ./testbed -run TestFabricDigest -update-digest. Only when a change
+// moves behaviour on purpose; its commit says why.
+var updateDigest = flag.Bool("update-digest", false, "rewrite testdata/fabric-digest.golden")
+
+// digestGolden holds one line per case: its name and the SHA-256 of what
+// it measured.
+const digestGolden = "testdata/fabric-digest.golden"
+
+// digestStar is every scheme's case: a 4-host star, a 3-to-1 of two long
+// flows and a 300 KB one, PFC on (lossless priority 3, a small shared buffer
+// so that it pauses), 10 % pacing jitter, in virtual time.
+const digestStar = `
+[experiment]
+name = "digest"
+duration_ms = 3
+sample_us = 50
+clock = "virtual"
+seed = 3
+
+[topology]
+hosts = 4
+link_gbps = 10
+delay_us = 1
+buffer_bytes = 400_000
+mtu_bytes = 1000
+pacing_jitter = 0.1
+
+[cc]
+scheme = "SCHEME"
+expected_flows = 3
+
+[pfc]
+enabled = true
+
+[buffer]
+size_bytes = 1_000_000
+
+[[flows]]
+id = 1
+src = 0
+dst = 3
+
+[[flows]]
+id = 2
+src = 1
+dst = 3
+start_us = 200
+
+[[flows]]
+id = 3
+src = 2
+dst = 3
+size_bytes = 300_000
+start_us = 500
+`
+
+// digestLeafSpine covers ECMP, multi-hop PFC, incast and the workload
+// generator: a 2-leaf, 2-spine fabric of 8 hosts under web search at 60 %
+// load and a 5-to-1 incast into a small shared buffer.
+const digestLeafSpine = `
+[experiment]
+name = "digest-ls"
+duration_ms = 2
+sample_us = 50
+clock = "virtual"
+seed = 5
+
+[topology]
+kind = "leaf-spine"
+leaves = 2
+spines = 2
+hosts_per_leaf = 4
+link_gbps = 25
+delay_us = 1
+buffer_bytes = 1_000_000
+mtu_bytes = 1000
+pacing_jitter = 0.05
+
+[cc]
+scheme = "SCHEME"
+expected_flows = 8
+
+[pfc]
+enabled = true
+
+[buffer]
+size_bytes = 600_000
+
+[[incast]]
+id_base = 1
+senders = [3, 4, 5, 6, 7]
+dst = 0
+flows_per_sender = 2
+size_bytes = 200_000
+start_us = 100
+
+[[workloads]]
+id_base = 1000
+cdf = "../configs/workloads/websearch.cdf"
+senders = [0, 1, 2, 3, 4, 5, 6, 7]
+dsts = [0, 1, 2, 3, 4, 5, 6, 7]
+load = 0.6
+stop_us = 1500
+`
+
+// TestFabricDigest runs every scheme on the star, and DCQCN and HPCC on the
+// leaf-spine, and compares a hash of every series, FCT and per-flow and
+// per-port summary value with the golden file: a change that should not
+// move behaviour (a refactor, a speed-up, a results-layout change) must
+// leave every hash as it was.
+func TestFabricDigest(t *testing.T) {
+	type run struct{ name, text string }
+	var runs []run
+	for _, s := range ccalgo.Schemes() {
+		runs = append(runs, run{"star-" + s.Name, strings.Replace(digestStar, "SCHEME", s.Name, 1)})
+	}
+	for _, s := range []string{"dcqcn", "hpcc"} {
+		runs = append(runs, run{"leafspine-" + s, strings.Replace(digestLeafSpine, "SCHEME", s, 1)})
+	}
+	var got []string
+	for _, r := range runs {
+		e, err := Decode(r.name+".toml", r.text, ".")
+		if err != nil {
+			t.Fatalf("%s: %v", r.name, err)
+		}
+		e.Experiment.OutputDir = t.TempDir()
+		res, err := Run(context.Background(), e, nil)
+		if err != nil {
+			t.Fatalf("%s: %v", r.name, err)
+		}
+		got = append(got, r.name+" "+runDigest(t, res))
+		var pauses, fcts int
+		for _, p := range res.Summary.Ports {
+			pauses += int(p.PFCPauses)
+		}
+		for _, f := range res.Summary.Flows {
+			if f.FCTUs.Valid() {
+				fcts++
+			}
+		}
+		t.Logf("%s: %d PFC pauses, %d FCTs", r.name, pauses, fcts)
+		// What the digest is for: PFC pauses (no scheme holds the queue
+		// below XOFF at once), flows complete.
+		if (r.name == "star-none" && pauses == 0) || (r.name == "leafspine-dcqcn" && pauses == 0) || fcts == 0 {
+			t.Errorf("%s: %d PFC pauses, %d FCTs: the case does not exercise what it should", r.name, pauses, fcts)
+		}
+	}
+	text := strings.Join(got, "\n") + "\n"
+	if *updateDigest {
+		if err := os.WriteFile(digestGolden, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(digestGolden)
+	if err != nil {
+		t.Fatalf("%v (make it with -update-digest)", err)
+	}
+	if string(want) != text {
+		t.Errorf("the fabric's behaviour moved; if on purpose, rerun with -update-digest and say why in the commit.\ngot:\n%swant:\n%s", text, want)
+	}
+}
+
+// runDigest hashes a run's CSVs and the measured parts of its summary (the
+// flows and the ports), which do not depend on when or where it ran.
+func runDigest(t *testing.T, res *Result) string {
+	t.Helper()
+	h := sha256.New()
+	for _, name := range []string{report.QueueCSVFile, report.RateCSVFile, report.FairRateCSVFile, report.FCTCSVFile} {
+		b, err := os.ReadFile(filepath.Join(res.Dir, name))
+		if err != nil && !os.IsNotExist(err) {
+			t.Fatal(err)
+		}
+		fmt.Fprintf(h, "%s %d\n", name, len(b))
+		h.Write(b)
+	}
+	m, err := json.Marshal(struct {
+		Flows, Ports any
+		Jain         any
+	}{res.Summary.Flows, res.Summary.Ports, res.Summary.JainIndex})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.Write(m)
+	return hex.EncodeToString(h.Sum(nil))
+}
