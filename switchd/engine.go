@@ -404,7 +404,10 @@ func (e *Engine) Classify(in int, frame []byte, m *Meta) bool {
 	if s.IPOff == 0 {
 		switch {
 		case s.Kind == wire.KindPFC:
-			if ig.trust&(trustPFCPeer|trustNoPFC) != 0 && !ig.acceptsPFC(frame) {
+			// A MAC Control frame is never VLAN-tagged (IEEE 802.3 Clause
+			// 31, Annex 31D: its Length/Type is 88-08 right after the
+			// source address): a tagged one is no pause, whatever the trust.
+			if wire.Ethernet(frame).HasVLAN() || ig.trust&(trustPFCPeer|trustNoPFC) != 0 && !ig.acceptsPFC(frame) {
 				ig.c[cRefusedPFC]++
 				return false
 			}
