@@ -234,12 +234,13 @@ type RxCounters struct {
 	BuildErrors   uint64 `json:"build_errors"`
 	// Refused counts the control frames the receive side refused under
 	// trust "topology": PFC, RoCC rate, P4QCN and QCN (counted above too,
-	// as received).
+	// as received); and VLAN-tagged PFC frames under any trust.
 	Refused Refusals `json:"refused"`
 }
 
 // Refusals counts control frames refused under trust "topology"
-// (Config.Trust), by kind. The receive side refuses PFC frames and CP
+// (Config.Trust), by kind, and VLAN-tagged PFC frames (never a pause, under
+// any trust). The receive side refuses PFC frames and CP
 // feedback (by their source), the send side CNPs, ACKs and NAKs (by the flow
 // they name), each in its own counters; Engine.Refused sums both.
 type Refusals struct {
@@ -555,8 +556,11 @@ func (e *Engine) Receive(now int64, frame []byte, out *Controls) int {
 	}
 	if fr.Kind == wire.KindPFC {
 		e.rc.PFC++
-		// PFC is link local: only the switch port at the other end sends it.
-		if e.r.trusted && fr.Eth.Src() != e.r.gateway {
+		// PFC is link local: only the switch port at the other end sends it,
+		// and never VLAN-tagged (a MAC Control frame's Length/Type is 88-08
+		// right after the source address, IEEE 802.3 Clause 31), whatever
+		// the trust.
+		if fr.Eth.HasVLAN() || e.r.trusted && fr.Eth.Src() != e.r.gateway {
 			e.rc.Refused.PFC++
 			return 0
 		}

@@ -339,3 +339,23 @@ func TestAddrRanges(t *testing.T) {
 		t.Errorf("0.0.0.0/0: %x-%x %v", lo, hi, err)
 	}
 }
+
+// TestTaggedPFCRefused: a VLAN-tagged pause, even from the gateway, is no
+// pause under either trust (a MAC Control frame is never tagged, IEEE 802.3
+// Clause 31): the sender keeps sending and counts the frame refused.
+func TestTaggedPFCRefused(t *testing.T) {
+	for _, trust := range []string{TrustAll, TrustTopology} {
+		t.Run(trust, func(t *testing.T) {
+			s := newTrustSender(t, "none", trust)
+			f := pfc(t, gatewayMAC)
+			// An 802.1Q tag (PCP 3, VID 0) after the source MAC.
+			s.deliver(t, append(append(f[:12:12], 0x81, 0x00, 3<<5, 0), f[12:]...))
+			if !s.e.CanSend(s.now + 1000) {
+				t.Error("a tagged pause stopped the sender")
+			}
+			if r := s.e.Refused(); r.PFC != 1 || r.Total() != 1 {
+				t.Errorf("refusals %+v: want one PFC", r)
+			}
+		})
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"net"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/ccbed/ccbed/ccalgo"
@@ -141,7 +142,9 @@ type PortConfig struct {
 	BufferBytes int64 `toml:"buffer_bytes"`
 	// HeadroomBytes is the PFC headroom of each lossless priority of this
 	// ingress port (buffer.mode "shared"); 0: buffer.headroom_bytes, or when
-	// that is 0 too, HeadroomBytes(link, delay_us, cc.mtu, burst_bytes).
+	// that is 0 too, derived (Config.Headroom): HeadroomBytes(link,
+	// delay_us, a full frame, the peer's burst) plus, for an af_packet
+	// device, its kernel receive ring (KernelRxFrames full frames).
 	HeadroomBytes int64 `toml:"headroom_bytes"`
 	// Scheme overrides cc.scheme for this port's CP.
 	Scheme string `toml:"scheme"`
@@ -683,7 +686,11 @@ func (c *Config) Lossless() []uint8 {
 	return []uint8{c.PFC.Priority}
 }
 
-// Headroom is port i's PFC headroom per lossless priority (shared buffer).
+// Headroom is port i's PFC headroom per lossless priority (shared buffer):
+// the port's headroom_bytes, else buffer.headroom_bytes, else derived from
+// the link (HeadroomBytes, with the larger of burst_bytes and PeerBurstFrames
+// full frames for the peer's burst) and, for an af_packet device, its
+// kernel receive ring (KernelRxFrames).
 func (c *Config) Headroom(i int) int64 {
 	if h := c.Ports[i].HeadroomBytes; h > 0 {
 		return h
@@ -692,7 +699,49 @@ func (c *Config) Headroom(i int) int64 {
 		return h
 	}
 	frame := c.CC.MTU + 100 // headers, INT stack and Ethernet overhead of a full data frame
-	return HeadroomBytes(c.LinkBps(i), int64(math.Round(c.Ports[i].DelayUs*1e3)), frame, c.Switch.BurstBytes)
+	burst := max(c.Switch.BurstBytes, PeerBurstFrames*frame)
+	h := HeadroomBytes(c.LinkBps(i), int64(math.Round(c.Ports[i].DelayUs*1e3)), frame, burst)
+	return h + int64(KernelRxFrames(c.Ports[i].Device))*int64(frame)
+}
+
+// PeerBurstFrames is the burst, in full frames, that a DPDK peer sends back
+// to back after a late poll: one tx burst of 32, as deep as hostd's NIC bucket
+// (nic_burst_frames). The derived headroom takes it or the switch's own
+// shaper burst (burst_bytes, a switchd peer's), whichever is larger.
+const PeerBurstFrames = 32
+
+// afPacketFrames is the af_packet PMD's default framecnt: the frames of each
+// PACKET_MMAP ring.
+const afPacketFrames = 512
+
+// KernelRxFrames is the number of frames a port's device holds in the kernel,
+// received on the link but not yet read by the switch: for an af_packet vdev
+// (a veth or a kernel interface), its PACKET_MMAP receive rings, framecnt
+// frames each (512 by default), one per queue pair; 0 for other devices,
+// whose receive ring a polling lcore drains within a burst. The switch counts
+// a frame against its ingress only once it has read it, so every frame in
+// that ring when XOFF goes out still arrives after it: the derived headroom
+// of an af_packet port holds a full ring (KernelRxFrames x a full frame).
+func KernelRxFrames(dev string) int {
+	name := DeviceName(dev)
+	if !strings.HasPrefix(name, "net_af_packet") && !strings.HasPrefix(name, "eth_af_packet") {
+		return 0
+	}
+	frames, qpairs := afPacketFrames, 1
+	for _, kv := range strings.Split(dev, ",")[1:] {
+		k, v, _ := strings.Cut(kv, "=")
+		n, err := strconv.Atoi(v)
+		if err != nil || n <= 0 {
+			continue // DPDK refuses it when it probes the device
+		}
+		switch k {
+		case "framecnt":
+			frames = n
+		case "qpairs":
+			qpairs = n
+		}
+	}
+	return frames * qpairs
 }
 
 // reserved is the buffer set aside for PFC in shared mode: headroom and

@@ -1,6 +1,7 @@
 package switchd
 
 import (
+	"math/bits"
 	"sync/atomic"
 
 	"github.com/ccbed/ccbed/wire"
@@ -45,15 +46,29 @@ const (
 	cFairRateBps    // RoCC fair rate, bits/s (a gauge; 0 without one)
 	// Control frames refused by trust (switch.trust, ports[].faces,
 	// ports[].ignore_pfc), counted at the port they came in on.
-	cRefusedPFC      // PFC frames not from the peer, or on a port that ignores PFC
+	cRefusedPFC      // PFC frames VLAN-tagged, not from the peer, or on a port that ignores PFC
 	cRefusedCNP      // CNPs from a host port with another station's source address
 	cRefusedAck      // ACKs from a host port with another station's source address
 	cRefusedNak      // NAKs likewise
 	cRefusedRoCCRate // RoCC rate messages from a host port (hosts have no CP)
 	cRefusedP4QCN    // P4QCN feedback from a host port
 	cRefusedQCN      // QCN feedback from a host port
-	numCounters
+	// Bytes of a lossless priority that entered on this port between its
+	// XOFF and its XON (Engine.recordAfterXOFF): the largest, and how many
+	// pause events fell in each AfterXOFFBucket.
+	cAfterXOFFMax
+	cAfterXOFFHist
+	numCounters = cAfterXOFFHist + AfterXOFFBuckets
 )
+
+// AfterXOFFBuckets is the number of buckets of PortCounters.PFCAfterXOFFHist.
+const AfterXOFFBuckets = 12
+
+// AfterXOFFBucket is the histogram bucket of n bytes taken after an XOFF:
+// 0 below 1 KiB, k in [2^(k-1), 2^k) KiB for k = 1..10, and 11 from 1 MiB on.
+func AfterXOFFBucket(n int64) int {
+	return min(bits.Len64(uint64(max(n, 0))>>10), AfterXOFFBuckets-1)
+}
 
 type counters [numCounters]uint64
 
@@ -116,6 +131,15 @@ type PortCounters struct {
 	Refused         uint64 `json:"refused"`
 	DropsTotal      uint64 `json:"drops"`
 	ECNMarkedTotal  uint64 `json:"ecn_marked"`
+	// PFC pause events of this ingress port (one tx shard; with several,
+	// none are recorded): the bytes of the paused priority that entered
+	// between each XOFF and its XON, what the peer and the link still
+	// delivered after the pause was queued. PFCAfterXOFFMax is the largest;
+	// PFCAfterXOFFHist[k] counts the events in AfterXOFFBucket k (below
+	// 1 KiB, then [2^(k-1), 2^k) KiB, then 1 MiB and more). A lossless run
+	// needs the port's headroom above what these show.
+	PFCAfterXOFFMax  uint64                   `json:"pfc_after_xoff_max_bytes"`
+	PFCAfterXOFFHist [AfterXOFFBuckets]uint64 `json:"pfc_after_xoff_hist"`
 	// Live per-priority state, as last published (the metrics endpoint's
 	// gauges); not in the JSON, whose final snapshot has empty queues:
 	// QueuePrioBytes is the egress data queue of each priority, XOFFMask the
@@ -173,4 +197,8 @@ func (pc *PortCounters) fill(rx, tx *published) {
 	pc.DropsTotal = pc.DropBuffer + pc.DropHeadroom + pc.DropNoRoute + pc.DropTTL + pc.DropMalformed +
 		pc.DropNotIPv4 + pc.DropControl + pc.DropTx + pc.Refused
 	pc.ECNMarkedTotal = pc.MarkedCE + pc.MarkedUE
+	pc.PFCAfterXOFFMax = get(cAfterXOFFMax)
+	for k := range pc.PFCAfterXOFFHist {
+		pc.PFCAfterXOFFHist[k] = get(cAfterXOFFHist + counter(k))
+	}
 }

@@ -171,6 +171,11 @@ type egress struct {
 	xoff      uint8
 	refreshAt [wire.PFCPriorities]int64
 	refreshNs int64
+	// sinceXOFF is the bytes of lossless priority p that entered on this
+	// port while it held p in XOFF (admitted or dropped): what the peer
+	// sent after the pause was queued, recorded at the XON
+	// (recordAfterXOFF). One tx shard only.
+	sinceXOFF [wire.PFCPriorities]int64
 
 	c   counters
 	pub published
@@ -404,7 +409,10 @@ func (e *Engine) Classify(in int, frame []byte, m *Meta) bool {
 	if s.IPOff == 0 {
 		switch {
 		case s.Kind == wire.KindPFC:
-			if ig.trust&(trustPFCPeer|trustNoPFC) != 0 && !ig.acceptsPFC(frame) {
+			// A MAC Control frame is never VLAN-tagged (IEEE 802.3 Clause
+			// 31, Annex 31D: its Length/Type is 88-08 right after the
+			// source address): a tagged one is no pause, whatever the trust.
+			if wire.Ethernet(frame).HasVLAN() || ig.trust&(trustPFCPeer|trustNoPFC) != 0 && !ig.acceptsPFC(frame) {
 				ig.c[cRefusedPFC]++
 				return false
 			}
@@ -597,6 +605,11 @@ func (e *Engine) Enqueue(now int64, m *Meta, frame []byte, h Handle) bool {
 	prio := m.Prio & 7
 	q := &g.q[prio]
 	lossless := e.pfcOn && e.lossless&(1<<prio) != 0
+	if lossless && sh.acct == nil {
+		if ig := &e.eg[m.In]; ig.xoff&(1<<prio) != 0 {
+			ig.sinceXOFF[prio] += l
+		}
+	}
 	// The port's cap holds every frame of a static buffer, and only the lossy
 	// ones of a shared buffer: there a lossless frame is dropped only when
 	// its ingress's headroom is full (egress admission always passes, as
@@ -1181,6 +1194,7 @@ func (e *Engine) setXOFF(now int64, g *egress, prio uint8) {
 	g.xoff |= 1 << prio
 	e.tx[g.sh].xoffPorts |= 1 << g.idx
 	g.c[cPFCOnsets]++
+	g.sinceXOFF[prio] = 0
 	e.sendPause(now, g, prio, e.pauseQuanta)
 }
 
@@ -1190,7 +1204,23 @@ func (e *Engine) setXON(now int64, g *egress, prio uint8) {
 	if g.xoff == 0 {
 		e.tx[g.sh].xoffPorts &^= 1 << g.idx
 	}
+	if e.pfcWant == nil {
+		e.recordAfterXOFF(g, prio)
+	}
 	e.sendPause(now, g, prio, 0)
+}
+
+// recordAfterXOFF counts the bytes priority prio of ingress port g took
+// between its XOFF and its XON into the port's histogram and maximum
+// (PortCounters.PFCAfterXOFFHist): the peer's reaction to a pause, which
+// the headroom must hold.
+func (e *Engine) recordAfterXOFF(g *egress, prio uint8) {
+	n := g.sinceXOFF[prio]
+	g.sinceXOFF[prio] = 0
+	g.c[cAfterXOFFHist+counter(AfterXOFFBucket(n))]++
+	if uint64(n) > g.c[cAfterXOFFMax] {
+		g.c[cAfterXOFFMax] = uint64(n)
+	}
 }
 
 // shouldPause reports whether lossless priority prio of count a (shard sh's)

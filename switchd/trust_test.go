@@ -146,19 +146,24 @@ func TestTrustControlFrames(t *testing.T) {
 
 // TestForgedPFCDoesNotPause: a pause frame from another MAC than the peer's
 // holds the port's data with trust "all" (today), and is refused with trust
-// "topology", where the peer's still pauses. ignore_pfc refuses every one.
+// "topology", where the peer's still pauses. ignore_pfc refuses every one. A
+// VLAN-tagged pause, even from the peer, is refused under either trust: a
+// MAC Control frame is never tagged (IEEE 802.3 Clause 31).
 func TestForgedPFCDoesNotPause(t *testing.T) {
 	for _, tc := range []struct {
 		name      string
 		trust     string
 		spoof     bool
+		tagged    bool
 		ignorePFC bool
 		paused    bool
 	}{
-		{"forged/all", TrustAll, true, false, true},
-		{"forged/topology", TrustTopology, true, false, false},
-		{"peer/topology", TrustTopology, false, false, true},
-		{"peer/ignore_pfc", TrustAll, false, true, false},
+		{"forged/all", TrustAll, true, false, false, true},
+		{"forged/topology", TrustTopology, true, false, false, false},
+		{"peer/topology", TrustTopology, false, false, false, true},
+		{"peer/ignore_pfc", TrustAll, false, false, true, false},
+		{"tagged peer/all", TrustAll, false, true, false, false},
+		{"tagged peer/topology", TrustTopology, false, true, false, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := trustConfig(tc.trust)
@@ -168,6 +173,10 @@ func TestForgedPFCDoesNotPause(t *testing.T) {
 			if tc.spoof {
 				spoof := hostMAC(9)
 				copy(f[6:12], spoof[:])
+			}
+			if tc.tagged {
+				// An 802.1Q tag (PCP 3, VID 0) after the source MAC.
+				f = append(append(f[:12:12], 0x81, 0x00, 3<<5, 0), f[12:]...)
 			}
 			h.inject(0, 1, f)
 			h.inject(0, 0, dataFrame(t, 0, 1, 1, 100, false))

@@ -213,44 +213,11 @@ func readJSON(tb testing.TB, path string, v any) {
 // so every rate message crosses two processes, not three (DCQCN's needs the
 // switch to mark and the receiver to send a CNP; it is not exercised here).
 func TestDaemonsOverVeth(t *testing.T) {
-	if testing.Short() {
-		t.Skip("multi-process veth test skipped in -short mode")
-	}
-	id := strconv.Itoa(os.Getpid() % 100000)
-	nsS, nsH0, nsH1 := "ccbdS"+id, "ccbdH0"+id, "ccbdH1"+id
-	s0, s1, h0, h1 := "ccbS0"+id, "ccbS1"+id, "ccbH0"+id, "ccbH1"+id
-	if out, err := exec.Command("ip", "netns", "add", nsS).CombinedOutput(); err != nil {
-		t.Skipf("cannot create network namespaces and veths (needs root and iproute2): %v %s", err, out)
-	}
-	t.Cleanup(func() { exec.Command("ip", "netns", "del", nsS).Run() })
-	for _, ns := range []string{nsH0, nsH1} {
-		mustRun(t, "ip", "netns", "add", ns)
-		t.Cleanup(func() { exec.Command("ip", "netns", "del", ns).Run() })
-	}
-	for _, ns := range []string{nsS, nsH0, nsH1} {
-		// No IPv6 autoconfiguration traffic on the veths: set before they exist.
-		mustRun(t, "ip", "netns", "exec", ns, "sysctl", "-qw",
-			"net.ipv6.conf.all.disable_ipv6=1", "net.ipv6.conf.default.disable_ipv6=1")
-	}
-	for _, c := range [][2]string{{s0, h0}, {s1, h1}} {
-		hns := nsH0
-		if c[1] == h1 {
-			hns = nsH1
-		}
-		mustRun(t, "ip", "link", "add", "name", c[0], "netns", nsS, "type", "veth", "peer", "name", c[1], "netns", hns)
-		mustRun(t, "ip", "-n", nsS, "link", "set", c[0], "up")
-		mustRun(t, "ip", "-n", hns, "link", "set", c[1], "up")
-	}
-	macS0, macS1 := vethMAC(t, nsS, s0), vethMAC(t, nsS, s1)
-	macH0, macH1 := vethMAC(t, nsH0, h0), vethMAC(t, nsH1, h1)
-
-	goTool, err := exec.LookPath("go")
-	if err != nil {
-		t.Fatalf("the go tool is needed to build switchd: %v", err)
-	}
+	r := newVethRig(t, "ccbd", 2)
+	s0, s1, h0, h1 := r.swIf[0], r.swIf[1], r.hIf[0], r.hIf[1]
+	macH0, macH1, macS0, macS1 := r.hMAC[0], r.hMAC[1], r.swMAC[0], r.swMAC[1]
+	switchdBin := buildSwitchd(t)
 	dir := t.TempDir()
-	switchdBin := filepath.Join(dir, "switchd")
-	mustRun(t, goTool, "build", "-o", switchdBin, "../switchd")
 
 	const (
 		senderIP   = "10.78.1.2"
@@ -259,20 +226,12 @@ func TestDaemonsOverVeth(t *testing.T) {
 		mtu        = 1024
 		durationS  = 3.0
 	)
-	// --no-shconf still makes each process's EAL runtime directory.
-	for _, prefix := range []string{"ccbsw", "ccbh0", "ccbh1"} {
-		t.Cleanup(func() { os.RemoveAll(filepath.Join("/var/run/dpdk", prefix+id)) })
-	}
-	eal := func(prefix, cpu, iface string) string {
-		return fmt.Sprintf(`["--no-huge", "-m", "256", "--no-pci", "--no-shconf", "--no-telemetry", "--lcores=0@%s", "--file-prefix=%s%s", "--log-level=lib.eal:error", "--vdev=net_af_packet0,iface=%s"]`,
-			cpu, prefix, id, iface)
-	}
 	swJSON, swCSV := filepath.Join(dir, "switch.json"), filepath.Join(dir, "switch.csv")
 	swCfg := fmt.Sprintf(`[switch]
 ip = "10.78.0.254"
 mode = "rtc"
 lcores = [0]
-eal_args = ["--no-huge", "-m", "256", "--no-pci", "--no-shconf", "--no-telemetry", "--lcores=0@1", "--file-prefix=ccbsw%s", "--log-level=lib.eal:error"]
+eal_args = %s
 mbufs = 4095
 ring_size = 512
 
@@ -303,78 +262,28 @@ base_rtt_us = 100
 csv = "%s"
 json = "%s"
 console = false
-`, id, s0, macH0, s1, macH1, swCSV, swJSON)
-	hostCfg := func(name, ip, gw, ealArgs string, gbps float64, flows string) string {
-		return fmt.Sprintf(`eal_args = %s
-port = "net_af_packet0"
-lcores = [0]
-mbufs = 4095
-duration_s = %g
-results_dir = "%s"
-
-[host]
-name = "%s"
-ip = "%s"
-gateway_mac = "%s"
-link_gbps = %g
-mtu_bytes = %d
-base_rtt_us = 100
-scheme = "rocc"
-rto_us = 20000
-nak_interval_us = 5000
-%s`, ealArgs, durationS, filepath.Join(dir, name), name, ip, gw, gbps, mtu, flows)
-	}
+`, r.eal(t, "sw", "1", ""), s0, macH0, s1, macH1, swCSV, swJSON)
 	// The receiver runs until SIGTERM (duration_s 0); the sender's message
 	// starts 200 ms into its run.
-	rxCfg := strings.Replace(hostCfg("receiver", receiverIP, macS1, eal("ccbh1", "0", h1), 0.2, ""),
-		fmt.Sprintf("duration_s = %g", durationS), "duration_s = 0", 1)
-	txCfg := hostCfg("sender", senderIP, macS0, eal("ccbh0", "0", h0), 0.4, fmt.Sprintf(`
+	rxCfg := hostTOML(dir, vethHost{name: "receiver", ip: receiverIP, gatewayMAC: macS1,
+		eal: r.eal(t, "h1", "0", "net_af_packet0,iface="+h1), linkGbps: 0.2, mtu: mtu, scheme: "rocc", rtoUs: 20000, nakUs: 5000})
+	txCfg := hostTOML(dir, vethHost{name: "sender", ip: senderIP, gatewayMAC: macS0,
+		eal: r.eal(t, "h0", "0", "net_af_packet0,iface="+h0), linkGbps: 0.4, durationS: durationS, mtu: mtu, scheme: "rocc", rtoUs: 20000, nakUs: 5000,
+		flows: fmt.Sprintf(`
 [[host.flows]]
 id = 1
 dst = "%s"
 size_bytes = %d
 start_us = 200000
-`, receiverIP, msgBytes))
-	write := func(name, text string) string {
-		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
-	swPath, rxPath, txPath := write("switch.toml", swCfg), write("receiver.toml", rxCfg), write("sender.toml", txCfg)
+`, receiverIP, msgBytes)})
+	swPath, rxPath, txPath := writeFile(t, dir, "switch.toml", swCfg), writeFile(t, dir, "receiver.toml", rxCfg), writeFile(t, dir, "sender.toml", txCfg)
 
 	begin := time.Now()
-	sw := startDaemon(t, "switchd", "switchd: running", nil, "ip", "netns", "exec", nsS, switchdBin, "-c", swPath)
-	select {
-	case <-sw.ready:
-	case <-sw.done:
-		t.Fatalf("switchd exited before running (%v):\n%s", sw.err, sw.output())
-	case <-time.After(15 * time.Second):
-		t.Fatalf("switchd did not start:\n%s", sw.output())
-	}
-	self := []string{"ip", "netns", "exec", "", os.Args[0], "-test.run=^$"}
-	hostArgv := func(ns string) []string {
-		a := append([]string(nil), self...)
-		a[3] = ns
-		return a
-	}
-	rx := startDaemon(t, "receiver", "", []string{hostdConfigEnv + "=" + rxPath}, hostArgv(nsH1)...)
-	for deadline := time.Now().Add(15 * time.Second); !hasPacketSocket(rx.cmd.Process.Pid, nsH1); {
-		select {
-		case <-rx.done:
-			t.Fatalf("receiver exited before opening its port (%v):\n%s", rx.err, rx.output())
-		default:
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("receiver did not open its af_packet port:\n%s", rx.output())
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	sw := r.startSwitchd(t, switchdBin, swPath)
+	rx := r.startHost(t, "receiver", 1, rxPath, time.Time{})
 	// The sender waits for a common start instant, as on real nodes.
 	startAt := time.Now().Add(3 * time.Second).Truncate(time.Millisecond)
-	tx := startDaemon(t, "sender", "", []string{hostdConfigEnv + "=" + txPath,
-		hostdStartAtEnv + "=" + startAt.UTC().Format(time.RFC3339Nano)}, hostArgv(nsH0)...)
+	tx := r.startHost(t, "sender", 0, txPath, startAt)
 	tx.wait(t, time.Duration(durationS*float64(time.Second))+18*time.Second)
 	rx.stop(t, 10*time.Second)
 	sw.stop(t, 10*time.Second)

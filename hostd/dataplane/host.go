@@ -231,7 +231,7 @@ func (h *Host) PollTx(now int64) int {
 	if h.ctlUsed.Load() { // else the ring is empty: no cgo call
 		c = h.ctl.DequeueBurst(h.txb.Pkts[:Burst])
 	}
-	return h.txSide(now, c)
+	return h.txSide(now, c, true)
 }
 
 // Poll is one iteration of both sides at now, for a host whose two sides share
@@ -248,6 +248,7 @@ func (h *Host) Poll(now int64) int {
 	h.publishRx()
 	h.publishTx()
 	total, nOut := 0, 0
+	backlog := false
 	for round := 1; ; round++ {
 		n := h.port.RxBurst(h.rxb.Pkts)
 		if n == 0 {
@@ -255,7 +256,11 @@ func (h *Host) Poll(now int64) int {
 		}
 		total += n
 		nOut = h.receive(now, n, nOut)
-		if n < len(h.rxb.Pkts) || round == maxRxBursts {
+		if n < len(h.rxb.Pkts) {
+			break
+		}
+		if round == maxRxBursts {
+			backlog = true
 			break
 		}
 		// More is waiting: send the controls owed so far, and receive again.
@@ -266,10 +271,14 @@ func (h *Host) Poll(now int64) int {
 	if h.ctlUsed.Load() && nOut <= txBurst-2*Burst {
 		nOut += h.ctl.DequeueBurst(h.txb.Pkts[nOut : nOut+Burst])
 	}
-	return total + h.txSide(now, nOut)
+	return total + h.txSide(now, nOut, !backlog)
 }
 
-// maxRxBursts is the number of rx bursts one Poll takes at most.
+// maxRxBursts is the number of rx bursts one Poll takes at most. When the
+// last was full too, frames may still wait on the port (a PFC pause among
+// them): that Poll sends control frames only, no data, so that a pause the
+// port holds stops data before another burst leaves, as a NIC acts on a pause
+// before its next frame (docs/switch.md, "PFC over af_packet").
 const maxRxBursts = 4
 
 // receive hands the n frames of the rx burst to the engine (1-lcore mode),
@@ -359,12 +368,13 @@ func (h *Host) refill() bool {
 }
 
 // txSide charges and transmits the nCtl control frames at the head of the tx
-// array, with the data frames the engine builds at now when it has work due.
-func (h *Host) txSide(now int64, nCtl int) int {
+// array, with the data frames the engine builds at now when it has work due
+// and data is true (false: received frames may still wait on the port).
+func (h *Host) txSide(now int64, nCtl int, data bool) int {
 	work := nCtl
 	h.chargeControls(now, nCtl)
 	k := nCtl
-	if now >= h.wake || h.eng.EventsPending() {
+	if data && (now >= h.wake || h.eng.EventsPending()) {
 		work += h.eng.Service(now)
 		end := nCtl + Burst
 		// Spares for a whole burst, allocated only when a frame may leave;

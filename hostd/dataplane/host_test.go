@@ -13,6 +13,7 @@ import (
 	"github.com/ccbed/ccbed/dpdk"
 	"github.com/ccbed/ccbed/lcore"
 	"github.com/ccbed/ccbed/port"
+	"github.com/ccbed/ccbed/wire"
 )
 
 var ealArgs = []string{
@@ -260,4 +261,61 @@ func cleanupCable(t *testing.T, mp *dpdk.Mempool, pa, pb dpdk.EthPort, closers .
 		}
 		mp.Free()
 	})
+}
+
+// TestPollReadsPauseBeforeData: a host in 1-lcore mode whose port holds more
+// received frames than one Poll reads (maxRxBursts full bursts) with a PFC
+// pause behind them sends no data until it has read the pause, and none while
+// the pause holds: a pause on the port stops data before another burst
+// leaves. Then, with the pause over, data flows (the host had data to send
+// all along).
+func TestPollReadsPauseBeforeData(t *testing.T) {
+	ca, cb := oneFlow("none", 0, 0)
+	a, b := cablePair(t, "pausefirst", ca, cb)
+	const junk = maxRxBursts*Burst + 10
+	inject := dpdk.NewBurst(junk + 1)
+	defer inject.Free()
+	if err := a.pool.AllocBulk(inject.Pkts); err != nil {
+		t.Fatal(err)
+	}
+	for i, m := range inject.Pkts {
+		room := m.Room()
+		if i < junk {
+			// Not IPv4: the engine counts it and owes nothing.
+			clear(room[:64])
+			room[12], room[13] = 0x88, 0xb5
+			m.SetLen(64)
+			continue
+		}
+		var qs [8]uint16
+		qs[3] = 0xffff
+		n, err := wire.BuildPFC(room, wire.MAC{2, 0, 0, 0, 0, 2}, 1<<3, &qs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m.SetLen(n)
+	}
+	if n := b.port.TxBurst(inject.Pkts); n != len(inject.Pkts) {
+		dpdk.FreeBulk(inject.Pkts[n:])
+		t.Fatalf("cable took %d of %d frames", n, len(inject.Pkts))
+	}
+	sent := func() uint64 { _, tx := a.Engine().Counters(); return tx.DataFrames }
+	now := int64(1_000_000)
+	for i := 0; i < 3; i++ {
+		a.Poll(now)
+		if n := sent(); n != 0 {
+			t.Fatalf("poll %d: %d data frames sent before the pause behind %d frames was read", i, n, junk)
+		}
+		now += 1000
+	}
+	if _, tx := a.Engine().Counters(); tx.PauseFrames != 1 {
+		t.Fatalf("pause frames applied %d, want 1", tx.PauseFrames)
+	}
+	// 0xffff quanta at 10 Gb/s hold data for 3.36 ms.
+	now += wire.QuantaNs(0xffff, 10e9)
+	a.Poll(now)
+	if sent() == 0 {
+		t.Fatal("no data frame after the pause ended")
+	}
+	port.Drain(b.port, b.rxb.Pkts)
 }
