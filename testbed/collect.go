@@ -272,10 +272,16 @@ func Collect(dir, out string, w io.Writer) (*CollectResult, error) {
 			res.Consistency.LinkLostFrames))
 	}
 	if b := m.StallBound; b != nil {
-		// hostd's loop stats are in its log only; switchd's in its results.
 		for _, l := range sw.Lcores {
 			if r := stallReason(l.Lcore, "switch "+l.Name, l.MaxStallNs, *b); r != "" {
 				degraded = append(degraded, r)
+			}
+		}
+		for i, h := range m.Hosts {
+			for _, l := range infos[i].Lcores {
+				if r := stallReason(l.Lcore, h.Name+" "+l.Name, l.MaxStallNs, *b); r != "" {
+					degraded = append(degraded, r)
+				}
 			}
 		}
 	}
