@@ -359,6 +359,17 @@ func (CPBase) NextTimer() int64 { return Never }
 // OnTimer does nothing.
 func (CPBase) OnTimer(int64, *PortState, FeedbackSink) {}
 
+// ControlPeriod is implemented by the parameter struct of a scheme that acts
+// on a period of its own besides each ACK or feedback frame (RoCC's fair-rate
+// update interval, DCQCN's rate-increase and alpha timers, HPCC's T, ACC's
+// control period, QCN's and P4QCN's timer cycles). The testbed bounds the
+// lcore stalls a run may suffer by the shorter of it and the base RTT.
+type ControlPeriod interface {
+	// ControlPeriodNs returns the period in ns (0 or less: none configured)
+	// and what it is, with its parameter key.
+	ControlPeriodNs() (ns int64, what string)
+}
+
 // Env is where an algorithm instance runs: the facts its defaults and state
 // depend on.
 type Env struct {

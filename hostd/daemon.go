@@ -449,6 +449,19 @@ type RunInfo struct {
 	// short.
 	Interrupted bool   `json:"interrupted"`
 	Signal      string `json:"signal,omitempty"`
+	// Lcores are the host's lcore loops as they ended: testbed collect marks
+	// the run degraded when one stalled longer than the experiment's bound.
+	Lcores []LcoreRun `json:"lcores,omitempty"`
+}
+
+// LcoreRun is one lcore loop of a host's run.
+type LcoreRun struct {
+	Name       string `json:"name"`
+	Lcore      uint   `json:"lcore"`
+	Iterations uint64 `json:"iterations"`
+	// MaxStallNs is the longest time between the starts of two consecutive
+	// polls (lcore.Stats.MaxStallNs).
+	MaxStallNs int64 `json:"max_stall_ns"`
 }
 
 // ProgressFile is the name of the checkpoint a running hostd rewrites in its

@@ -73,9 +73,8 @@ type Engine struct {
 	doneQ    []doneEntry // ring of completed receiver flows, oldest first
 	doneHead int
 	doneLen  int
-	evictAge int64   // a completed receiver flow may be evicted this long after its last packet
-	_        [8]byte // fr at 8 mod 16 in the engine: see TestFrameScratchPlace
-	fr       wire.Frame
+	evictAge int64           // a completed receiver flow may be evicted this long after its last packet
+	fr       wire.Frame      // at 8 mod 16 in the engine (unpadded since TxCounters.FlowsWaiting): see TestFrameScratchPlace
 	fb       ccalgo.Feedback // CP feedback decoded, before it goes to its QP's engine
 	da       ccalgo.DataArrival
 	rc       RxCounters
@@ -285,6 +284,10 @@ type TxCounters struct {
 	FlowsStarted   uint64 `json:"flows_started"`
 	FlowsCompleted uint64 `json:"flows_completed"`
 	PendingDropped uint64 `json:"pending_dropped"`
+	// FlowsWaiting is the flows that arrived and wait for a free QP (a
+	// level, not a count of events): at the end of a run, the flows that
+	// were never started.
+	FlowsWaiting   uint64 `json:"flows_waiting"`
 	SamplesDropped uint64 `json:"samples_dropped"`
 	FCTsDropped    uint64 `json:"fcts_dropped"`
 	BuildErrors    uint64 `json:"build_errors"`
@@ -1291,6 +1294,7 @@ func (e *Engine) startFlows(now int64) {
 		pf := &e.pending[e.pendHead]
 		e.pendHead = (e.pendHead + 1) % len(e.pending)
 		e.pendLen--
+		e.tc.FlowsWaiting--
 		e.startFlow(now, pf)
 	}
 }
@@ -1302,6 +1306,7 @@ func (e *Engine) enqueue(pf *pendingFlow) {
 	}
 	e.pending[(e.pendHead+e.pendLen)%len(e.pending)] = *pf
 	e.pendLen++
+	e.tc.FlowsWaiting++
 }
 
 func (e *Engine) startFlow(now int64, pf *pendingFlow) {

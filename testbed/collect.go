@@ -271,16 +271,23 @@ func Collect(dir, out string, w io.Writer) (*CollectResult, error) {
 		degraded = append(degraded, fmt.Sprintf("%d frames lost between a host and the switch (no drop counter saw them)",
 			res.Consistency.LinkLostFrames))
 	}
-	if n := sw.Counters.SamplesDropped; n > 0 {
-		degraded = append(degraded, fmt.Sprintf("switch %s dropped %d telemetry samples (queue.csv, fairrate.csv have gaps)", m.Switch, n))
+	if b := m.StallBound; b != nil {
+		for _, l := range sw.Lcores {
+			if r := stallReason(l.Lcore, "switch "+l.Name, l.MaxStallNs, *b); r != "" {
+				degraded = append(degraded, r)
+			}
+		}
+		for i, h := range m.Hosts {
+			for _, l := range infos[i].Lcores {
+				if r := stallReason(l.Lcore, h.Name+" "+l.Name, l.MaxStallNs, *b); r != "" {
+					degraded = append(degraded, r)
+				}
+			}
+		}
 	}
+	degraded = append(degraded, switchDegraded(m.Switch, &sw.Counters)...)
 	for i, h := range m.Hosts {
-		if n := reps[i].Tx.SamplesDropped; n > 0 {
-			degraded = append(degraded, fmt.Sprintf("host %s dropped %d rate samples (hostd max_samples; rate.csv has gaps)", h.Name, n))
-		}
-		if n := reps[i].Tx.FCTsDropped; n > 0 {
-			degraded = append(degraded, fmt.Sprintf("host %s dropped %d FCT records (hostd max_fcts; fct.csv is incomplete)", h.Name, n))
-		}
+		degraded = append(degraded, hostDegraded(h.Name, &reps[i])...)
 	}
 	rec := report.NewRecorder(report.Meta{Experiment: m.Experiment, Scheme: m.Scheme, Scaling: m.Scaling,
 		Notes: strings.Join(notes, "; "), Clock: ClockDPDK, Seed: m.Seed, Topology: m.Topology, LinkGbps: m.LinkGbps,

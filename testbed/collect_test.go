@@ -208,4 +208,37 @@ func TestCollectSynthetic(t *testing.T) {
 	if s := res.Summary; !s.Degraded || !strings.Contains(strings.Join(s.DegradedReasons, ";"), "clock offsets above") {
 		t.Errorf("clock offset 9 ms: degraded %v %q", s.Degraded, s.DegradedReasons)
 	}
+
+	// What the nodes' own counters say they lost: a switch lcore stalled
+	// 3 ms and a host's 0.5 ms (over the experiment's bound, which nodes.json
+	// carries; the host's other lcore, 90 us, is within it), flows a
+	// host dropped from its full pending queue or never started, FCT records
+	// it did not keep. Each is a reason with its count.
+	write("sw0", CheckFile, "clock_offset_ns=-2500\n")
+	sw.Lcores = []switchd.LcoreResults{{Name: "rx", Lcore: 1, Iterations: 10, MaxStallNs: 3_000_000}}
+	write("sw0", SwitchJSONFile, sw)
+	hostsOut(0, 0)
+	var rep hostd.Report
+	if err := readJSONFile(filepath.Join(dir, ResultsSubdir, "h0", "counters.json"), &rep); err != nil {
+		t.Fatal(err)
+	}
+	rep.Tx.PendingDropped, rep.Tx.FlowsWaiting, rep.Tx.FCTsDropped = 12, 3, 2
+	write("h0", "counters.json", rep)
+	write("h1", hostd.RunInfoFile, hostd.RunInfo{Host: "h1", StartAtUnixNs: start, StartAt: "2026-11-18T00:00:00Z",
+		T0UnixNs: start + 100_000, DurationS: 0.15, ClockOffset: hostd.ClockOffset{Source: "none here"},
+		Lcores: []hostd.LcoreRun{{Name: "host", Lcore: 2, Iterations: 10, MaxStallNs: 500_000}, {Name: "rx", Lcore: 3, Iterations: 10, MaxStallNs: 90_000}}})
+	if res, err = Collect(dir, "", nil); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"lcore 1 (switch rx) stalled for up to 3.000 ms, over the stall bound of 100 us: 0.5 of ",
+		"lcore 2 (h1 host) stalled for up to 0.500 ms, over the stall bound of 100 us",
+		"host h0 dropped 12 flows unstarted", "host h0 never started 3 flows", "host h0 dropped 2 FCT records"}
+	if s := res.Summary; !s.Degraded || len(s.DegradedReasons) != len(want) {
+		t.Fatalf("node losses: degraded %v %q, want %q", s.Degraded, s.DegradedReasons, want)
+	}
+	for i, w := range want {
+		if r := res.Summary.DegradedReasons[i]; !strings.Contains(r, w) {
+			t.Errorf("reason %q, want %q", r, w)
+		}
+	}
 }

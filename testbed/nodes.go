@@ -70,6 +70,9 @@ type NodesManifest struct {
 	Flows []ManifestFlows `json:"flows"`
 	// ClockOffsetBoundNs is hostd.ClockOffsetBoundNs.
 	ClockOffsetBoundNs int64 `json:"clock_offset_bound_ns"`
+	// StallBound is the experiment's lcore stall bound (Experiment.StallBound);
+	// nil in a manifest written before it was added.
+	StallBound *StallBound `json:"stall_bound,omitempty"`
 }
 
 // ManifestHost is one host node: its name (the inventory's and the
@@ -303,6 +306,8 @@ func (e *Experiment) NodeFiles(dir string, inv *Inventory) ([]string, error) {
 		Topology: e.topologyString() + " on real nodes", LinkGbps: hostLinkGbps(t), MTUBytes: e.Topology.MTUBytes,
 		Switch: sw.name, ClockOffsetBoundNs: hostd.ClockOffsetBoundNs,
 	}
+	bound := e.StallBound(plan.BaseRTTNs)
+	m.StallBound = &bound
 	for i, h := range t.Hosts {
 		m.Hosts = append(m.Hosts, ManifestHost{Name: h.Name, IP: plan.Hosts[i].IP, SwitchPort: portOf[i]})
 	}

@@ -24,6 +24,7 @@ import (
 	"github.com/ccbed/ccbed/fabric"
 	"github.com/ccbed/ccbed/hostd"
 	"github.com/ccbed/ccbed/lcore"
+	"github.com/ccbed/ccbed/switchd"
 	"github.com/ccbed/ccbed/testbed/report"
 )
 
@@ -380,23 +381,47 @@ func TestRateAndFCTColumns(t *testing.T) {
 	}
 }
 
-// TestDegradedReasons: lcore stalls above the bound, samples and FCT
-// records dropped, and captures that could not keep up each degrade a run.
+// TestDegradedReasons: each way a run can lose what it measures marks it
+// degraded with a reason that names the count: an lcore stall over the
+// experiment's bound (3 ms on a 20 us-RTT experiment: the issue's case), flows
+// dropped from a full pending queue or never started, data frames a full
+// receiver flow table refused, control events lost, rate samples and FCT
+// records not kept, frames an adapter lost, telemetry samples a switch
+// dropped, and captures that could not keep up. The counts are fed through
+// the structs the drivers fill (lcore.Stats, hostd.Report, switchd.Snapshot).
 func TestDegradedReasons(t *testing.T) {
-	e, err := Decode("v.toml", virtualRoCC, ".")
+	e, err := DecodeWith("v.toml", virtualRoCC, ".", []string{"topology.base_rtt_us=20"})
 	if err != nil {
 		t.Fatal(err)
 	}
+	bound := e.StallBound(20_000)
+	if bound.Ns != StallFloorNs {
+		t.Fatalf("bound %v, want the %d ns floor (half of 20 us is below it)", bound, StallFloorNs)
+	}
+	host := func(r hostd.Report) []hostd.Report { return []hostd.Report{{}, r} }
 	for _, tc := range []struct {
 		name string
 		res  Result
 		want []string
 	}{
-		{"clean", Result{Loops: []lcore.Stats{{Lcore: 1, Name: "hosts", Iterations: 10, MaxStallNs: StallBoundNs}}}, nil},
-		{"stall", Result{Loops: []lcore.Stats{{Lcore: 1, Name: "hosts", Iterations: 10, MaxStallNs: 2.8e6 + StallBoundNs}}},
-			[]string{"lcore 1 (hosts) stalled for up to 7.8 ms"}},
-		{"samples", Result{Hosts: []hostd.Report{{}, {Tx: hostd.TxCounters{SamplesDropped: 3, FCTsDropped: 1}}}},
-			[]string{"host h1 dropped 3 rate samples", "host h1 dropped 1 FCT records"}},
+		{"clean", Result{Loops: []lcore.Stats{{Lcore: 1, Name: "hosts", Iterations: 10, MaxStallNs: bound.Ns}},
+			Hosts: host(hostd.Report{}), Switches: []switchd.Snapshot{{Ports: make([]switchd.PortCounters, 4)}}}, nil},
+		{"stall", Result{Loops: []lcore.Stats{{Lcore: 1, Name: "hosts", Iterations: 10, MaxStallNs: 3e6}}},
+			[]string{"lcore 1 (hosts) stalled for up to 3.000 ms, over the stall bound of 100 us: 0.5 of min(base RTT 20.0 us, RoCC's fair-rate update interval T (t_ns) 40.0 us) = 10.0 us, raised to the 100 us floor"}},
+		{"pending full", Result{Hosts: host(hostd.Report{Tx: hostd.TxCounters{PendingDropped: 7}})},
+			[]string{"host h1 dropped 7 flows unstarted: the queue of flows waiting for a free QP was full (hostd max_pending)"}},
+		{"not started", Result{Hosts: host(hostd.Report{Tx: hostd.TxCounters{FlowsWaiting: 5}})},
+			[]string{"host h1 never started 5 flows that arrived: every QP stayed busy until the end (hostd max_qps)"}},
+		{"rx table full", Result{Hosts: host(hostd.Report{Rx: hostd.RxCounters{FlowTableFull: 11}})},
+			[]string{"host h1 refused 11 data frames: its receiver's flow table was full (hostd max_rx_flows)"}},
+		{"events", Result{Hosts: host(hostd.Report{Rx: hostd.RxCounters{EventsDropped: 2}})},
+			[]string{"host h1 lost 2 control events"}},
+		{"samples and fcts", Result{Hosts: host(hostd.Report{Tx: hostd.TxCounters{SamplesDropped: 3, FCTsDropped: 1}})},
+			[]string{"host h1 dropped 3 rate samples (hostd max_samples", "host h1 dropped 1 FCT records (hostd max_fcts"}},
+		{"host port", Result{Hosts: host(hostd.Report{Port: hostd.PortCounter{TxDrops: 4, NoMbuf: 6, CtlRingDrops: 8}})},
+			[]string{"host h1 lost 4 frames its port did not take", "host h1 lost 6 frames for want of an mbuf", "host h1 lost 8 control frames"}},
+		{"switch", Result{Switches: []switchd.Snapshot{{SamplesDropped: 9, Ports: []switchd.PortCounters{{DropTx: 2}, {DropTx: 3}}}}},
+			[]string{"switch s0 dropped 9 telemetry samples", "switch s0 lost 5 frames its ports did not take"}},
 		{"capture", Result{Captures: []fabric.CaptureFile{{Port: "s0.p3", Path: "/x/s0.p3-h3.pcap", Dropped: 9}}},
 			[]string{"capture of s0.p3 could not keep up: 9 frames"}},
 	} {
@@ -414,6 +439,38 @@ func TestDegradedReasons(t *testing.T) {
 			}
 			if len(tc.res.Loops) > 0 && (len(s.Lcores) != 1 || s.Lcores[0].MaxStallMs != float64(tc.res.Loops[0].MaxStallNs)/1e6) {
 				t.Errorf("lcores %+v", s.Lcores)
+			}
+		})
+	}
+}
+
+// TestStallBound: the bound is StallFraction of the smaller of the base RTT
+// and the scheme's control period as [cc.params] sets it, never below the
+// floor; a scheme without a period (DCTCP, TIMELY) takes the base RTT alone.
+func TestStallBound(t *testing.T) {
+	for _, tc := range []struct {
+		scheme, params string
+		rttNs          int64
+		want           int64
+		says           string
+	}{
+		{"rocc", "t_ns = 1_000_000", 20_000, StallFloorNs, "min(base RTT 20.0 us, RoCC's fair-rate update interval T (t_ns) 1000.0 us) = 10.0 us, raised to the 100 us floor"},
+		{"rocc", "t_ns = 400_000", 2_000_000, 200_000, "min(base RTT 2000.0 us, RoCC's fair-rate update interval T (t_ns) 400.0 us) = 200.0 us"},
+		{"dcqcn", "increase_timer_us = 600\nalpha_timer_us = 800", 4_000_000, 300_000, "DCQCN's rate-increase timer T (increase_timer_us) 600.0 us"},
+		{"dcqcn", "increase_timer_us = 900\nalpha_timer_us = 500", 4_000_000, 250_000, "DCQCN's alpha timer K (alpha_timer_us) 500.0 us"},
+		{"hpcc", "", 1_000_000, 500_000, "HPCC's per-RTT update period T (t_ns) 1000.0 us"},
+		{"dctcp", "", 600_000, 300_000, "0.5 of base RTT 600.0 us = 300.0 us"},
+	} {
+		t.Run(tc.scheme+" "+tc.params, func(t *testing.T) {
+			text := strings.Replace(virtualRoCC, "q_ref_bytes = 75_000\nq_mid_bytes = 150_000\nq_max_bytes = 210_000", tc.params, 1)
+			text = strings.Replace(text, `scheme = "rocc"`, fmt.Sprintf("scheme = %q", tc.scheme), 1)
+			e, err := Decode("v.toml", text, ".")
+			if err != nil {
+				t.Fatal(err)
+			}
+			b := e.StallBound(tc.rttNs)
+			if b.Ns != tc.want || !strings.Contains(b.String(), tc.says) {
+				t.Errorf("bound %d ns %q, want %d ns saying %q", b.Ns, b, tc.want, tc.says)
 			}
 		})
 	}

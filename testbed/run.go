@@ -114,11 +114,6 @@ type RunOptions struct {
 	Dir string
 }
 
-// StallBoundNs is the longest an lcore may stall (a gap between two loop
-// iterations: its CPU ran something else) before a DPDK run's results are
-// marked degraded: emulated links drain only while their lcore runs.
-const StallBoundNs = 5_000_000
-
 // RunWith is Run with options. Each run gets a directory of its own,
 // output_dir/<name>/<run id>/ (report.RunID: its start and seed), never
 // shared with another run, in sequence or at once, and never replacing
@@ -284,37 +279,28 @@ func RunWith(ctx context.Context, e *Experiment, out io.Writer, o RunOptions) (*
 // provenance records in rec what produced the run and what may have spoilt
 // it: the experiment as run, the build, the machine, the start, the
 // interruption, and the reasons the results are degraded (lcore stalls above
-// StallBoundNs, samples and FCT records the engines could not keep, frames a
+// the experiment's StallBound, flows, frames, samples and FCT records the
+// engines lost or could not keep: hostDegraded, switchDegraded; frames a
 // capture could not keep up with).
 func (e *Experiment) provenance(rec *report.Recorder, res *Result, started time.Time) {
 	m := rec.Meta()
 	m.StartedAt, m.Config, m.Build, m.Machine = started, e.Snapshot(), report.ThisBuild(), report.ThisMachine()
 	m.Interrupted = res.Interrupted
 	var lcores []report.LcoreSummary
+	bound := e.StallBound(e.baseRTTNs(res))
 	for _, l := range res.Loops {
 		lcores = append(lcores, report.LcoreSummary{Lcore: l.Lcore, Name: l.Name, Iterations: l.Iterations,
 			BusyFraction: float64(l.BusyPolls) / float64(max(l.Iterations, 1)), MaxStallMs: float64(l.MaxStallNs) / 1e6})
-		if l.MaxStallNs > StallBoundNs {
-			m.Degraded = append(m.Degraded, fmt.Sprintf("lcore %d (%s) stalled for up to %.1f ms (bound %.0f ms): other load on its CPU; emulated links drain only while their lcore runs",
-				l.Lcore, l.Name, float64(l.MaxStallNs)/1e6, float64(StallBoundNs)/1e6))
+		if r := stallReason(l.Lcore, l.Name, l.MaxStallNs, bound); r != "" {
+			m.Degraded = append(m.Degraded, r)
 		}
 	}
 	m.Lcores = lcores
-	for i, s := range res.Switches {
-		if s.SamplesDropped > 0 {
-			m.Degraded = append(m.Degraded, fmt.Sprintf("switch %s dropped %d telemetry samples (queue.csv, fairrate.csv have gaps)",
-				e.topo.Switches[i].Name, s.SamplesDropped))
-		}
+	for i := range res.Switches {
+		m.Degraded = append(m.Degraded, switchDegraded(e.topo.Switches[i].Name, &res.Switches[i])...)
 	}
-	for i, h := range res.Hosts {
-		if h.Tx.SamplesDropped > 0 {
-			m.Degraded = append(m.Degraded, fmt.Sprintf("host %s dropped %d rate samples (hostd max_samples; rate.csv has gaps)",
-				e.topo.Hosts[i].Name, h.Tx.SamplesDropped))
-		}
-		if h.Tx.FCTsDropped > 0 {
-			m.Degraded = append(m.Degraded, fmt.Sprintf("host %s dropped %d FCT records (hostd max_fcts; fct.csv is incomplete)",
-				e.topo.Hosts[i].Name, h.Tx.FCTsDropped))
-		}
+	for i := range res.Hosts {
+		m.Degraded = append(m.Degraded, hostDegraded(e.topo.Hosts[i].Name, &res.Hosts[i])...)
 	}
 	for _, c := range res.Captures {
 		if c.Dropped > 0 {

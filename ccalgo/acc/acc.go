@@ -225,3 +225,8 @@ func init() {
 		NewRP:         ccalgo.RPFactory(SchemeName, DefaultParams, NewRP),
 	})
 }
+
+// ControlPeriodNs is the control period T (ccalgo.ControlPeriod).
+func (p *Params) ControlPeriodNs() (int64, string) {
+	return p.PeriodNs, "ACC's control period T (period_ns)"
+}

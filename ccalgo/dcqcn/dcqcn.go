@@ -172,3 +172,12 @@ func init() {
 		NewRP:         ccalgo.RPFactory(Name, DefaultParams, NewRP),
 	})
 }
+
+// ControlPeriodNs is the shorter of the RP's timers, the rate-increase timer T
+// and the alpha timer K (ccalgo.ControlPeriod).
+func (p *Params) ControlPeriodNs() (int64, string) {
+	if p.AlphaTimerUs < p.IncreaseTimerUs {
+		return int64(p.AlphaTimerUs * 1e3), "DCQCN's alpha timer K (alpha_timer_us)"
+	}
+	return int64(p.IncreaseTimerUs * 1e3), "DCQCN's rate-increase timer T (increase_timer_us)"
+}

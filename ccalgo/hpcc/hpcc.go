@@ -365,3 +365,9 @@ func (r *RP) ReferenceWindow() float64 { return r.wc }
 // IncStage returns the number of additive-increase rounds since the last
 // multiplicative step (telemetry and tests).
 func (r *RP) IncStage() int { return r.incStage }
+
+// ControlPeriodNs is T, the base RTT HPCC's window updates once per
+// (ccalgo.ControlPeriod).
+func (p *Params) ControlPeriodNs() (int64, string) {
+	return p.TNs, "HPCC's per-RTT update period T (t_ns)"
+}

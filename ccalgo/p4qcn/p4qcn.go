@@ -431,3 +431,9 @@ func init() {
 		NewRP:         ccalgo.RPFactory(Name, DefaultParams, NewRP),
 	})
 }
+
+// ControlPeriodNs is the RP's timer cycle, 0 when it counts bytes only
+// (ccalgo.ControlPeriod).
+func (p *Params) ControlPeriodNs() (int64, string) {
+	return p.TimeReset, "P4QCN's RP timer cycle (time_reset_ns)"
+}

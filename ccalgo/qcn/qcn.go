@@ -349,3 +349,9 @@ func init() {
 		NewRP:         ccalgo.RPFactory(Name, DefaultParams, NewRP),
 	})
 }
+
+// ControlPeriodNs is the RP's timer cycle, 0 without a timer
+// (ccalgo.ControlPeriod).
+func (p *Params) ControlPeriodNs() (int64, string) {
+	return p.TimeReset, "QCN's RP timer cycle (time_reset_ns)"
+}

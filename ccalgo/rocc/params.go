@@ -212,3 +212,8 @@ func init() {
 		NewRP:         ccalgo.RPFactory(Name, DefaultParams, NewRP),
 	})
 }
+
+// ControlPeriodNs is T, the CP's fair-rate update interval (ccalgo.ControlPeriod).
+func (p *Params) ControlPeriodNs() (int64, string) {
+	return p.T, "RoCC's fair-rate update interval T (t_ns)"
+}

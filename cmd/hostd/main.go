@@ -416,6 +416,9 @@ func runWith(path, startAtFlag string, o options) error {
 		return err
 	}
 	info.DurationS = float64(clock.Now()-start) / 1e9
+	for _, s := range stats {
+		info.Lcores = append(info.Lcores, hostd.LcoreRun{Name: s.Name, Lcore: s.Lcore, Iterations: s.Iterations, MaxStallNs: s.MaxStallNs})
+	}
 	if err := hostd.WriteRunInfo(f.ResultsDir, info); err != nil {
 		return err
 	}
