@@ -165,6 +165,10 @@ func linePlot(title, yLabel, label string, ss []*series, yScale float64, refs []
 	p.Add(plotter.NewGrid())
 	p.Legend.Top = true
 	many := len(ss) > maxLegendLines
+	// With many series, every line is one grey stroke of one plotter:
+	// a plotter a flow (a workload's hundreds of thousands) would cost the
+	// plot's bookkeeping per plotter more than the drawing.
+	grey := &greyLines{style: draw.LineStyle{Color: color.Gray{Y: 150}, Width: vg.Points(0.5)}}
 	ymax := 0.0
 	for k, s := range ss {
 		xys := decimate(s.t, s.v, xScale, yScale, maxPlotPoints)
@@ -181,29 +185,30 @@ func linePlot(title, yLabel, label string, ss []*series, yScale float64, refs []
 			// picture.
 			for start := 0; start < len(seg) || start == 0; start += plotChunk {
 				end := min(start+plotChunk+1, len(seg))
+				if many {
+					if err := grey.add(seg[start:end]); err != nil {
+						return nil, err
+					}
+					continue
+				}
 				l, err := plotter.NewLine(seg[start:end])
 				if err != nil {
 					return nil, err
 				}
-				if many {
-					l.Color = color.Gray{Y: 150}
-					l.Width = vg.Points(0.5)
-				} else {
-					l.Color = plotutil.Color(k)
-					l.Dashes = plotutil.Dashes(k)
-					l.Width = vg.Points(1.2)
-				}
+				l.Color = plotutil.Color(k)
+				l.Dashes = plotutil.Dashes(k)
+				l.Width = vg.Points(1.2)
 				p.Add(l)
-				if first && (!many || k == 0) {
-					name := fmt.Sprintf("%s %d", label, s.id)
-					if many {
-						name = fmt.Sprintf("%d %ss (one grey line each)", len(ss), label)
-					}
-					p.Legend.Add(name, l)
+				if first {
+					p.Legend.Add(fmt.Sprintf("%s %d", label, s.id), l)
 				}
 				first = false
 			}
 		}
+	}
+	if many { // added once filled: Add reads its data range
+		p.Add(grey)
+		p.Legend.Add(fmt.Sprintf("%d %ss (one grey line each)", len(ss), label), grey)
 	}
 	for _, r := range refs {
 		y := r.Y * yScale
@@ -227,6 +232,58 @@ func linePlot(title, yLabel, label string, ss []*series, yScale float64, refs []
 		p.Y.Max = ymax * (1.05 + 0.07*float64(entries))
 	}
 	return p, nil
+}
+
+// greyLines is many polylines drawn in one style by one plotter (a
+// plot.Plotter, plot.DataRanger and plot.Thumbnailer).
+type greyLines struct {
+	style                  draw.LineStyle
+	lines                  []plotter.XYs
+	xmin, xmax, ymin, ymax float64
+}
+
+// add appends a polyline, checked as plotter.NewLine checks its points.
+func (g *greyLines) add(xys plotter.XYs) error {
+	pts, err := plotter.CopyXYs(xys)
+	if err != nil {
+		return err
+	}
+	if len(g.lines) == 0 {
+		g.xmin, g.xmax, g.ymin, g.ymax = math.Inf(1), math.Inf(-1), math.Inf(1), math.Inf(-1)
+	}
+	for _, p := range pts {
+		g.xmin, g.xmax = math.Min(g.xmin, p.X), math.Max(g.xmax, p.X)
+		g.ymin, g.ymax = math.Min(g.ymin, p.Y), math.Max(g.ymax, p.Y)
+	}
+	g.lines = append(g.lines, pts)
+	return nil
+}
+
+// Plot strokes every polyline, clipped to the canvas.
+func (g *greyLines) Plot(c draw.Canvas, plt *plot.Plot) {
+	trX, trY := plt.Transforms(&c)
+	var ps []vg.Point
+	for _, l := range g.lines {
+		ps = ps[:0]
+		for _, p := range l {
+			ps = append(ps, vg.Point{X: trX(p.X), Y: trY(p.Y)})
+		}
+		c.StrokeLines(g.style, c.ClipLinesXY(ps)...)
+	}
+}
+
+// DataRange is the extent of every point.
+func (g *greyLines) DataRange() (xmin, xmax, ymin, ymax float64) {
+	if len(g.lines) == 0 {
+		return 0, 0, 0, 0
+	}
+	return g.xmin, g.xmax, g.ymin, g.ymax
+}
+
+// Thumbnail draws the legend's sample of the style.
+func (g *greyLines) Thumbnail(c *draw.Canvas) {
+	y := c.Center().Y
+	c.StrokeLine2(g.style, c.Min.X, y, c.Max.X, y)
 }
 
 // hasTraffic reports whether s has a non-zero sample.

@@ -729,3 +729,23 @@ func TestFormatBytes(t *testing.T) {
 		}
 	}
 }
+
+// TestPrintTableManyFlows: a workload's thousands of flows print as one
+// line of counts, not a row each.
+func TestPrintTableManyFlows(t *testing.T) {
+	s := Summary{Experiment: "many", Scheme: "dcqcn"}
+	for i := range 1000 {
+		f := FlowSummary{ID: i, Src: "h0", Dst: "h1"}
+		if i%2 == 0 {
+			f.FCTUs = Some(10)
+		}
+		s.Flows = append(s.Flows, f)
+	}
+	var buf bytes.Buffer
+	if err := PrintTable(&buf, s); err != nil {
+		t.Fatal(err)
+	}
+	if out := buf.String(); !strings.Contains(out, "1000 flows, 500 completed") || strings.Count(out, "\n") > 10 {
+		t.Errorf("table of 1000 flows:\n%s", out)
+	}
+}

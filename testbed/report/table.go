@@ -6,8 +6,14 @@ import (
 	"text/tabwriter"
 )
 
+// MaxTableFlows is the most flows PrintTable lists one by one; a run with
+// more (a workload's) gets one line of counts: summary.json and fct.csv
+// hold every flow.
+const MaxTableFlows = 32
+
 // PrintTable writes s as a short human summary: a header line, one row per
-// flow (avg and steady Gb/s, FCT), one row per port (avg, p99 and steady
+// flow (avg and steady Gb/s, FCT; a count when there are more than
+// MaxTableFlows), one row per port (avg, p99 and steady
 // queue in KB, fair rate, drops, marks, CNPs, pauses), Jain's index, and
 // whether the run was interrupted or degraded (with the reasons). A missing
 // value (no FCT, no fair rate, no samples) prints as "-".
@@ -24,7 +30,15 @@ func PrintTable(w io.Writer, s Summary) error {
 	if s.Scaling != "" {
 		fmt.Fprintf(w, "scaling: %s\n", s.Scaling)
 	}
-	if len(s.Flows) > 0 {
+	if len(s.Flows) > MaxTableFlows {
+		done := 0
+		for _, f := range s.Flows {
+			if f.FCTUs.Valid() {
+				done++
+			}
+		}
+		fmt.Fprintf(w, "%d flows, %d completed, %d active in the steady half (one row each in summary.json; fct.csv)\n", len(s.Flows), done, active)
+	} else if len(s.Flows) > 0 {
 		fmt.Fprintf(tw, "flow\tsrc\tdst\tbytes\tavg Gb/s\tsteady Gb/s\tFCT us\t\n")
 		for _, f := range s.Flows {
 			fmt.Fprintf(tw, "%d\t%s\t%s\t%d\t%s\t%s\t%s\t\n",
