@@ -430,7 +430,10 @@ func (e *Engine) Classify(in int, frame []byte, m *Meta) bool {
 	}
 	hl := int(s.IPOff)
 	ip := wire.IPv4(frame[hl:]) // Classify checked it, also for a fragment
-	if ig.trust&trustHost != 0 {
+	// A host port's own data, ACKs, NAKs and CNPs (kinds KindData ..
+	// KindCNP) from the source it last checked pass here, inline;
+	// hostRefusal looks at the rest.
+	if ig.trust&trustHost != 0 && !(s.Kind-wire.KindData <= wire.KindCNP-wire.KindData && ig.lastOK && ip.Src() == ig.lastSrc) {
 		if c := e.hostRefusal(ig, in, frame, ip, &s); c != notRefused {
 			ig.c[c]++
 			return false
