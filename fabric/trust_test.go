@@ -36,6 +36,40 @@ func inject(v *Virtual, n, port int, frame []byte) {
 	v.schedule(n)
 }
 
+// forgeRun runs spec in virtual time until end and, from from on, every
+// period, hands node the forgery frame returns (none when nil) as if its link
+// had delivered it: at the switch (forgeSw) on port attackPort, at a host on
+// its link. It returns the number of frames forged and the result.
+func forgeRun(t *testing.T, spec *Spec, from, end, period int64, node int, frame func(*Virtual) []byte) (uint64, *Result) {
+	t.Helper()
+	p, err := spec.Plan()
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := NewVirtual(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := 0
+	if node == forgeSw {
+		port = attackPort
+	}
+	forged := uint64(0)
+	for at := from; at < end; at += period {
+		if err := v.Run(context.Background(), at, nil); err != nil {
+			t.Fatal(err)
+		}
+		if f := frame(v); f != nil {
+			inject(v, node, port, f)
+			forged++
+		}
+	}
+	if err := v.Run(context.Background(), end, nil); err != nil {
+		t.Fatal(err)
+	}
+	return forged, v.Result()
+}
+
 // victim is the attacked flow's sender QP as the attacker predicts it: its QP
 // number, and the highest PSN it has sent.
 func victim(v *Virtual) (qpn, highest uint32) {
@@ -166,32 +200,7 @@ func TestForgedControlFrames(t *testing.T) {
 			t.Run(name, func(t *testing.T) {
 				spec := &Spec{Topo: Star(3, forgeBps, 1000), Scheme: tc.scheme, TrustAll: trustAll, Exact: true,
 					Flows: []Flow{{ID: forgeFlow, Src: 0, Dst: 1, SizeBytes: tc.size}}}
-				p, err := spec.Plan()
-				if err != nil {
-					t.Fatal(err)
-				}
-				v, err := NewVirtual(p)
-				if err != nil {
-					t.Fatal(err)
-				}
-				port := 0
-				if tc.node == forgeSw {
-					port = attackPort
-				}
-				forged := uint64(0)
-				for at := int64(forgeFrom); at < forgeEnd; at += tc.period {
-					if err := v.Run(context.Background(), at, nil); err != nil {
-						t.Fatal(err)
-					}
-					if f := tc.frame(v); f != nil {
-						inject(v, tc.node, port, f)
-						forged++
-					}
-				}
-				if err := v.Run(context.Background(), forgeEnd, nil); err != nil {
-					t.Fatal(err)
-				}
-				r := v.Result()
+				forged, r := forgeRun(t, spec, forgeFrom, forgeEnd, tc.period, tc.node, tc.frame)
 				harmed, what := tc.harmed(r)
 				refused := tc.refused(r)
 				// A forgery still on its way to host 0 when the flow ends
@@ -283,5 +292,85 @@ func TestCPRanges(t *testing.T) {
 	t2.Hosts[1].IP = SwitchIP(1) - 10
 	if got := t2.CPRanges(); len(got) != 2 {
 		t.Errorf("a host between the switches: %v, want 2 ranges", got)
+	}
+}
+
+// Data forgery: the attacker (host 2) sends small data frames carrying the
+// victim's source address and QP and a PSN far ahead of what the victim has
+// sent, 5,000 a second, toward the victim's receiver (host 1). Each one that
+// reaches host 1 opens a gap there, host 1 NAKs the real sender (from the
+// flow's real destination, for a PSN in its window) and the sender goes back.
+const (
+	dataForgePeriod = 200_000 // ns: 5,000 frames a second
+	dataForgeDelay  = 10_000  // ns per link: a 40 us RTT, so that a go-back resends ~50 KB
+	dataForgeFrom   = 1_000_000
+	dataForgeEnd    = 21_000_000
+	dataForgeMeter  = 2_000_000 // goodput over (dataForgeMeter, dataForgeEnd]
+)
+
+// forgedData is a data frame with the victim's source address, QP and UDP
+// source port and a PSN 1,000 packets past the highest it has sent, 64 bytes
+// of payload, from host 2's link toward host 1; nil once the flow is over.
+func forgedData(v *Virtual) []byte {
+	if len(v.hostNodes[0].Engine().ActiveFlows()) == 0 {
+		return nil
+	}
+	qpn, highest := victim(v)
+	b := make([]byte, 256)
+	ep := wire.Endpoints{DstMAC: SwitchPortMAC(0, attackPort), SrcMAC: HostMAC(0), SrcIP: HostIP(0), DstIP: HostIP(1),
+		SrcPort: 0xc000 | uint16(qpn&0x3fff), DSCP: DefaultPriority << 3}
+	n, err := wire.BuildData(b, &ep, &wire.DataSpec{Opcode: wire.OpSendMiddle, DestQP: qpn,
+		PSN: (highest + 1000) & 0xffffff, SendTS: v.now, PayloadLen: 64})
+	if err != nil {
+		panic(err)
+	}
+	return b[:n]
+}
+
+// TestForgedDataFrames runs the victim's flow alone (the baseline) and with
+// the data forger, trusted by topology (the default: the switch refuses every
+// forged frame at host 2's port, counted as refused_data, and the victim's
+// goodput stays within 5 % of its baseline) and trusting all (the forgeries
+// reach host 1, and the victim's goodput falls).
+func TestForgedDataFrames(t *testing.T) {
+	run := func(t *testing.T, trustAll, forge bool) (goodput float64, forged uint64, r *Result) {
+		spec := &Spec{Topo: Star(3, forgeBps, dataForgeDelay), Scheme: "none", TrustAll: trustAll, Exact: true,
+			Flows: []Flow{{ID: forgeFlow, Src: 0, Dst: 1}}}
+		frame := forgedData
+		if !forge {
+			frame = func(*Virtual) []byte { return nil }
+		}
+		forged, r = forgeRun(t, spec, dataForgeFrom, dataForgeEnd, dataForgePeriod, forgeSw, frame)
+		return r.Goodput(forgeFlow, dataForgeMeter, dataForgeEnd), forged, r
+	}
+	for _, trustAll := range []bool{false, true} {
+		name := "trusted"
+		if trustAll {
+			name = "trust-all"
+		}
+		t.Run(name, func(t *testing.T) {
+			base, _, _ := run(t, trustAll, false)
+			got, forged, r := run(t, trustAll, true)
+			refused := r.Port(0, attackPort).RefusedData
+			rx, _ := r.Hosts[1].Counters()
+			_, tx := r.Hosts[0].Counters()
+			share := got / base
+			t.Logf("goodput %.3f Gb/s, baseline %.3f Gb/s (%.3f); %d forged, %d refused at the switch; "+
+				"host 1: %d out of order, %d NAKs owed; host 0: %d go-backs, %d NAKs refused",
+				got/1e9, base/1e9, share, forged, refused, rx.OutOfOrder, rx.NaksOwed, tx.NakRewinds, tx.Refused.Nak)
+			if forged < 90 {
+				t.Fatalf("%d frames forged: want ~100 (the flow ended early?)", forged)
+			}
+			if trustAll {
+				if refused != 0 || share > 0.95 {
+					t.Errorf("trusting all: %d refused, goodput %.3f of the baseline: want none refused and the flow harmed", refused, share)
+				}
+				return
+			}
+			if refused != forged || share < 0.95 || rx.OutOfOrder != 0 {
+				t.Errorf("trusted: %d of %d forgeries refused, goodput %.3f of the baseline, %d out of order at host 1: "+
+					"want all refused, within 5 %%, none", refused, forged, share, rx.OutOfOrder)
+			}
+		})
 	}
 }

@@ -56,7 +56,19 @@ func TestPerPacketPathsAllocateNothing(t *testing.T) {
 		t.Run(scheme+"/trusted", func(t *testing.T) {
 			a, b, data, ack := hotPath(t, scheme, trusting)
 			checkHotPathAllocs(t, a, b, data, ack)
-			if r := a.Refused(); r.Total() != 0 {
+			// The checks hand the sender one ACK again and again: when it
+			// is a NAK (hotPath's data frame skipped the packets in
+			// flight), the copies within a base RTT of the go-back it
+			// caused are repeats, refused by design.
+			var s wire.Summary
+			if err := wire.Classify(ack, &s); err != nil {
+				t.Fatal(err)
+			}
+			r := a.Refused()
+			if s.Kind != wire.KindNak && r.NakRepeat != 0 {
+				t.Errorf("an ACK refused as a repeated NAK: %+v", r)
+			}
+			if r.NakRepeat = 0; r.Total() != 0 {
 				t.Errorf("the sender refused %+v", r)
 			}
 		})

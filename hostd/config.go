@@ -102,9 +102,14 @@ type Config struct {
 	//   - PFC frames only from gateway_mac (the switch port the link leads
 	//     to; none when gateway_mac is not set);
 	//   - CNPs, ACKs and NAKs only from the destination of the flow whose QP
-	//     they name, and ACKs and NAKs only for packets sent: a PSN within
-	//     [snd_una, snd_max] (snd_max is RFC 793's SND.NXT, the next new
-	//     packet; the engine's snd_nxt goes back after a NAK or a timeout);
+	//     they name, and ACKs and NAKs only for packets sent and not yet
+	//     acknowledged: an ACK's PSN + 1 within [snd_una, snd_max], a NAK's
+	//     PSN within [snd_una, snd_max) (snd_max is RFC 793's SND.NXT, the
+	//     next new packet; the engine's snd_nxt goes back after a NAK or a
+	//     timeout);
+	//   - at most one go-back per PSN and base RTT (BaseRTTUs): a second
+	//     NAK for the PSN a QP went back to less than a base RTT before is
+	//     refused (Refusals.NakRepeat);
 	//   - RoCC rate messages and P4QCN / QCN feedback only when their source
 	//     address and the CP id they carry both lie in TrustedCPs.
 	//

@@ -29,7 +29,9 @@
 //     Middle / Last / Only), go-back-N on NAK and on a retransmission timeout,
 //     as a RoCEv2 RC QP does (InfiniBand Architecture Specification Vol. 1,
 //     Chapter 9, reliable connected service, carried over UDP/IP per its
-//     Annex A17, RoCEv2).
+//     Annex A17, RoCEv2). With trust "topology" (Config.Trust) a NAK counts
+//     only from the flow's destination, for a PSN sent and not yet
+//     acknowledged, and at most once per PSN and base RTT.
 //   - Receiver: in-order check per (source, QP); an ACK every AckEvery packets,
 //     on the last packet of a message and on AckReq; a PSN-sequence-error NAK on
 //     a gap, repeated after NakInterval; duplicates are re-acknowledged. ACKs

@@ -73,8 +73,9 @@ type Engine struct {
 	doneQ    []doneEntry // ring of completed receiver flows, oldest first
 	doneHead int
 	doneLen  int
-	evictAge int64           // a completed receiver flow may be evicted this long after its last packet
-	fr       wire.Frame      // at 8 mod 16 in the engine (unpadded since TxCounters.FlowsWaiting): see TestFrameScratchPlace
+	evictAge int64   // a completed receiver flow may be evicted this long after its last packet
+	_        [8]byte // fr at 8 mod 16 in the engine: see TestFrameScratchPlace
+	fr       wire.Frame
 	fb       ccalgo.Feedback // CP feedback decoded, before it goes to its QP's engine
 	da       ccalgo.DataArrival
 	rc       RxCounters
@@ -112,6 +113,11 @@ type sendQP struct {
 	ep      wire.Endpoints // ep.IPID unused: ipID
 	start   int64          // arrival (post) time of the message
 	sampled uint64
+	// backPSN is the packet number the last NAK sent the QP back to, and
+	// backUntil the end of that go-back's RTT: with trust "topology", a NAK
+	// for backPSN before backUntil is refused (onAck).
+	backPSN   uint64
+	backUntil int64
 }
 
 // pendingFlow is a flow (one message) waiting for its start time or a free QP.
@@ -250,15 +256,19 @@ type Refusals struct {
 	RoCCRate uint64 `json:"rocc_rate"`
 	P4QCN    uint64 `json:"p4qcn"`
 	QCN      uint64 `json:"qcn"`
+	// NakRepeat counts NAKs for the PSN the QP went back to less than a
+	// base RTT before (at most one go-back per PSN and RTT); Nak those
+	// not from the flow's destination or outside [snd_una, snd_max).
+	NakRepeat uint64 `json:"nak_repeat"`
 }
 
 // Total is the number of frames refused.
 func (r *Refusals) Total() uint64 {
-	return r.PFC + r.CNP + r.Ack + r.Nak + r.RoCCRate + r.P4QCN + r.QCN
+	return r.PFC + r.CNP + r.Ack + r.Nak + r.RoCCRate + r.P4QCN + r.QCN + r.NakRepeat
 }
 
-// add adds o's counts to r.
-func (r *Refusals) add(o *Refusals) {
+// Add adds o's counts to r.
+func (r *Refusals) Add(o *Refusals) {
 	r.PFC += o.PFC
 	r.CNP += o.CNP
 	r.Ack += o.Ack
@@ -266,6 +276,7 @@ func (r *Refusals) add(o *Refusals) {
 	r.RoCCRate += o.RoCCRate
 	r.P4QCN += o.P4QCN
 	r.QCN += o.QCN
+	r.NakRepeat += o.NakRepeat
 }
 
 // TxCounters are the send side's counters.
@@ -293,8 +304,9 @@ type TxCounters struct {
 	BuildErrors    uint64 `json:"build_errors"`
 	RPRebuilds     uint64 `json:"rp_rebuilds"`
 	// Refused counts the CNPs, ACKs and NAKs the send side refused under
-	// trust "topology": not from the flow's destination, or (ACK, NAK) for
-	// packets never sent or already acknowledged. Not in BadAcks.
+	// trust "topology": not from the flow's destination, (ACK, NAK) for
+	// packets never sent or already acknowledged, or (NakRepeat) a second
+	// go-back to one PSN within a base RTT. Not in BadAcks.
 	Refused Refusals `json:"refused"`
 }
 
@@ -1028,10 +1040,18 @@ func (e *Engine) onAck(now int64, qp int32, s *sendQP, ev *event) {
 	if nak {
 		through = pn // NAK: every packet below pn arrived; resend from pn
 	}
-	if through < 0 || uint64(through) > s.sndMax || ((nak || e.r.trusted) && uint64(through) < s.sndUna) {
-		// Trusted, an ACK or NAK outside [snd_una, snd_max] is refused:
-		// the receiver acknowledges in order, on one path, so no ACK it
-		// sends falls behind one that arrived before it.
+	// A PSN-sequence-error NAK carries the PSN the responder expects next:
+	// every packet below it arrived, and the requester resends from it, go
+	// back N (InfiniBand Architecture Specification Vol. 1, Chapter 9,
+	// reliable connected service; RoCEv2 per its Annex A17). A genuine one
+	// names a packet sent and not yet acknowledged, in [snd_una, snd_max):
+	// the responder saw a later packet, so it was sent.
+	if through < 0 || uint64(through) > s.sndMax || ((nak || e.r.trusted) && uint64(through) < s.sndUna) ||
+		(nak && e.r.trusted && uint64(through) == s.sndMax) {
+		// Trusted, an ACK outside [snd_una, snd_max] or a NAK outside
+		// [snd_una, snd_max) is refused: the receiver acknowledges in
+		// order, on one path, so no ACK it sends falls behind one that
+		// arrived before it.
 		switch {
 		case !e.r.trusted:
 			e.tc.BadAcks++
@@ -1043,6 +1063,16 @@ func (e *Engine) onAck(now int64, qp int32, s *sendQP, ev *event) {
 		return
 	}
 	th := uint64(through)
+	if nak && e.r.trusted && th == s.backPSN && now < s.backUntil {
+		// At most one go-back for a PSN per base RTT (Config.BaseRTTUs,
+		// the configured base RTT, not a measured one: a forger cannot
+		// stretch it): a second NAK for the PSN the QP just went back to
+		// cannot have seen the resent packets yet. snd_una is already
+		// at it (the first NAK acknowledged everything below), so
+		// refusing it loses nothing.
+		e.tc.Refused.NakRepeat++
+		return
+	}
 	var newly int64
 	if th > s.sndUna {
 		newly = int64(e.seqBytes(s, th) - e.seqBytes(s, s.sndUna))
@@ -1055,6 +1085,7 @@ func (e *Engine) onAck(now int64, qp int32, s *sendQP, ev *event) {
 	}
 	if nak && th < s.sndNxt {
 		s.sndNxt = th // go back N
+		s.backPSN, s.backUntil = th, now+e.r.baseRTT
 		e.tc.NakRewinds++
 	}
 	a := &ev.ack // the rx side filled a.Fields
@@ -1357,6 +1388,7 @@ func (e *Engine) startFlow(now int64, pf *pendingFlow) {
 	s.start = pf.start
 	s.progress = now
 	s.rtoShift = 0
+	s.backPSN, s.backUntil = 0, 0
 	s.sampled = 0
 	s.window = ccalgo.NoWindow
 	s.halt = 0
@@ -1516,6 +1548,6 @@ func (e *Engine) Counters() (RxCounters, TxCounters) { return e.rc, e.tc }
 // by kind: the receive side's and the send side's (read as Counters).
 func (e *Engine) Refused() Refusals {
 	r := e.rc.Refused
-	r.add(&e.tc.Refused)
+	r.Add(&e.tc.Refused)
 	return r
 }

@@ -1,6 +1,7 @@
 package hostd
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -50,6 +51,21 @@ func newTrustSender(t *testing.T, scheme, trust string) *trustSender {
 	}
 	s.qpn = e.ActiveFlows()[0].QPN
 	return s
+}
+
+// send has the sender send n more data packets (resent or new).
+func (s *trustSender) send(t *testing.T, n int) {
+	t.Helper()
+	for sent, tries := 0, 0; sent < n; tries++ {
+		if tries > 100*n {
+			t.Fatalf("the sender sent %d of %d packets", sent, n)
+		}
+		s.now += 1000
+		s.e.Service(s.now)
+		if s.e.NextData(s.now, s.buf) > 0 {
+			sent++
+		}
+	}
 }
 
 // flow is the sender's flow now.
@@ -250,6 +266,77 @@ func TestTrustControlFrames(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestNakAcceptance hands the sender (PSNs 0-9 sent, none acknowledged;
+// base RTT 4 us) sequences of ACKs, NAKs and resends from its receiver, and
+// counts the go-backs and the refusals. With trust "topology" a NAK must name
+// a PSN sent and not yet acknowledged ([snd_una, snd_max)), and a second NAK
+// for the PSN the sender went back to within a base RTT is refused
+// (Refusals.NakRepeat); with "all", only a NAK below snd_una or above
+// snd_max is (as BadAcks).
+func TestNakAcceptance(t *testing.T) {
+	ipb, _ := ParseIPv4(ipB)
+	const rtt = 4000 // testConfig's BaseRTTUs, ns
+	type step struct {
+		wait int64  // ns before the step
+		send int    // send this many packets; else deliver:
+		ack  bool   // an ACK (else a NAK)
+		psn  uint32 // of the ACK or NAK
+	}
+	nak := func(psn uint32) step { return step{psn: psn} }
+	for _, tc := range []struct {
+		name  string
+		trust string
+		steps []step
+		// go-backs, NAKs refused (Refusals.Nak), repeats refused
+		// (Refusals.NakRepeat), bad ACKs (trust "all"); sndNxt after.
+		rewinds, refused, repeats, bad uint64
+		sndNxt                         uint32
+	}{
+		{name: "sent and unacknowledged", trust: TrustTopology, steps: []step{nak(3)}, rewinds: 1, sndNxt: 3},
+		{name: "at snd_una", trust: TrustTopology, steps: []step{{ack: true, psn: 4}, nak(5)}, rewinds: 1, sndNxt: 5},
+		{name: "the last sent", trust: TrustTopology, steps: []step{nak(9)}, rewinds: 1, sndNxt: 9},
+		{name: "unsent: snd_max", trust: TrustTopology, steps: []step{nak(10)}, refused: 1, sndNxt: 10},
+		{name: "unsent: far ahead", trust: TrustTopology, steps: []step{nak(1000)}, refused: 1, sndNxt: 10},
+		{name: "acknowledged", trust: TrustTopology, steps: []step{{ack: true, psn: 4}, nak(3)}, refused: 1, sndNxt: 10},
+		{name: "acknowledged: the last acknowledged", trust: TrustTopology, steps: []step{{ack: true, psn: 4}, nak(4)},
+			refused: 1, sndNxt: 10},
+		{name: "twice within an rtt", trust: TrustTopology, steps: []step{nak(3), {send: 2}, nak(3)},
+			rewinds: 1, repeats: 1, sndNxt: 5},
+		{name: "three times within an rtt", trust: TrustTopology, steps: []step{nak(3), {send: 1}, nak(3), {send: 1}, nak(3)},
+			rewinds: 1, repeats: 2, sndNxt: 5},
+		{name: "twice an rtt apart", trust: TrustTopology, steps: []step{nak(3), {send: 2}, {wait: rtt, psn: 3}},
+			rewinds: 2, sndNxt: 3},
+		{name: "two psns within an rtt", trust: TrustTopology, steps: []step{nak(3), {send: 3}, nak(5)},
+			rewinds: 2, sndNxt: 5},
+		{name: "again after another psn", trust: TrustTopology, steps: []step{nak(3), {send: 3}, nak(5), {send: 1}, nak(5)},
+			rewinds: 2, repeats: 1, sndNxt: 6},
+		{name: "twice within an rtt, trusting all", trust: TrustAll, steps: []step{nak(3), {send: 2}, nak(3)},
+			rewinds: 2, sndNxt: 3},
+		{name: "snd_max, trusting all", trust: TrustAll, steps: []step{nak(10)}, sndNxt: 10},
+		{name: "far ahead, trusting all", trust: TrustAll, steps: []step{nak(1000)}, bad: 1, sndNxt: 10},
+		{name: "acknowledged, trusting all", trust: TrustAll, steps: []step{{ack: true, psn: 4}, nak(3)}, bad: 1, sndNxt: 10},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := newTrustSender(t, "none", tc.trust)
+			for _, st := range tc.steps {
+				s.now += st.wait
+				if st.send > 0 {
+					s.send(t, st.send)
+					continue
+				}
+				s.deliver(t, s.ack(t, ipb, st.psn, !st.ack))
+			}
+			_, tx := s.e.Counters()
+			r := s.e.Refused()
+			got := []uint64{tx.NakRewinds, r.Nak, r.NakRepeat, tx.BadAcks, s.e.qps[s.e.active[0]].sndNxt}
+			want := []uint64{tc.rewinds, tc.refused, tc.repeats, tc.bad, uint64(tc.sndNxt)}
+			if !slices.Equal(got, want) || r.Total() != tc.refused+tc.repeats {
+				t.Errorf("go-backs, NAKs refused, repeats refused, bad ACKs, snd_nxt %v, want %v (all refusals %+v)", got, want, r)
+			}
+		})
 	}
 }
 

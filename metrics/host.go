@@ -93,14 +93,12 @@ func (c *hostCollector) Collect(ch chan<- prometheus.Metric) {
 	c.collectPort(ch, &pr.Port)
 	c.collectRx(ch, &pr.Rx)
 	c.collectTx(ch, &pr.Tx)
-	var ref hostd.Refusals
-	for _, r := range []*hostd.Refusals{&pr.Rx.Refused, &pr.Tx.Refused} {
-		ref.PFC, ref.CNP, ref.Ack, ref.Nak = ref.PFC+r.PFC, ref.CNP+r.CNP, ref.Ack+r.Ack, ref.Nak+r.Nak
-		ref.RoCCRate, ref.P4QCN, ref.QCN = ref.RoCCRate+r.RoCCRate, ref.P4QCN+r.P4QCN, ref.QCN+r.QCN
-	}
+	ref := pr.Rx.Refused
+	ref.Add(&pr.Tx.Refused)
 	for _, r := range [...]labelled{
 		{"pfc", ref.PFC}, {"cnp", ref.CNP}, {"ack", ref.Ack}, {"nak", ref.Nak},
 		{"rocc_rate", ref.RoCCRate}, {"p4qcn", ref.P4QCN}, {"qcn", ref.QCN},
+		{"nak_repeat", ref.NakRepeat},
 	} {
 		c.refused.emit(ch, float64(r.v), r.label)
 	}

@@ -34,7 +34,7 @@ func TestHostCollectorMapsEveryField(t *testing.T) {
 		Tx: hostd.TxCounters{DataFrames: 31, DataBytes: 32, PayloadBytes: 33, RetxFrames: 34, NakRewinds: 35,
 			Timeouts: 36, StaleEvents: 37, BadAcks: 38, ControlFrames: 39, ControlBytes: 40, PauseFrames: 41,
 			FlowsStarted: 50, FlowsCompleted: 42, PendingDropped: 43, SamplesDropped: 44, FCTsDropped: 45,
-			BuildErrors: 46, RPRebuilds: 47, Refused: hostd.Refusals{CNP: 5, Ack: 6, Nak: 7, PFC: 10}},
+			BuildErrors: 46, RPRebuilds: 47, Refused: hostd.Refusals{CNP: 5, Ack: 6, Nak: 7, PFC: 10, NakRepeat: 48}},
 	}}
 	c := Host(src, "h1", "net_ring0")
 	want := `
@@ -97,6 +97,7 @@ ccbed_host_refused_total{kind="nak"} 7
 ccbed_host_refused_total{kind="rocc_rate"} 2
 ccbed_host_refused_total{kind="p4qcn"} 3
 ccbed_host_refused_total{kind="qcn"} 4
+ccbed_host_refused_total{kind="nak_repeat"} 48
 # HELP ccbed_host_events_dropped_total Control events lost to a full receive-to-send event ring.
 # TYPE ccbed_host_events_dropped_total counter
 ccbed_host_events_dropped_total 27

@@ -47,7 +47,7 @@ func Switch(eng SwitchSource, adapter SwitchAdapter) prometheus.Collector {
 	c.txPkts = fs.counter("ccbed_switch_tx_packets_total", "Frames transmitted on the port.", p)
 	c.txBytes = fs.counter("ccbed_switch_tx_bytes_total", "Bytes of the frames transmitted on the port.", p)
 	c.drops = fs.counter("ccbed_switch_drops_total", "Frames dropped, by reason; their sum is the JSON's drops.", p, "reason")
-	c.refused = fs.counter("ccbed_switch_refused_total", "Control frames refused by trust at the port they came in on, by kind (also in drops_total{reason=\"refused\"}).", p, "kind")
+	c.refused = fs.counter("ccbed_switch_refused_total", "Frames refused by trust at the port they came in on, by kind: control frames, and data from a host with another's address (also in drops_total{reason=\"refused\"}).", p, "kind")
 	c.marked = fs.counter("ccbed_switch_ecn_marked_total", "Packets this switch marked at the port's egress: ECN CE or TCD UE.", p, "mark")
 	c.notECT = fs.counter("ccbed_switch_mark_not_ect_total", "Marks not applied because the packet was not ECN-capable.", p)
 	c.intStamped = fs.counter("ccbed_switch_int_stamped_total", "INT records pushed at the port's egress.", p)
@@ -103,6 +103,7 @@ func (c *switchCollector) Collect(ch chan<- prometheus.Metric) {
 		for _, r := range [...]labelled{
 			{"pfc", pc.RefusedPFC}, {"cnp", pc.RefusedCNP}, {"ack", pc.RefusedAck}, {"nak", pc.RefusedNak},
 			{"rocc_rate", pc.RefusedRoCCRate}, {"p4qcn", pc.RefusedP4QCN}, {"qcn", pc.RefusedQCN},
+			{"data", pc.RefusedData},
 		} {
 			c.refused.emit(ch, float64(r.v), p, r.label)
 		}

@@ -38,7 +38,7 @@ func TestSwitchCollectorMapsEveryField(t *testing.T) {
 		PausesSent: 23, PFCOnsets: 24, ResumesSent: 25, PausesRecv: 26, ResumesRecv: 27,
 		PausedNs: 2_500_000_000, QueueMaxBytes: 28, QueueBytes: 29, FairRateGbps: 8,
 		RefusedPFC: 30, RefusedCNP: 31, RefusedAck: 32, RefusedNak: 33, RefusedRoCCRate: 34,
-		RefusedP4QCN: 35, RefusedQCN: 36, Refused: 231,
+		RefusedP4QCN: 35, RefusedQCN: 36, RefusedData: 40, Refused: 271,
 		QueuePrioBytes: [wire.PFCPriorities]int64{0, 0, 0, 29},
 		XOFFMask:       1 << 3, PausedMask: 1<<3 | 1<<5,
 	}
@@ -72,8 +72,8 @@ ccbed_switch_drops_total{port="sw1-p1",reason="malformed"} 9
 ccbed_switch_drops_total{port="sw1-p1",reason="not_ipv4"} 10
 ccbed_switch_drops_total{port="sw1-p1",reason="control_queue_full"} 11
 ccbed_switch_drops_total{port="sw1-p1",reason="tx"} 12
-ccbed_switch_drops_total{port="sw1-p1",reason="refused"} 231
-# HELP ccbed_switch_refused_total Control frames refused by trust at the port they came in on, by kind (also in drops_total{reason="refused"}).
+ccbed_switch_drops_total{port="sw1-p1",reason="refused"} 271
+# HELP ccbed_switch_refused_total Frames refused by trust at the port they came in on, by kind: control frames, and data from a host with another's address (also in drops_total{reason="refused"}).
 # TYPE ccbed_switch_refused_total counter
 ccbed_switch_refused_total{kind="pfc",port="sw1-p1"} 30
 ccbed_switch_refused_total{kind="cnp",port="sw1-p1"} 31
@@ -82,6 +82,7 @@ ccbed_switch_refused_total{kind="nak",port="sw1-p1"} 33
 ccbed_switch_refused_total{kind="rocc_rate",port="sw1-p1"} 34
 ccbed_switch_refused_total{kind="p4qcn",port="sw1-p1"} 35
 ccbed_switch_refused_total{kind="qcn",port="sw1-p1"} 36
+ccbed_switch_refused_total{kind="data",port="sw1-p1"} 40
 # HELP ccbed_switch_ecn_marked_total Packets this switch marked at the port's egress: ECN CE or TCD UE.
 # TYPE ccbed_switch_ecn_marked_total counter
 ccbed_switch_ecn_marked_total{mark="ce",port="sw1-p1"} 13
@@ -149,8 +150,8 @@ ccbed_switch_adapter_no_room_total 39
 	if err := testutil.CollectAndCompare(c, strings.NewReader(want)); err != nil {
 		t.Error(err)
 	}
-	if n := testutil.CollectAndCount(c); n != 43+3*wire.PFCPriorities {
-		t.Errorf("%d samples, want %d (every family checked above)", n, 43+3*wire.PFCPriorities)
+	if n := testutil.CollectAndCount(c); n != 44+3*wire.PFCPriorities {
+		t.Errorf("%d samples, want %d (every family checked above)", n, 44+3*wire.PFCPriorities)
 	}
 	lintClean(t, c)
 	pedanticGather(t, c)

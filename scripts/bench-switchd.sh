@@ -9,12 +9,14 @@
 # beside the forwarding and the ratio measures the forwarders (testpmd io below
 # shows that floor).
 # Frames: BenchmarkForwardRTC (switchd/dataplane) seeds 512 RoCEv2 data frames
-# per port, host i to host i+1, and writes them to pcap files (-seed-pcap);
+# per port, from host i to 10.0.i.2 (behind port i too), and writes them to
+# pcap files (-seed-pcap);
 # l3fwd transmits the same files (--seed). "64 B" is 66 B, ccbed's smallest
 # data frame; 1500 B is 1500 B.
 # Routes: 10.0.i.0/24 -> port i (scripts/l3fwd/routes-v4.cfg for l3fwd), the
-# next hop's MAC 02:00:00:00:ff:0i, so frames come back to the forwarder. A
-# frame crosses to the next port once, then loops on its destination's port.
+# next hop's MAC 02:00:00:00:ff:0i, so frames come back to the forwarder.
+# Every frame loops on its own port (with switchd's trust "topology" a host
+# port refuses data from another host's address, so none crosses).
 # Work: both parse Ethernet/IPv4, look the destination up, rewrite the MACs and
 # transmit in bursts, without the TTL decrement (switchd: decrement_ttl =
 # false; l3fwd built without RFC 1812 processing, scripts/build-l3fwd.sh).

@@ -44,7 +44,7 @@ const (
 	cQueueMax       // largest egress queue seen, bytes (a gauge)
 	cQueueBytes     // egress queue now, bytes (a gauge)
 	cFairRateBps    // RoCC fair rate, bits/s (a gauge; 0 without one)
-	// Control frames refused by trust (switch.trust, ports[].faces,
+	// Frames refused by trust (switch.trust, ports[].faces,
 	// ports[].ignore_pfc), counted at the port they came in on.
 	cRefusedPFC      // PFC frames VLAN-tagged, not from the peer, or on a port that ignores PFC
 	cRefusedCNP      // CNPs from a host port with another station's source address
@@ -53,6 +53,7 @@ const (
 	cRefusedRoCCRate // RoCC rate messages from a host port (hosts have no CP)
 	cRefusedP4QCN    // P4QCN feedback from a host port
 	cRefusedQCN      // QCN feedback from a host port
+	cRefusedData     // RoCEv2 data from a host port with another station's source address
 	// Bytes of a lossless priority that entered on this port between its
 	// XOFF and its XON (Engine.recordAfterXOFF): the largest, and how many
 	// pause events fell in each AfterXOFFBucket.
@@ -119,8 +120,10 @@ type PortCounters struct {
 	FairRateGbps   float64 `json:"fair_rate_gbps"`
 	Scheme         string  `json:"scheme"`
 	FeedbackSent   uint64  `json:"feedback_sent"`
-	// Control frames refused by trust (docs/switch.md, "Trust"), by kind,
-	// at the port they came in on; Refused is their sum, also in DropsTotal.
+	// Frames refused by trust (docs/switch.md, "Trust"), by kind, at the
+	// port they came in on: control frames, and RoCEv2 data from a host
+	// with another's address (RefusedData); Refused is their sum, also in
+	// DropsTotal.
 	RefusedPFC      uint64 `json:"refused_pfc"`
 	RefusedCNP      uint64 `json:"refused_cnp"`
 	RefusedAck      uint64 `json:"refused_ack"`
@@ -128,6 +131,7 @@ type PortCounters struct {
 	RefusedRoCCRate uint64 `json:"refused_rocc_rate"`
 	RefusedP4QCN    uint64 `json:"refused_p4qcn"`
 	RefusedQCN      uint64 `json:"refused_qcn"`
+	RefusedData     uint64 `json:"refused_data"`
 	Refused         uint64 `json:"refused"`
 	DropsTotal      uint64 `json:"drops"`
 	ECNMarkedTotal  uint64 `json:"ecn_marked"`
@@ -192,8 +196,9 @@ func (pc *PortCounters) fill(rx, tx *published) {
 	pc.RefusedRoCCRate = get(cRefusedRoCCRate)
 	pc.RefusedP4QCN = get(cRefusedP4QCN)
 	pc.RefusedQCN = get(cRefusedQCN)
+	pc.RefusedData = get(cRefusedData)
 	pc.Refused = pc.RefusedPFC + pc.RefusedCNP + pc.RefusedAck + pc.RefusedNak + pc.RefusedRoCCRate +
-		pc.RefusedP4QCN + pc.RefusedQCN
+		pc.RefusedP4QCN + pc.RefusedQCN + pc.RefusedData
 	pc.DropsTotal = pc.DropBuffer + pc.DropHeadroom + pc.DropNoRoute + pc.DropTTL + pc.DropMalformed +
 		pc.DropNotIPv4 + pc.DropControl + pc.DropTx + pc.Refused
 	pc.ECNMarkedTotal = pc.MarkedCE + pc.MarkedUE

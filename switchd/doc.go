@@ -20,10 +20,10 @@
 // different lcores:
 //
 //   - Classify (rx / switching lcore): parse at fixed offsets (wire.Classify:
-//     Decode's checks without building views), refuse the control frames
-//     the ingress port may not send (switch.trust "topology": PFC only from
-//     the peer, CNPs, ACKs and NAKs from a host only with its own address,
-//     CP feedback never from a host), route (longest prefix),
+//     Decode's checks without building views), refuse the frames the
+//     ingress port may not send (switch.trust "topology": PFC only from the
+//     peer, RoCEv2 data, CNPs, ACKs and NAKs from a host only with its own
+//     address, CP feedback never from a host), route (longest prefix),
 //     decrement the TTL with an incremental checksum update, rewrite the MACs
 //     to the egress port's and its peer's, and describe the frame in a Meta
 //     (ingress, egress, class, priority, offsets).

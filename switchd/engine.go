@@ -86,16 +86,22 @@ type ingress struct {
 	// trustPFCPeer. Read-only after New.
 	trust   uint8
 	pfcFrom wire.MAC
+	// lastSrc is the source address of the last frame whose source a
+	// trustHost port checked, lastOK whether the route to it leads back
+	// to the port: a host sends from one address, so the route lookup
+	// runs once for its frames (routes are read-only after New).
+	lastOK  bool
+	lastSrc uint32
 	c       counters
 	pub     published
 }
 
 // Trust bits of an ingress port (ingress.trust).
 const (
-	// trustHost: the port faces a host. CNPs, ACKs and NAKs are accepted
-	// only from the host's own address (the route to their source leads
-	// back to this port: strict reverse-path filtering, RFC 3704 Sec. 2.2),
-	// CP feedback never.
+	// trustHost: the port faces a host. RoCEv2 data, CNPs, ACKs and NAKs
+	// are accepted only from the host's own address (the route to their
+	// source leads back to this port: strict reverse-path filtering, RFC
+	// 3704 Sec. 2.2), CP feedback never (Engine.hostRefusal).
 	trustHost uint8 = 1 << iota
 	// trustPFCPeer: PFC frames are accepted only from the peer's MAC.
 	trustPFCPeer
@@ -305,6 +311,7 @@ func New(cfg *Config) (*Engine, error) {
 		copy(e.addr[i].macs[:6], peer[:])
 		copy(e.addr[i].macs[6:], mac[:])
 		e.ing[i].trust, e.ing[i].pfcFrom = trustOf(cfg, i), peer
+		e.ing[i].lastOK = e.routes.hasPort(0, i) // lastSrc 0
 		cp, err := cfg.newCP(i, nil)
 		if err != nil {
 			return nil, err
@@ -431,11 +438,14 @@ func (e *Engine) Classify(in int, frame []byte, m *Meta) bool {
 	}
 	hl := int(s.IPOff)
 	ip := wire.IPv4(frame[hl:]) // Classify checked it, also for a fragment
-	// Kinds KindAck .. KindQCN are the control frames a host may forge:
-	// ACK, NAK, CNP, RoCC rate, P4QCN and QCN feedback.
-	if ig.trust&trustHost != 0 && s.Kind >= wire.KindAck && s.Kind <= wire.KindQCN && !e.hostMaySend(in, ip, s.Kind) {
-		ig.c[refusedCounter[s.Kind]]++
-		return false
+	// A host port's own data, ACKs, NAKs and CNPs (kinds KindData ..
+	// KindCNP) from the source it last checked pass here, inline;
+	// hostRefusal looks at the rest.
+	if ig.trust&trustHost != 0 && !(s.Kind-wire.KindData <= wire.KindCNP-wire.KindData && ig.lastOK && ip.Src() == ig.lastSrc) {
+		if c := e.hostRefusal(ig, in, frame, ip, &s); c != notRefused {
+			ig.c[c]++
+			return false
+		}
 	}
 	out, r := e.routes.route(ip.Dst())
 	if out < 0 {
@@ -505,20 +515,41 @@ func (ig *ingress) acceptsPFC(frame []byte) bool {
 	return ig.trust&trustNoPFC == 0 && (ig.trust&trustPFCPeer == 0 || wire.MAC(frame[6:12]) == ig.pfcFrom)
 }
 
-// hostMaySend reports whether a host-facing port in may send a control frame
-// of kind (KindAck .. KindQCN) with the IPv4 header ip: a CNP, ACK or NAK from
-// the host's own address (the route to the source leads back to in), no CP
-// feedback (hosts have no CP).
-func (e *Engine) hostMaySend(in int, ip wire.IPv4, kind wire.Kind) bool {
-	switch kind {
-	case wire.KindAck, wire.KindNak, wire.KindCNP:
-		return e.routes.hasPort(ip.Src(), in)
+// hostRefusal is the counter of a frame from host-facing port in (ingress
+// ig) that the host may not send (s from wire.Classify, ip its IPv4 header),
+// or notRefused.
+// A host sends RoCEv2 data (any BTH opcode but the control ones), CNPs, ACKs
+// and NAKs from its own address only: the route to the source leads back to
+// in (strict reverse-path filtering, RFC 3704 Sec. 2.2); CP feedback never
+// (hosts have no CP). Other IPv4 traffic (not RoCEv2, or a fragment) passes.
+func (e *Engine) hostRefusal(ig *ingress, in int, frame []byte, ip wire.IPv4, s *wire.Summary) counter {
+	switch s.Kind {
+	case wire.KindData, wire.KindAck, wire.KindNak, wire.KindCNP:
+	case wire.KindRoCCRate, wire.KindP4QCN, wire.KindQCN:
+		return refusedCounter[s.Kind]
+	default: // KindOther: RoCEv2 with a BTH opcode ccbed does not use is data too
+		if s.L4Off == 0 || binary.BigEndian.Uint16(frame[s.L4Off+2:]) != wire.RoCEv2Port {
+			return notRefused
+		}
 	}
-	return false
+	if src := ip.Src(); src != ig.lastSrc {
+		ig.lastSrc, ig.lastOK = src, e.routes.hasPort(src, in)
+	}
+	if ig.lastOK {
+		return notRefused
+	}
+	return refusedCounter[s.Kind]
 }
 
-// refusedCounter is the counter of a refused control frame, by kind.
+// notRefused is hostRefusal's answer for a frame the host may send (no
+// counter: cRxPackets is never a refusal).
+const notRefused = cRxPackets
+
+// refusedCounter is the counter of a refused frame, by kind (KindOther: a
+// RoCEv2 frame with another BTH opcode, counted as data).
 var refusedCounter = [...]counter{
+	wire.KindOther:    cRefusedData,
+	wire.KindData:     cRefusedData,
 	wire.KindAck:      cRefusedAck,
 	wire.KindNak:      cRefusedNak,
 	wire.KindCNP:      cRefusedCNP,

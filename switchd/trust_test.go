@@ -1,10 +1,12 @@
 package switchd
 
 import (
+	"runtime"
 	"strings"
 	"testing"
 
 	"github.com/ccbed/ccbed/ccalgo"
+	"github.com/ccbed/ccbed/internal/cpuclock"
 	"github.com/ccbed/ccbed/wire"
 )
 
@@ -52,8 +54,14 @@ func ctlFrame(tb testing.TB, kind wire.Kind, in int, src uint32) []byte {
 		var q [wire.PFCPriorities]uint16
 		q[3] = 0xffff
 		n, err = wire.BuildPFC(b, hostMAC(in), 1<<3, &q)
-	case wire.KindData:
-		return dataFrame(tb, in, 0, 7, 100, false)
+	case wire.KindData, wire.KindOther:
+		// RoCEv2 data to host 0; KindOther: with a BTH opcode ccbed does
+		// not use (RDMA READ request).
+		ep.DstIP = hostIP(0)
+		n, err = wire.BuildData(b, &ep, &wire.DataSpec{Opcode: wire.OpWriteOnly, DestQP: 7, PSN: 1 << 20, PayloadLen: 100})
+		if kind == wire.KindOther {
+			b[wire.EthernetLen+wire.IPv4MinLen+wire.UDPLen] = 0x0c
+		}
 	}
 	if err != nil {
 		tb.Fatal(err)
@@ -102,7 +110,17 @@ func TestTrustControlFrames(t *testing.T) {
 		{name: "qcn feedback from a host", kind: wire.KindQCN, in: 2, src: switchIP, refused: true,
 			counter: func(p *PortCounters) uint64 { return p.RefusedQCN }},
 		{name: "rocc rate from a switch port", kind: wire.KindRoCCRate, in: 3, src: 0x0a0001fe},
-		{name: "data is not control", kind: wire.KindData, in: 2, src: hostIP(2)},
+		{name: "data from its host", kind: wire.KindData, in: 2, src: hostIP(2)},
+		{name: "data spoofing another host", kind: wire.KindData, in: 2, src: hostIP(1), refused: true,
+			counter: func(p *PortCounters) uint64 { return p.RefusedData }},
+		{name: "data from an unrouted address", kind: wire.KindData, in: 2, src: other, refused: true,
+			counter: func(p *PortCounters) uint64 { return p.RefusedData }},
+		{name: "data from 0.0.0.0", kind: wire.KindData, in: 2, src: 0, refused: true,
+			counter: func(p *PortCounters) uint64 { return p.RefusedData }},
+		{name: "data from a switch port", kind: wire.KindData, in: 3, src: hostIP(1)},
+		{name: "other roce opcode spoofing another host", kind: wire.KindOther, in: 2, src: hostIP(1), refused: true,
+			counter: func(p *PortCounters) uint64 { return p.RefusedData }},
+		{name: "other roce opcode from its host", kind: wire.KindOther, in: 2, src: hostIP(2)},
 	} {
 		for _, trust := range []string{TrustAll, TrustTopology} {
 			t.Run(tc.name+"/"+trust, func(t *testing.T) {
@@ -133,7 +151,7 @@ func TestTrustControlFrames(t *testing.T) {
 					want = ClassPFC
 				case wire.KindAck, wire.KindNak:
 					want = ClassOther
-				case wire.KindData:
+				case wire.KindData, wire.KindOther:
 					want = ClassData
 				}
 				if h.meta.Class != want {
@@ -141,6 +159,27 @@ func TestTrustControlFrames(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestTrustDataSourceChanges: a host port's check of the data's source
+// follows the source from frame to frame (Classify remembers the last
+// source it looked up): genuine and forged frames interleaved are taken and
+// refused each on its own.
+func TestTrustDataSourceChanges(t *testing.T) {
+	h := newHarness(t, trustConfig(TrustTopology))
+	own, forged := ctlFrame(t, wire.KindData, 2, hostIP(2)), ctlFrame(t, wire.KindData, 2, hostIP(1))
+	ack := ctlFrame(t, wire.KindAck, 2, hostIP(1))
+	for i, tc := range []struct {
+		frame []byte
+		taken bool
+	}{{own, true}, {own, true}, {forged, false}, {forged, false}, {own, true}, {ack, false}, {forged, false}, {own, true}} {
+		if got := h.e.Classify(2, tc.frame, &h.meta); got != tc.taken {
+			t.Errorf("frame %d: taken %v, want %v", i, got, tc.taken)
+		}
+	}
+	if pc := counters0(h.e, 2); pc.RefusedData != 3 || pc.RefusedAck != 1 || pc.Refused != 4 {
+		t.Errorf("refused data %d, ACKs %d, all %d: want 3, 1, 4", pc.RefusedData, pc.RefusedAck, pc.Refused)
 	}
 }
 
@@ -234,34 +273,43 @@ func TestTrustConfigErrors(t *testing.T) {
 }
 
 // TestTrustAllocatesNothing: the trusted Classify path (data and ACKs from
-// host ports, reverse-path checked) allocates nothing.
+// host ports, reverse-path checked, taken and refused) allocates nothing.
 func TestTrustAllocatesNothing(t *testing.T) {
 	h := newHarness(t, trustConfig(TrustTopology))
 	data := dataFrame(t, 1, 0, 7, 1000, false)
 	ack := ctlFrame(t, wire.KindAck, 1, hostIP(1))
 	forged := ctlFrame(t, wire.KindCNP, 2, hostIP(1))
+	forgedData := ctlFrame(t, wire.KindData, 2, hostIP(1))
 	h.e.decTTL = false
 	if a := testing.AllocsPerRun(1000, func() {
 		h.e.Classify(1, data, &h.meta)
 		h.e.Classify(1, ack, &h.meta)
 		h.e.Classify(2, forged, &h.meta)
+		h.e.Classify(2, forgedData, &h.meta)
 	}); a != 0 {
 		t.Errorf("%v allocations", a)
 	}
 }
 
-// BenchmarkClassifyTrust is Classify of a data frame and an ACK from a host
-// port, trusting all and by topology (the ACK's reverse-path lookup).
+// BenchmarkClassifyTrust is Classify of a data frame and of an ACK from a
+// host port, trusting all and by topology (the reverse-path lookup of the
+// frame's source), in CPU time per frame.
 func BenchmarkClassifyTrust(b *testing.B) {
 	for _, trust := range []string{TrustAll, TrustTopology} {
-		b.Run(trust, func(b *testing.B) {
-			h := newHarness(b, trustConfig(trust))
-			h.e.decTTL = false
-			frames := [][]byte{dataFrame(b, 1, 0, 7, 1000, false), ctlFrame(b, wire.KindAck, 1, hostIP(1))}
-			b.ReportAllocs()
-			for i := 0; b.Loop(); i++ {
-				h.e.Classify(1, frames[i&1], &h.meta)
-			}
-		})
+		for _, kind := range []wire.Kind{wire.KindData, wire.KindAck} {
+			b.Run(trust+"/"+kind.String(), func(b *testing.B) {
+				h := newHarness(b, trustConfig(trust))
+				h.e.decTTL = false
+				f := ctlFrame(b, kind, 1, hostIP(1))
+				b.ReportAllocs()
+				runtime.LockOSThread()
+				defer runtime.UnlockOSThread()
+				cpu0 := cpuclock.Thread()
+				for b.Loop() {
+					h.e.Classify(1, f, &h.meta)
+				}
+				b.ReportMetric(float64((cpuclock.Thread()-cpu0).Nanoseconds())/float64(b.N), "cpu-ns/op")
+			})
+		}
 	}
 }

@@ -53,6 +53,11 @@ type Options struct {
 	// goes, from a goroutine of its own (never from a loop), with the time
 	// since time 0 and the hosts' flows done and started.
 	Progress func(fabric.Progress)
+
+	// wrapHostPort, when not nil, wraps host i's port before its engine
+	// gets it, told the pool, the clock and the run's time 0 (the tests'
+	// forging NIC, trust_test.go); the wrapper runs in the host's loop.
+	wrapHostPort func(i int, p port.Port, pool *dpdk.Mempool, clock *lcore.TSCClock, t0 int64) port.Port
 }
 
 // Outcome is a run's fabric.Result with what only real time has.
@@ -211,7 +216,11 @@ func Run(ctx context.Context, plan *fabric.Plan, o Options) (*Outcome, error) {
 		if err != nil {
 			return nil, fmt.Errorf("dpdkrun: host %s: %w", t.Hosts[i].Name, err)
 		}
-		if hosts[i], err = hostdp.NewHost(he, capt.ports(i, ports[i])[0], pool, fmt.Sprintf("%s_h%d", tag, i)); err != nil {
+		hp := capt.ports(i, ports[i])[0]
+		if o.wrapHostPort != nil {
+			hp = o.wrapHostPort(i, hp, pool, clock, t0)
+		}
+		if hosts[i], err = hostdp.NewHost(he, hp, pool, fmt.Sprintf("%s_h%d", tag, i)); err != nil {
 			return nil, fmt.Errorf("dpdkrun: host %s: %w", t.Hosts[i].Name, err)
 		}
 	}
