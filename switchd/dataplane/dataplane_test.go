@@ -577,6 +577,10 @@ func benchStormed(b *testing.B, s *Switch, clock *lcore.TSCClock, storm func(tes
 		}
 		return n
 	}
+	// The polling goroutine holds a P as a launched lcore loop does; switchd
+	// keeps two Ps beside its loops (lcore.reserveProcs), so that the control
+	// plane (here the endpoint and the storm) runs without preempting them.
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(max(runtime.GOMAXPROCS(0), 1+2)))
 	runtime.LockOSThread() // cpuclock.Thread reads this thread's time
 	defer runtime.UnlockOSThread()
 	defer pinThread(b, *benchCPU)()
