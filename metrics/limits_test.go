@@ -270,3 +270,25 @@ func TestScrapeStorm(t *testing.T) {
 	}
 	waitFor(t, fmt.Sprintf("goroutines back to %d", base), func() bool { return runtime.NumGoroutine() <= base })
 }
+
+// BenchmarkRender is one render of a 4-port switch's endpoint, every
+// collector (the switch's, the Go runtime's, the process's, the endpoint's)
+// gathered and encoded: what the endpoint spends at most once per
+// RenderEvery.
+func BenchmarkRender(b *testing.B) {
+	lim := noLimits
+	lim.RenderEvery = 0
+	s, err := StartLimited("127.0.0.1:0", false, lim, Switch(newSwitch(b, 4), nil))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Stop()
+	b.ReportAllocs()
+	for b.Loop() {
+		body, err := s.ep.exposition()
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.SetBytes(int64(len(body)))
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -398,6 +399,42 @@ func pinThread(tb testing.TB, cpu int) func() {
 	return func() { _ = unix.SchedSetaffinity(0, &old) }
 }
 
+// benchIsolate keeps BenchmarkForwardRTCScraped's other threads (the
+// endpoint, the storm, the runtime) off the polling thread's CPU, as on a
+// node whose lcores have cores of their own.
+var benchIsolate = flag.Bool("bench-isolate", false, "keep BenchmarkForwardRTCScraped's other threads off -bench-cpu")
+
+// isolateOthers sets every other thread of the process (and so the threads
+// they start) on every CPU but cpu, and returns the function that puts them
+// back on every CPU.
+func isolateOthers(tb testing.TB, cpu int) func() {
+	var all, rest unix.CPUSet
+	if cpu < 0 || cpu >= runtime.NumCPU() || runtime.NumCPU() < 2 {
+		return func() {}
+	}
+	for c := 0; c < runtime.NumCPU(); c++ {
+		all.Set(c)
+		if c != cpu {
+			rest.Set(c)
+		}
+	}
+	set := func(s *unix.CPUSet) {
+		tasks, err := os.ReadDir("/proc/self/task")
+		if err != nil {
+			tb.Logf("isolate: %v", err)
+			return
+		}
+		self := unix.Gettid()
+		for _, t := range tasks {
+			if tid, err := strconv.Atoi(t.Name()); err == nil && tid != self {
+				_ = unix.SchedSetaffinity(tid, s) // a thread gone meanwhile
+			}
+		}
+	}
+	set(&rest)
+	return func() { set(&all) }
+}
+
 var seedPcap = flag.String("seed-pcap", "", "`dir` for the frames BenchmarkForwardRTC/none seeds, one pcap per port and size")
 
 // BenchmarkForwardRTC forwards 64 B or 1500 B frames around 4 looping net_ring
@@ -430,7 +467,7 @@ func BenchmarkForwardSharded(b *testing.B) {
 var ScrapeStorm func(tb testing.TB, eng *switchd.Engine, s *Switch) (stop func() (scrapes, served uint64))
 
 // BenchmarkForwardRTCScraped is BenchmarkForwardRTC/none/64B with its polls
-// split into ten phases, every other one under a scrape storm (ScrapeStorm:
+// split into eight phases, half of them under a scrape storm (ScrapeStorm:
 // 200 concurrent clients scraping the switch's metrics endpoint as fast as it
 // answers), and reports the forwarding rate and CPU time per packet of each
 // half and their ratio, stormed / quiet: 1 is no change.
@@ -562,9 +599,8 @@ func benchForwardMode(b *testing.B, scheme string, size, rxLcores int, storm fun
 	_ = context.Background
 }
 
-// benchStormed polls s b.N times in ten phases, every other one (from the
-// second) under a storm, so that a neighbour's noisy spell falls on both
-// halves alike, and reports each half's Mpps and CPU time per packet (the
+// benchStormed polls s b.N times in eight phases, half of them under a storm
+// (ABBA order), and reports each half's Mpps and CPU time per packet (the
 // polling thread's, pinned as in BenchmarkForwardRTC) and the ratios stormed
 // / quiet, with the storm's scrapes a second (made and served).
 func benchStormed(b *testing.B, s *Switch, clock *lcore.TSCClock, storm func(testing.TB, *switchd.Engine, *Switch) func() (uint64, uint64)) {
@@ -584,14 +620,17 @@ func benchStormed(b *testing.B, s *Switch, clock *lcore.TSCClock, storm func(tes
 	runtime.LockOSThread() // cpuclock.Thread reads this thread's time
 	defer runtime.UnlockOSThread()
 	defer pinThread(b, *benchCPU)()
-	const phases = 10
+	if *benchIsolate {
+		defer isolateOthers(b, *benchCPU)()
+	}
+	const phases = 8 // quiet, stormed, stormed, quiet, twice: a drift over the run falls on both halves alike
 	var pk [2]uint64
 	var wall, cpu, proc [2]time.Duration
 	var scrapes, served uint64
 	b.ResetTimer()
 	for ph := 0; ph < phases; ph++ {
 		n := b.N*(ph+1)/phases - b.N*ph/phases
-		k := ph % 2 // 1: stormed
+		k := (ph + 1) / 2 % 2 // 1: stormed
 		var stop func() (uint64, uint64)
 		if k == 1 {
 			stop = storm(b, eng, s)

@@ -24,7 +24,7 @@ func init() { dataplane.ScrapeStorm = scrapeStorm }
 // -metrics does (metrics.Start, its default limits), and starts
 // stormClients goroutines that scrape it over kept-alive connections as
 // fast as it answers, whatever the answer. stop ends them and the endpoint
-// and returns the scrapes made and those served (200 OK).
+// and returns the scrapes answered (any status) and those served (200 OK).
 func scrapeStorm(tb testing.TB, eng *switchd.Engine, s *dataplane.Switch) func() (uint64, uint64) {
 	srv, err := metrics.Start("127.0.0.1:0", false, metrics.Switch(eng, s))
 	if err != nil {
@@ -45,10 +45,10 @@ func scrapeStorm(tb testing.TB, eng *switchd.Engine, s *dataplane.Switch) func()
 					return
 				}
 				resp, err := client.Do(req)
-				made.Add(1)
 				if err != nil {
-					continue
+					continue // the storm's end cancelled it, or a timeout
 				}
+				made.Add(1)
 				io.Copy(io.Discard, resp.Body)
 				resp.Body.Close()
 				if resp.StatusCode == http.StatusOK {
