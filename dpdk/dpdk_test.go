@@ -2,8 +2,11 @@ package dpdk_test
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -20,7 +23,20 @@ var ealArgs = []string{
 	"--vdev=net_null0", "--vdev=net_null1", "--vdev=net_null2", "--vdev=net_null3",
 }
 
+// ealChildEnv, when set, makes the test binary a child of TestEALInitFailures:
+// it runs EALInit with the variable's arguments (separated by spaces) and
+// exits 1 with the error on standard error when EALInit returns one, 0 when
+// it succeeds.
+const ealChildEnv = "CCBED_EAL_INIT_CHILD"
+
 func TestMain(m *testing.M) {
+	if args, ok := os.LookupEnv(ealChildEnv); ok {
+		if err := dpdk.EALInit(strings.Fields(args)); err != nil {
+			fmt.Fprintln(os.Stderr, "child:", err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
 	// CCBED_EAL_EXTRA adds EAL arguments, e.g. "-d /path/to/pmds" on a machine
 	// where DPDK's drivers are not installed in their default place.
 	ealArgs = append(ealArgs, strings.Fields(os.Getenv("CCBED_EAL_EXTRA"))...)
@@ -29,6 +45,101 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	os.Exit(m.Run())
+}
+
+// TestEALInitFailures runs EALInit in a child process (this test binary,
+// ealChildEnv) with arguments that make rte_eal_init fail, and wants a
+// non-zero exit with the cause on standard error: for an error, DPDK's
+// message for rte_errno and its log line; for a panic (a second copy of
+// librte_ring registering the RTE_RING tailq again: rte_panic, abort), DPDK's
+// panic text and the signal, which the captured descriptors used to swallow
+// (exit 2, nothing on the terminal).
+func TestEALInitFailures(t *testing.T) {
+	base := "--no-huge -m 128 --no-pci --no-shconf --no-telemetry -l 0 "
+	for _, tc := range []struct {
+		name string
+		args func(t *testing.T) string
+		want []string
+	}{
+		{"bogus vdev", func(*testing.T) string { return "--vdev=bogus0" },
+			[]string{"rte_eal_init: No such device", `failed to parse device "bogus0"`}},
+		{"missing library", func(*testing.T) string { return "-d /nonexistent/librte_x.so" },
+			[]string{"rte_eal_init: Invalid argument", "/nonexistent/librte_x.so: cannot open shared object file", "Cannot init plugins"}},
+		{"panic: duplicate library", duplicateRingLibrary,
+			[]string{"rte_eal_init did not return: SIGABRT", "PANIC in", "Cannot initialize tailq: RTE_RING", "end of DPDK's output"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^$")
+			cmd.Env = append(os.Environ(), ealChildEnv+"="+base+tc.args(t))
+			var stderr bytes.Buffer
+			cmd.Stderr = &stderr
+			err := cmd.Run()
+			if err == nil {
+				t.Fatalf("EALInit succeeded; stderr:\n%s", stderr.String())
+			}
+			if ctx.Err() != nil {
+				t.Fatalf("child still running after a minute; stderr:\n%s", stderr.String())
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(stderr.String(), w) {
+					t.Errorf("%v; stderr lacks %q:\n%s", err, w, stderr.String())
+				}
+			}
+		})
+	}
+}
+
+// duplicateRingLibrary copies the librte_ring this process loaded to a
+// directory DPDK accepts plugins from (no world-writable directory on its
+// path: not under /tmp) and returns the EAL argument that loads the copy.
+// It skips the test when there is no such directory.
+func duplicateRingLibrary(t *testing.T) string {
+	maps, err := os.ReadFile("/proc/self/maps")
+	if err != nil {
+		t.Skip(err)
+	}
+	lib := ""
+	for _, l := range strings.Split(string(maps), "\n") {
+		if f := strings.Fields(l); len(f) == 6 && strings.Contains(filepath.Base(f[5]), "librte_ring.so") {
+			lib = f[5]
+			break
+		}
+	}
+	if lib == "" {
+		t.Skip("librte_ring is not loaded as a shared library")
+	}
+	cache, err := os.UserCacheDir()
+	if err != nil {
+		t.Skip(err)
+	}
+	if err := os.MkdirAll(cache, 0o755); err != nil {
+		t.Skip(err)
+	}
+	dir, err := os.MkdirTemp(cache, "ccbed-eal-test-")
+	if err != nil {
+		t.Skip(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	os.Chmod(dir, 0o755)
+	for d := dir; ; d = filepath.Dir(d) {
+		if fi, err := os.Stat(d); err != nil || fi.Mode().Perm()&0o002 != 0 {
+			t.Skipf("%s is world-writable: DPDK loads no plugin from under it", d)
+		}
+		if d == "/" {
+			break
+		}
+	}
+	b, err := os.ReadFile(lib)
+	if err != nil {
+		t.Skip(err)
+	}
+	dup := filepath.Join(dir, "librte_ring_copy.so")
+	if err := os.WriteFile(dup, b, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return "-d " + dup
 }
 
 func TestEALInitTwice(t *testing.T) {

@@ -155,7 +155,10 @@ func CheckEALArgs(args []string) error {
 // dropped, and detail is what names the problem, on one line: getopt's
 // message from standard error ("unrecognized option '--bogus'") and the EAL's
 // own log lines ("EAL: invalid core list syntax"). When the files cannot be
-// made, the EAL runs with the descriptors as they are.
+// made, the EAL runs with the descriptors as they are. Should rte_eal_init
+// not return (rte_panic's abort, a fault, rte_exit), the C side copies what
+// the files hold to the real standard error, with the signal or the exit,
+// before the process ends (shim.h, ccbed_eal_init_captured).
 func ealInitCaptured(argc C.int, argv **C.char) (C.int, string) {
 	outF, err1 := os.CreateTemp("", "ccbed-eal-out-*")
 	errF, err2 := os.CreateTemp("", "ccbed-eal-err-*")

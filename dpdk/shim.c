@@ -1,14 +1,122 @@
+#include <errno.h>
+#include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include "shim.h"
 #include "_cgo_export.h"
 
 int ccbed_eal_init(int argc, char **argv) { return rte_eal_init(argc, argv); }
 
+/* The capture of rte_eal_init's output (ccbed_eal_init_captured). While it is
+ * active, file descriptors 1 and 2 are cap_out_fd and cap_err_fd; cap_tty_out
+ * and cap_tty_err are the originals. A fatal signal or an exit() during the
+ * init (rte_panic aborts; rte_exit exits) would leave what DPDK wrote in the
+ * unlinked files, and the process silent: cap_on_signal and cap_at_exit copy
+ * it to the original standard error first, the last CAP_KEEP bytes of each
+ * stream, and say what ended the init. */
+#define CAP_KEEP (64 * 1024)
+static int cap_active; /* 1 while the capture is on; taken atomically */
+static int cap_out_fd = -1, cap_err_fd = -1, cap_tty_out = -1, cap_tty_err = -1;
+static const int cap_sigs[] = {SIGABRT, SIGSEGV, SIGBUS, SIGILL, SIGFPE};
+static const char *const cap_sig_names[] = {"SIGABRT", "SIGSEGV", "SIGBUS", "SIGILL", "SIGFPE"};
+#define CAP_NSIGS (sizeof cap_sigs / sizeof cap_sigs[0])
+static struct sigaction cap_old[CAP_NSIGS];
+static char cap_buf[4096];
+
+/* cap_write writes all of p (async-signal-safe). */
+static void cap_write(int fd, const char *p, size_t n)
+{
+	while (n > 0) {
+		ssize_t w = write(fd, p, n);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return;
+		p += w;
+		n -= (size_t)w;
+	}
+}
+
+static void cap_puts(int fd, const char *s) { cap_write(fd, s, strlen(s)); }
+
+/* cap_copy copies the last CAP_KEEP bytes of the file from to fd to. */
+static void cap_copy(int from, int to)
+{
+	struct stat st;
+	off_t off = 0;
+	ssize_t n;
+
+	if (fstat(from, &st) == 0 && st.st_size > CAP_KEEP) {
+		off = st.st_size - CAP_KEEP;
+		cap_puts(to, "[... earlier output cut]\n");
+	}
+	while ((n = pread(from, cap_buf, sizeof cap_buf, off)) > 0) {
+		cap_write(to, cap_buf, (size_t)n);
+		off += n;
+	}
+}
+
+/* cap_release ends the capture, once: with why, it first copies what DPDK
+ * wrote (standard output, then standard error) to the original standard
+ * error and says why; then it puts descriptors 1 and 2 back. Async-signal-safe. */
+static void cap_release(const char *why)
+{
+	if (!__atomic_exchange_n(&cap_active, 0, __ATOMIC_SEQ_CST))
+		return;
+	if (why != NULL) {
+		cap_puts(cap_tty_err, "ccbed: rte_eal_init did not return: ");
+		cap_puts(cap_tty_err, why);
+		cap_puts(cap_tty_err, "; what DPDK wrote:\n");
+		cap_copy(cap_out_fd, cap_tty_err);
+		cap_copy(cap_err_fd, cap_tty_err);
+		cap_puts(cap_tty_err, "ccbed: end of DPDK's output; rte_eal_init: ");
+		cap_puts(cap_tty_err, why);
+		cap_puts(cap_tty_err, "\n");
+	}
+	dup2(cap_tty_out, 1);
+	dup2(cap_tty_err, 2);
+}
+
+/* cap_restore_handlers puts back the handlers cap_on_signal replaced. */
+static void cap_restore_handlers(void)
+{
+	size_t i;
+
+	for (i = 0; i < CAP_NSIGS; i++)
+		sigaction(cap_sigs[i], &cap_old[i], NULL);
+}
+
+/* cap_on_signal: a fatal signal during the init. It releases the capture
+ * (DPDK's text and the signal to the terminal), puts the previous handlers
+ * (Go's) back and lets them handle the signal: a fault comes again when the
+ * handler returns; a signal sent (abort's raise) is raised again, pending
+ * until then. */
+static void cap_on_signal(int sig, siginfo_t *info, void *ctx)
+{
+	const char *name = "a fatal signal";
+	size_t i;
+
+	(void)ctx;
+	for (i = 0; i < CAP_NSIGS; i++)
+		if (cap_sigs[i] == sig)
+			name = cap_sig_names[i];
+	cap_release(name);
+	cap_restore_handlers();
+	if (info == NULL || info->si_code <= 0)
+		raise(sig);
+}
+
+static void cap_at_exit(void) { cap_release("exit() called (rte_exit)"); }
+
 int ccbed_eal_init_captured(int argc, char **argv, int out_fd, int err_fd, int *captured)
 {
+	static int at_exit_set;
+	struct sigaction sa;
 	int saved_out, saved_err, rc, err;
+	size_t i;
 
 	*captured = 0;
 	fflush(stdout);
@@ -28,12 +136,26 @@ int ccbed_eal_init_captured(int argc, char **argv, int out_fd, int err_fd, int *
 		close(saved_err);
 		return rte_eal_init(argc, argv);
 	}
+	cap_out_fd = out_fd;
+	cap_err_fd = err_fd;
+	cap_tty_out = saved_out;
+	cap_tty_err = saved_err;
+	if (!at_exit_set)
+		at_exit_set = atexit(cap_at_exit) == 0;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_sigaction = cap_on_signal;
+	sa.sa_flags = SA_SIGINFO | SA_ONSTACK;
+	sigemptyset(&sa.sa_mask);
+	for (i = 0; i < CAP_NSIGS; i++)
+		sigaction(cap_sigs[i], &sa, &cap_old[i]);
+	__atomic_store_n(&cap_active, 1, __ATOMIC_SEQ_CST);
+
 	rc = rte_eal_init(argc, argv);
 	err = rte_errno;
 	fflush(stdout);
 	fflush(stderr);
-	dup2(saved_out, 1);
-	dup2(saved_err, 2);
+	cap_release(NULL);
+	cap_restore_handlers();
 	close(saved_out);
 	close(saved_err);
 	rte_errno = err;

@@ -84,7 +84,11 @@ uint32_t ccbed_tx_burst_multi(const struct ccbed_pq *pq, uint16_t n, struct rte_
  * redirected to out_fd and err_fd (stdio flushed on both sides), so that a bad
  * argument's usage dump (printed to stdout) reaches the caller's files instead
  * of the terminal; *captured is 1 when the redirection happened (0: the EAL
- * ran with the original descriptors). */
+ * ran with the original descriptors). Should the init not return (rte_panic
+ * aborts, a fault, rte_exit), what DPDK wrote (the last 64 KiB of each
+ * stream) is copied to the original standard error first, with the signal
+ * or the exit that ended it; the signal then goes to the handler that was
+ * there before (Go's, which prints its own report and exits 2). */
 int ccbed_eal_init_captured(int argc, char **argv, int out_fd, int err_fd, int *captured);
 
 #endif

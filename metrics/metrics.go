@@ -3,11 +3,17 @@
 // format at http://ADDR/metrics when given -metrics ADDR (docs/metrics.md).
 //
 // Where it sits: beside the dataplane, never in it. Its collectors read what
-// the loops already publish for the control plane, at scrape time: a switch's
-// engine Snapshot (switchd.Engine.Snapshot, counters published every
-// millisecond of engine time) and adapter Stats, a host's Progress hand-off
-// (hostd/dataplane.Host.Progress), pktgen's Blaster.Snapshot. Nothing here
-// runs per packet, and a daemon without -metrics runs no server at all.
+// the loops already publish for the control plane: a switch's engine
+// Snapshot (switchd.Engine.Snapshot, counters published every millisecond of
+// engine time) and adapter Stats, a host's Progress hand-off
+// (hostd/dataplane.Host.Progress), pktgen's Blaster.Snapshot. They run when
+// the exposition is rendered, at most once per Limits.RenderEvery however
+// many clients scrape; every scrape in between gets the same text. Nothing
+// here runs per packet, and a daemon without -metrics runs no server at all.
+//
+// A scrape storm costs a bounded amount (Limits): a few scrapes in flight,
+// a rate of them, a rate of accepted connections and a cap on open ones,
+// short timeouts; a scrape beyond a limit is refused at once (503, 429).
 //
 // The endpoint has no authentication, so it listens on a loopback address
 // only (127.0.0.0/8, ::1, localhost) unless the daemon is given -metrics-any
@@ -35,7 +41,6 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
 
 // Path is where the endpoint serves the metrics.
@@ -124,16 +129,23 @@ func IsLoopback(host string) bool {
 // Server is a running endpoint.
 type Server struct {
 	srv  *http.Server
-	ln   net.Listener
+	ln   *limitListener
+	ep   *endpoint
 	done chan struct{}
 }
 
-// Start listens on addr (CheckAddr's rules; the listening address is checked
-// again, so that "localhost" resolving elsewhere is refused too) and serves
-// the Prometheus text format at Path: ccbed_build_info, the Go runtime's and
-// the process's standard metrics, and cs. It returns once the socket listens:
-// a scrape may come at once.
+// Start is StartLimited with DefaultLimits.
 func Start(addr string, allowAny bool, cs ...prometheus.Collector) (*Server, error) {
+	return StartLimited(addr, allowAny, DefaultLimits, cs...)
+}
+
+// StartLimited listens on addr (CheckAddr's rules; the listening address is
+// checked again, so that "localhost" resolving elsewhere is refused too) and
+// serves the Prometheus text format at Path within lim: ccbed_build_info,
+// the endpoint's own ccbed_metrics_* counters, the Go runtime's and the
+// process's standard metrics, and cs. It returns once the socket listens: a
+// scrape may come at once.
+func StartLimited(addr string, allowAny bool, lim Limits, cs ...prometheus.Collector) (*Server, error) {
 	if err := CheckAddr(addr, allowAny); err != nil {
 		return nil, err
 	}
@@ -153,20 +165,12 @@ func Start(addr string, allowAny bool, cs ...prometheus.Collector) (*Server, err
 		ln.Close()
 		return nil, fmt.Errorf("%q listens on %s, not a loopback address; give -metrics-any to allow it", addr, ta.IP)
 	}
-	mux := http.NewServeMux()
-	mux.Handle(Path, promhttp.HandlerFor(reg, promhttp.HandlerOpts{
-		// Collectors read published counters; a host's hand-off waits for
-		// its loops, so scrapes queue rather than pile up.
-		MaxRequestsInFlight: 2,
-		Timeout:             10 * time.Second,
-	}))
-	s := &Server{
-		srv: &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second, IdleTimeout: time.Minute},
-		ln:  ln, done: make(chan struct{}),
-	}
+	s := &Server{ln: newLimitListener(ln, lim), ep: newEndpoint(reg, lim), done: make(chan struct{})}
+	reg.MustRegister(newEndpointCollector(s.ep, s.ln))
+	s.srv = newHTTPServer(s.ep)
 	go func() {
 		defer close(s.done)
-		s.srv.Serve(ln) // http.ErrServerClosed after Stop; nothing else can end it
+		s.srv.Serve(s.ln) // http.ErrServerClosed after Stop; nothing else can end it
 	}()
 	return s, nil
 }

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -398,6 +399,42 @@ func pinThread(tb testing.TB, cpu int) func() {
 	return func() { _ = unix.SchedSetaffinity(0, &old) }
 }
 
+// benchIsolate keeps BenchmarkForwardRTCScraped's other threads (the
+// endpoint, the storm, the runtime) off the polling thread's CPU, as on a
+// node whose lcores have cores of their own.
+var benchIsolate = flag.Bool("bench-isolate", false, "keep BenchmarkForwardRTCScraped's other threads off -bench-cpu")
+
+// isolateOthers sets every other thread of the process (and so the threads
+// they start) on every CPU but cpu, and returns the function that puts them
+// back on every CPU.
+func isolateOthers(tb testing.TB, cpu int) func() {
+	var all, rest unix.CPUSet
+	if cpu < 0 || cpu >= runtime.NumCPU() || runtime.NumCPU() < 2 {
+		return func() {}
+	}
+	for c := 0; c < runtime.NumCPU(); c++ {
+		all.Set(c)
+		if c != cpu {
+			rest.Set(c)
+		}
+	}
+	set := func(s *unix.CPUSet) {
+		tasks, err := os.ReadDir("/proc/self/task")
+		if err != nil {
+			tb.Logf("isolate: %v", err)
+			return
+		}
+		self := unix.Gettid()
+		for _, t := range tasks {
+			if tid, err := strconv.Atoi(t.Name()); err == nil && tid != self {
+				_ = unix.SchedSetaffinity(tid, s) // a thread gone meanwhile
+			}
+		}
+	}
+	set(&rest)
+	return func() { set(&all) }
+}
+
 var seedPcap = flag.String("seed-pcap", "", "`dir` for the frames BenchmarkForwardRTC/none seeds, one pcap per port and size")
 
 // BenchmarkForwardRTC forwards 64 B or 1500 B frames around 4 looping net_ring
@@ -406,7 +443,7 @@ var seedPcap = flag.String("seed-pcap", "", "`dir` for the frames BenchmarkForwa
 func BenchmarkForwardRTC(b *testing.B) {
 	for _, scheme := range []string{"none", "rocc", "hpcc", "dcqcn"} {
 		for _, size := range []int{64, 1500} {
-			b.Run(fmt.Sprintf("%s/%dB", scheme, size), func(b *testing.B) { benchForward(b, scheme, size) })
+			b.Run(fmt.Sprintf("%s/%dB", scheme, size), func(b *testing.B) { benchForwardMode(b, scheme, size, 0, nil) })
 		}
 	}
 }
@@ -418,15 +455,33 @@ func BenchmarkForwardRTC(b *testing.B) {
 // this machine's CPUs; more rx lcores than CPUs only share them.
 func BenchmarkForwardSharded(b *testing.B) {
 	for _, scheme := range []string{"none", "dcqcn"} {
-		b.Run(scheme+"/64B/1rx", func(b *testing.B) { benchForwardMode(b, scheme, 64, 1) })
+		b.Run(scheme+"/64B/1rx", func(b *testing.B) { benchForwardMode(b, scheme, 64, 1, nil) })
 	}
 }
 
-func benchForward(b *testing.B, scheme string, size int) { benchForwardMode(b, scheme, size, 0) }
+// ScrapeStorm starts a scrape storm on a metrics endpoint serving eng's and
+// s's counters and returns the function that ends it and returns how many
+// scrapes it made and how many were served. scrape_test.go (package
+// dataplane_test, which can import package metrics: metrics imports this
+// package) sets it; nil: BenchmarkForwardRTCScraped is skipped.
+var ScrapeStorm func(tb testing.TB, eng *switchd.Engine, s *Switch) (stop func() (scrapes, served uint64))
+
+// BenchmarkForwardRTCScraped is BenchmarkForwardRTC/none/64B with its polls
+// split into eight phases, half of them under a scrape storm (ScrapeStorm:
+// 200 concurrent clients scraping the switch's metrics endpoint as fast as it
+// answers), and reports the forwarding rate and CPU time per packet of each
+// half and their ratio, stormed / quiet: 1 is no change.
+func BenchmarkForwardRTCScraped(b *testing.B) {
+	if ScrapeStorm == nil {
+		b.Skip("no ScrapeStorm")
+	}
+	benchForwardMode(b, "none", 64, 0, ScrapeStorm)
+}
 
 // benchForwardMode runs the looping benchmark in rtc mode (rxLcores 0, polled
-// by the benchmark's goroutine) or in the sharded mode on launched lcores.
-func benchForwardMode(b *testing.B, scheme string, size, rxLcores int) {
+// by the benchmark's goroutine) or in the sharded mode on launched lcores; in
+// rtc mode with a storm, half the polls under it (benchStormed).
+func benchForwardMode(b *testing.B, scheme string, size, rxLcores int, storm func(testing.TB, *switchd.Engine, *Switch) func() (uint64, uint64)) {
 	mp := newPool(b, fmt.Sprintf("bench_%s_%d_%d", scheme, size, rxLcores), 8191)
 	var ports []port.Port
 	var eths []dpdk.EthPort
@@ -507,6 +562,10 @@ func benchForwardMode(b *testing.B, scheme string, size, rxLcores int) {
 	for i := 0; i < 1000; i++ {
 		s.PollRTC(clock.Now())
 	}
+	if storm != nil {
+		benchStormed(b, s, clock, storm)
+		return
+	}
 	eng.PublishEgress()
 	before := eng.Snapshot()
 	b.ReportAllocs()
@@ -540,6 +599,88 @@ func benchForwardMode(b *testing.B, scheme string, size, rxLcores int) {
 	// (see cpuclock.Thread): the steadier figure on a shared machine.
 	b.ReportMetric(float64(cpu.Nanoseconds())/float64(pk), "cpu-ns/pkt")
 	_ = context.Background
+}
+
+// benchStormed polls s b.N times in eight phases, half of them under a storm
+// (ABBA order), and reports each half's Mpps and CPU time per packet (the
+// polling thread's, pinned as in BenchmarkForwardRTC) and the ratios stormed
+// / quiet, with the storm's scrapes a second (made and served).
+func benchStormed(b *testing.B, s *Switch, clock *lcore.TSCClock, storm func(testing.TB, *switchd.Engine, *Switch) func() (uint64, uint64)) {
+	eng := s.Engine()
+	txPackets := func() uint64 {
+		eng.PublishEgress()
+		var n uint64
+		for _, pc := range eng.Snapshot().Ports {
+			n += pc.TxPackets
+		}
+		return n
+	}
+	// The polling goroutine holds a P as a launched lcore loop does; switchd
+	// keeps two Ps beside its loops (lcore.reserveProcs), so that the control
+	// plane (here the endpoint and the storm) runs without preempting them.
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(max(runtime.GOMAXPROCS(0), 1+2)))
+	runtime.LockOSThread() // cpuclock.Thread reads this thread's time
+	defer runtime.UnlockOSThread()
+	defer pinThread(b, *benchCPU)()
+	if *benchIsolate {
+		defer isolateOthers(b, *benchCPU)()
+	}
+	const phases = 8 // quiet, stormed, stormed, quiet, twice: a drift over the run falls on both halves alike
+	var pk [2]uint64
+	var wall, cpu, proc [2]time.Duration
+	var scrapes, served uint64
+	b.ResetTimer()
+	for ph := 0; ph < phases; ph++ {
+		n := b.N*(ph+1)/phases - b.N*ph/phases
+		k := (ph + 1) / 2 % 2 // 1: stormed
+		var stop func() (uint64, uint64)
+		if k == 1 {
+			stop = storm(b, eng, s)
+		}
+		p0, t0, c0, r0 := txPackets(), time.Now(), cpuclock.Thread(), processCPU()
+		for i := 0; i < n; i++ {
+			s.PollRTC(clock.Now())
+		}
+		wall[k] += time.Since(t0)
+		cpu[k] += cpuclock.Thread() - c0
+		proc[k] += processCPU() - r0
+		pk[k] += txPackets() - p0
+		if stop != nil {
+			m, v := stop()
+			scrapes, served = scrapes+m, served+v
+		}
+	}
+	b.StopTimer()
+	if pk[0] == 0 || pk[1] == 0 { // the framework's first run, b.N = 1
+		return
+	}
+	mpps := func(k int) float64 { return float64(pk[k]) / wall[k].Seconds() / 1e6 }
+	cpp := func(k int) float64 { return float64(cpu[k].Nanoseconds()) / float64(pk[k]) }
+	b.ReportMetric(mpps(0), "Mpps-quiet")
+	b.ReportMetric(mpps(1), "Mpps-stormed")
+	b.ReportMetric(mpps(1)/mpps(0), "stormed/quiet-Mpps")
+	b.ReportMetric(cpp(0), "cpu-ns/pkt-quiet")
+	b.ReportMetric(cpp(1), "cpu-ns/pkt-stormed")
+	// Below 1 means a stormed packet took more CPU time.
+	b.ReportMetric(cpp(0)/cpp(1), "stormed/quiet-cpu")
+	// The process's other threads (the endpoint, the storm's clients, the
+	// runtime), in CPUs: what the storm costs beside the polling thread.
+	other := func(k int) float64 { return (proc[k] - cpu[k]).Seconds() / wall[k].Seconds() }
+	b.ReportMetric(other(0), "other-CPUs-quiet")
+	b.ReportMetric(other(1), "other-CPUs-stormed")
+	b.ReportMetric(cpu[1].Seconds()/wall[1].Seconds(), "poller-on-CPU-stormed")
+	b.ReportMetric(cpu[0].Seconds()/wall[0].Seconds(), "poller-on-CPU-quiet")
+	b.ReportMetric(float64(scrapes)/wall[1].Seconds(), "scrapes/s")
+	b.ReportMetric(float64(served)/wall[1].Seconds(), "served/s")
+}
+
+// processCPU is the CPU time the process has used, every thread's.
+func processCPU() time.Duration {
+	var ru unix.Rusage
+	if unix.Getrusage(unix.RUSAGE_SELF, &ru) != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // benchLaunched runs s's sharded loops on lcores 1..rxLcores+1 for b.N
