@@ -303,11 +303,14 @@ LogLevel ERROR
 		ctx, cancel := context.WithTimeout(context.Background(), timeout)
 		defer cancel()
 		tmp := filepath.Join(dir, "ansible-tmp")
-		// The playbook's default lead: on a loaded 2-core machine,
-		// launching hostd on three nodes over ssh and bringing up DPDK took
-		// more than 6 s (the hosts then refuse an instant that has passed).
+		// Three times the playbook's default lead: on this 2-core machine,
+		// with switchd polling one core, Ansible took 15 s to launch hostd
+		// on three nodes over ssh and each hostd 3-4 s to bring up DPDK
+		// (profile_tasks, 2026-11-27), so a 10 s instant had passed (the
+		// hosts refuse it). A start the hosts agree on once all are up
+		// would not depend on it.
 		cmd := exec.CommandContext(ctx, "ip", "netns", "exec", ctl, "ansible-playbook", "-i", filepath.Join(out, InventoryFile),
-			filepath.Join(out, PlaybookFile), "-e", "ccbed_start_lead_s=10")
+			filepath.Join(out, PlaybookFile), "-e", "ccbed_start_lead_s=30")
 		cmd.Env = append(os.Environ(), "ANSIBLE_HOST_KEY_CHECKING=False", "ANSIBLE_PIPELINING=True", "ANSIBLE_NOCOLOR=1",
 			"ANSIBLE_SSH_ARGS=-o ControlMaster=no -o UserKnownHostsFile=/dev/null -o StrictHostKeyChecking=no -o ConnectTimeout=10",
 			"ANSIBLE_LOCAL_TEMP="+tmp, "ANSIBLE_REMOTE_TEMP="+filepath.Join(dir, "ansible-remote"),
