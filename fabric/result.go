@@ -75,22 +75,20 @@ func (r *Result) MeanFairRate(sw, port int, from, to int64) float64 {
 }
 
 // Goodput is flow id's acknowledged payload rate over (from, to], bits/s:
-// the payload its sender's rate samples count in the window over the window's
-// length. A sample covers the sample period ending at its time, or, for the
-// sample taken when the flow completed, the part of the period up to then.
+// the payload its sender's rate samples whose periods end in the window
+// acknowledged, over the window's length. It counts each sample's bytes, not
+// its rate times a period, so it needs no sampling grid: a DPDK loop takes
+// its samples when it polls, after their planned times.
 func (r *Result) Goodput(id int64, from, to int64) float64 {
-	period := r.Plan.Spec.SampleNs
-	bits := 0.0
+	var bytes int64
 	for _, h := range r.Hosts {
 		for _, s := range h.Samples() {
 			if s.Flow == id && r.inWindow(s.T, from, to) {
-				t := s.T - r.T0Ns
-				dt := t - (t-1)/period*period // a partial period ends off the grid
-				bits += s.Gbps * float64(dt)
+				bytes += s.Bytes
 			}
 		}
 	}
-	return bits * 1e9 / float64(to-from)
+	return float64(bytes) * 8e9 / float64(to-from)
 }
 
 // FCTs returns every completed flow of every host.

@@ -72,5 +72,7 @@
 //     holds no references (every scheme today); otherwise it is rebuilt, which
 //     allocates once per flow start (counted as rp_rebuilds).
 //   - Rates sampled in rate.csv are goodput at the sender (newly acknowledged
-//     payload per sample period), not the RP's rate.
+//     payload per sample period), not the RP's rate. Every row covers a whole
+//     period: a completing flow's last row is at the end of the period it
+//     completed in (RateSample).
 package hostd

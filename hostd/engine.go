@@ -172,11 +172,18 @@ type recvFlow struct {
 
 // RateSample is one row of the per-flow rate time series: the goodput (bytes
 // newly acknowledged) of a flow over the sample period ending at T, and the
-// sending rate and window in force at T (min(RP rate, offered cap, line
-// rate), and the RP's window).
+// sending rate and window in force when it was taken (min(RP rate, offered
+// cap, line rate), and the RP's window). The period begins at the host's
+// previous sample; a flow that completes has its last row at the end of the
+// period it completed in (the next sample's planned time), so that in
+// virtual time every row lies on the sampling grid and covers a whole
+// period. A period counts a frame's payload when its ACK arrives, so a
+// sample can exceed the link's payload rate by about one frame per period.
 type RateSample struct {
-	T        int64 // ns
-	Flow     int64
+	T     int64 // ns
+	Flow  int64
+	Bytes int64 // payload newly acknowledged in the period
+	// Gbps is Bytes over the period's length.
 	Gbps     float64
 	RateGbps float64
 	Window   int64 // bytes; ccalgo.NoWindow when the RP has none
@@ -1421,7 +1428,12 @@ func (e *Engine) complete(now int64, qp int32, s *sendQP) {
 	} else {
 		e.tc.FCTsDropped++
 	}
-	e.addSample(now, s)
+	// Its last row is that of the period it completed in, which ends at the
+	// next sample (or now, when that sample is due and not yet taken): the
+	// bytes acknowledged since the last sample over the part of the period
+	// up to now would be a rate over a sliver of time, up to a whole frame
+	// in a nanosecond.
+	e.addSample(max(now, e.nextSamp), s)
 	s.active = false
 	e.sched.Reset(int(qp), e.r.linkBps, e.r.burst, now)
 	e.timers.set(qp, ccalgo.Never)
@@ -1456,18 +1468,18 @@ func (e *Engine) sweepRTO(now int64) {
 	}
 }
 
-func (e *Engine) addSample(now int64, s *sendQP) {
-	dt := now - e.lastSamp
-	if dt <= 0 {
-		return
-	}
+// addSample appends flow s's row for the sample period that ends at end (it
+// began at the previous sample, lastSamp): the payload newly acknowledged
+// since the flow's previous row, and its rate over the whole period.
+func (e *Engine) addSample(end int64, s *sendQP) {
 	acked := e.seqBytes(s, s.sndUna)
 	if len(e.samples) >= e.r.maxSamples {
 		e.tc.SamplesDropped++
 		return
 	}
-	e.samples = append(e.samples, RateSample{T: now, Flow: s.flowID,
-		Gbps: float64(acked-s.sampled) * 8 / float64(dt), RateGbps: s.rate / 1e9, Window: s.window})
+	bytes := int64(acked - s.sampled)
+	e.samples = append(e.samples, RateSample{T: end, Flow: s.flowID, Bytes: bytes,
+		Gbps: float64(bytes) * 8 / float64(end-e.lastSamp), RateGbps: s.rate / 1e9, Window: s.window})
 	s.sampled = acked
 }
 

@@ -24,6 +24,9 @@ type vnet struct {
 	// returns false to drop it.
 	onFrame func(from int, fr *wire.Frame, b []byte) bool
 	sent    [2]int // frames each engine sent
+	// poll, when positive, makes the engines run only at multiples of it,
+	// as a polling loop that comes late to its timers does.
+	poll int64
 }
 
 type vpkt struct {
@@ -109,6 +112,9 @@ func (v *vnet) run(until int64) {
 			if len(v.q[i]) > 0 {
 				next = min(next, v.q[i][0].at)
 			}
+		}
+		if v.poll > 0 {
+			next = min((next+v.poll-1)/v.poll*v.poll, until)
 		}
 		v.now = max(next, v.now+1)
 	}

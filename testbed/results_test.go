@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
-	"encoding/csv"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -350,18 +349,7 @@ func TestSummaryRecordsWhatProducedIt(t *testing.T) {
 // the rate never above line rate; fct.csv names the endpoints and the start.
 func TestRateAndFCTColumns(t *testing.T) {
 	res := runVirtual(t, virtualRoCC, t.TempDir())
-	read := func(name string) [][]string {
-		f, err := os.Open(filepath.Join(res.Dir, name))
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer f.Close()
-		rows, err := csv.NewReader(f).ReadAll()
-		if err != nil {
-			t.Fatal(err)
-		}
-		return rows
-	}
+	read := func(name string) [][]string { return resultRows(t, res.Dir, name) }
 	rate := read(report.RateCSVFile)
 	if strings.Join(rate[0], ",") != "t_us,flow,goodput_gbps,rate_gbps,window_bytes" || len(rate) < 100 {
 		t.Fatalf("rate.csv header %v, %d rows", rate[0], len(rate))

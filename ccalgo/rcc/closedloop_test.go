@@ -130,25 +130,6 @@ func series(r *fabric.Result, id int64) []hostd.RateSample {
 	return out
 }
 
-// ackedGoodput is flow id's acknowledged payload rate over (from, to], bits/s,
-// from the bytes its rate samples stand for: each sample's Gbps covers the
-// time since the host's previous sample, a multiple of the sample period in
-// virtual time. fabric.Result.Goodput counts every sample as one full period,
-// which overstates a flow whose last sample (taken at its completion) covers
-// less: with 1 us samples, the 1 KB of a 27 ns completion sample counted as a
-// full microsecond adds 1.3 Gb/s to a 220 us window.
-func ackedGoodput(r *fabric.Result, id int64, from, to int64) float64 {
-	period := r.Plan.Spec.SampleNs
-	bits := 0.0
-	for _, s := range series(r, id) {
-		if s.T > from && s.T <= to {
-			dt := s.T - (s.T-1)/period*period
-			bits += s.Gbps * float64(dt)
-		}
-	}
-	return bits * 1e9 / float64(to-from)
-}
-
 // settledAt returns the time of the first sample in (from, to] from which on
 // every sample in (from, to] of every series has a window within tol of its
 // want; -1 when the last one does not.
@@ -362,7 +343,7 @@ func TestArrivalsAndDepartures(t *testing.T) {
 		var g []float64
 		var ws [][]hostd.RateSample
 		for _, id := range ids {
-			g = append(g, ackedGoodput(r, int64(id), e.t+20_000, next))
+			g = append(g, r.Goodput(int64(id), e.t+20_000, next))
 			ws = append(ws, ss[id-1])
 		}
 		want := slices.Repeat([]float64{ewaWindow(c, rtt, n)}, n)

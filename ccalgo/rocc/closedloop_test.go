@@ -539,8 +539,9 @@ func TestConvergence(t *testing.T) {
 			t.Errorf("%s: settled after %d ns, want <= %d", ph.name, st, ph.maxSettle)
 			continue
 		}
-		// The steady window ends a sample period before the change: the
-		// last rate sample of a completing flow covers a partial period.
+		// The steady window ends a sample period before the change: a
+		// completing flow's last rate sample covers the period it
+		// completed in, which may end after the change.
 		from, to := ph.at+st, ph.to/spec.SampleNs*spec.SampleNs-spec.SampleNs
 		checkPort(t, r, ph.name, b, from, to, 0.05)
 		ids := make([]int64, ph.n)

@@ -45,9 +45,8 @@ func (p *forgingPort) RxBurst(pkts []*dpdk.Mbuf) int {
 // ackedRate is the rate at which host h's one flow had its payload
 // acknowledged between its first rate sample at or after from and its last
 // at or before to (experiment time), bits/s: each sample's rate over the time
-// since the host's previous sample. (fabric.Result.Goodput weighs a sample by
-// its place on the sampling grid, which virtual time keeps and a DPDK loop,
-// sampling when it polls, does not.)
+// since the host's previous sample, over the span those samples cover rather
+// than the window's length (fabric.Result.Goodput).
 func ackedRate(r *fabric.Result, h int, from, to int64) float64 {
 	bits := 0.0
 	first, last, prev := int64(-1), int64(-1), int64(-1)
