@@ -178,12 +178,11 @@ func TestDecodeRefusesDeepNesting(t *testing.T) {
 		{"brackets in comments", head + "y = 1 # " + strings.Repeat("[{", 100) + "\n", 0, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			start := time.Now()
+			// The cost is bounded by the refusal itself: each deep case
+			// below must be refused by the scan, at its line, before the
+			// decoder sees it.
 			var v map[string]any
 			_, err := Decode("deep.toml", tc.text, &v)
-			if d := time.Since(start); d > time.Second {
-				t.Errorf("took %v", d)
-			}
 			if tc.line == 0 {
 				// (The decoder may still refuse: an empty deep table is an
 				// unknown key to it.)

@@ -45,8 +45,9 @@ func TestWaitUntil(t *testing.T) {
 	if err := WaitUntil(context.Background(), at); err != nil {
 		t.Fatal(err)
 	}
-	if late := time.Since(at); late < 0 || late > 50*time.Millisecond {
-		t.Errorf("WaitUntil returned %v after the instant", late)
+	// Never before the instant; how long after is the scheduler's call.
+	if late := time.Since(at); late < 0 {
+		t.Errorf("WaitUntil returned %v before the instant", -late)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()

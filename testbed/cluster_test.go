@@ -132,8 +132,9 @@ func (c *netnsCluster) clean() {
 // the nodes' counters agree (Collect's consistency check), both flows
 // delivered bytes, their steady rates share the bottleneck (each within
 // 30% of C/2 and Jain's index >= 0.9), the switch's queue and fair rate were
-// recorded on the common time base, and every host woke within 5 ms of the
-// start instant. A second run in which one host's EAL fails while switchd
+// recorded on the common time base, no host started before the start
+// instant, and a host that woke later than the stall bound marks the run
+// degraded. A second run in which one host's EAL fails while switchd
 // runs must fail on every node, name that host, and leave no daemon running.
 //
 // Skipped without root, ansible-playbook, sshd or network namespaces. It
@@ -310,12 +311,11 @@ LogLevel ERROR
 		ctx, cancel := context.WithTimeout(context.Background(), timeout)
 		defer cancel()
 		tmp := filepath.Join(dir, "ansible-tmp")
-		// Three times the playbook's default lead: on this 2-core machine,
-		// with switchd polling one core, Ansible took 15 s to launch hostd
-		// on three nodes over ssh and each hostd 3-4 s to bring up DPDK
-		// (profile_tasks, 2026-11-27), so a 10 s instant had passed (the
-		// hosts refuse it). A start the hosts agree on once all are up
-		// would not depend on it.
+		// The playbook picks the start instant once every hostd is up, so
+		// the lead covers only writing it on three nodes: with the control
+		// node, four sshds, switchd's polling and the hosts on two CPUs
+		// (and more load from other tests), one Ansible task took up to
+		// 10 s (2026-11-27), over the default lead.
 		cmd := exec.CommandContext(ctx, "ip", "netns", "exec", ctl, "ansible-playbook", "-i", filepath.Join(out, InventoryFile),
 			filepath.Join(out, PlaybookFile), "-e", "ccbed_start_lead_s=30")
 		cmd.Env = append(os.Environ(), "ANSIBLE_HOST_KEY_CHECKING=False", "ANSIBLE_PIPELINING=True", "ANSIBLE_NOCOLOR=1",
@@ -342,7 +342,7 @@ LogLevel ERROR
 	build(out)
 	t.Logf("node files and binaries ready at %.1f s", time.Since(begin).Seconds())
 	pbStart := time.Now()
-	pbOut, err := playbook(out, 3*time.Minute)
+	pbOut, err := playbook(out, 8*time.Minute)
 	t.Logf("ansible-playbook (%.1f s):\n%s", time.Since(pbStart).Seconds(), pbOut)
 	if err != nil {
 		t.Fatalf("ansible-playbook: %v", err)
@@ -394,11 +394,20 @@ LogLevel ERROR
 	if !bottleneck {
 		t.Errorf("port 2 (to h2): want queue and fair-rate samples and RoCC rate messages: %+v", s.Ports)
 	}
+	if res.StallBound == nil {
+		t.Fatalf("collect carries no stall bound")
+	}
+	reasons := strings.Join(s.DegradedReasons, "\n")
 	for _, n := range res.Nodes {
-		// On a CPU of its own a host wakes within about 100 us of the instant
-		// (TestDaemonsOverVeth); here three share one CPU.
-		if n.Role == "host" && (n.T0Us < 0 || n.T0Us > 20000) {
-			t.Errorf("host %s woke %.1f us after the start instant: want within 20 ms", n.Node, n.T0Us)
+		// On a CPU of its own a host wakes within about 100 us of the
+		// instant (TestDaemonsOverVeth); here three share one CPU and how
+		// late each wakes is the scheduler's call. What must hold: no host
+		// starts before the instant, and one that woke later than the stall
+		// bound marks the run degraded, by name.
+		late := strings.Contains(reasons, "host "+n.Node+" reached its time 0")
+		if n.Role == "host" && (n.T0Us < 0 || late != (n.T0Us*1e3 > float64(res.StallBound.Ns))) {
+			t.Errorf("host %s woke %.1f us after the start instant (stall bound %d us): degraded for it %v, reasons %q",
+				n.Node, n.T0Us, res.StallBound.Ns/1000, late, s.DegradedReasons)
 		}
 		if n.ClockOffset.OffsetNs == nil && n.ClockOffset.Source == "" {
 			t.Errorf("node %s: clock offset unknown without a reason", n.Node)
@@ -427,7 +436,7 @@ LogLevel ERROR
 		t.Fatal(err)
 	}
 	os.Symlink(filepath.Join(out, "bin"), filepath.Join(bad, "bin"))
-	pbOut, err = playbook(bad, 2*time.Minute)
+	pbOut, err = playbook(bad, 5*time.Minute)
 	if err == nil {
 		t.Fatalf("the playbook succeeded with h1's EAL failing:\n%s", pbOut)
 	}

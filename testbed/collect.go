@@ -46,6 +46,9 @@ type CollectResult struct {
 	ClockSync string `json:"clock_sync"`
 	// ClockOffsetBoundNs is the bound the offsets were held to.
 	ClockOffsetBoundNs int64 `json:"clock_offset_bound_ns"`
+	// StallBound is the bound the lcores' stalls and the hosts' lateness at
+	// the start instant were held to (nil: the node files carry none).
+	StallBound *StallBound `json:"stall_bound,omitempty"`
 }
 
 // NodeTime is one node's place on the common time base.
@@ -150,7 +153,7 @@ func Collect(dir, out string, w io.Writer) (*CollectResult, error) {
 	if out == "" {
 		out = filepath.Join(dir, "merged")
 	}
-	res := &CollectResult{Dir: out, ClockOffsetBoundNs: m.ClockOffsetBoundNs}
+	res := &CollectResult{Dir: out, ClockOffsetBoundNs: m.ClockOffsetBoundNs, StallBound: m.StallBound}
 	nodeDir := func(node string) string { return filepath.Join(dir, ResultsSubdir, node) }
 
 	// The hosts: run.json (time base), counters.json.
@@ -278,6 +281,9 @@ func Collect(dir, out string, w io.Writer) (*CollectResult, error) {
 			}
 		}
 		for i, h := range m.Hosts {
+			if r := lateStartReason(h.Name, infos[i].T0UnixNs-start, *b); r != "" {
+				degraded = append(degraded, r)
+			}
 			for _, l := range infos[i].Lcores {
 				if r := stallReason(l.Lcore, h.Name+" "+l.Name, l.MaxStallNs, *b); r != "" {
 					degraded = append(degraded, r)

@@ -227,11 +227,19 @@ func TestCollectSynthetic(t *testing.T) {
 	write("h1", hostd.RunInfoFile, hostd.RunInfo{Host: "h1", StartAtUnixNs: start, StartAt: "2026-11-18T00:00:00Z",
 		T0UnixNs: start + 100_000, DurationS: 0.15, ClockOffset: hostd.ClockOffset{Source: "none here"},
 		Lcores: []hostd.LcoreRun{{Name: "host", Lcore: 2, Iterations: 10, MaxStallNs: 500_000}, {Name: "rx", Lcore: 3, Iterations: 10, MaxStallNs: 90_000}}})
+	// h2 reached its time 0 2.5 ms after the instant (off its CPU then);
+	// the others' 100 us is within the bound.
+	write("h2", hostd.RunInfoFile, hostd.RunInfo{Host: "h2", StartAtUnixNs: start, StartAt: "2026-11-18T00:00:00Z",
+		T0UnixNs: start + 2_500_000, DurationS: 0.15, ClockOffset: hostd.ClockOffset{Source: "none here"}})
 	if res, err = Collect(dir, "", nil); err != nil {
 		t.Fatal(err)
 	}
+	if res.StallBound == nil || res.StallBound.Ns != 100_000 {
+		t.Errorf("collect result's stall bound %+v, want the manifest's 100 us", res.StallBound)
+	}
 	want := []string{"lcore 1 (switch rx) stalled for up to 3.000 ms, over the stall bound of 100 us: 0.5 of ",
 		"lcore 2 (h1 host) stalled for up to 0.500 ms, over the stall bound of 100 us",
+		"host h2 reached its time 0 2.500 ms after the common start instant, over the stall bound of 100 us",
 		"host h0 dropped 12 flows unstarted", "host h0 never started 3 flows", "host h0 dropped 2 FCT records"}
 	if s := res.Summary; !s.Degraded || len(s.DegradedReasons) != len(want) {
 		t.Fatalf("node losses: degraded %v %q, want %q", s.Degraded, s.DegradedReasons, want)

@@ -117,6 +117,19 @@ func stallReason(lcore uint, name string, stallNs int64, bound StallBound) strin
 		lcore, name, float64(stallNs)/1e6, bound)
 }
 
+// lateStartReason is the degraded reason of a host that reached its time 0
+// lateNs after the common start instant of a run on real nodes, over bound, or
+// "" when it was not that late. A late host is a stall at the start: its flows
+// begin after the others' and the flows it meets have already settled, the
+// same harm the stall bound measures.
+func lateStartReason(host string, lateNs int64, bound StallBound) string {
+	if lateNs <= bound.Ns {
+		return ""
+	}
+	return fmt.Sprintf("host %s reached its time 0 %.3f ms after the common start instant, over the stall bound of %s: it was off its CPU at the instant, and its flows started late against the others'",
+		host, float64(lateNs)/1e6, bound)
+}
+
 // hostDegraded is why host name's counters make a run's results wrong, one
 // sentence per loss, each with its count: flows dropped or never started,
 // frames its receiver's flow table refused, control events, rate samples and

@@ -293,13 +293,16 @@ start_us = 200000
 		d.logged = true
 	}
 
-	// The sender's time 0 is the start instant, give or take its wake-up.
+	// The sender's time 0 is the start instant, give or take its wake-up:
+	// never before it, and (how late is the scheduler's call, which
+	// testbed collect judges against the stall bound) not a whole run
+	// after it, which would be a wait for something else.
 	var info hostd.RunInfo
 	readJSON(t, filepath.Join(dir, "sender", hostd.RunInfoFile), &info)
 	t.Logf("sender run.json: %+v (clock offset %s)", info, info.ClockOffset)
-	if late := info.T0UnixNs - startAt.UnixNano(); info.StartAtUnixNs != startAt.UnixNano() || late < 0 || late > 20e6 {
-		t.Errorf("sender: start instant %d, time 0 at %d (%d ns late): want the instant %d and time 0 within 20 ms after it",
-			info.StartAtUnixNs, info.T0UnixNs, late, startAt.UnixNano())
+	if late := info.T0UnixNs - startAt.UnixNano(); info.StartAtUnixNs != startAt.UnixNano() || late < 0 || late > int64(durationS*1e9) {
+		t.Errorf("sender: start instant %d, time 0 at %d (%d ns late): want the instant %d and time 0 after it, within the run's %g s",
+			info.StartAtUnixNs, info.T0UnixNs, late, startAt.UnixNano(), durationS)
 	}
 	if info.ClockOffset.OffsetNs == nil && info.ClockOffset.Source == "" {
 		t.Errorf("sender: clock offset unknown without a reason")
