@@ -9,8 +9,7 @@ import (
 )
 
 // playbook is playbook.yml for the experiment: plain Ansible with builtin
-// modules only (file, copy, command, shell, set_fact, async_status, fail,
-// debug, fetch).
+// modules only (file, copy, command, shell, set_fact, fail, debug, fetch).
 //
 // Failing together: Ansible runs a failed node's rescue only after the other
 // nodes have finished the block, so each step instead runs on every node with
@@ -67,9 +66,11 @@ const playbookTemplate = `# playbook.yml for experiment [[.Experiment]] (generat
 #   ansible-playbook -i inventory.ini playbook.yml [-e ccbed_start_lead_s=10]
 #   testbed collect .
 # It copies the binaries and configs, checks every node (DPDK devices,
-# hugepages, clock offset) and every config, starts switchd, gives every hostd
-# one start instant ccbed_start_lead_s ahead, waits out the run, stops switchd
-# and fetches each node's results into results/<node>/. A failure on any node
+# hugepages, clock offset) and every config, starts switchd, starts every
+# hostd and waits until each has DPDK and its port up, then gives them all
+# one start instant ccbed_start_lead_s ahead (the lead covers writing it on
+# every host, not DPDK's bring-up), waits out the run, stops switchd and
+# fetches each node's results into results/<node>/. A failure on any node
 # fails every node at the next gate: each stops its daemons and the play says
 # which node failed and why; results are fetched in any case.
 - name: experiment [[.Experiment]] on real nodes
@@ -79,6 +80,7 @@ const playbookTemplate = `# playbook.yml for experiment [[.Experiment]] (generat
     ccbed_experiment: [[.Experiment]]
     ccbed_duration_s: [[.DurationS]]
     ccbed_start_lead_s: 10
+    ccbed_ready_timeout_s: 300
     ccbed_bin_dir: "{{ playbook_dir }}/bin"
     ccbed_results_dir: "{{ playbook_dir }}/[[.Results]]"
     ccbed_workdir: "{{ ccbed_dir | default('/tmp/ccbed-[[.Experiment]]') }}"
@@ -86,6 +88,7 @@ const playbookTemplate = `# playbook.yml for experiment [[.Experiment]] (generat
     ccbed_daemon: "{{ 'switchd' if ccbed_is_switch else 'hostd' }}"
     ccbed_config: "{{ 'switch.toml' if ccbed_is_switch else 'host-' ~ inventory_hostname ~ '.toml' }}"
     ccbed_run_timeout_s: "{{ (ccbed_start_lead_s | int) + (ccbed_duration_s | float | round(0, 'ceil') | int) + 120 }}"
+    ccbed_ready_tries: "{{ (ccbed_ready_timeout_s | int) * 10 }}"
     ccbed_fetch_switch: ["[[.Results]]/[[.SwitchCSV]]", "[[.Results]]/[[.SwitchJSON]]", "[[.SwitchLog]]", "[[.Check]]"]
     ccbed_fetch_host: ["[[.Results]]/rate.csv", "[[.Results]]/fct.csv", "[[.Results]]/counters.json", "[[.Results]]/[[.RunInfo]]", "[[.HostLog]]", "[[.Check]]"]
   tasks:
@@ -161,40 +164,63 @@ const playbookTemplate = `# playbook.yml for experiment [[.Experiment]] (generat
           register: ccbed_switchd
           ignore_errors: true
 [[gate "start switchd" "ccbed_switchd"]]
+        - name: start hostd and wait until DPDK and its port are up
+          # hostd says "ready, waiting for the start instant" once it is up,
+          # then waits for the instant to appear in start.ns.
+          shell: |
+            rm -f hostd.pid hostd.rc start.ns start.ns.tmp [[.HostLog]]
+            nohup setsid bash -c './bin/hostd -c {{ ccbed_config }} -start-at-file start.ns > [[.HostLog]] 2>&1 & echo $! > hostd.pid; wait $!; echo $? > hostd.rc' < /dev/null > /dev/null 2>&1 &
+            for i in $(seq 1 {{ ccbed_ready_tries }}); do
+              if grep -q 'ready, waiting for the start instant' [[.HostLog]] 2>/dev/null; then exit 0; fi
+              if [ -e hostd.rc ]; then
+                echo "hostd exited with status $(cat hostd.rc) before it was ready: $(tail -5 [[.HostLog]] | tr '\n' ' ')" >&2
+                exit 1
+              fi
+              sleep 0.1
+            done
+            echo "hostd was not ready within {{ ccbed_ready_timeout_s }} s: $(tail -5 [[.HostLog]] | tr '\n' ' ')" >&2
+            exit 1
+          args:
+            chdir: "{{ ccbed_workdir }}"
+            executable: /bin/bash
+          when: not ccbed_is_switch
+          register: ccbed_hostd_ready
+          ignore_errors: true
+[[gate "start hostd" "ccbed_hostd_ready"]]
         - name: pick one start instant for every host, ccbed_start_lead_s ahead of the control node's clock
           set_fact:
             ccbed_start_ns: "{{ (lookup('pipe', 'date +%s%N') | int) + (ccbed_start_lead_s | int) * 1000000000 }}"
           run_once: true
-        - name: the start instant
-          debug:
-            msg: "hosts start at {{ ccbed_start_ns }} ns (Unix), in {{ ccbed_start_lead_s }} s; the run lasts {{ ccbed_duration_s }} s"
-          run_once: true
-        - name: run hostd from the start instant
+        - name: give every hostd the start instant
           shell: |
-            rm -f hostd.pid
-            ./bin/hostd -c {{ ccbed_config }} -start-at {{ ccbed_start_ns }} > [[.HostLog]] 2>&1 &
-            echo $! > hostd.pid
-            wait $!
-            rc=$?
-            cat [[.HostLog]]
-            exit $rc
+            echo {{ ccbed_start_ns }} > start.ns.tmp && mv start.ns.tmp start.ns
           args:
             chdir: "{{ ccbed_workdir }}"
             executable: /bin/bash
-          async: "{{ ccbed_run_timeout_s }}"
-          poll: 0
           when: not ccbed_is_switch
-          register: ccbed_hostd_job
+          register: ccbed_start
           ignore_errors: true
-[[gate "start hostd" "ccbed_hostd_job"]]
+[[gate "give every hostd the start instant" "ccbed_start"]]
+        - name: the start instant
+          debug:
+            msg: "hosts start at {{ ccbed_start_ns }} ns (Unix), {{ ccbed_start_lead_s }} s after it was picked; the run lasts {{ ccbed_duration_s }} s"
+          run_once: true
         - name: wait out the run
-          async_status:
-            jid: "{{ ccbed_hostd_job.ansible_job_id }}"
-          register: ccbed_hostd
-          until: ccbed_hostd.finished
-          retries: "{{ ccbed_run_timeout_s }}"
-          delay: 1
+          shell: |
+            for i in $(seq 1 {{ (ccbed_run_timeout_s | int) * 10 }}); do
+              if [ -e hostd.rc ]; then
+                cat [[.HostLog]]
+                exit $(cat hostd.rc)
+              fi
+              sleep 0.1
+            done
+            echo "hostd did not end within {{ ccbed_run_timeout_s }} s of its start instant: $(tail -5 [[.HostLog]] | tr '\n' ' ')" >&2
+            exit 1
+          args:
+            chdir: "{{ ccbed_workdir }}"
+            executable: /bin/bash
           when: not ccbed_is_switch
+          register: ccbed_hostd
           ignore_errors: true
 [[gate "run hostd" "ccbed_hostd"]]
         - name: stop switchd

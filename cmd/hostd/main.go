@@ -35,13 +35,19 @@
 // wall-clock instant before its time 0, so that the hosts of a multi-node run
 // (testbed nodes, docs/real-nodes.md) start their traffic together. An
 // instant in the past, or more than hostd.MaxStartLead ahead, is an error.
+// With -start-at-file PATH it brings up DPDK and the port, says "ready,
+// waiting for the start instant", and waits for the instant to be written
+// to PATH: the playbook of a multi-node run picks the instant once every
+// host is ready, so the lead only covers writing it, not DPDK's bring-up.
 // run.json records the instant and the node's clock offset (chrony or PTP;
 // "unknown" when neither answers) against hostd.ClockOffsetBoundNs.
 package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"math"
 	"os"
 	"os/signal"
@@ -76,6 +82,9 @@ type options struct {
 	progress      *cli.Progress
 	progressEvery time.Duration
 	metrics       *metrics.Flags // -metrics, -metrics-any (nil: none)
+	// startFile, when not "", is where the start instant will be written
+	// once every host is ready (-start-at-file).
+	startFile string
 }
 
 // defaults are the options of a run without flags.
@@ -86,7 +95,7 @@ func main() { os.Exit(command(os.Args[1:])) }
 
 // command is hostd's command line: it returns the exit code (package cli).
 func command(args []string) int {
-	c := cli.New("hostd", "-c host.toml [-duration 10s] [-check | -check-syntax] [-start-at RFC3339|unix-ns] [flags]",
+	c := cli.New("hostd", "-c host.toml [-duration 10s] [-check | -check-syntax] [-start-at RFC3339|unix-ns | -start-at-file PATH] [flags]",
 		"One ccbed traffic-generator host on DPDK: the file's port, lcores, flows and CC scheme.").Logging()
 	fs := c.Flags
 	path := fs.String("c", "", "hostd TOML file (required)")
@@ -94,6 +103,7 @@ func command(args []string) int {
 	checkSyntax := fs.Bool("check-syntax", false, "check the file (its CDFs, every range) and exit, before DPDK starts")
 	startAt := fs.String("start-at", "", "wall-clock instant of time 0 (RFC 3339 or Unix ns): bring up DPDK and the port, then wait for it")
 	o := defaults
+	fs.StringVar(&o.startFile, "start-at-file", "", "bring up DPDK and the port, then wait for a start instant (as -start-at takes it) to be written to this file, which must not exist yet; the instant must still lie ahead when it appears")
 	c.Duration(&o.duration, "duration", 0, "run this long, a Go `duration` such as 2s or 500ms, overriding the file's duration_s (0: until SIGINT / SIGTERM)")
 	c.Duration(&o.linkTimeout, "link-timeout", defaults.linkTimeout, "how long to wait for the port's link to come up")
 	fc := fs.String("nic-flow-control", "off", "the NIC's own flow control: off, pause (802.3x), pfc (the NIC's 802.1Qbb on priority 3), driver (leave it)")
@@ -105,6 +115,9 @@ func command(args []string) int {
 	}
 	if *path == "" {
 		return cli.Exit("hostd", c.Errorf("-c host.toml is required"))
+	}
+	if o.startFile != "" && *startAt != "" {
+		return cli.Exit("hostd", c.Errorf("-start-at and -start-at-file: give one"))
 	}
 	o.durationSet = c.Set("duration")
 	o.log, o.progress = c.Log(), c.Progress(o.progressEvery)
@@ -182,6 +195,42 @@ func run(path, startAtFlag string) error {
 	c, o := cli.New("hostd", "", ""), defaults
 	o.log, o.progress = c.Log(), c.Progress(o.progressEvery)
 	return runWith(path, startAtFlag, o)
+}
+
+// startFilePoll is how often hostd looks for its start file.
+const startFilePoll = 10 * time.Millisecond
+
+// waitStartFile waits until the file at path holds a start instant (as
+// hostd.ParseStartAt reads it), for at most maxWait or until ctx ends. A file
+// that does not parse yet (being written) is read again at the next poll; one
+// that still does not parse when maxWait is up is an error that quotes it.
+// A writer should write the file whole (to a temporary name, then rename).
+func waitStartFile(ctx context.Context, path string, maxWait time.Duration) (time.Time, error) {
+	deadline := time.Now().Add(maxWait)
+	tick := time.NewTicker(startFilePoll)
+	defer tick.Stop()
+	last := "it never appeared"
+	for {
+		b, err := os.ReadFile(path)
+		switch {
+		case err == nil:
+			at, perr := hostd.ParseStartAt(string(b))
+			if perr == nil {
+				return at, nil
+			}
+			last = perr.Error()
+		case !errors.Is(err, fs.ErrNotExist):
+			return time.Time{}, fmt.Errorf("-start-at-file: %w", err)
+		}
+		if time.Now().After(deadline) {
+			return time.Time{}, fmt.Errorf("-start-at-file %s: no start instant within %v: %s", path, maxWait, last)
+		}
+		select {
+		case <-ctx.Done():
+			return time.Time{}, fmt.Errorf("interrupted while waiting for the start instant in %s", path)
+		case <-tick.C:
+		}
+	}
 }
 
 // nicMTU is the port MTU (DPDK's: the frame without its Ethernet header) for
@@ -282,6 +331,14 @@ func runWith(path, startAtFlag string, o options) error {
 	if err != nil {
 		return err
 	}
+	if o.startFile != "" {
+		// A start file left from an earlier run would start this one at a
+		// stale instant.
+		if _, err := os.Lstat(o.startFile); err == nil || !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("-start-at-file %s: exists already (an earlier run's?): remove it first", o.startFile)
+		}
+		startAt = time.Time{} // the file's instant replaces the config's
+	}
 	// The results directory first: a run never ends with results it cannot write.
 	if err := hostd.CheckResultsDir(f.ResultsDir); err != nil {
 		return err
@@ -313,12 +370,30 @@ func runWith(path, startAtFlag string, o options) error {
 	clock := lcore.NewTSCClock(dpdk.TSCHz())
 	ready := time.Now()
 	info.ReadyUnixNs = ready.UnixNano()
+	if o.startFile != "" {
+		log.Info("ready, waiting for the start instant", zap.String("start_at_file", o.startFile),
+			zap.Stringer("clock_offset", info.ClockOffset))
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		startAt, err = waitStartFile(ctx, o.startFile, hostd.MaxStartLead)
+		stop()
+		if err != nil {
+			return err
+		}
+		if err := hostd.CheckStartAt(startAt, time.Now()); err != nil {
+			return fmt.Errorf("-start-at-file %s: %w", o.startFile, err)
+		}
+		info.StartAtUnixNs, info.StartAt = startAt.UnixNano(), startAt.UTC().Format(time.RFC3339Nano)
+	}
 	if !startAt.IsZero() {
 		if time.Now().After(startAt) {
 			return fmt.Errorf("the start instant %s passed while DPDK and the port came up (they took until %s): give a later instant",
 				info.StartAt, ready.UTC().Format(time.RFC3339Nano))
 		}
-		log.Info("ready, waiting for the start instant", zap.String("start_at", info.StartAt),
+		msg := "ready, waiting for the start instant"
+		if o.startFile != "" {
+			msg = "start instant read" // "ready" was said before the wait for the file
+		}
+		log.Info(msg, zap.String("start_at", info.StartAt),
 			zap.Float64("wait_s", math.Round(time.Until(startAt).Seconds()*1000)/1000), zap.Stringer("clock_offset", info.ClockOffset))
 		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 		err := hostd.WaitUntil(ctx, startAt)
