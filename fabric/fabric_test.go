@@ -278,6 +278,51 @@ func TestProgressString(t *testing.T) {
 	}
 }
 
+// TestPaceMeter: a run whose pace changes (a busy network, then an idle one
+// 100 times faster) reports its recent pace and an ETA at that pace within
+// a few windows, not the mean since the start; the memory figures are the
+// process's.
+func TestPaceMeter(t *testing.T) {
+	var m fabric.PaceMeter
+	p := fabric.Progress{EndNs: 1e9}
+	step := func(simNs, events int64) fabric.Progress {
+		p.SimNs += simNs
+		p.Events += events
+		p.Wall += time.Second
+		q := p
+		m.Fill(&q)
+		return q
+	}
+	// 20 s at 1e-4 sim s per wall s and 1 M events/s.
+	for i := 0; i < 20; i++ {
+		if q := step(100_000, 1_000_000); math.Abs(q.SimPerWall-1e-4) > 1e-12 || math.Abs(q.EventsPerS-1e6) > 1e-3 {
+			t.Fatalf("steady pace: %g sim/wall, %g events/s", q.SimPerWall, q.EventsPerS)
+		}
+	}
+	// Then 100 times faster for 5 windows: the pace follows it (within 1 %),
+	// where the mean since the start is still far below.
+	var q fabric.Progress
+	for i := 0; i < 5*int(fabric.PaceWindow/time.Second); i++ {
+		q = step(10_000_000, 1_000_000)
+	}
+	if math.Abs(q.SimPerWall-1e-2)/1e-2 > 0.01 {
+		t.Errorf("after the change: pace %g sim/wall, want about 1e-2", q.SimPerWall)
+	}
+	wantETA := time.Duration(float64(q.EndNs-q.SimNs) / 1e-2)
+	if d := q.ETA(); d < wantETA*99/100 || d > wantETA*101/100 {
+		t.Errorf("ETA %v, want about %v at the recent pace", d, wantETA)
+	}
+	if mean := float64(q.SimNs) / float64(q.Wall.Nanoseconds()); mean > 0.9e-2 {
+		t.Fatalf("the test's mean pace %g is not below the recent one", mean)
+	}
+	if q.HeapBytes == 0 || q.PeakRSSBytes < q.HeapBytes/2 {
+		t.Errorf("memory: heap %d B, peak RSS %d B", q.HeapBytes, q.PeakRSSBytes)
+	}
+	if s := q.String(); !strings.Contains(s, fmt.Sprintf("%.2e sim s / wall s", q.SimPerWall)) || !strings.Contains(s, "heap ") || !strings.Contains(s, "peak RSS ") {
+		t.Errorf("progress %q", s)
+	}
+}
+
 // TestPacingJitter: with jitter a paced flow keeps its rate (mean spacing
 // unchanged) but its packets no longer leave in lock step: two flows paced
 // alike into one port build a queue exact pacing does not, and the run stays

@@ -153,22 +153,6 @@ func (v *Virtual) schedule(n int) {
 	v.agenda.set(n, w)
 }
 
-// Progress is what a run reports while it goes.
-type Progress struct {
-	// Clock is the driver: ClockVirtual ("" too) or ClockDPDK.
-	Clock string
-	// SimNs is the run's time since its time 0 (simulated time in virtual
-	// time), EndNs its end.
-	SimNs, EndNs int64
-	// Events is the events run so far (virtual time only).
-	Events int64
-	// Wall is the wall time since the run started.
-	Wall time.Duration
-	// FlowsDone and FlowsStarted count the hosts' flows (messages) completed
-	// and started so far.
-	FlowsDone, FlowsStarted uint64
-}
-
 // countFlows sets p's flow counts from the hosts' engines (between events).
 func (v *Virtual) countFlows(p *Progress) {
 	for _, hn := range v.hostNodes {
@@ -190,6 +174,7 @@ func (v *Virtual) Run(ctx context.Context, end int64, progress func(Progress)) e
 	}
 	start := time.Now()
 	nextReport := start.Add(time.Second)
+	var pace PaceMeter
 	nextDrain := v.now + 1_000_000
 	nn := len(v.nodes)
 	for v.agenda.len() > 0 {
@@ -234,6 +219,7 @@ func (v *Virtual) Run(ctx context.Context, end int64, progress func(Progress)) e
 				if now := time.Now(); now.After(nextReport) {
 					p := Progress{Clock: ClockVirtual, SimNs: v.now, EndNs: end, Events: v.events, Wall: now.Sub(start)}
 					v.countFlows(&p)
+					pace.Fill(&p)
 					progress(p)
 					nextReport = now.Add(time.Second)
 				}
@@ -360,39 +346,4 @@ func Simulate(spec *Spec, endNs int64) (*Result, error) {
 	r := v.Result()
 	r.WallNs = time.Since(start).Nanoseconds()
 	return r, nil
-}
-
-// Done is the share of the run done, in [0, 1].
-func (p Progress) Done() float64 {
-	return min(max(float64(p.SimNs)/float64(max(p.EndNs, 1)), 0), 1)
-}
-
-// ETA is the wall time left at the pace so far (-1: not known yet).
-func (p Progress) ETA() time.Duration {
-	done := p.Done()
-	if done <= 0 {
-		return -1
-	}
-	return time.Duration(float64(p.Wall) * (1 - done) / done).Round(time.Second)
-}
-
-// String is a one-line progress report: the run's time, share done, flows
-// done, in virtual time events per second of wall time and simulated seconds
-// per wall second, and the time left at that pace.
-func (p Progress) String() string {
-	eta := "?"
-	if d := p.ETA(); d >= 0 {
-		eta = d.String()
-	}
-	clock := p.Clock
-	if clock == "" {
-		clock = ClockVirtual
-	}
-	s := fmt.Sprintf("%s %.3f ms of %.3f ms (%.0f%%), flows %d of %d done", clock,
-		float64(p.SimNs)/1e6, float64(p.EndNs)/1e6, 100*p.Done(), p.FlowsDone, p.FlowsStarted)
-	if clock == ClockVirtual {
-		evs := float64(p.Events) / max(p.Wall.Seconds(), 1e-9)
-		s += fmt.Sprintf(", %.2f M events/s, %.2e sim s / wall s", evs/1e6, float64(p.SimNs)/1e9/max(p.Wall.Seconds(), 1e-9))
-	}
-	return s + ", ETA " + eta
 }

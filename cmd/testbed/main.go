@@ -350,7 +350,14 @@ func progressFields(p fabric.Progress) []zap.Field {
 		zap.Uint64("flows_done", p.FlowsDone), zap.Uint64("flows_started", p.FlowsStarted),
 		zap.Float64("wall_s", math.Round(p.Wall.Seconds()*1000)/1000)}
 	if p.Clock == fabric.ClockVirtual {
-		f = append(f, zap.Int64("events", p.Events))
+		f = append(f, zap.Int64("events", p.Events), zap.Float64("events_per_s", math.Round(p.EventsPerS)),
+			zap.Float64("sim_per_wall", p.SimPerWall))
+	}
+	if p.HeapBytes > 0 {
+		f = append(f, zap.Float64("heap_mib", math.Round(float64(p.HeapBytes)/(1<<20))))
+	}
+	if p.PeakRSSBytes > 0 {
+		f = append(f, zap.Float64("peak_rss_mib", math.Round(float64(p.PeakRSSBytes)/(1<<20))))
 	}
 	if eta := p.ETA(); eta >= 0 {
 		f = append(f, zap.Duration("eta", eta))
@@ -516,7 +523,7 @@ func collect(args []string) error {
 func compare(args []string) error {
 	c := newCommand("compare", "Draw several runs' queue and fair rate on shared axes.").Positional("LABEL=RESULTS_DIR", 1, -1)
 	outDir := c.Flags.String("o", "results/compare", "directory for the plots")
-	port := c.Flags.Int("port", 0, "switch port (queue.csv / fairrate.csv id) to draw")
+	port := c.Flags.Int("port", report.HottestPort, "switch port (queue.csv / fairrate.csv id) to draw (default: each run's hottest, the largest p99 queue)")
 	pos, err := c.Parse(args)
 	if err != nil {
 		return err
@@ -536,6 +543,9 @@ func compare(args []string) error {
 	files, err := report.ComparePlots(runs, *outDir)
 	if err != nil {
 		return err
+	}
+	for _, r := range runs {
+		c.Log().Info("drawn", zap.String("run", r.Label), zap.String("dir", r.Dir), zap.Int("port", r.Port))
 	}
 	for _, f := range files {
 		fmt.Println(f)

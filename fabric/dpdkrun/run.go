@@ -286,6 +286,7 @@ func Run(ctx context.Context, plan *fabric.Plan, o Options) (*Outcome, error) {
 		every(&wg, done, tapDrainEvery, func() { capt.drain(t0) })
 	}
 	if o.Progress != nil {
+		var pace fabric.PaceMeter
 		every(&wg, done, time.Second, func() {
 			p := fabric.Progress{Clock: fabric.ClockDPDK, SimNs: max(clock.Now()-t0, 0), EndNs: o.DurationNs, Wall: time.Since(wall)}
 			for _, h := range hosts {
@@ -300,6 +301,7 @@ func Run(ctx context.Context, plan *fabric.Plan, o Options) (*Outcome, error) {
 					p.FlowsStarted += hp.Tx.FlowsStarted
 				}
 			}
+			pace.Fill(&p)
 			o.Progress(p)
 		})
 	}

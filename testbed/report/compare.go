@@ -19,15 +19,63 @@ import (
 type CompareRun struct {
 	Label string
 	Dir   string
-	Port  int
+	// Port is the port's id in queue.csv and summary.json; HottestPort
+	// (any negative value) draws the run's hottest port (HotPort).
+	Port int
+}
+
+// HottestPort as a CompareRun's Port draws the run's hottest port.
+const HottestPort = -1
+
+// HotPort is the port of s whose queue was longest: the largest p99 queue,
+// then the largest mean, then the lowest id. ok is false when no port has
+// queue samples.
+func HotPort(s *Summary) (id int, ok bool) {
+	var best *PortSummary
+	for i := range s.Ports {
+		p := &s.Ports[i]
+		if !p.P99QueueBytes.Valid() {
+			continue
+		}
+		if best == nil || p.P99QueueBytes.Or(0) > best.P99QueueBytes.Or(0) ||
+			(p.P99QueueBytes.Or(0) == best.P99QueueBytes.Or(0) && p.AvgQueueBytes.Or(0) > best.AvgQueueBytes.Or(0)) {
+			best = p
+		}
+	}
+	if best == nil {
+		return 0, false
+	}
+	return best.ID, true
+}
+
+// portOf resolves r's port against its summary: the hottest port for
+// HottestPort, else r.Port if the run has it.
+func (r CompareRun) portOf(s *Summary) (int, error) {
+	if r.Port < 0 {
+		id, ok := HotPort(s)
+		if !ok {
+			return 0, fmt.Errorf("report: %s: no port has queue samples to pick the hottest from", r.Dir)
+		}
+		return id, nil
+	}
+	ids := make([]string, 0, len(s.Ports))
+	for _, p := range s.Ports {
+		if p.ID == r.Port {
+			return r.Port, nil
+		}
+		ids = append(ids, strconv.Itoa(p.ID))
+	}
+	return 0, fmt.Errorf("report: %s: no port %d (its ports: %s)", r.Dir, r.Port, strings.Join(ids, ", "))
 }
 
 // ComparePlots draws the queue and the fair rate of several runs of one
 // experiment on shared axes: compare_queue.png (KB) and compare_fairrate.png
 // (fair rate / C, C each run's summary link_gbps). Time is scaled to the
 // fastest run's link: a run at C/10 whose timers were scaled by 10 draws its
-// 10 ms at 1 ms, so a scaled emulation and the paper-scale run line up. It
-// returns the files written.
+// 10 ms at 1 ms, so a scaled emulation and the paper-scale run line up. A
+// run's port must be one its summary lists; HottestPort is resolved to the
+// run's hottest, and runs[i].Port is set to the port drawn. It returns the
+// files written.
 func ComparePlots(runs []CompareRun, dir string) ([]string, error) {
 	type loaded struct {
 		run         CompareRun
@@ -36,14 +84,18 @@ func ComparePlots(runs []CompareRun, dir string) ([]string, error) {
 	}
 	var ls []loaded
 	fastest := 0.0
-	for _, r := range runs {
-		s, err := LoadSummary(filepath.Join(r.Dir, "summary.json"))
+	for i := range runs {
+		s, err := LoadSummary(filepath.Join(runs[i].Dir, "summary.json"))
 		if err != nil {
 			return nil, err
 		}
 		if !(s.LinkGbps > 0) {
-			return nil, fmt.Errorf("report: %s: summary.json has no link_gbps", r.Dir)
+			return nil, fmt.Errorf("report: %s: summary.json has no link_gbps", runs[i].Dir)
 		}
+		if runs[i].Port, err = runs[i].portOf(&s); err != nil {
+			return nil, err
+		}
+		r := runs[i]
 		q, err := readPortSeries(filepath.Join(r.Dir, "queue.csv"), r.Port)
 		if err != nil {
 			return nil, err
@@ -57,6 +109,13 @@ func ComparePlots(runs []CompareRun, dir string) ([]string, error) {
 	}
 	if len(ls) == 0 {
 		return nil, fmt.Errorf("report: no runs to compare")
+	}
+	empty := true
+	for _, l := range ls {
+		empty = empty && (l.queue == nil || len(l.queue.t) == 0)
+	}
+	if empty {
+		return nil, fmt.Errorf("report: no queue samples at the ports asked for in any run: nothing to draw")
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err

@@ -4,19 +4,23 @@ import (
 	"image/png"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
 // TestComparePlots draws two runs of different link rates on shared axes: both
 // runs' files are read, the fair rate is normalised to each run's C, and both
-// PNGs come out; a run without link_gbps is an error.
+// PNGs come out; by default each run's hottest port is drawn; a port a run
+// does not have and a run without link_gbps are errors.
 func TestComparePlots(t *testing.T) {
 	dir := t.TempDir()
 	mk := func(name string, gbps float64, period float64) string {
 		r := NewRecorder(Meta{Experiment: name, Scheme: "rocc", LinkGbps: gbps})
 		for i := 0; i < 50; i++ {
 			tu := float64(i) * period
+			r.AddQueueSample(tu, 0, int64(i))
 			r.AddQueueSample(tu, 3, int64(75_000+i))
+			r.AddQueueSample(tu, 5, int64(1000))
 			r.AddFairRate(tu, 3, gbps/3)
 		}
 		d := filepath.Join(dir, name)
@@ -43,6 +47,17 @@ func TestComparePlots(t *testing.T) {
 		if err != nil || img.Bounds().Dx() < 100 {
 			t.Fatalf("%s: not a plot: %v", f, err)
 		}
+	}
+	hot := []CompareRun{{Label: "virtual", Dir: a, Port: HottestPort}, {Label: "dpdk", Dir: b, Port: HottestPort}}
+	if _, err := ComparePlots(hot, filepath.Join(dir, "hot")); err != nil || hot[0].Port != 3 || hot[1].Port != 3 {
+		t.Errorf("the hottest ports: %+v, %v; want port 3 of each", hot, err)
+	}
+	_, err = ComparePlots([]CompareRun{{Label: "virtual", Dir: a, Port: 9}}, filepath.Join(dir, "nine"))
+	if err == nil || !strings.Contains(err.Error(), "no port 9 (its ports: 0, 3, 5)") {
+		t.Errorf("port 9 of a run with ports 0, 3, 5: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "nine")); !os.IsNotExist(err) {
+		t.Errorf("a refused compare left its directory: %v", err)
 	}
 	q, err := readPortSeries(filepath.Join(b, "fairrate.csv"), 3)
 	if err != nil || len(q.v) != 50 {
