@@ -755,19 +755,23 @@ func writePcap(tb testing.TB, path string, pkts []*dpdk.Mbuf) {
 
 // TestShardedPFCIncast runs PFC on the sharded mode's lcores (2 rx, 2 tx+CC:
 // egress ports 0 and 2 on the first tx lcore, 1 and 3 on the second): hosts
-// 0, 1 and 2 each send a burst to host 3, whose 0.2 Gb/s port queues it. The
-// frames of ingress ports 0 and 2 wait on port 3, the second tx lcore's,
-// whose count of them crosses XOFF; ports 0 and 2 belong to the first, which
-// must send their pauses (port 1's comes from the second's own count). Every
-// sender gets an XOFF and, once port 3 has drained, an XON; host 3 gets every
-// frame; nothing is dropped and no port is left in XOFF.
+// 0, 1 and 2 each send a burst to host 3, which holds port 3 paused (PFC from
+// host 3) until every sender has had its XOFF. The frames of ingress ports 0
+// and 2 wait on port 3, the second tx lcore's, whose count of them crosses
+// XOFF; ports 0 and 2 belong to the first, which must send their pauses (port
+// 1's comes from the second's own count). Every sender gets an XOFF and, once
+// host 3 lets port 3 drain, an XON; host 3 gets every frame; nothing is
+// dropped and no port is left in XOFF.
+//
+// Host 3's pause makes the test a sequence of conditions: without it, the
+// queue built and drained within ~13 ms, and on this machine's two CPUs,
+// where five threads busy-poll, a tx lcore off its CPU for that long saw the
+// count above XOFF and back below XON without running in between, and sent
+// an XON alone (seen once in a full test run).
 func TestShardedPFCIncast(t *testing.T) {
 	mp := newPool(t, "pfc_incast", 4095)
 	hosts, sw := cables(t, "pfi", mp)
-	// Port 3 at 0.2 Gb/s holds the incast for ~13 ms: on this machine's two
-	// CPUs, five threads busy-poll, and a tx+CC lcore may be off its CPU for
-	// a few ms (a pause then leaves that much later; with cores of their
-	// own, microseconds).
+	// Port 3 at 0.2 Gb/s: one pause of 65535 quanta holds it 168 ms.
 	cfg := switchConfig("none", []float64{10, 10, 10, 0.2})
 	cfg.PFC.Enabled = true
 	cfg.PFC.XOFFBytes = 20_000
@@ -785,7 +789,28 @@ func TestShardedPFCIncast(t *testing.T) {
 	if err := s.Launch(g, lcore.NewTSCClock(dpdk.TSCHz()), []uint{1, 2, 3, 4}); err != nil {
 		t.Fatal(err)
 	}
-	const per = 100 // ~100 KB from each sender: 0.3 MB take 13 ms at 0.2 Gb/s
+	// pause3 has host 3 pause (quanta > 0) or resume (0) priority 3 on port 3.
+	pause3 := func(quanta uint16) {
+		var q [wire.PFCPriorities]uint16
+		q[3] = quanta
+		pkts := make([]*dpdk.Mbuf, 1)
+		if err := mp.AllocBulk(pkts); err != nil {
+			t.Fatal(err)
+		}
+		n, err := wire.BuildPFC(pkts[0].Room(), hostMAC(3), 1<<3, &q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pkts[0].SetLen(n)
+		for tries := 0; hosts[3].TxBurst(pkts) == 0; tries++ {
+			if tries == 1000 {
+				dpdk.FreeBulk(pkts)
+				t.Fatal("host 3 could not send its PFC frame")
+			}
+		}
+	}
+	pause3(0xffff)
+	const per = 100 // ~100 KB from each sender
 	for src := 0; src < 3; src++ {
 		send(t, mp, hosts[src], src, 3, per, 1000)
 	}
@@ -794,8 +819,23 @@ func TestShardedPFCIncast(t *testing.T) {
 	var f wire.Frame
 	b := dpdk.NewBurst(32)
 	defer b.Free()
-	deadline := time.Now().Add(5 * time.Second)
+	// Bounded waits on conditions: every sender paused (host 3 renews its
+	// pause every 20 ms meanwhile), then, with port 3 let go, every frame at
+	// host 3 and every sender resumed.
+	deadline := time.Now().Add(30 * time.Second)
+	paused, renew := false, time.Now().Add(20*time.Millisecond)
 	done := func() bool {
+		if !paused {
+			if xoff[0] == 0 || xoff[1] == 0 || xoff[2] == 0 {
+				if time.Now().After(renew) {
+					pause3(0xffff)
+					renew = time.Now().Add(20 * time.Millisecond)
+				}
+				return false
+			}
+			paused = true
+			pause3(0)
+		}
 		if data < 3*per {
 			return false
 		}
