@@ -391,6 +391,17 @@ const (
 	RoleRP
 )
 
+// String is the roles as "CP NP RP", with "-" for a role not in r.
+func (r Roles) String() string {
+	role := func(has Roles, name string) string {
+		if r&has != 0 {
+			return name
+		}
+		return "-"
+	}
+	return role(RoleCP, "CP") + " " + role(RoleNP, "NP") + " " + role(RoleRP, "RP")
+}
+
 // Scheme is one registered algorithm. Params values are pointers to the scheme's
 // own parameter struct (TOML-decodable, `toml` tags), as returned by
 // DefaultParams; constructors validate them and return an error naming the bad

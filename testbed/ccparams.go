@@ -1,10 +1,12 @@
 package testbed
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"strings"
 
+	"github.com/BurntSushi/toml"
 	"github.com/ccbed/ccbed/ccalgo"
 	"github.com/ccbed/ccbed/config"
 )
@@ -19,12 +21,11 @@ func (e *Experiment) validateCC() error {
 	if err != nil {
 		return e.errorf("cc.scheme", "%v", err)
 	}
-	t := &e.Topology
-	env := ccalgo.Env{LinkBps: t.LinkGbps * 1e9, BaseRTT: usToNs(t.BaseRTTUs), MTU: t.MTUBytes,
-		MaxFlows: 1024, ExpectedFlows: e.CC.ExpectedFlows, ID: 1}
-	if env.BaseRTT == 0 {
-		env.BaseRTT = 10_000 // the topology's own is derived later; the checks do not depend on it
+	baseRTT := usToNs(e.Topology.BaseRTTUs)
+	if baseRTT == 0 {
+		baseRTT = 10_000 // the topology's own is derived later; the checks do not depend on it
 	}
+	env := e.hostEnv(baseRTT)
 	params := sch.DefaultParams(env)
 	if err := config.DecodeTable(e.CC.Params, params); err != nil {
 		var ce *config.Error
@@ -74,6 +75,38 @@ func (e *Experiment) validateCC() error {
 		}
 	}
 	return nil
+}
+
+// hostEnv is the scheme environment of the experiment's hosts: their link
+// rate, baseRTTNs, the MTU and cc.expected_flows.
+func (e *Experiment) hostEnv(baseRTTNs int64) ccalgo.Env {
+	t := &e.Topology
+	return ccalgo.Env{LinkBps: t.LinkGbps * 1e9, BaseRTT: baseRTTNs, MTU: t.MTUBytes,
+		MaxFlows: 1024, ExpectedFlows: e.CC.ExpectedFlows, ID: 1}
+}
+
+// SchemeParams is the scheme's parameters as the hosts run them: its defaults
+// for hostEnv(baseRTTNs) with [cc.params] applied, keyed as in [cc.params]
+// (nil when they cannot be built). A switch port on a faster link scales the
+// rate-dependent defaults of its CP to that link.
+func (e *Experiment) SchemeParams(baseRTTNs int64) map[string]any {
+	sch, err := ccalgo.Lookup(e.CC.Scheme)
+	if err != nil {
+		return nil
+	}
+	params := sch.DefaultParams(e.hostEnv(baseRTTNs))
+	if config.DecodeTable(e.CC.Params, params) != nil {
+		return nil
+	}
+	var b bytes.Buffer
+	var m map[string]any
+	if toml.NewEncoder(&b).Encode(params) != nil {
+		return nil
+	}
+	if _, err := toml.Decode(b.String(), &m); err != nil {
+		return nil
+	}
+	return m
 }
 
 // validateFlowRates refuses a flow whose offered-rate cap exceeds its

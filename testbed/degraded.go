@@ -84,10 +84,7 @@ func (e *Experiment) StallBound(baseRTTNs int64) StallBound {
 	var periodNs int64
 	var period string
 	if sch, err := ccalgo.Lookup(e.CC.Scheme); err == nil {
-		t := &e.Topology
-		env := ccalgo.Env{LinkBps: t.LinkGbps * 1e9, BaseRTT: baseRTTNs, MTU: t.MTUBytes,
-			MaxFlows: 1024, ExpectedFlows: e.CC.ExpectedFlows, ID: 1}
-		params := sch.DefaultParams(env)
+		params := sch.DefaultParams(e.hostEnv(baseRTTNs))
 		if cp, ok := params.(ccalgo.ControlPeriod); ok && config.DecodeTable(e.CC.Params, params) == nil {
 			periodNs, period = cp.ControlPeriodNs()
 		}

@@ -335,6 +335,11 @@ func TestSummaryRecordsWhatProducedIt(t *testing.T) {
 	if cc["scheme"] != "rocc" || params["q_ref_bytes"] != float64(60000) || params["q_mid_bytes"] != float64(150000) {
 		t.Errorf("effective cc %v", cc)
 	}
+	// Every parameter the scheme ran with, defaults included, -set applied.
+	sp := c.SchemeParams
+	if sp["q_ref_bytes"] != float64(60000) || sp["q_mid_bytes"] != float64(150000) || sp["t_ns"] == nil || sp["flow_table_size"] != float64(1024) {
+		t.Errorf("scheme params %v", sp)
+	}
 	started, err := time.Parse(time.RFC3339Nano, s.StartedAt)
 	if err != nil || started.Before(before.Add(-time.Second)) || started.After(time.Now()) || !strings.HasSuffix(s.StartedAt, "Z") {
 		t.Errorf("started_at %q: %v", s.StartedAt, err)

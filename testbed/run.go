@@ -287,7 +287,11 @@ func (e *Experiment) provenance(rec *report.Recorder, res *Result, started time.
 	m.StartedAt, m.Config, m.Build, m.Machine = started, e.Snapshot(), report.ThisBuild(), report.ThisMachine()
 	m.Interrupted = res.Interrupted
 	var lcores []report.LcoreSummary
-	bound := e.StallBound(e.baseRTTNs(res))
+	baseRTT := e.baseRTTNs(res)
+	if m.Config != nil {
+		m.Config.SchemeParams = e.SchemeParams(baseRTT)
+	}
+	bound := e.StallBound(baseRTT)
 	for _, l := range res.Loops {
 		lcores = append(lcores, report.LcoreSummary{Lcore: l.Lcore, Name: l.Name, Iterations: l.Iterations,
 			BusyFraction: float64(l.BusyPolls) / float64(max(l.Iterations, 1)), MaxStallMs: float64(l.MaxStallNs) / 1e6})

@@ -50,12 +50,16 @@ type Experiment struct {
 
 // ExperimentInfo names the experiment and says how long it runs.
 type ExperimentInfo struct {
+	// Name is the experiment's name, required: one path element (letters,
+	// digits, '.', '_', '-'; not "latest"), the directory its runs go in.
 	Name string `toml:"name"`
 	// Mirrors is the paper figure or claim the experiment reproduces.
 	Mirrors string `toml:"mirrors"`
 	// Scaling states any link-rate scaling against the paper (and the timers
 	// scaled with it); it is copied into the summary.
-	Scaling    string  `toml:"scaling"`
+	Scaling string `toml:"scaling"`
+	// DurationMs is how long the run lasts, simulated or real (-duration
+	// overrides it).
 	DurationMs float64 `toml:"duration_ms"`
 	// WarmupMs is excluded from the averages (the steady half is always the last
 	// half of the run).
@@ -110,7 +114,9 @@ const (
 //   - ns3: the HPCC ns-3 simulator's topology.txt (NS3Topology), and its
 //     flow.txt (NS3Flows) as static flows.
 type Topology struct {
-	Kind        string  `toml:"kind"`
+	// Kind is the shape: star, chain, leaf-spine, fat-tree, explicit or ns3.
+	Kind string `toml:"kind"`
+	// Hosts is the number of hosts of a star or an explicit topology.
 	Hosts       int     `toml:"hosts"`
 	LinkGbps    float64 `toml:"link_gbps"`    // host links (and every link of fat-tree)
 	DelayUs     float64 `toml:"delay_us"`     // one-way propagation delay of every link
@@ -119,7 +125,8 @@ type Topology struct {
 	// BaseRTTUs is the base RTT the schemes and the ideal FCT assume; 0: the
 	// topology's largest (a full data frame out and its ACK back, on idle links).
 	BaseRTTUs float64 `toml:"base_rtt_us"`
-	AckEvery  int     `toml:"ack_every"`
+	// AckEvery is how many data packets a receiver acknowledges at once.
+	AckEvery int `toml:"ack_every"`
 	// PacingJitter spreads each host QP's packet spacing over [1 - j, 1 + j]
 	// of its paced gap (0: exact pacing; see hostd.Config.PacingJitter).
 	PacingJitter float64 `toml:"pacing_jitter"`
@@ -127,21 +134,22 @@ type Topology struct {
 	HostsPerSwitch []int      `toml:"hosts_per_switch"` // chain
 	TrunkGbps      float64    `toml:"trunk_gbps"`       // chain (default link_gbps)
 	Leaves         int        `toml:"leaves"`           // leaf-spine
-	Spines         int        `toml:"spines"`
-	HostsPerLeaf   int        `toml:"hosts_per_leaf"`
-	UplinkGbps     float64    `toml:"uplink_gbps"`  // leaf-spine (default link_gbps)
-	K              int        `toml:"k"`            // fat-tree
-	Switches       []string   `toml:"switches"`     // explicit: switch names
-	Links          []LinkSpec `toml:"links"`        // explicit
-	NS3Topology    string     `toml:"ns3_topology"` // ns3: path, relative to the experiment file
-	NS3Flows       string     `toml:"ns3_flows"`
+	Spines         int        `toml:"spines"`           // leaf-spine
+	HostsPerLeaf   int        `toml:"hosts_per_leaf"`   // leaf-spine
+	UplinkGbps     float64    `toml:"uplink_gbps"`      // leaf-spine (default link_gbps)
+	K              int        `toml:"k"`                // fat-tree
+	Switches       []string   `toml:"switches"`         // explicit: switch names
+	Links          []LinkSpec `toml:"links"`            // explicit
+	NS3Topology    string     `toml:"ns3_topology"`     // ns3: path, relative to the experiment file
+	NS3Flows       string     `toml:"ns3_flows"`        // ns3: flow.txt, relative to the experiment file (optional)
 
 	// RTOUs and NakIntervalUs are the hosts' retransmission timeout and NAK
 	// repeat interval. 0 derives both from the worst round trip the topology
 	// allows: 2 x (base RTT + time to drain a full buffer at the link rate) +
 	// 100 us. A timeout shorter than a full queue's delay makes every flow
 	// resend its window while the queue is full: congestion collapse.
-	RTOUs         float64 `toml:"rto_us"`
+	RTOUs float64 `toml:"rto_us"`
+	// NakIntervalUs: see RTOUs.
 	NakIntervalUs float64 `toml:"nak_interval_us"`
 }
 
@@ -152,27 +160,37 @@ type LinkSpec struct {
 	A         string  `toml:"a" required:"the node at one end (h0, h1, ... or a switch's name)"`
 	B         string  `toml:"b" required:"the node at the other end"`
 	Gbps      float64 `toml:"gbps" required:"the link's rate from a to b, Gb/s"`
-	DelayUs   float64 `toml:"delay_us"`
-	GbpsBA    float64 `toml:"gbps_ba"`
-	DelayUsBA float64 `toml:"delay_us_ba"`
+	DelayUs   float64 `toml:"delay_us"`    // propagation delay from a to b
+	GbpsBA    float64 `toml:"gbps_ba"`     // rate from b to a; 0: gbps
+	DelayUsBA float64 `toml:"delay_us_ba"` // delay from b to a; 0: delay_us
 }
 
 // CC is the scheme of the whole experiment and its parameters
 // ([cc.params] holds the keys of the scheme's parameter struct).
 type CC struct {
-	Scheme        string         `toml:"scheme"`
-	ExpectedFlows int            `toml:"expected_flows"`
-	Params        map[string]any `toml:"params"`
+	// Scheme is the congestion-control scheme (testbed schemes lists them).
+	Scheme string `toml:"scheme"`
+	// ExpectedFlows is the schemes' expected number of concurrent flows on a
+	// link (HPCC's N in its W_AI rule).
+	ExpectedFlows int `toml:"expected_flows"`
+	// Params overrides the scheme's parameters, key by key.
+	Params map[string]any `toml:"params"`
 }
 
 // PFC turns priority flow control on in the switches: Priorities are the
 // lossless ones (default [3]); XOFFBytes and XONOffsetBytes the thresholds of
 // buffer.mode "static" (a shared buffer's are dynamic).
 type PFC struct {
-	Enabled        bool    `toml:"enabled"`
-	Priorities     []uint8 `toml:"priorities"`
-	XOFFBytes      int64   `toml:"xoff_bytes"`
-	XONOffsetBytes int64   `toml:"xon_offset_bytes"`
+	// Enabled turns PFC on in every switch and host.
+	Enabled bool `toml:"enabled"`
+	// Priorities are the lossless priorities; empty: [3].
+	Priorities []uint8 `toml:"priorities"`
+	// XOFFBytes is an ingress port's count of a priority's queued bytes at
+	// which it pauses its upstream (buffer.mode "static").
+	XOFFBytes int64 `toml:"xoff_bytes"`
+	// XONOffsetBytes is how far below XOFFBytes it resumes (buffer.mode
+	// "static").
+	XONOffsetBytes int64 `toml:"xon_offset_bytes"`
 }
 
 // Flow is a static flow between two hosts.
@@ -181,34 +199,39 @@ type Flow struct {
 	Src       int     `toml:"src" required:"the sending host's index"`
 	Dst       int     `toml:"dst" required:"the receiving host's index"`
 	SizeBytes int64   `toml:"size_bytes"` // 0: unlimited
-	StartUs   float64 `toml:"start_us"`
-	RateGbps  float64 `toml:"rate_gbps"` // offered-rate cap; 0: none
+	StartUs   float64 `toml:"start_us"`   // when it starts
+	RateGbps  float64 `toml:"rate_gbps"`  // offered-rate cap; 0: none
 }
 
 // Incast is Senders hosts each sending FlowsPerSender flows of SizeBytes to Dst
 // at StartUs, repeated Repeat times every PeriodUs.
 type Incast struct {
+	// IDBase is the first flow id: the k-th sender's flows are numbered from
+	// id_base + k * flows_per_sender * repeat.
 	IDBase         int     `toml:"id_base"`
 	Senders        []int   `toml:"senders" required:"the sending hosts' indexes"`
 	Dst            int     `toml:"dst" required:"the receiving host's index"`
-	FlowsPerSender int     `toml:"flows_per_sender"`
+	FlowsPerSender int     `toml:"flows_per_sender"` // flows from each sender each time; 0: 1
 	SizeBytes      int64   `toml:"size_bytes" required:"each flow's size in bytes"`
-	StartUs        float64 `toml:"start_us"`
-	Repeat         int     `toml:"repeat"`
-	PeriodUs       float64 `toml:"period_us"`
+	StartUs        float64 `toml:"start_us"`  // when the first round starts
+	Repeat         int     `toml:"repeat"`    // rounds; 0: 1
+	PeriodUs       float64 `toml:"period_us"` // between the rounds' starts
 }
 
 // Workload draws flow sizes from a CDF with Poisson arrivals at Load of each
 // sender's line rate, to destinations drawn from Dsts.
 type Workload struct {
+	// IDBase is the first flow id: sender k of the wi-th workload numbers
+	// its flows from id_base + (wi * senders + k) * 1,000,000, in arrival
+	// order.
 	IDBase   int     `toml:"id_base"`
 	CDF      string  `toml:"cdf" required:"a flow-size CDF file"` // relative to the experiment file
 	Senders  []int   `toml:"senders" required:"the sending hosts' indexes"`
 	Dsts     []int   `toml:"dsts" required:"the destination hosts' indexes"`
 	Load     float64 `toml:"load" required:"the offered load, a fraction of each sender's line rate"`
-	StartUs  float64 `toml:"start_us"`
-	StopUs   float64 `toml:"stop_us"`
-	MaxFlows int     `toml:"max_flows"`
+	StartUs  float64 `toml:"start_us"`  // when arrivals start
+	StopUs   float64 `toml:"stop_us"`   // when arrivals stop; 0: never
+	MaxFlows int     `toml:"max_flows"` // flows per sender at most; 0: no limit
 }
 
 // Lcores places the loops. The default (when the file sets no hosts list):
@@ -216,8 +239,8 @@ type Workload struct {
 // 1 .. min(hosts, CPUs - 1), one lcore per CPU; on a 2-core machine every host
 // shares lcore 1.
 type Lcores struct {
-	Switch uint   `toml:"switch"`
-	Hosts  []uint `toml:"hosts"` // host i runs on Hosts[i % len(Hosts)]
+	Switch uint   `toml:"switch"` // the switch's lcore
+	Hosts  []uint `toml:"hosts"`  // host i runs on Hosts[i % len(Hosts)]
 	// EALArgs replace the default EAL arguments (--no-huge -m 1024 --no-pci
 	// --no-shconf); the lcore list is derived from Switch and Hosts.
 	EALArgs []string `toml:"eal_args"`

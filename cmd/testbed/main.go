@@ -7,7 +7,8 @@
 //	testbed sweep EXPERIMENT.toml -set key=v1,v2... [-o DIR] [-clock virtual|dpdk] [-duration 10ms]  # every combination, one directory, an index
 //	testbed validate [-set key=value]... EXPERIMENT.toml...
 //	testbed compare [-o DIR] [-port N] LABEL=RESULTS_DIR...  # queue and fair rate of several runs on shared axes
-//	testbed schemes
+//	testbed schemes [-v] [SCHEME...]   # -v: each scheme's [cc.params] keys, types, defaults and meanings
+//	testbed reference                  # the experiment file's and the schemes' reference (docs/reference.md)
 //	testbed nodes EXPERIMENT.toml [-inventory FILE] -o DIR  # configs, inventory and Ansible playbook for real nodes
 //	testbed collect [-o OUT] DIR       # merge the nodes' results (DIR/results/<node>/) into one results directory
 //	testbed version                    # or testbed -version: the build
@@ -61,7 +62,8 @@ func init() {
 		{"sweep", "EXPERIMENT.toml -set key=v1,v2,... [-set ...] [-o DIR] [-clock virtual|dpdk] [-duration 10ms]", sweep},
 		{"validate", "[-set key=value]... EXPERIMENT.toml...", validate},
 		{"compare", "[-o DIR] [-port N] LABEL=RESULTS_DIR...", compare},
-		{"schemes", "", schemes},
+		{"schemes", "[-v] [SCHEME...]", schemes},
+		{"reference", "", reference},
 		{"nodes", "EXPERIMENT.toml [-inventory FILE] -o DIR", nodes},
 		{"collect", "[-o OUT] DIR", collect},
 		{"version", "", version},
@@ -435,21 +437,51 @@ func validate(args []string) error {
 }
 
 func schemes(args []string) error {
-	c := newCommand("schemes", "List every CC scheme and its roles: CP (switch), NP (receiver), RP (sender).")
+	c := newCommand("schemes", "List every CC scheme (or those named) and its roles: CP (switch), NP (receiver), RP (sender).").Positional("SCHEME", 0, -1)
+	verbose := c.Flags.Bool("v", false, "with each scheme's doc and its [cc.params] keys: type, default and meaning (Markdown)")
+	names, err := c.Parse(args)
+	if err != nil {
+		return err
+	}
+	list := ccalgo.Schemes()
+	if len(names) > 0 {
+		list = list[:0:0]
+		for _, n := range names {
+			s, err := ccalgo.Lookup(n)
+			if err != nil {
+				return c.Errorf("%v", err)
+			}
+			list = append(list, s)
+		}
+	}
+	for i, s := range list {
+		line := s.Name + " " + s.Roles().String()
+		if !*verbose {
+			fmt.Println(line)
+			continue
+		}
+		if i > 0 {
+			fmt.Println()
+		}
+		fmt.Printf("## %s\n\n%s\n", line, s.Doc)
+		if err := testbed.WriteSchemeParams(os.Stdout, s.Name); err != nil {
+			return err
+		}
+	}
+	if *verbose {
+		fmt.Printf("\n(defaults at %g Gb/s, base RTT %g us, MTU %d B, expected_flows %d; docs/reference.md)\n",
+			testbed.ReferenceEnv.LinkBps/1e9, float64(testbed.ReferenceEnv.BaseRTT)/1e3, testbed.ReferenceEnv.MTU, testbed.ReferenceEnv.ExpectedFlows)
+	}
+	return nil
+}
+
+// reference prints the experiment file's and the schemes' reference.
+func reference(args []string) error {
+	c := newCommand("reference", "Print the reference of the experiment file and of every scheme's [cc.params] (Markdown; docs/reference.md).")
 	if _, err := c.Parse(args); err != nil {
 		return err
 	}
-	for _, s := range ccalgo.Schemes() {
-		role := func(has bool, name string) string {
-			if has {
-				return name
-			}
-			return "-"
-		}
-		r := s.Roles()
-		fmt.Printf("%s %s %s %s\n", s.Name, role(r&ccalgo.RoleCP != 0, "CP"), role(r&ccalgo.RoleNP != 0, "NP"), role(r&ccalgo.RoleRP != 0, "RP"))
-	}
-	return nil
+	return testbed.WriteReference(os.Stdout)
 }
 
 func nodes(args []string) error {

@@ -29,6 +29,10 @@ type ConfigSnapshot struct {
 	// Effective is the experiment as decoded and checked (defaults filled,
 	// overrides and command-line flags applied), keyed as in the file.
 	Effective map[string]any `json:"effective,omitempty"`
+	// SchemeParams are the scheme's parameters as the hosts ran them: its
+	// defaults for the host links, the base RTT, the MTU and expected_flows,
+	// with [cc.params] applied (docs/reference.md lists each key).
+	SchemeParams map[string]any `json:"scheme_params,omitempty"`
 }
 
 // BuildInfo is summary.json's "build": the ccbed build that wrote it (one
