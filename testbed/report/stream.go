@@ -422,7 +422,8 @@ func (ft *fctTable) emit(dir string) error {
 			rec := &ft.pending[j].rec
 			ft.stats.add(rec)
 			if src == 0 {
-				ft.w.Write(appendFCT(ft.buf[:0], rec))
+				ft.buf = appendFCT(ft.buf[:0], rec)
+				ft.w.Write(ft.buf)
 			} else {
 				ft.buf = appendFCT(ft.buf, rec)
 			}
