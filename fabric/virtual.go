@@ -78,6 +78,10 @@ type Virtual struct {
 	hostNodes []*hostd.Node
 	wires     []wireDir
 	portBase  []int // wires of node n: portBase[n] + port
+	// sink receives the results as the run goes (StreamResults), drain
+	// what it is handed.
+	sink  func(*Drain)
+	drain Drain
 	// agenda: entry n < len(nodes) is node n's next wake-up, entry
 	// len(nodes) + w wire w's next arrival.
 	agenda  *agenda
@@ -297,12 +301,56 @@ func (v *Virtual) CloseCapture() ([]CaptureFile, error) {
 	return files, err
 }
 
-// drainSamples moves the switches' telemetry samples out of their rings.
+// Drain is what the virtual driver hands a results sink (StreamResults)
+// after each millisecond of simulated time, when ctx ends a run, and at
+// its end.
+type Drain struct {
+	// NowNs is the simulated time reached. Every sample stamped before it
+	// has been made: the switches' are in Samples (or an earlier drain's),
+	// the hosts' in their engines (hostd.Engine.TakeResults). Samples made
+	// later are stamped at NowNs or after.
+	NowNs int64
+	// Samples are the switches' telemetry samples since the previous drain,
+	// each switch's in time order; the slice is reused by the next drain.
+	Samples []SwitchSample
+	// Switches and Hosts are the engines, in topology order.
+	Switches []*switchd.Engine
+	Hosts    []*hostd.Engine
+}
+
+// StreamResults hands the run's samples to sink as the run goes (see
+// Drain), in place of keeping them: Result's Samples stays empty, and the
+// sink takes the hosts' samples and FCTs from their engines. Call it
+// before Run. sink runs on the run's goroutine, between events.
+func (v *Virtual) StreamResults(sink func(*Drain)) {
+	v.sink = sink
+	v.drain.Switches, v.drain.Hosts = nil, nil
+	for _, sn := range v.swNodes {
+		v.drain.Switches = append(v.drain.Switches, sn.Engine())
+	}
+	for _, hn := range v.hostNodes {
+		v.drain.Hosts = append(v.drain.Hosts, hn.Engine())
+	}
+}
+
+// drainSamples moves the switches' telemetry samples out of their rings:
+// into the run's samples, or, with a sink (StreamResults), to it.
 func (v *Virtual) drainSamples() {
+	if v.sink != nil {
+		v.drain.Samples = v.drain.Samples[:0]
+	}
 	for i, sn := range v.swNodes {
 		sn.Engine().Samples().Drain(func(s *switchd.Sample) {
-			v.samples = append(v.samples, SwitchSample{Switch: i, Sample: *s})
+			if v.sink != nil {
+				v.drain.Samples = append(v.drain.Samples, SwitchSample{Switch: i, Sample: *s})
+			} else {
+				v.samples = append(v.samples, SwitchSample{Switch: i, Sample: *s})
+			}
 		})
+	}
+	if v.sink != nil {
+		v.drain.NowNs = v.now
+		v.sink(&v.drain)
 	}
 }
 

@@ -82,10 +82,11 @@ type Config struct {
 	// switches do not check it.
 	ICRC bool `toml:"icrc"`
 	// SampleUs is the period of the per-flow rate time series (default 100);
-	// MaxSamples bounds it (default 1,000,000 rows, further samples are counted).
+	// MaxSamples bounds it (default 1,000,000 rows, further samples are counted;
+	// rows taken by Engine.TakeResults no longer count).
 	SampleUs   float64 `toml:"sample_us"`
 	MaxSamples int     `toml:"max_samples"`
-	MaxFCTs    int     `toml:"max_fcts"` // FCT records kept (default 1,000,000)
+	MaxFCTs    int     `toml:"max_fcts"` // FCT records kept (default 1,000,000; until TakeResults)
 	// GrowResults starts the rate-sample and FCT slices small (1024 rows),
 	// and keeps frame templates for the QP slots in use only,
 	// for a Go caller running hundreds of hosts in one process (the

@@ -1503,6 +1503,18 @@ func (e *Engine) Samples() []RateSample { return e.samples }
 // FCTs are the completed messages so far (tx side).
 func (e *Engine) FCTs() []FCT { return e.fcts }
 
+// TakeResults hands fn the rate samples and FCT records recorded since the
+// previous TakeResults (all of them the first time) and forgets them, so
+// that a driver that streams its results (fabric.Virtual.StreamResults)
+// holds the samples of a drain period, not of the run; MaxSamples and
+// MaxFCTs then bound the rows between two calls. The slices are valid
+// until the engine runs again. Call it between the engine's runs; it
+// allocates nothing.
+func (e *Engine) TakeResults(fn func(samples []RateSample, fcts []FCT)) {
+	fn(e.samples, e.fcts)
+	e.samples, e.fcts = e.samples[:0], e.fcts[:0]
+}
+
 // RxFlows is what the receiver measured of each incoming flow (rx side).
 func (e *Engine) RxFlows() []RxFlow {
 	var out []RxFlow

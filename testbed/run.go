@@ -187,6 +187,7 @@ func RunWith(ctx context.Context, e *Experiment, out io.Writer, o RunOptions) (*
 		zap.Float64("duration_ms", e.Experiment.DurationMs), zap.Int("hosts", len(plan.Topo.Hosts)),
 		zap.Int("switches", len(plan.Topo.Switches)), zap.Int("links", len(plan.Topo.Links)))
 	var fr *fabric.Result
+	var rec *report.Recorder
 	switch e.Experiment.Clock {
 	case ClockVirtual:
 		v, err := fabric.NewVirtual(plan)
@@ -198,6 +199,21 @@ func RunWith(ctx context.Context, e *Experiment, out io.Writer, o RunOptions) (*
 				return nil, fmt.Errorf("testbed: %w", err)
 			}
 		}
+		// The results stream into the staging directory as the run goes
+		// (docs/results.md): memory holds a drain's samples, not the run's.
+		f := e.newFeed(ClockVirtual, 0)
+		rec = f.rec
+		rec.SetDuration(float64(durNs) / 1e9)
+		e.provenanceStart(rec, started)
+		if err := rec.Stream(stage.Path()); err != nil {
+			return nil, fmt.Errorf("testbed: results: %w", err)
+		}
+		var streamErr error
+		v.StreamResults(func(d *fabric.Drain) {
+			if err := f.drain(d); err != nil && streamErr == nil {
+				streamErr = err
+			}
+		})
 		start := time.Now()
 		runErr := v.Run(ctx, durNs, progress)
 		files, capErr := v.CloseCapture()
@@ -207,10 +223,14 @@ func RunWith(ctx context.Context, e *Experiment, out io.Writer, o RunOptions) (*
 		if capErr != nil {
 			return nil, fmt.Errorf("testbed: %w", capErr)
 		}
+		if streamErr != nil {
+			return nil, fmt.Errorf("testbed: results: %w", streamErr)
+		}
 		res.Captures = files
 		fr = v.Result()
 		fr.WallNs = time.Since(start).Nanoseconds()
 		fr.Interrupt = ctx.Err() != nil
+		f.finish(fr)
 	case ClockDPDK:
 		o, err := dpdkrun.Run(ctx, plan, dpdkrun.Options{EALArgs: e.EALArgs(), SwitchLcore: e.Lcores.Switch,
 			HostLcores: e.Lcores.Hosts, DurationNs: durNs, Capture: capture, Progress: progress})
@@ -236,7 +256,9 @@ func RunWith(ctx context.Context, e *Experiment, out io.Writer, o RunOptions) (*
 	}
 	res.Switch = res.Switches[0]
 
-	rec := e.record(fr)
+	if rec == nil {
+		rec = e.record(fr)
+	}
 	e.provenance(rec, res, started)
 	sum, err := rec.WriteFiles(stage.Path())
 	if err != nil {
@@ -283,8 +305,8 @@ func RunWith(ctx context.Context, e *Experiment, out io.Writer, o RunOptions) (*
 // engines lost or could not keep: hostDegraded, switchDegraded; frames a
 // capture could not keep up with).
 func (e *Experiment) provenance(rec *report.Recorder, res *Result, started time.Time) {
+	e.provenanceStart(rec, started)
 	m := rec.Meta()
-	m.StartedAt, m.Config, m.Build, m.Machine = started, e.Snapshot(), report.ThisBuild(), report.ThisMachine()
 	m.Interrupted = res.Interrupted
 	var lcores []report.LcoreSummary
 	baseRTT := e.baseRTTNs(res)
@@ -312,6 +334,14 @@ func (e *Experiment) provenance(rec *report.Recorder, res *Result, started time.
 				c.Port, c.Dropped, filepath.Base(c.Path)))
 		}
 	}
+	rec.SetMeta(m)
+}
+
+// provenanceStart records in rec what is known of the run before it
+// starts: the experiment as run, the build, the machine, the start.
+func (e *Experiment) provenanceStart(rec *report.Recorder, started time.Time) {
+	m := rec.Meta()
+	m.StartedAt, m.Config, m.Build, m.Machine = started, e.Snapshot(), report.ThisBuild(), report.ThisMachine()
 	rec.SetMeta(m)
 }
 
@@ -348,73 +378,123 @@ func (e *Experiment) CheckClock(plan *fabric.Plan) error {
 	return nil
 }
 
-// record turns a driver's result into the results contract's series and
-// counters. Switch ports are numbered across switches in switch order (a star's
-// ids are its port numbers) and named s<i>.p<port> when there are several
-// switches.
-func (e *Experiment) record(fr *fabric.Result) *report.Recorder {
+// feed turns a driver's samples, FCTs and counters into the results
+// contract's series and counters in a Recorder: while the run goes (the
+// virtual clock's drains, StreamResults) or from its result at the end.
+// Switch ports are numbered across switches in switch order (a star's ids
+// are its port numbers) and named s<i>.p<port> when there are several
+// switches. What it keeps is per flow: the bytes delivered and the last
+// FCT of each flow id, by host.
+type feed struct {
+	e         *Experiment
+	rec       *report.Recorder
+	t0Ns      int64
+	base      []int // switch i's first port id; made from the engines
+	warmUs    float64
+	byIP      map[uint32]int
+	delivered []map[int64]int64
+	fcts      []map[int64]float64
+}
+
+// newFeed returns a feed into a new Recorder for a run of clock whose time
+// 0 is t0Ns.
+func (e *Experiment) newFeed(clock string, t0Ns int64) *feed {
 	t := e.topo
 	rec := report.NewRecorder(report.Meta{
 		Experiment: e.Experiment.Name, Scheme: e.CC.Scheme, Scaling: e.Experiment.Scaling,
-		Notes: e.Experiment.Mirrors, Clock: fr.Clock, Seed: e.Experiment.Seed, Topology: e.topologyString(),
+		Notes: e.Experiment.Mirrors, Clock: clock, Seed: e.Experiment.Seed, Topology: e.topologyString(),
 		LinkGbps: hostLinkGbps(t),
 	})
 	e.addReferences(rec)
-	usOf := func(ns int64) float64 { return float64(ns-fr.T0Ns) / 1e3 }
-	base := make([]int, len(fr.Switches)+1)
-	for i, s := range fr.Switches {
-		base[i+1] = base[i] + s.NumPorts()
+	f := &feed{e: e, rec: rec, t0Ns: t0Ns, warmUs: e.Experiment.WarmupMs * 1e3, byIP: make(map[uint32]int, len(t.Hosts)),
+		delivered: make([]map[int64]int64, len(t.Hosts)), fcts: make([]map[int64]float64, len(t.Hosts))}
+	for i, h := range t.Hosts {
+		f.byIP[h.IP] = i
+		f.delivered[i], f.fcts[i] = map[int64]int64{}, map[int64]float64{}
 	}
-	for i := range fr.Samples {
-		s := &fr.Samples[i]
-		tu := usOf(s.TNs)
+	return f
+}
+
+// us is engine time ns on the results' time base.
+func (f *feed) us(ns int64) float64 { return float64(ns-f.t0Ns) / 1e3 }
+
+// switchSamples adds the switches' telemetry samples.
+func (f *feed) switchSamples(switches []*switchd.Engine, samples []fabric.SwitchSample) {
+	if f.base == nil {
+		f.base = make([]int, len(switches)+1)
+		for i, s := range switches {
+			f.base[i+1] = f.base[i] + s.NumPorts()
+		}
+	}
+	for i := range samples {
+		s := &samples[i]
+		tu := f.us(s.TNs)
 		if tu < 0 {
 			continue
 		}
-		id := base[s.Switch] + s.Port
-		rec.AddQueueSample(tu, id, s.QueueBytes)
+		id := f.base[s.Switch] + s.Port
+		f.rec.AddQueueSample(tu, id, s.QueueBytes)
 		if s.FairRateBps >= 0 {
-			rec.AddFairRate(tu, id, s.FairRateBps/1e9)
+			f.rec.AddFairRate(tu, id, s.FairRateBps/1e9)
 		}
 	}
-	rec.SetDuration(float64(fr.EndNs-fr.T0Ns) / 1e9)
-	warm := e.Experiment.WarmupMs * 1e3
+}
+
+// host adds host i's rate samples (those after the warm-up) and FCTs.
+func (f *feed) host(i int, samples []hostd.RateSample, fcts []hostd.FCT) {
+	t := f.e.topo
+	for _, s := range samples {
+		if tu := f.us(s.T); tu >= f.warmUs {
+			win := s.Window
+			if win == ccalgo.NoWindow {
+				win = -1
+			}
+			f.rec.AddRate(report.RateSample{TUs: tu, Flow: int(s.Flow), GoodputGbps: s.Gbps, RateGbps: s.RateGbps, WindowBytes: win})
+		}
+	}
+	for _, fc := range fcts {
+		var dst string
+		if d, ok := f.byIP[fc.Dst]; ok {
+			dst = t.Hosts[d].Name
+		} else {
+			dst = hostd.FormatIPv4(fc.Dst)
+		}
+		f.rec.AddFCTRecordFrom(i, report.FCTRecord{Flow: int(fc.Flow), Src: t.Hosts[i].Name, Dst: dst, StartUs: f.us(fc.StartNs),
+			SizeBytes: fc.SizeBytes, FCTUs: float64(fc.FCTNs) / 1e3, Slowdown: float64(fc.FCTNs) / float64(fc.IdealNs)})
+		f.delivered[i][fc.Flow] += fc.SizeBytes
+		f.fcts[i][fc.Flow] = float64(fc.FCTNs) / 1e3
+	}
+}
+
+// drain adds what a virtual run's drain hands over, and writes the rows
+// sampled before it (report.Recorder.Advance).
+func (f *feed) drain(d *fabric.Drain) error {
+	f.switchSamples(d.Switches, d.Samples)
+	for i, h := range d.Hosts {
+		h.TakeResults(func(samples []hostd.RateSample, fcts []hostd.FCT) { f.host(i, samples, fcts) })
+	}
+	return f.rec.Advance(f.us(d.NowNs))
+}
+
+// finish adds what the run's end tells: its length, the flows' delivered
+// bytes (their acknowledged bytes for flows still active) and the ports'
+// counters.
+func (f *feed) finish(fr *fabric.Result) {
+	t := f.e.topo
+	f.switchSamples(fr.Switches, nil) // the port ids, when no sample came
+	f.rec.SetDuration(float64(fr.EndNs-fr.T0Ns) / 1e9)
 	spec := fr.Plan.Spec
-	byIP := make(map[uint32]int, len(t.Hosts))
-	for i, h := range t.Hosts {
-		byIP[h.IP] = i
-	}
 	for i, he := range fr.Hosts {
-		for _, s := range he.Samples() {
-			if tu := usOf(s.T); tu >= warm {
-				win := s.Window
-				if win == ccalgo.NoWindow {
-					win = -1
-				}
-				rec.AddRate(report.RateSample{TUs: tu, Flow: int(s.Flow), GoodputGbps: s.Gbps, RateGbps: s.RateGbps, WindowBytes: win})
-			}
-		}
-		delivered := map[int64]int64{}
-		fcts := map[int64]float64{}
-		for _, f := range he.FCTs() {
-			dst := hostd.FormatIPv4(f.Dst)
-			if d, ok := byIP[f.Dst]; ok {
-				dst = t.Hosts[d].Name
-			}
-			rec.AddFCTRecord(report.FCTRecord{Flow: int(f.Flow), Src: t.Hosts[i].Name, Dst: dst, StartUs: usOf(f.StartNs),
-				SizeBytes: f.SizeBytes, FCTUs: float64(f.FCTNs) / 1e3, Slowdown: float64(f.FCTNs) / float64(f.IdealNs)})
-			delivered[f.Flow] += f.SizeBytes
-			fcts[f.Flow] = float64(f.FCTNs) / 1e3
-		}
-		for _, f := range he.ActiveFlows() {
-			delivered[f.Flow] += f.AckedBytes
+		delivered := f.delivered[i]
+		for _, a := range he.ActiveFlows() {
+			delivered[a.Flow] += a.AckedBytes
 		}
 		for id, bytes := range delivered {
 			dst := "workload"
 			if d := spec.FlowDst(i, id); d >= 0 {
 				dst = t.Hosts[d].Name
 			}
-			rec.SetFlow(report.FlowInfo{ID: int(id), Src: t.Hosts[i].Name, Dst: dst, Bytes: bytes, FCTUs: fcts[id]})
+			f.rec.SetFlow(report.FlowInfo{ID: int(id), Src: t.Hosts[i].Name, Dst: dst, Bytes: bytes, FCTUs: f.fcts[i][id]})
 		}
 	}
 	for si, eng := range fr.Switches {
@@ -431,14 +511,25 @@ func (e *Experiment) record(fr *fabric.Result) *report.Recorder {
 			if len(fr.Switches) > 1 {
 				name = fmt.Sprintf("%s.p%d", t.Switches[si].Name, pc.Port)
 			}
-			rec.SetPortCounters(report.PortCounters{
-				ID: base[si] + pc.Port, Name: name, PFCPauses: pc.PausesSent, Drops: pc.DropsTotal,
+			f.rec.SetPortCounters(report.PortCounters{
+				ID: f.base[si] + pc.Port, Name: name, PFCPauses: pc.PausesSent, Drops: pc.DropsTotal,
 				PFCActivations: pc.PFCOnsets, PFCPausesReceived: pc.PausesRecv, PausedUs: float64(pc.PausedNs) / 1e3,
 				ECNMarked: pc.ECNMarkedTotal, CNPsSent: cnps,
 			})
 		}
 	}
-	return rec
+}
+
+// record turns a driver's whole result into a Recorder (a run that did not
+// stream: the DPDK clock).
+func (e *Experiment) record(fr *fabric.Result) *report.Recorder {
+	f := e.newFeed(fr.Clock, fr.T0Ns)
+	f.switchSamples(fr.Switches, fr.Samples)
+	for i, he := range fr.Hosts {
+		f.host(i, he.Samples(), he.FCTs())
+	}
+	f.finish(fr)
+	return f.rec
 }
 
 // topologyString describes the topology in a few words.

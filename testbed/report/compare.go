@@ -2,11 +2,10 @@ package report
 
 import (
 	"bufio"
+	"bytes"
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
-	"strings"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -80,7 +79,7 @@ func ComparePlots(runs []CompareRun, dir string) ([]string, error) {
 	type loaded struct {
 		run         CompareRun
 		link        float64
-		queue, fair *series
+		queue, fair *decimator
 	}
 	var ls []loaded
 	fastest := 0.0
@@ -120,7 +119,7 @@ func ComparePlots(runs []CompareRun, dir string) ([]string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
-	draw := func(name, title, yLabel string, pick func(*loaded) (*series, float64)) (string, error) {
+	draw := func(name, title, yLabel string, pick func(*loaded) (*decimator, float64)) (string, error) {
 		p := plot.New()
 		p.Title.Text = title
 		p.X.Label.Text = fmt.Sprintf("time at %g Gb/s (ms)", fastest)
@@ -130,11 +129,11 @@ func ComparePlots(runs []CompareRun, dir string) ([]string, error) {
 		p.Add(plotter.NewGrid())
 		for k := range ls {
 			s, yScale := pick(&ls[k])
-			if s == nil || len(s.t) == 0 {
+			if s == nil || len(s.bins) == 0 {
 				continue
 			}
 			xScale := 1e-3 * ls[k].link / fastest
-			l, err := plotter.NewLine(decimate(s.t, s.v, xScale, yScale, maxPlotPoints))
+			l, err := plotter.NewLine(s.points(xScale, yScale))
 			if err != nil {
 				return "", err
 			}
@@ -147,12 +146,12 @@ func ComparePlots(runs []CompareRun, dir string) ([]string, error) {
 		return path, savePNG(p, path)
 	}
 	var out []string
-	f, err := draw("compare_queue.png", "egress queue", "queue (KB)", func(l *loaded) (*series, float64) { return l.queue, 1e-3 })
+	f, err := draw("compare_queue.png", "egress queue", "queue (KB)", func(l *loaded) (*decimator, float64) { return l.queue, 1e-3 })
 	if err != nil {
 		return nil, err
 	}
 	out = append(out, f)
-	f, err = draw("compare_fairrate.png", "fair rate", "fair rate / C", func(l *loaded) (*series, float64) { return l.fair, 1 / l.link })
+	f, err = draw("compare_fairrate.png", "fair rate", "fair rate / C", func(l *loaded) (*decimator, float64) { return l.fair, 1 / l.link })
 	if err != nil {
 		return nil, err
 	}
@@ -160,14 +159,14 @@ func ComparePlots(runs []CompareRun, dir string) ([]string, error) {
 }
 
 // readPortSeries reads one port's (or flow's) series from a results CSV
-// (t_us,id,value).
-func readPortSeries(path string, id int) (*series, error) {
+// (t_us,id,value) into a plot's bounded copy.
+func readPortSeries(path string, id int) (*decimator, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	s := &series{id: id, sorted: true}
+	d := &decimator{}
 	sc := bufio.NewScanner(f)
 	line := 0
 	for sc.Scan() {
@@ -175,19 +174,13 @@ func readPortSeries(path string, id int) (*series, error) {
 		if line == 1 {
 			continue // header
 		}
-		parts := strings.Split(sc.Text(), ",")
-		if len(parts) != 3 {
-			return nil, fmt.Errorf("report: %s:%d: want 3 columns", path, line)
+		r, err := parseRow(sc.Bytes())
+		if err != nil || bytes.Count(sc.Bytes(), []byte{','}) != 2 {
+			return nil, fmt.Errorf("report: %s:%d: want 3 columns of numbers", path, line)
 		}
-		if p, err := strconv.Atoi(parts[1]); err != nil || p != id {
-			continue
+		if r.id == id {
+			d.add(r.t, r.v)
 		}
-		t, err1 := strconv.ParseFloat(parts[0], 64)
-		v, err2 := strconv.ParseFloat(parts[2], 64)
-		if err1 != nil || err2 != nil {
-			return nil, fmt.Errorf("report: %s:%d: not numbers", path, line)
-		}
-		s.add(t, v)
 	}
-	return s, sc.Err()
+	return d, sc.Err()
 }

@@ -60,8 +60,8 @@ func TestComparePlots(t *testing.T) {
 		t.Errorf("a refused compare left its directory: %v", err)
 	}
 	q, err := readPortSeries(filepath.Join(b, "fairrate.csv"), 3)
-	if err != nil || len(q.v) != 50 {
-		t.Fatalf("fairrate.csv of port 3: %v, %d samples", err, len(q.v))
+	if err != nil || len(q.points(1, 1)) != 50 {
+		t.Fatalf("fairrate.csv of port 3: %v, %d samples", err, len(q.points(1, 1)))
 	}
 	noLink := NewRecorder(Meta{Experiment: "x", Scheme: "none"})
 	noLink.AddQueueSample(0, 0, 1)

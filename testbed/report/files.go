@@ -45,156 +45,92 @@ func appendOpt(b []byte, x float64) []byte {
 	return appendFloat(b, x)
 }
 
-// appendRate appends the goodput, sender rate and window of sample i of a
-// rate series.
-func appendRate(b []byte, s *series, i int) []byte {
-	b = appendFloat(b, s.v[i])
+// appendQueueValues appends a queue row's value: bytes, an integer.
+func appendQueueValues(b []byte, r *row) []byte { return strconv.AppendInt(b, int64(r.v), 10) }
+
+// appendFairValues appends a fair-rate row's value.
+func appendFairValues(b []byte, r *row) []byte { return appendFloat(b, r.v) }
+
+// appendRateValues appends a rate row's goodput, sender rate and window
+// (empty cells when unknown).
+func appendRateValues(b []byte, r *row) []byte {
+	b = appendFloat(b, r.v)
 	b = append(b, ',')
-	if s.rp != nil {
-		b = appendOpt(b, s.rp[i])
-	}
+	b = appendOpt(b, r.rp)
 	b = append(b, ',')
-	if s.win != nil && !math.IsNaN(s.win[i]) {
-		b = strconv.AppendInt(b, int64(s.win[i]), 10)
+	if !math.IsNaN(r.win) {
+		b = strconv.AppendInt(b, int64(r.win), 10)
 	}
 	return b
 }
 
-// appendInt appends sample i's value as an integer.
-func appendInt(b []byte, s *series, i int) []byte { return strconv.AppendInt(b, int64(s.v[i]), 10) }
-
-// appendValue appends sample i's value.
-func appendValue(b []byte, s *series, i int) []byte { return appendFloat(b, s.v[i]) }
-
-// writeSeriesCSV writes header, then one row "t,id,values" per sample of all
-// series, merged in time order (ties by id); values appends the row's values.
-// The merge keeps the series' next samples in a binary heap: O(rows x log
-// series), so a run with one series per flow writes in time linear in its
-// rows.
-func writeSeriesCSV(w io.Writer, header string, ss []*series, values func([]byte, *series, int) []byte) error {
-	_, err := mergeSeriesCSV(w, header, ss, values)
-	return err
-}
-
-// mergeSeriesCSV is writeSeriesCSV, and returns how many comparisons the
-// merge made (the measure of its cost that a test can hold to a bound).
-func mergeSeriesCSV(w io.Writer, header string, ss []*series, values func([]byte, *series, int) []byte) (int, error) {
+// writeHeld writes tb's header and the rows it holds, in order, to w.
+func writeHeld(w io.Writer, tb *table) error {
 	bw := bufio.NewWriterSize(w, 64<<10)
-	bw.WriteString(header)
+	bw.WriteString(tb.header)
 	bw.WriteByte('\n')
-	m := seriesMerge{ss: ss, pos: make([]int, len(ss))}
-	for k, s := range ss {
-		if len(s.t) > 0 {
-			m.heap = append(m.heap, k)
-		}
-	}
-	for i := len(m.heap)/2 - 1; i >= 0; i-- {
-		m.down(i)
-	}
 	var buf []byte
-	for len(m.heap) > 0 {
-		k := m.heap[0]
-		s, i := ss[k], m.pos[k]
-		buf = appendFloat(buf[:0], s.t[i])
-		buf = append(buf, ',')
-		buf = strconv.AppendInt(buf, int64(s.id), 10)
-		buf = append(buf, ',')
-		buf = values(buf, s, i)
-		buf = append(buf, '\n')
+	for i, rs := 0, tb.sorted(); i < len(rs); i++ {
+		buf = appendRow(buf[:0], &rs[i], tb.values)
 		bw.Write(buf)
-		if m.pos[k]++; m.pos[k] == len(s.t) { // this series is done
-			last := len(m.heap) - 1
-			m.heap[0] = m.heap[last]
-			m.heap = m.heap[:last]
-		}
-		m.down(0)
 	}
-	return m.compares, bw.Flush()
+	return bw.Flush()
 }
 
-// seriesMerge is a binary min-heap of the series (by index in ss, which is
-// ordered by id) that have samples left, keyed by the time of their next
-// sample, then by index: the order writeSeriesCSV writes rows in.
-type seriesMerge struct {
-	ss   []*series
-	pos  []int // next sample of each series
-	heap []int
-	// compares counts comparisons (less).
-	compares int
+// errStreamed is what the writers of one file return once the rows went to
+// the results directory.
+func (r *Recorder) errStreamed(name string) error {
+	return fmt.Errorf("report: the rows of %s were written to %s", name, r.dir)
 }
 
-// less orders heap entries a and b.
-func (m *seriesMerge) less(a, b int) bool {
-	m.compares++
-	ka, kb := m.heap[a], m.heap[b]
-	ta, tb := m.ss[ka].t[m.pos[ka]], m.ss[kb].t[m.pos[kb]]
-	return ta < tb || (ta == tb && ka < kb)
-}
-
-// down moves entry i down to its place.
-func (m *seriesMerge) down(i int) {
-	n := len(m.heap)
-	for {
-		c := 2*i + 1
-		if c >= n {
-			return
-		}
-		if c+1 < n && m.less(c+1, c) {
-			c++
-		}
-		if !m.less(c, i) {
-			return
-		}
-		m.heap[i], m.heap[c] = m.heap[c], m.heap[i]
-		i = c
-	}
-}
-
-// WriteQueueCSV writes queue.csv (t_us,port,queue_bytes), in time order.
+// WriteQueueCSV writes queue.csv (t_us,port,queue_bytes), in time order:
+// for a Recorder that has not written its files (Stream, WriteFiles).
 func (r *Recorder) WriteQueueCSV(w io.Writer) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return writeSeriesCSV(w, QueueCSVHeader, r.queue.prepare(), appendInt)
+	if r.dir != "" {
+		return r.errStreamed(QueueCSVFile)
+	}
+	return writeHeld(w, r.queue)
 }
 
-// WriteRateCSV writes rate.csv (RateCSVHeader), in time order.
+// WriteRateCSV writes rate.csv (RateCSVHeader), in time order: for a
+// Recorder that has not written its files.
 func (r *Recorder) WriteRateCSV(w io.Writer) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return writeSeriesCSV(w, RateCSVHeader, r.rate.prepare(), appendRate)
+	if r.dir != "" {
+		return r.errStreamed(RateCSVFile)
+	}
+	return writeHeld(w, r.rate)
 }
 
-// WriteFairRateCSV writes fairrate.csv (t_us,port,gbps), in time order.
+// WriteFairRateCSV writes fairrate.csv (t_us,port,gbps), in time order: for
+// a Recorder that has not written its files.
 func (r *Recorder) WriteFairRateCSV(w io.Writer) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return writeSeriesCSV(w, FairRateCSVHeader, r.fair.prepare(), appendValue)
+	if r.dir != "" {
+		return r.errStreamed(FairRateCSVFile)
+	}
+	return writeHeld(w, r.fair)
 }
 
-// WriteFCTCSV writes fct.csv (FCTCSVHeader), in the order the records were
-// added.
+// WriteFCTCSV writes fct.csv (FCTCSVHeader), by source, each source's
+// records in the order added: for a Recorder that has not written its
+// files.
 func (r *Recorder) WriteFCTCSV(w io.Writer) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if r.dir != "" {
+		return r.errStreamed(FCTCSVFile)
+	}
 	bw := bufio.NewWriterSize(w, 64<<10)
 	bw.WriteString(FCTCSVHeader)
 	bw.WriteByte('\n')
 	var buf []byte
-	for _, rec := range r.fct {
-		buf = strconv.AppendInt(buf[:0], int64(rec.Flow), 10)
-		buf = append(buf, ',')
-		buf = append(buf, rec.Src...)
-		buf = append(buf, ',')
-		buf = append(buf, rec.Dst...)
-		buf = append(buf, ',')
-		buf = strconv.AppendInt(buf, rec.SizeBytes, 10)
-		buf = append(buf, ',')
-		buf = appendOpt(buf, rec.StartUs)
-		buf = append(buf, ',')
-		buf = appendFloat(buf, rec.FCTUs)
-		buf = append(buf, ',')
-		buf = appendFloat(buf, rec.Slowdown)
-		buf = append(buf, '\n')
+	for _, p := range r.fct.sortedPending() {
+		buf = appendFCT(buf[:0], &p.rec)
 		bw.Write(buf)
 	}
 	return bw.Flush()
@@ -204,7 +140,128 @@ func (r *Recorder) WriteFCTCSV(w io.Writer) error {
 func (r *Recorder) HasFairRate() bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return r.fair.samples() > 0
+	return r.fair.rows() > 0
+}
+
+// Stream makes r write its files into the existing directory dir while the
+// run goes (a StageDir's path): queue.csv, rate.csv and fct.csv are created
+// now, with their headers; fairrate.csv with its first row; summary.json
+// now, saying the run has not finished (interrupted, degraded: a run killed
+// before WriteFiles leaves it so), and again by WriteFiles at the end.
+// From then on, the rows of every series sampled before the time given to
+// Advance are written, in order, and summarized; later samples must not be
+// earlier than that time. The steady half is that of Meta.DurationS (or, when
+// it is zero, of the latest sample so far); when the run turns out another
+// length (interrupted, SetDuration), WriteFiles summarizes the files again.
+func (r *Recorder) Stream(dir string) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.dir != "" {
+		return fmt.Errorf("report: the results already go to %s", r.dir)
+	}
+	return r.stream(dir)
+}
+
+// stream is Stream with r.mu held.
+func (r *Recorder) stream(dir string) error {
+	r.durUs = r.durationUs()
+	for _, tb := range r.tables() {
+		tb.stats.reset(r.durUs / 2)
+	}
+	for _, tb := range []*table{r.queue, r.rate} {
+		if err := tb.open(dir); err != nil {
+			r.closeFiles(dir)
+			return err
+		}
+	}
+	if err := r.fct.open(dir); err != nil {
+		r.closeFiles(dir)
+		return err
+	}
+	r.dir = dir
+	s := r.summary(r.view())
+	s.Interrupted, s.Degraded = true, true
+	s.DegradedReasons = append(s.DegradedReasons, "the run has not finished: written when it started; "+
+		"the CSV files hold the rows written until it stopped")
+	return WriteSummaryFile(dir, s)
+}
+
+// tables are r's series files.
+func (r *Recorder) tables() []*table { return []*table{r.queue, r.rate, r.fair} }
+
+// Advance writes the rows of every series sampled before tUs, in time order
+// (ties by port or flow id), and every FCT record added so far, into the
+// files (Stream), and flushes them; nothing when r does not stream.
+func (r *Recorder) Advance(tUs float64) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.advance(tUs, true)
+}
+
+// advance is Advance with r.mu held; with flush, the files are flushed.
+func (r *Recorder) advance(tUs float64, flush bool) error {
+	if r.dir == "" || r.done {
+		return nil
+	}
+	for _, tb := range r.tables() {
+		if err := tb.emit(r.dir, tUs); err != nil {
+			return fmt.Errorf("report: write %s: %w", tb.name, err)
+		}
+		if flush {
+			if err := tb.flush(); err != nil {
+				return fmt.Errorf("report: write %s: %w", tb.name, err)
+			}
+		}
+	}
+	if err := r.fct.emit(r.dir); err != nil {
+		return fmt.Errorf("report: write %s: %w", FCTCSVFile, err)
+	}
+	if flush && r.fct.w != nil {
+		if err := r.fct.w.Flush(); err != nil {
+			return fmt.Errorf("report: write %s: %w", FCTCSVFile, err)
+		}
+	}
+	return nil
+}
+
+// closeFiles closes every open file, reporting the first error.
+func (r *Recorder) closeFiles(dir string) error {
+	var err error
+	for _, tb := range r.tables() {
+		if cerr := tb.close(); err == nil && cerr != nil {
+			err = fmt.Errorf("report: write %s: %w", tb.name, cerr)
+		}
+	}
+	if cerr := r.fct.close(dir); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// finish writes every row still held, completes and closes the files, and,
+// when the run's length is not the one the steady halves assumed, computes
+// the series' statistics again from the files written.
+func (r *Recorder) finish() error {
+	if r.done {
+		return fmt.Errorf("report: the results were written to %s", r.dir)
+	}
+	err := r.advance(math.Inf(1), false)
+	if cerr := r.closeFiles(r.dir); err == nil {
+		err = cerr
+	}
+	r.done = true
+	if err != nil {
+		return err
+	}
+	if final := r.durationUs(); final != r.durUs {
+		r.durUs = final
+		for _, tb := range r.tables() {
+			if err := tb.replay(r.dir, final/2); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // writeFile creates path and fills it with write, reporting the first error
@@ -243,32 +300,31 @@ func (r *Recorder) WriteAll(dir string) (Summary, error) {
 	return s, st.Commit()
 }
 
-// WriteFiles writes the results contract into the existing directory dir:
-// summary.json, queue.csv, rate.csv and fct.csv always (a CSV with no rows
-// has its header), fairrate.csv when a fair rate was recorded, and the PNG
-// plots whose data exist (see WritePlots); summary.json last. It returns the
-// summary written. Use it on a StageDir's path; WriteAll does both.
+// WriteFiles writes the results contract into the existing directory dir
+// (use it on a StageDir's path; WriteAll does both): summary.json,
+// queue.csv, rate.csv and fct.csv always (a CSV with no rows has its
+// header), fairrate.csv when a fair rate was recorded, and the PNG plots
+// whose data exist (see WritePlots); summary.json last. A Recorder that
+// streams (Stream) completes its files in dir, which must be the one it
+// streams into; one that does not streams every row now. It returns the
+// summary written. The files are written once.
 func (r *Recorder) WriteFiles(dir string) (Summary, error) {
+	r.mu.Lock()
+	var err error
+	switch {
+	case r.dir == "":
+		err = r.stream(dir)
+	case r.dir != dir:
+		err = fmt.Errorf("report: the results go to %s, not %s", r.dir, dir)
+	}
+	if err == nil {
+		err = r.finish()
+	}
+	r.mu.Unlock()
+	if err != nil {
+		return Summary{}, err
+	}
 	s := r.Summarize()
-	writers := []struct {
-		name string
-		fn   func(io.Writer) error
-	}{
-		{QueueCSVFile, r.WriteQueueCSV},
-		{RateCSVFile, r.WriteRateCSV},
-		{FCTCSVFile, r.WriteFCTCSV},
-	}
-	if r.HasFairRate() {
-		writers = append(writers, struct {
-			name string
-			fn   func(io.Writer) error
-		}{FairRateCSVFile, r.WriteFairRateCSV})
-	}
-	for _, wr := range writers {
-		if err := writeFile(filepath.Join(dir, wr.name), wr.fn); err != nil {
-			return s, err
-		}
-	}
 	if _, err := r.WritePlots(dir); err != nil {
 		return s, err
 	}

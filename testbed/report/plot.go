@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -27,6 +28,9 @@ const (
 	plotWidth     = 8 * vg.Inch
 	plotHeight    = 4.5 * vg.Inch
 	maxPlotPoints = 2000
+	// maxPlotSeries is the most series a plot draws: with more (a
+	// workload's flows), a sample of them (plotSample).
+	maxPlotSeries = 500
 	plotChunk     = 32 // points per stroked piece of a line
 	// maxLegendLines is the most lines a plot names one by one: with more
 	// (a workload's hundreds of flows), each is a thin grey line and the
@@ -46,44 +50,149 @@ type RefLine struct {
 	Y     float64
 }
 
-// decimate returns s's points, or, when there are more than maxPts, the
-// minimum and maximum (in time order) of each of maxPts/2 equal runs of
-// samples.
-func decimate(t, v []float64, xScale, yScale float64, maxPts int) plotter.XYs {
-	n := len(t)
-	if n <= maxPts {
-		xys := make(plotter.XYs, n)
-		for i := range t {
-			xys[i] = plotter.XY{X: t[i] * xScale, Y: v[i] * yScale}
+// decimator is a series' bounded copy for its plot: the minimum and maximum
+// (in time order) of each run of width consecutive samples, at most maxBins
+// runs. When the runs are full, neighbours merge and the width doubles, so a
+// series of any length is held in at most maxBins runs (2 points each), and
+// every peak and trough stays visible. A series of up to maxBins samples is
+// held whole.
+type decimator struct {
+	maxBins int // 0: maxPlotPoints/2
+	width   int
+	open    int // samples in the last run
+	bins    []minMax
+}
+
+// minMax is one run of samples: its smallest and largest sample (the first
+// of equals).
+type minMax struct {
+	tMin, vMin, tMax, vMax float64
+}
+
+// add appends a sample, later than the ones before.
+func (d *decimator) add(t, v float64) {
+	if n := len(d.bins); n > 0 && d.open < d.width {
+		b := &d.bins[n-1]
+		if v < b.vMin {
+			b.tMin, b.vMin = t, v
 		}
-		return xys
+		if v > b.vMax {
+			b.tMax, b.vMax = t, v
+		}
+		d.open++
+		return
 	}
-	bins := maxPts / 2
-	xys := make(plotter.XYs, 0, maxPts)
-	for b := 0; b < bins; b++ {
-		lo, hi := b*n/bins, (b+1)*n/bins
-		if lo == hi {
-			continue
-		}
-		imin, imax := lo, lo
-		for i := lo + 1; i < hi; i++ {
-			if v[i] < v[imin] {
-				imin = i
+	if d.maxBins == 0 {
+		d.maxBins = maxPlotPoints / 2
+	}
+	if d.width == 0 {
+		d.width = 1
+		d.bins = make([]minMax, 0, min(d.maxBins, 64))
+	}
+	if len(d.bins) >= d.maxBins { // merge neighbours: every run is full
+		k := 0
+		for i := 0; i < len(d.bins); i += 2 {
+			m := d.bins[i]
+			if i+1 < len(d.bins) {
+				o := d.bins[i+1]
+				if o.vMin < m.vMin {
+					m.tMin, m.vMin = o.tMin, o.vMin
+				}
+				if o.vMax > m.vMax {
+					m.tMax, m.vMax = o.tMax, o.vMax
+				}
 			}
-			if v[i] > v[imax] {
-				imax = i
-			}
+			d.bins[k] = m
+			k++
 		}
-		first, second := imin, imax
-		if first > second {
-			first, second = second, first
+		d.bins = d.bins[:k]
+		d.width *= 2
+		if len(d.bins)%2 == 1 && d.width > 1 {
+			// The last run merged alone: it holds half a width and stays
+			// open for the rest.
+			d.open = d.width / 2
+			d.add(t, v)
+			return
 		}
-		xys = append(xys, plotter.XY{X: t[first] * xScale, Y: v[first] * yScale})
-		if second != first {
-			xys = append(xys, plotter.XY{X: t[second] * xScale, Y: v[second] * yScale})
+	}
+	d.bins = append(d.bins, minMax{t, v, t, v})
+	d.open = 1
+}
+
+// last is the time of the latest sample held, 0 when none.
+func (d *decimator) last() float64 {
+	if len(d.bins) == 0 {
+		return 0
+	}
+	b := d.bins[len(d.bins)-1]
+	return max(b.tMin, b.tMax)
+}
+
+// points returns the held points in time order, scaled.
+func (d *decimator) points(xScale, yScale float64) plotter.XYs {
+	xys := make(plotter.XYs, 0, 2*len(d.bins))
+	for _, b := range d.bins {
+		t1, v1, t2, v2 := b.tMin, b.vMin, b.tMax, b.vMax
+		if t2 < t1 {
+			t1, v1, t2, v2 = t2, v2, t1, v1
+		}
+		xys = append(xys, plotter.XY{X: t1 * xScale, Y: v1 * yScale})
+		if t2 != t1 || v2 != v1 {
+			xys = append(xys, plotter.XY{X: t2 * xScale, Y: v2 * yScale})
 		}
 	}
 	return xys
+}
+
+// decimate returns the points of the series (t, v) as a decimator holding
+// at most maxPts points keeps them.
+func decimate(t, v []float64, xScale, yScale float64, maxPts int) plotter.XYs {
+	d := decimator{maxBins: max(maxPts/2, 1)}
+	if len(t) <= maxPts {
+		d.maxBins = max(len(t), 1)
+	}
+	for i := range t {
+		d.add(t[i], v[i])
+	}
+	return d.points(xScale, yScale)
+}
+
+// plotSample chooses the series a plot keeps a copy of: all of them up to
+// maxPlotSeries; beyond, those whose id hashes to 0 modulo 2^level, the
+// level rising as series come, so that a plot holds at most maxPlotSeries
+// series (maxPlotSeries x maxPlotPoints points) spread over the whole run,
+// whatever the number of flows.
+type plotSample struct {
+	level uint
+	kept  int
+}
+
+// keeps reports whether the series id is in the sample.
+func (ps *plotSample) keeps(id int) bool {
+	x := uint64(id) + 0x9e3779b97f4a7c15 // splitmix64's finaliser
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9
+	x = (x ^ (x >> 27)) * 0x94d049bb133111eb
+	x ^= x >> 31
+	return x&(1<<ps.level-1) == 0
+}
+
+// admit gives list[i] a copy when the sample keeps it, and drops copies
+// from the sample when it holds more than maxPlotSeries.
+func (ps *plotSample) admit(list []seriesStat, i int) {
+	if !ps.keeps(list[i].id) {
+		return
+	}
+	list[i].plot = &decimator{}
+	ps.kept++
+	for ps.kept > maxPlotSeries {
+		ps.level++
+		for j := range list {
+			if list[j].plot != nil && !ps.keeps(list[j].id) {
+				list[j].plot = nil
+				ps.kept--
+			}
+		}
+	}
 }
 
 // timeAxis picks the time unit for a run of lastUs microseconds: the factor
@@ -142,18 +251,18 @@ func splitGaps(xys plotter.XYs) []plotter.XYs {
 	return append(out, xys[start:])
 }
 
-// linePlot plots one line per series, labelled label+id, from time 0, with
-// the reference lines refs (in the series' units before yScale). Lines that
-// would lie on one another stay apart by dash pattern as well as colour; a
-// line is not drawn across a gap in its samples; with more than
-// maxLegendLines series, each is a thin grey line under one legend entry; the
-// y axis leaves room above the data for the legend.
-func linePlot(title, yLabel, label string, ss []*series, yScale float64, refs []RefLine) (*plot.Plot, error) {
+// linePlot plots one line per series (their plot copies), labelled
+// label+id, from time 0, with the reference lines refs (in the series' units
+// before yScale); total is the number of series the plotted ones were
+// sampled from (plotSample). Lines that would lie on one another stay apart
+// by dash pattern as well as colour; a line is not drawn across a gap in its
+// samples; with more than maxLegendLines series, each is a thin grey line
+// under one legend entry; the y axis leaves room above the data for the
+// legend.
+func linePlot(title, yLabel, label string, ss []*seriesStat, total int, yScale float64, refs []RefLine) (*plot.Plot, error) {
 	var last float64
 	for _, s := range ss {
-		if n := len(s.t); n > 0 && s.t[n-1] > last {
-			last = s.t[n-1]
-		}
+		last = max(last, s.plot.last())
 	}
 	xScale, xLabel := timeAxis(last)
 	p := plot.New()
@@ -171,7 +280,7 @@ func linePlot(title, yLabel, label string, ss []*series, yScale float64, refs []
 	grey := &greyLines{style: draw.LineStyle{Color: color.Gray{Y: 150}, Width: vg.Points(0.5)}}
 	ymax := 0.0
 	for k, s := range ss {
-		xys := decimate(s.t, s.v, xScale, yScale, maxPlotPoints)
+		xys := s.plot.points(xScale, yScale)
 		for _, xy := range xys {
 			ymax = math.Max(ymax, xy.Y)
 		}
@@ -208,7 +317,11 @@ func linePlot(title, yLabel, label string, ss []*series, yScale float64, refs []
 	}
 	if many { // added once filled: Add reads its data range
 		p.Add(grey)
-		p.Legend.Add(fmt.Sprintf("%d %ss (one grey line each)", len(ss), label), grey)
+		name := fmt.Sprintf("%d %ss (one grey line each)", total, label)
+		if total > len(ss) {
+			name = fmt.Sprintf("%d %ss, %d drawn (one grey line each)", total, label, len(ss))
+		}
+		p.Legend.Add(name, grey)
 	}
 	for _, r := range refs {
 		y := r.Y * yScale
@@ -286,28 +399,22 @@ func (g *greyLines) Thumbnail(c *draw.Canvas) {
 	c.StrokeLine2(g.style, c.Min.X, y, c.Max.X, y)
 }
 
-// hasTraffic reports whether s has a non-zero sample.
-func hasTraffic(s *series) bool {
-	for _, v := range s.v {
-		if v != 0 {
-			return true
-		}
-	}
-	return false
-}
-
 // WritePlots writes the PNG plots whose data exist into dir: queue.png (queue
 // over time, one line per port with a non-zero sample, or every port when
 // all stayed empty), rate.png (rate of each flow), fairrate.png (fair rate of
 // each port, when recorded) and fct_slowdown.png (median and p99 slowdown by
-// flow size bucket, log x, when there are FCT records). It returns the paths
-// written. dir is created if missing.
+// flow size bucket, log x, when there are FCT records), each beside an SVG
+// of the same. The lines are drawn from the series' bounded copies
+// (decimator; at most maxPlotSeries series a plot, plotSample), made as
+// the rows were written, so that a plot costs the same memory for a run of
+// any length. It returns the paths written. dir is created if missing.
 func (r *Recorder) WritePlots(dir string) ([]string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	v := r.view()
 	var written []string
 	// Each plot as a PNG and as an SVG beside it (same name, .svg).
 	save := func(p *plot.Plot, name string) error {
@@ -324,43 +431,29 @@ func (r *Recorder) WritePlots(dir string) ([]string, error) {
 	}
 
 	title := r.meta.Experiment + " (" + r.meta.Scheme + ")"
-	if queues := r.queue.prepare(); len(queues) > 0 {
-		var busy []*series
-		for _, s := range queues {
-			if hasTraffic(s) {
-				busy = append(busy, s)
-			}
+	for _, pl := range []struct {
+		st                  *seriesStats
+		busy                bool // only the series with a non-zero sample, when there are any
+		file, what, y, name string
+		yScale              float64
+	}{
+		{v.queue, true, QueuePlotFile, "egress queue: ", "queue (KB)", "port", 1e-3},
+		{v.rate, false, RatePlotFile, "flow rate: ", "goodput (Gb/s)", "flow", 1},
+		{v.fair, false, FairPlotFile, "fair rate: ", "fair rate (Gb/s)", "port", 1},
+	} {
+		lines, total := plotted(pl.st, pl.busy)
+		if len(lines) == 0 {
+			continue
 		}
-		if len(busy) == 0 {
-			busy = queues
-		}
-		p, err := linePlot("egress queue: "+title, "queue (KB)", "port", busy, 1e-3, r.refs[QueuePlotFile])
+		p, err := linePlot(pl.what+title, pl.y, pl.name, lines, total, pl.yScale, r.refs[pl.file])
 		if err != nil {
 			return written, err
 		}
-		if err := save(p, QueuePlotFile); err != nil {
+		if err := save(p, pl.file); err != nil {
 			return written, err
 		}
 	}
-	if rates := r.rate.prepare(); len(rates) > 0 {
-		p, err := linePlot("flow rate: "+title, "goodput (Gb/s)", "flow", rates, 1, r.refs[RatePlotFile])
-		if err != nil {
-			return written, err
-		}
-		if err := save(p, RatePlotFile); err != nil {
-			return written, err
-		}
-	}
-	if fairs := r.fair.prepare(); len(fairs) > 0 {
-		p, err := linePlot("fair rate: "+title, "fair rate (Gb/s)", "port", fairs, 1, r.refs[FairPlotFile])
-		if err != nil {
-			return written, err
-		}
-		if err := save(p, FairPlotFile); err != nil {
-			return written, err
-		}
-	}
-	if buckets := FCTBuckets(r.fct, DefaultBucketsPerDecade); len(buckets) > 0 {
+	if buckets := v.fct.summary(); len(buckets) > 0 {
 		p, err := slowdownPlot("FCT slowdown: "+title, buckets)
 		if err != nil {
 			return written, err
@@ -370,6 +463,32 @@ func (r *Recorder) WritePlots(dir string) ([]string, error) {
 		}
 	}
 	return written, nil
+}
+
+// plotted returns the series of st a plot draws, by id, and how many series
+// they were sampled from: with busy, those with a non-zero sample (all when
+// none has one).
+func plotted(st *seriesStats, busy bool) ([]*seriesStat, int) {
+	var all, nonzero []*seriesStat
+	total, totalNonzero := len(st.list), 0
+	for i := range st.list {
+		s := &st.list[i]
+		if s.nonzero {
+			totalNonzero++
+		}
+		if s.plot == nil {
+			continue
+		}
+		all = append(all, s)
+		if s.nonzero {
+			nonzero = append(nonzero, s)
+		}
+	}
+	if busy && len(nonzero) > 0 {
+		all, total = nonzero, totalNonzero
+	}
+	slices.SortFunc(all, func(a, b *seriesStat) int { return a.id - b.id })
+	return all, total
 }
 
 // bucketX is where a size bucket sits on the log x axis: the geometric

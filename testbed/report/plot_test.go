@@ -53,18 +53,17 @@ func TestSplitGaps(t *testing.T) {
 // the legend, the y axis leaves room above the data for the legend, and more
 // than maxLegendLines series share one legend entry.
 func TestLinePlotLayout(t *testing.T) {
-	mk := func(n int) []*series {
-		var ss []*series
+	mk := func(n int) ([]*seriesStat, int) {
+		var st seriesStats
 		for i := 0; i < n; i++ {
-			s := &series{id: i}
 			for k := 0; k < 10; k++ {
-				s.add(float64(100+k*10), 2)
+				st.add(&row{t: float64(100 + k*10), id: i, v: 2}, true)
 			}
-			ss = append(ss, s)
 		}
-		return ss
+		return plotted(&st, false)
 	}
-	p, err := linePlot("t", "y", "flow", mk(3), 1, []RefLine{{Label: "C/3", Y: 3}})
+	lines, total := mk(3)
+	p, err := linePlot("t", "y", "flow", lines, total, 1, []RefLine{{Label: "C/3", Y: 3}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,12 +75,17 @@ func TestLinePlotLayout(t *testing.T) {
 			t.Errorf("the plot does not show %q", want)
 		}
 	}
-	p, err = linePlot("t", "y", "flow", mk(maxLegendLines+5), 1, nil)
+	lines, total = mk(maxLegendLines + 5)
+	p, err = linePlot("t", "y", "flow", lines, total, 1, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if svg := svgText(t, p); !strings.Contains(svg, "15 flows") || strings.Contains(svg, "flow 3<") {
 		t.Errorf("with 15 series the legend should name them together, not one by one")
+	}
+	lines, total = mk(3 * maxPlotSeries)
+	if total != 3*maxPlotSeries || len(lines) > maxPlotSeries || len(lines) < maxPlotSeries/4 {
+		t.Errorf("%d series: %d drawn of %d, want a sample of at most %d", 3*maxPlotSeries, len(lines), total, maxPlotSeries)
 	}
 }
 

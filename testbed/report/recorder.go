@@ -23,7 +23,6 @@ package report
 import (
 	"fmt"
 	"math"
-	"sort"
 	"sync"
 	"time"
 )
@@ -129,114 +128,42 @@ type FCTRecord struct {
 	Slowdown float64
 }
 
-// series is one time series (one port's queue, one flow's rate, ...).
-type series struct {
-	id int
-	t  []float64 // us
-	v  []float64
-	// rp and win are a flow's sender rate (Gb/s) and window (bytes), beside
-	// its goodput v, in rate series only; NaN where unknown.
-	rp, win []float64
-	sorted  bool // t is non-decreasing
-}
-
-func (s *series) add(t, v float64) {
-	if n := len(s.t); n > 0 && t < s.t[n-1] {
-		s.sorted = false
-	}
-	s.t = append(s.t, t)
-	s.v = append(s.v, v)
-}
-
-// sortByTime orders the samples by time, keeping the insertion order of
-// samples with equal time.
-func (s *series) sortByTime() {
-	if s.sorted {
-		return
-	}
-	sort.Stable(byTime{s})
-	s.sorted = true
-}
-
-type byTime struct{ s *series }
-
-func (b byTime) Len() int           { return len(b.s.t) }
-func (b byTime) Less(i, j int) bool { return b.s.t[i] < b.s.t[j] }
-func (b byTime) Swap(i, j int) {
-	b.s.t[i], b.s.t[j] = b.s.t[j], b.s.t[i]
-	b.s.v[i], b.s.v[j] = b.s.v[j], b.s.v[i]
-	if b.s.rp != nil {
-		b.s.rp[i], b.s.rp[j] = b.s.rp[j], b.s.rp[i]
-		b.s.win[i], b.s.win[j] = b.s.win[j], b.s.win[i]
-	}
-}
-
-// seriesSet holds the series of one kind, keyed by port or flow id.
-type seriesSet struct {
-	idx  map[int]int
-	list []series
-}
-
-func (ss *seriesSet) add(id int, t, v float64) *series {
-	i, ok := ss.idx[id]
-	if !ok {
-		if ss.idx == nil {
-			ss.idx = make(map[int]int)
-		}
-		i = len(ss.list)
-		ss.idx[id] = i
-		ss.list = append(ss.list, series{id: id, sorted: true})
-	}
-	ss.list[i].add(t, v)
-	return &ss.list[i]
-}
-
-func (ss *seriesSet) get(id int) *series {
-	if i, ok := ss.idx[id]; ok {
-		return &ss.list[i]
-	}
-	return nil
-}
-
-// prepare sorts every series by time and returns them ordered by id.
-func (ss *seriesSet) prepare() []*series {
-	out := make([]*series, len(ss.list))
-	for i := range ss.list {
-		ss.list[i].sortByTime()
-		out[i] = &ss.list[i]
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].id < out[j].id })
-	return out
-}
-
-func (ss *seriesSet) samples() int {
-	n := 0
-	for i := range ss.list {
-		n += len(ss.list[i].t)
-	}
-	return n
-}
-
-// Recorder collects the series and counters of one run. Its methods are safe
-// for concurrent use (a sampling goroutine may add while another summarizes),
-// and are meant for the control plane: adding a sample is an amortized append.
+// Recorder collects the series and counters of one run and writes the
+// results contract. Its methods are safe for concurrent use, and are meant
+// for the control plane: adding a sample appends it to a bounded buffer and
+// allocates nothing once the buffer has grown.
+//
+// A runner that knows where its files go calls Stream at the start: the
+// rows are then written to queue.csv, rate.csv, fairrate.csv and fct.csv as
+// Advance passes their time, and summarized as they are written, so the
+// Recorder holds the network's state (a few numbers a series, a count per
+// distinct queue length, 16 bytes an FCT record, a plot's bounded copy),
+// never the run's history. Without Stream, the rows wait until WriteFiles
+// (or WriteAll), which streams them then.
 type Recorder struct {
-	mu        sync.Mutex
-	meta      Meta
-	queue     seriesSet // port -> queue bytes
-	rate      seriesSet // flow -> goodput Gb/s (and sender rate, window)
-	fair      seriesSet // port -> fair rate Gb/s
-	fct       []FCTRecord
-	flows     map[int]FlowInfo
-	ports     map[int]PortCounters
-	nonFinite int
-	refs      map[string][]RefLine // plot file -> reference lines
+	mu                sync.Mutex
+	meta              Meta
+	queue, rate, fair *table // rows of queue.csv, rate.csv, fairrate.csv
+	fct               fctTable
+	flows             map[int]FlowInfo
+	ports             map[int]PortCounters
+	nonFinite         int
+	refs              map[string][]RefLine // plot file -> reference lines
+	// dir is where the files stream ("" until Stream or WriteFiles); durUs
+	// the run's length the written rows' steady halves assume; done is set
+	// once the files are complete.
+	dir   string
+	durUs float64
+	done  bool
 }
 
 // NewRecorder returns an empty Recorder for the run described by meta.
 func NewRecorder(meta Meta) *Recorder {
 	return &Recorder{
 		meta:  meta,
+		queue: newTable(QueueCSVFile, QueueCSVHeader, appendQueueValues, true),
+		rate:  newTable(RateCSVFile, RateCSVHeader, appendRateValues, false),
+		fair:  newTable(FairRateCSVFile, FairRateCSVHeader, appendFairValues, false),
 		flows: make(map[int]FlowInfo),
 		ports: make(map[int]PortCounters),
 	}
@@ -279,7 +206,7 @@ func finite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
 func (r *Recorder) AddQueueSample(tUs float64, port int, bytes int64) {
 	r.mu.Lock()
 	if finite(tUs) {
-		r.queue.add(port, tUs, float64(bytes))
+		r.queue.add(row{t: tUs, id: port, v: float64(bytes), rp: math.NaN(), win: math.NaN()})
 	} else {
 		r.nonFinite++
 	}
@@ -322,9 +249,7 @@ func (r *Recorder) AddRate(s RateSample) {
 	if s.WindowBytes >= 0 {
 		win = float64(s.WindowBytes)
 	}
-	ser := r.rate.add(s.Flow, s.TUs, s.GoodputGbps)
-	ser.rp = append(ser.rp, rp)
-	ser.win = append(ser.win, win)
+	r.rate.add(row{t: s.TUs, id: s.Flow, v: s.GoodputGbps, rp: rp, win: win})
 }
 
 // AddFairRate records the fair rate, in Gb/s, that port's CP computed at tUs
@@ -332,7 +257,7 @@ func (r *Recorder) AddRate(s RateSample) {
 func (r *Recorder) AddFairRate(tUs float64, port int, gbps float64) {
 	r.mu.Lock()
 	if finite(tUs) && finite(gbps) {
-		r.fair.add(port, tUs, gbps)
+		r.fair.add(row{t: tUs, id: port, v: gbps, rp: math.NaN(), win: math.NaN()})
 	} else {
 		r.nonFinite++
 	}
@@ -346,15 +271,22 @@ func (r *Recorder) AddFCT(flow int, size int64, fctUs, slowdown float64) {
 	r.AddFCTRecord(FCTRecord{Flow: flow, SizeBytes: size, StartUs: math.NaN(), FCTUs: fctUs, Slowdown: slowdown})
 }
 
-// AddFCTRecord records one completed flow. A NaN or infinite FCT or slowdown
-// rejects it (Rejected); a NaN or infinite start records it as unknown.
-func (r *Recorder) AddFCTRecord(rec FCTRecord) {
+// AddFCTRecord records one completed flow, from source 0
+// (AddFCTRecordFrom).
+func (r *Recorder) AddFCTRecord(rec FCTRecord) { r.AddFCTRecordFrom(0, rec) }
+
+// AddFCTRecordFrom records one completed flow that source (the host that
+// completed it, from 0) reported. fct.csv lists the records by source in
+// increasing order, each source's in the order added. A NaN or infinite
+// FCT or slowdown rejects it (Rejected); a NaN or infinite start records it
+// as unknown.
+func (r *Recorder) AddFCTRecordFrom(source int, rec FCTRecord) {
 	r.mu.Lock()
-	if finite(rec.FCTUs) && finite(rec.Slowdown) {
+	if finite(rec.FCTUs) && finite(rec.Slowdown) && source >= 0 {
 		if !finite(rec.StartUs) {
 			rec.StartUs = math.NaN()
 		}
-		r.fct = append(r.fct, rec)
+		r.fct.pending = append(r.fct.pending, sourcedFCT{source, rec})
 	} else {
 		r.nonFinite++
 	}
@@ -406,11 +338,11 @@ func (r *Recorder) Rejected() int {
 }
 
 // Samples returns the number of queue, rate and fair-rate samples and FCT
-// records held.
+// records recorded (written or not yet).
 func (r *Recorder) Samples() (queue, rate, fair, fct int) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return r.queue.samples(), r.rate.samples(), r.fair.samples(), len(r.fct)
+	return r.queue.rows(), r.rate.rows(), r.fair.rows(), r.fct.written + len(r.fct.pending)
 }
 
 // IdealFCTUs is the completion time, in microseconds, of a flow of sizeBytes

@@ -267,82 +267,72 @@ func bucketOf(size int64, perDecade int) int {
 // with the median and 99th percentile (nearest rank) of slowdown and FCT.
 // perDecade < 1 means DefaultBucketsPerDecade.
 func FCTBuckets(recs []FCTRecord, perDecade int) []FCTBucket {
-	if perDecade < 1 {
-		perDecade = DefaultBucketsPerDecade
+	fs := fctStats{perDecade: perDecade}
+	for i := range recs {
+		fs.add(&recs[i])
 	}
-	if len(recs) == 0 {
-		return nil
-	}
-	idx := make([]int, len(recs)) // bucket index + 1; 0 = [0, 1)
-	order := make([]int, len(recs))
-	for k, rec := range recs {
-		order[k] = k
-		if rec.SizeBytes >= 1 {
-			idx[k] = bucketOf(rec.SizeBytes, perDecade) + 1
-		}
-	}
-	sort.SliceStable(order, func(a, b int) bool { return idx[order[a]] < idx[order[b]] })
-	var out []FCTBucket
-	var slow, fct []float64
-	for start := 0; start < len(order); {
-		b := idx[order[start]]
-		end := start
-		slow, fct = slow[:0], fct[:0]
-		for end < len(order) && idx[order[end]] == b {
-			rec := recs[order[end]]
-			slow = append(slow, rec.Slowdown)
-			fct = append(fct, rec.FCTUs)
-			end++
-		}
-		sort.Float64s(slow)
-		sort.Float64s(fct)
-		var lo, hi int64 = 0, 1
-		if b > 0 {
-			lo, hi = bucketEdge(b-1, perDecade), bucketEdge(b, perDecade)
-		}
-		out = append(out, FCTBucket{
-			LoBytes:        lo,
-			HiBytes:        hi,
-			Count:          len(slow),
-			MedianSlowdown: PercentileSorted(slow, 50),
-			P99Slowdown:    PercentileSorted(slow, 99),
-			MedianFCTUs:    PercentileSorted(fct, 50),
-			P99FCTUs:       PercentileSorted(fct, 99),
-		})
-		start = end
-	}
-	return out
+	return fs.summary()
 }
 
-// steadyFrom returns the index of the first sample at or after tUs in a
-// series sorted by time.
-func steadyFrom(s *series, tUs float64) int {
-	return sort.SearchFloat64s(s.t, tUs)
+// view is what a summary and the plots are made of: the series' and FCTs'
+// statistics and the run's length.
+type view struct {
+	queue, rate, fair *seriesStats
+	fct               *fctStats
+	durUs             float64
 }
 
-// durationUs is the run's length in microseconds; the caller holds r.mu and
-// has sorted the series.
+// view returns the statistics of the rows written (a Recorder that
+// streams), or of every row held, summarized now (one that does not). The
+// caller holds r.mu.
+func (r *Recorder) view() view {
+	if r.dir != "" {
+		return view{&r.queue.stats, &r.rate.stats, &r.fair.stats, &r.fct.stats, r.durUs}
+	}
+	durUs := r.durationUs()
+	v := view{durUs: durUs, fct: &fctStats{}}
+	var st [3]*seriesStats
+	for k, tb := range r.tables() {
+		st[k] = &seriesStats{halfUs: durUs / 2, counts: tb.stats.counts}
+		for i, rs := 0, tb.sorted(); i < len(rs); i++ {
+			st[k].add(&rs[i], true)
+		}
+	}
+	v.queue, v.rate, v.fair = st[0], st[1], st[2]
+	for i, p := 0, r.fct.sortedPending(); i < len(p); i++ {
+		v.fct.add(&p[i].rec)
+	}
+	return v
+}
+
+// durationUs is the run's length in microseconds: Meta.DurationS, or, when
+// it is zero, the latest sample's time. The caller holds r.mu.
 func (r *Recorder) durationUs() float64 {
 	if r.meta.DurationS > 0 {
 		return r.meta.DurationS * 1e6
 	}
 	var last float64
-	for _, ss := range []*seriesSet{&r.queue, &r.rate, &r.fair} {
-		for i := range ss.list {
-			if s := &ss.list[i]; len(s.t) > 0 && s.t[len(s.t)-1] > last {
-				last = s.t[len(s.t)-1]
-			}
+	for _, tb := range r.tables() {
+		last = max(last, tb.stats.lastUs)
+		for i := range tb.pending {
+			last = max(last, tb.pending[i].t)
 		}
 	}
 	return last
 }
 
-// Summarize computes the summary of everything recorded so far.
+// Summarize computes the summary of everything recorded so far (of a
+// Recorder that streams: of the rows written so far).
 func (r *Recorder) Summarize() Summary {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	queues, rates, fairs := r.queue.prepare(), r.rate.prepare(), r.fair.prepare()
-	durUs := r.durationUs()
+	return r.summary(r.view())
+}
+
+// summary is the summary of v and of r's run description and counters. The
+// caller holds r.mu.
+func (r *Recorder) summary(v view) Summary {
+	durUs := v.durUs
 	half := durUs / 2
 
 	sum := Summary{
@@ -367,7 +357,7 @@ func (r *Recorder) Summarize() Summary {
 		SamplesRejected: r.nonFinite,
 		Flows:           []FlowSummary{},
 		Ports:           []PortSummary{},
-		FCTBuckets:      FCTBuckets(r.fct, DefaultBucketsPerDecade),
+		FCTBuckets:      v.fct.summary(),
 	}
 	if !r.meta.StartedAt.IsZero() {
 		sum.StartedAt = r.meta.StartedAt.UTC().Format(time.RFC3339Nano)
@@ -379,29 +369,22 @@ func (r *Recorder) Summarize() Summary {
 	sum.Degraded = len(sum.DegradedReasons) > 0
 
 	// Flows: every flow given by SetFlow or having rate samples, by id.
-	fctSum := make(map[int]float64)
-	fctN := make(map[int]int)
-	for _, rec := range r.fct {
-		fctSum[rec.Flow] += rec.FCTUs
-		fctN[rec.Flow]++
-	}
-	for _, id := range unionIDs(r.flows, rates) {
+	for _, id := range unionIDs(r.flows, v.rate.ids()) {
 		info, ok := r.flows[id]
 		if !ok {
 			info.ID = id
 		}
 		f := FlowSummary{ID: id, Src: info.Src, Dst: info.Dst, Bytes: info.Bytes}
-		switch {
+		switch m := v.fct.perFlow[id]; {
 		case info.FCTUs > 0:
 			f.FCTUs = Some(info.FCTUs)
-		case fctN[id] > 0:
-			f.FCTUs = Some(fctSum[id] / float64(fctN[id]))
+		case m.n > 0:
+			f.FCTUs = Some(m.sum / float64(m.n))
 		}
-		if s := r.rate.get(id); s != nil && len(s.v) > 0 {
-			from := steadyFrom(s, half)
-			f.AvgGbps = Some(Mean(s.v))
-			f.SteadyGbps = optMean(s.v[from:])
-			f.SteadyRateGbps = meanPresent(s.rp[from:])
+		if s := v.rate.get(id); s != nil && s.n > 0 {
+			f.AvgGbps = Some(s.sum / float64(s.n))
+			f.SteadyGbps = optRatio(s.steadySum, s.steadyN)
+			f.SteadyRateGbps = optRatio(s.rateSum, s.rateN)
 		} else if durUs > 0 {
 			f.AvgGbps = Some(float64(info.Bytes) * 8 / (durUs * 1e3))
 		}
@@ -409,23 +392,20 @@ func (r *Recorder) Summarize() Summary {
 	}
 
 	// Ports: every port given counters or having queue or fair-rate samples.
-	ids := unionIDs(r.ports, queues)
-	ids = mergeIDs(ids, fairs)
-	scratch := []float64(nil)
+	ids := unionIDs(r.ports, v.queue.ids())
+	ids = mergeIDs(ids, v.fair.ids())
 	for _, id := range ids {
 		c := r.ports[id]
 		p := PortSummary{ID: id, Name: c.Name, PFCPauses: c.PFCPauses, PFCActivations: c.PFCActivations,
 			PFCPausesReceived: c.PFCPausesReceived, PausedUs: c.PausedUs,
 			Drops: c.Drops, ECNMarked: c.ECNMarked, CNPsSent: c.CNPsSent}
-		if s := r.queue.get(id); s != nil && len(s.v) > 0 {
-			p.AvgQueueBytes = Some(Mean(s.v))
-			p.SteadyQueueBytes = optMean(s.v[steadyFrom(s, half):])
-			scratch = append(scratch[:0], s.v...)
-			sort.Float64s(scratch)
-			p.P99QueueBytes = Some(PercentileSorted(scratch, 99))
+		if s := v.queue.get(id); s != nil && s.n > 0 {
+			p.AvgQueueBytes = Some(s.sum / float64(s.n))
+			p.SteadyQueueBytes = optRatio(s.steadySum, s.steadyN)
+			p.P99QueueBytes = Some(percentileCounts(s.counts, s.n, 99))
 		}
-		if s := r.fair.get(id); s != nil {
-			p.FairRateGbps = optMean(s.v[steadyFrom(s, half):])
+		if s := v.fair.get(id); s != nil {
+			p.FairRateGbps = optRatio(s.steadySum, s.steadyN)
 		}
 		sum.Ports = append(sum.Ports, p)
 	}
@@ -440,6 +420,14 @@ func (r *Recorder) Summarize() Summary {
 		sum.JainIndex = Some(Jain(active))
 	}
 	return sum
+}
+
+// optRatio is the mean sum/n of n values, missing when there are none.
+func optRatio(sum float64, n int) OptFloat {
+	if n == 0 {
+		return None
+	}
+	return Some(sum / float64(n))
 }
 
 // meanPresent is the mean of the values of xs that are not NaN (NaN marks a
@@ -459,28 +447,35 @@ func meanPresent(xs []float64) OptFloat {
 	return Some(s / float64(n))
 }
 
-// unionIDs returns the sorted union of m's keys and the ids of ss.
-func unionIDs[V any](m map[int]V, ss []*series) []int {
-	ids := make([]int, 0, len(m)+len(ss))
+// unionIDs returns the sorted union of m's keys and the sorted ids.
+func unionIDs[V any](m map[int]V, ids []int) []int {
+	out := make([]int, 0, len(m)+len(ids))
 	for id := range m {
-		ids = append(ids, id)
+		out = append(out, id)
 	}
-	sort.Ints(ids)
-	return mergeIDs(ids, ss)
+	sort.Ints(out)
+	return mergeIDs(out, ids)
 }
 
-// mergeIDs adds the ids of ss missing from the sorted ids, keeping it sorted.
-func mergeIDs(ids []int, ss []*series) []int {
-	for _, s := range ss {
-		k := sort.SearchInts(ids, s.id)
-		if k < len(ids) && ids[k] == s.id {
-			continue
+// mergeIDs returns the sorted union of the sorted ids and more.
+func mergeIDs(ids, more []int) []int {
+	out := make([]int, 0, len(ids)+len(more))
+	i, j := 0, 0
+	for i < len(ids) || j < len(more) {
+		switch {
+		case j == len(more) || (i < len(ids) && ids[i] < more[j]):
+			out = append(out, ids[i])
+			i++
+		case i == len(ids) || more[j] < ids[i]:
+			out = append(out, more[j])
+			j++
+		default:
+			out = append(out, ids[i])
+			i++
+			j++
 		}
-		ids = append(ids, 0)
-		copy(ids[k+1:], ids[k:])
-		ids[k] = s.id
 	}
-	return ids
+	return out
 }
 
 // WriteSummaryJSON writes s as indented JSON.
