@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -111,7 +113,7 @@ func ComparePlots(runs []CompareRun, dir string) ([]string, error) {
 	}
 	empty := true
 	for _, l := range ls {
-		empty = empty && (l.queue == nil || len(l.queue.t) == 0)
+		empty = empty && (l.queue == nil || len(l.queue.bins) == 0)
 	}
 	if empty {
 		return nil, fmt.Errorf("report: no queue samples at the ports asked for in any run: nothing to draw")
