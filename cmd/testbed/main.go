@@ -31,6 +31,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime"
 	"runtime/pprof"
 	"strings"
 	"syscall"
@@ -268,6 +269,7 @@ func run(args []string) error {
 	var every time.Duration
 	c.Duration(&every, "progress", 2*time.Second, "report the run's progress this often at info level (0: never; -q: never)")
 	cpuProfile := fs.String("cpuprofile", "", "write a Go CPU profile of the run to this file")
+	memProfile := fs.String("memprofile", "", "write a Go heap profile to this file when the run ends, its network still in memory (go tool pprof -sample_index=inuse_space)")
 	pcapDir := fs.String("pcap", "", "capture frames to pcap files in this directory, one per port (docs/capture.md)")
 	pcapPorts := fs.String("pcap-ports", "", "ports to capture, comma-separated: s0.p3 (a switch port), s0 (all its ports), h2 (a host), switches, hosts (default: the file's [capture], or every switch port)")
 	pcapSnaplen := fs.Int("pcap-snaplen", 0, "bytes kept of each captured frame (0: whole frames)")
@@ -321,6 +323,14 @@ func run(args []string) error {
 	if err != nil {
 		return err
 	}
+	if *memProfile != "" {
+		// res holds the fabric: its engines are still live here.
+		runtime.GC()
+		if err := writeHeapProfile(*memProfile); err != nil {
+			return err
+		}
+		runtime.KeepAlive(res)
+	}
 	if f := res.Fabric; f.Clock == testbed.ClockVirtual {
 		wall := float64(f.WallNs) / 1e9
 		sim := float64(f.EndNs-f.T0Ns) / 1e9
@@ -342,6 +352,19 @@ func run(args []string) error {
 		return fmt.Errorf("%d mbufs not returned to the pool", res.MbufsLeaked)
 	}
 	return nil
+}
+
+// writeHeapProfile writes the heap profile to path.
+func writeHeapProfile(path string) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := pprof.WriteHeapProfile(f); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }
 
 // progressFields are a run's progress as log fields: events only in virtual
