@@ -69,10 +69,24 @@ func TestStageDir(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, stale := range []string{".run.partial-999999999-1", ".run.old-999999999-1"} {
+	// A killed streaming run's (it holds a summary.json) is kept as
+	// <run id>-killed, beside an earlier one of the same id.
+	os.MkdirAll(filepath.Join(parent, "x", "r1-killed"), 0o755)
+	streamed := filepath.Join(parent, "x", ".r1.partial-999999999-2")
+	os.MkdirAll(streamed, 0o755)
+	os.WriteFile(filepath.Join(streamed, SummaryFile), []byte("{}"), 0o644)
+	other, err := StageRun(filepath.Join(parent, "x"), "r2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	other.Abort()
+	for _, stale := range []string{".run.partial-999999999-1", ".run.old-999999999-1", ".r1.partial-999999999-2"} {
 		if _, err := os.Stat(filepath.Join(parent, "x", stale)); err == nil {
 			t.Errorf("stale %s not removed", stale)
 		}
+	}
+	if _, err := os.Stat(filepath.Join(parent, "x", "r1-killed-2", SummaryFile)); err != nil {
+		t.Errorf("the killed streaming run was not kept as r1-killed-2: %v", err)
 	}
 	if _, err := os.Stat(target); err == nil {
 		t.Fatal("target exists before Commit")

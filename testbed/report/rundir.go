@@ -228,7 +228,10 @@ func (s *Staged) Abort() {
 
 // removeStale removes, in parent, the staging and moved-aside directories of
 // base (.<base>.partial-<pid>-<random>, .<base>.old-<pid>-<random>), or of
-// any name when base is "", whose process no longer runs.
+// any name when base is "", whose process no longer runs. A staging
+// directory that holds a summary.json is a streaming run that was killed
+// (its rows up to the last flush and a summary that says it did not finish):
+// it is kept, made visible as <name>-killed (keepKilled).
 func removeStale(parent, base string) {
 	ents, err := os.ReadDir(parent)
 	if err != nil {
@@ -257,8 +260,37 @@ func removeStale(parent, base string) {
 		if err != nil || pid <= 0 || pid == os.Getpid() || processAlive(pid) {
 			continue
 		}
-		os.RemoveAll(filepath.Join(parent, e.Name()))
+		dir := filepath.Join(parent, e.Name())
+		if strings.HasPrefix(rest, partialTag) && keepKilled(parent, dir) {
+			continue
+		}
+		os.RemoveAll(dir)
 	}
+}
+
+// keepKilled renames the staging directory dir of a killed run that holds a
+// summary.json to <name>-killed in parent (-killed-2, -3, ... when taken),
+// name being the run id it was staged for, and reports whether it did.
+func keepKilled(parent, dir string) bool {
+	if _, err := os.Stat(filepath.Join(dir, SummaryFile)); err != nil {
+		return false
+	}
+	name := strings.TrimPrefix(filepath.Base(dir), ".")
+	if i := strings.LastIndex(name, partialTag); i > 0 {
+		name = name[:i]
+	}
+	for n := 1; n <= 100; n++ {
+		to := filepath.Join(parent, name+"-killed")
+		if n > 1 {
+			to += "-" + strconv.Itoa(n)
+		}
+		if err := renameNoReplace(dir, to); err == nil {
+			return true
+		} else if !errors.Is(err, fs.ErrExist) {
+			return false
+		}
+	}
+	return false
 }
 
 // processAlive reports whether a process with this id runs (or may run: any
