@@ -265,7 +265,7 @@ func loadPoints(points [][]string, load func(sets []string) (*Experiment, error)
 
 // newSweepPlan is the plan of a sweep of exps, loaded from points.
 func newSweepPlan(exps []*Experiment, points [][]string, o SweepOptions) SweepPlan {
-	p := SweepPlan{Experiment: exps[0].Experiment.Name, File: o.File, Flags: o.Flags, Keys: SweepKeys(points), Points: points}
+	p := SweepPlan{Experiment: exps[0].Experiment.Name, File: o.File, Flags: append([]string{}, o.Flags...), Keys: SweepKeys(points), Points: points}
 	for _, e := range exps {
 		p.Seeds = append(p.Seeds, e.Experiment.Seed)
 	}
@@ -414,7 +414,8 @@ func (s *sweeper) progress(run int, p fabric.Progress) {
 }
 
 // ended records that r ended and writes its table to Out, whole, under a
-// line naming the run (and its error, when it failed).
+// line naming the run (and its error, when it failed), its directory
+// relative to the sweep's.
 func (s *sweeper) ended(r SweepRun, table *bytes.Buffer) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -431,7 +432,9 @@ func (s *sweeper) ended(r SweepRun, table *bytes.Buffer) {
 		case r.Interrupted:
 			head += ": interrupted"
 		}
-		fmt.Fprintf(s.o.Out, "%s\n%s", head, table.Bytes())
+		// The table names the run's directory in the sweep's staging
+		// directory, renamed when the sweep ends: name it in the sweep's.
+		fmt.Fprintf(s.o.Out, "%s\n%s", head, bytes.ReplaceAll(table.Bytes(), []byte(s.dir+string(filepath.Separator)), nil))
 	}
 	s.report()
 }

@@ -127,7 +127,8 @@ func TestSweepKeepsGoingPastAFailure(t *testing.T) {
 		!strings.Contains(lines[2], "experiment.name") {
 		t.Errorf("index.csv:\n%s", b)
 	}
-	if !strings.Contains(out.String(), "== run-001: experiment.seed=2: failed: ") || strings.Count(out.String(), "== run-") != 3 {
+	if !strings.Contains(out.String(), "== run-001: experiment.seed=2: failed: ") || strings.Count(out.String(), "== run-") != 3 ||
+		!strings.Contains(out.String(), "results in run-002\n") {
 		t.Errorf("output:\n%s", out.String())
 	}
 }

@@ -393,7 +393,7 @@ func sweep(args []string) error {
 	c := newCommand("sweep", "Run the experiment at every combination of the -set values into one directory, with an index; or plan the runs for GNU parallel or Slurm, and merge what finished.")
 	c.Positional("EXPERIMENT.toml", 0, 1)
 	rf := addRunFlags(c, "parent of the sweep's directory, DIR/<name>-sweep/<sweep id>/ (default: the experiment's output_dir)")
-	jobs := c.Flags.Int("j", runtime.NumCPU(), "run this many points at once (DPDK clock: one at a time)")
+	jobs := c.Flags.Int("j", runtime.NumCPU(), "run this many points at once (default: this machine's logical CPUs; on the DPDK clock always one at a time)")
 	planDir := c.Flags.String("plan", "", "run nothing: write into `DIR` one testbed run command per point (jobs.txt, a GNU parallel job list) and a Slurm array script (slurm.sh), each run writing DIR/run-NNN; then testbed sweep -merge DIR")
 	mergeDir := c.Flags.String("merge", "", "run nothing: build index.csv, index.json and the plots of the sweep in `DIR` (a -plan's or a sweep's) from the runs that finished, listing those missing")
 	var every time.Duration
