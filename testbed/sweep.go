@@ -175,16 +175,16 @@ type SweepProgress struct {
 	// Total is the number of points; Done the runs that ended (Failed of
 	// them with an error).
 	Total, Done, Failed int
-	// Running are the runs in progress, by run number: each one's
-	// directory (run-003) and its last progress report (zero before the
-	// first).
+	// Running are the runs in progress, by run number.
 	Running []RunningPoint
 }
 
 // RunningPoint is a run of a sweep in progress.
 type RunningPoint struct {
-	Run      int
-	Dir      string
+	// Run is the run's number, Dir its directory (run-003).
+	Run int
+	Dir string
+	// Progress is the run's last report (zero before its first).
 	Progress fabric.Progress
 }
 
