@@ -556,7 +556,7 @@ func TestSweep(t *testing.T) {
 	load := func(sets []string) (*Experiment, error) { return DecodeWith("v.toml", text, ".", sets) }
 	parent := filepath.Join(t.TempDir(), "sweep")
 	points, _ = SweepPoints([]string{"cc.params.q_ref_bytes=50000,100000", "experiment.seed=1,2"})
-	dir, runs, err := Sweep(context.Background(), parent, points, load, nil)
+	dir, runs, err := Sweep(context.Background(), parent, points, load, SweepOptions{})
 	if err != nil || len(runs) != 4 || filepath.Dir(dir) != parent {
 		t.Fatalf("%d runs in %s, %v", len(runs), dir, err)
 	}
@@ -574,12 +574,13 @@ func TestSweep(t *testing.T) {
 	}
 	b, err := os.ReadFile(filepath.Join(dir, SweepIndexCSV))
 	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
-	header := "run,dir,cc.params.q_ref_bytes,experiment.seed,interrupted,degraded,jain_index,max_steady_queue_bytes,flows_completed"
+	header := "run,dir,cc.params.q_ref_bytes,experiment.seed,status,interrupted,degraded,jain_index,max_steady_queue_bytes,flows_completed"
 	for _, m := range report.SweepMetrics()[3:] {
 		header += "," + m.Name
 	}
+	header += ",error"
 	if err != nil || len(lines) != 5 || lines[0] != header ||
-		!strings.HasPrefix(lines[4], "3,run-003,100000,2,false,false,") {
+		!strings.HasPrefix(lines[4], "3,run-003,100000,2,ok,false,false,") || !strings.HasSuffix(lines[4], ",") {
 		t.Errorf("index.csv:\n%s", b)
 	}
 	// No flow completes: the FCT metrics are null (an empty cell), not 0.
@@ -597,7 +598,7 @@ func TestSweep(t *testing.T) {
 	}
 	// A typo in any point fails before the first run.
 	bad, _ := SweepPoints([]string{"cc.params.q_ref_bytes=1,2", "topology.link_gbs=1"})
-	if _, _, err := Sweep(context.Background(), filepath.Join(t.TempDir(), "bad"), bad, load, nil); err == nil ||
+	if _, _, err := Sweep(context.Background(), filepath.Join(t.TempDir(), "bad"), bad, load, SweepOptions{}); err == nil ||
 		!strings.Contains(err.Error(), "topology.link_gbs: unknown key") {
 		t.Errorf("typo: %v", err)
 	}

@@ -4,7 +4,9 @@
 // (docs/results.md).
 //
 //	testbed run EXPERIMENT.toml [-set key=value]... [-clock virtual|dpdk] [-seed N] [-o DIR] [-duration 10ms] [-pcap DIR] [-pcap-ports LIST] [-pcap-snaplen N]
-//	testbed sweep EXPERIMENT.toml -set key=v1,v2... [-o DIR] [-clock virtual|dpdk] [-duration 10ms]  # every combination, one directory, an index
+//	testbed sweep EXPERIMENT.toml -set key=v1,v2... [-j N] [-o DIR] [-clock virtual|dpdk] [-duration 10ms]  # every combination, N at once, one directory, an index
+//	testbed sweep EXPERIMENT.toml -set key=v1,v2... -plan DIR  # the same as commands for GNU parallel or a Slurm array
+//	testbed sweep -merge DIR           # the index and plots of what finished in DIR
 //	testbed validate [-set key=value]... EXPERIMENT.toml...
 //	testbed compare [-o DIR] [-port N] LABEL=RESULTS_DIR...  # queue and fair rate of several runs on shared axes
 //	testbed schemes [-v] [SCHEME...]   # -v: each scheme's [cc.params] keys, types, defaults and meanings
@@ -33,6 +35,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/pprof"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -60,7 +63,7 @@ var subcommands []subcommand
 func init() {
 	subcommands = []subcommand{
 		{"run", "EXPERIMENT.toml [-set key=value]... [-clock virtual|dpdk] [-seed N] [-o DIR] [-duration 10ms] [-pcap DIR] [-pcap-ports LIST] [-pcap-snaplen N]", run},
-		{"sweep", "EXPERIMENT.toml -set key=v1,v2,... [-set ...] [-o DIR] [-clock virtual|dpdk] [-duration 10ms]", sweep},
+		{"sweep", "EXPERIMENT.toml -set key=v1,v2,... [-set ...] [-j N] [-o DIR | -plan DIR] [-clock virtual|dpdk] [-duration 10ms]  |  -merge DIR", sweep},
 		{"validate", "[-set key=value]... EXPERIMENT.toml...", validate},
 		{"compare", "[-o DIR] [-port N] LABEL=RESULTS_DIR...", compare},
 		{"schemes", "[-v] [SCHEME...]", schemes},
@@ -217,11 +220,14 @@ func addRunFlags(c *cli.Command, outHelp string) *runFlags {
 	return f
 }
 
-// parse parses the run and sweep command line: one experiment file.
+// parse parses the run and sweep command line: one experiment file (unless
+// c's Positional says otherwise; "" when none is given).
 func (f *runFlags) parse(c *cli.Command, args []string) (string, error) {
-	c.Positional("EXPERIMENT.toml", 1, 1)
+	if c.MaxArgs == 0 {
+		c.Positional("EXPERIMENT.toml", 1, 1)
+	}
 	pos, err := c.Parse(args)
-	if err != nil {
+	if err != nil || len(pos) == 0 {
 		return "", err
 	}
 	switch {
@@ -237,6 +243,19 @@ func (f *runFlags) parse(c *cli.Command, args []string) (string, error) {
 		f.durMs, f.durFlag = float64(f.dur)/1e6, "-duration "+f.dur.String()
 	}
 	return pos[0], nil
+}
+
+// words are the flags that change the experiment (-duration, -clock), as
+// words of a command line that gives them to testbed run.
+func (f *runFlags) words() []string {
+	var w []string
+	if f.durMs != 0 {
+		w = append(w, "-duration", strconv.FormatFloat(f.durMs, 'f', -1, 64)+"ms")
+	}
+	if *f.clock != "" {
+		w = append(w, "-clock", *f.clock)
+	}
+	return w
 }
 
 // load reads the experiment with the flags' overrides applied.
@@ -273,9 +292,13 @@ func run(args []string) error {
 	pcapDir := fs.String("pcap", "", "capture frames to pcap files in this directory, one per port (docs/capture.md)")
 	pcapPorts := fs.String("pcap-ports", "", "ports to capture, comma-separated: s0.p3 (a switch port), s0 (all its ports), h2 (a host), switches, hosts (default: the file's [capture], or every switch port)")
 	pcapSnaplen := fs.Int("pcap-snaplen", 0, "bytes kept of each captured frame (0: whole frames)")
+	runDir := fs.String("run-dir", "", "write the results directory at exactly `DIR` in place of a new one under -o (a sweep's point: testbed sweep -plan), staged and renamed into place, replacing an earlier run's results there; the latest links stay as they are")
 	path, err := rf.parse(c, args)
 	if err != nil {
 		return err
+	}
+	if *runDir != "" && *rf.outDir != "" {
+		return c.Errorf("give -o or -run-dir, not both")
 	}
 	snaplenSet := c.Set("pcap-snaplen")
 	if *cpuProfile != "" {
@@ -311,7 +334,7 @@ func run(args []string) error {
 	if e.Experiment.Scaling != "" {
 		fmt.Println("scaling:", e.Experiment.Scaling)
 	}
-	opts := testbed.RunOptions{Capture: capture, Log: c.Log()}
+	opts := testbed.RunOptions{Capture: capture, Log: c.Log(), Dir: *runDir}
 	prog := c.Progress(every)
 	if prog != nil {
 		opts.Progress = func(p fabric.Progress) { prog.Report(p.String(), progressFields(p)...) }
@@ -393,20 +416,46 @@ func progressFields(p fabric.Progress) []zap.Field {
 // sweep runs the experiment at every combination of the -set values (a
 // cartesian product, the first -set varying slowest) into one directory:
 // run-000/, run-001/, ... and index.csv and index.json listing each run's
-// settings, directory and metrics, and plots of each metric that varies
-// against each swept key (sweep_<metric>_vs_<key>.png and .svg).
+// settings, directory, status and metrics, and plots of each metric that
+// varies against each swept key (sweep_<metric>_vs_<key>.png and .svg), -j
+// runs at once. -plan writes the runs as commands instead (jobs.txt, a Slurm
+// array script), -merge the index and plots of those that finished.
 func sweep(args []string) error {
-	c := newCommand("sweep", "Run the experiment at every combination of the -set values into one directory, with an index.")
+	c := newCommand("sweep", "Run the experiment at every combination of the -set values into one directory, with an index; or plan the runs for GNU parallel or Slurm, and merge what finished.")
+	c.Positional("EXPERIMENT.toml", 0, 1)
 	rf := addRunFlags(c, "parent of the sweep's directory, DIR/<name>-sweep/<sweep id>/ (default: the experiment's output_dir)")
+	jobs := c.Flags.Int("j", runtime.NumCPU(), "run this many points at once (default: this machine's logical CPUs; on the DPDK clock always one at a time)")
+	planDir := c.Flags.String("plan", "", "run nothing: write into `DIR` one testbed run command per point (jobs.txt, a GNU parallel job list) and a Slurm array script (slurm.sh), each run writing DIR/run-NNN; then testbed sweep -merge DIR")
+	mergeDir := c.Flags.String("merge", "", "run nothing: build index.csv, index.json and the plots of the sweep in `DIR` (a -plan's or a sweep's) from the runs that finished, listing those missing")
+	var every time.Duration
+	c.Duration(&every, "progress", 2*time.Second, "report the sweep's progress this often at info level (0: never; -q: never)")
 	path, err := rf.parse(c, args)
 	if err != nil {
 		return err
+	}
+	if *mergeDir != "" {
+		if path != "" || *planDir != "" || len(rf.sets) > 0 {
+			return c.Errorf("-merge DIR takes no experiment file, -set or -plan: the plan is DIR's plan.json")
+		}
+		return mergeSweep(c, *mergeDir)
+	}
+	switch {
+	case path == "":
+		return c.Errorf("missing EXPERIMENT.toml (or -merge DIR)")
+	case *jobs < 1:
+		return c.Errorf("-j %d: want 1 or more", *jobs)
+	case *planDir != "" && *rf.outDir != "":
+		return c.Errorf("give -o or -plan, not both: a plan's runs write into its directory")
 	}
 	points, err := testbed.SweepPoints(rf.sets)
 	if err != nil {
 		return fmt.Errorf("sweep: %w", err)
 	}
-	e, err := rf.load(path, points[0])
+	load := func(sets []string) (*testbed.Experiment, error) { return rf.load(path, sets) }
+	if *planDir != "" {
+		return planSweep(c, *planDir, path, rf, points, load)
+	}
+	e, err := load(points[0])
 	if err != nil {
 		return fmt.Errorf("sweep: %w", err)
 	}
@@ -417,15 +466,75 @@ func sweep(args []string) error {
 	parent := filepath.Join(outDir, e.Experiment.Name+"-sweep")
 	ctx, stop := signalContext()
 	defer stop()
-	var out io.Writer = os.Stdout
-	if c.Quiet() { // -q: no per-run summary tables either
-		out = nil
+	prog := c.Progress(every)
+	o := testbed.SweepOptions{Jobs: *jobs, Log: c.Log(), File: path, Flags: rf.words()}
+	if !c.Quiet() { // -q: no per-run summary tables either
+		o.Out = prog.Writer(os.Stdout)
 	}
-	dir, idx, err := testbed.Sweep(ctx, parent, points, func(sets []string) (*testbed.Experiment, error) { return rf.load(path, sets) }, out)
+	if prog != nil {
+		o.Progress = func(p testbed.SweepProgress) { prog.Report(p.String(), sweepFields(p)...) }
+	}
+	dir, idx, err := testbed.Sweep(ctx, parent, points, load, o)
+	prog.Done()
+	if dir != "" {
+		c.Log().Info("sweep done", zap.Int("runs", len(idx)), zap.String("dir", dir),
+			zap.Strings("index", []string{filepath.Join(dir, testbed.SweepIndexCSV), filepath.Join(dir, testbed.SweepIndexJSON)}))
+	}
 	if err != nil {
 		return fmt.Errorf("sweep: %w", err)
 	}
-	c.Log().Info("sweep done", zap.Int("runs", len(idx)), zap.String("dir", dir),
+	return nil
+}
+
+// sweepFields are a sweep's progress as log fields.
+func sweepFields(p testbed.SweepProgress) []zap.Field {
+	var running []string
+	for _, r := range p.Running {
+		running = append(running, fmt.Sprintf("%s %.0f%%", r.Dir, 100*r.Progress.Done()))
+	}
+	return []zap.Field{zap.Int("done", p.Done), zap.Int("total", p.Total), zap.Int("failed", p.Failed), zap.Strings("running", running)}
+}
+
+// planSweep writes the sweep's points into dir as testbed run commands
+// (testbed.PlanSweep), after loading and checking every one.
+func planSweep(c *cli.Command, dir, path string, rf *runFlags, points [][]string, load func([]string) (*testbed.Experiment, error)) error {
+	o := testbed.SweepOptions{File: path, Flags: rf.words()}
+	files, err := testbed.PlanSweep(dir, points, load, o, func(sets []string, e *testbed.Experiment, runDir string) []string {
+		args := []string{"run", path}
+		for _, s := range sets {
+			args = append(args, "-set", s)
+		}
+		return append(append(args, o.Flags...), "-seed", strconv.FormatUint(e.Experiment.Seed, 10), "-run-dir", runDir)
+	})
+	if err != nil {
+		return fmt.Errorf("sweep: %w", err)
+	}
+	for _, f := range files {
+		fmt.Println(f)
+	}
+	c.Log().Info("planned: run the commands from this directory, then merge", zap.Int("runs", len(points)),
+		zap.String("parallel", "parallel -j N < "+filepath.Join(dir, testbed.SweepJobsFile)),
+		zap.String("slurm", "sbatch "+filepath.Join(dir, testbed.SweepSlurmFile)),
+		zap.String("merge", "testbed sweep -merge "+dir))
+	return nil
+}
+
+// mergeSweep builds the index and plots of the sweep in dir from the runs
+// that finished (testbed.MergeSweep) and lists those that did not.
+func mergeSweep(c *cli.Command, dir string) error {
+	runs, err := testbed.MergeSweep(dir)
+	if err != nil {
+		return fmt.Errorf("sweep: %w", err)
+	}
+	ok := 0
+	for _, r := range runs {
+		if r.Status == testbed.SweepOK {
+			ok++
+			continue
+		}
+		fmt.Printf("%s %s: %s (%s)\n", r.Dir, r.Status, r.Error, strings.Join(r.Sets, " "))
+	}
+	c.Log().Info("sweep merged", zap.Int("runs", len(runs)), zap.Int("ok", ok), zap.Int("missing_or_failed", len(runs)-ok),
 		zap.Strings("index", []string{filepath.Join(dir, testbed.SweepIndexCSV), filepath.Join(dir, testbed.SweepIndexJSON)}))
 	return nil
 }
