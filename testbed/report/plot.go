@@ -36,6 +36,8 @@ const (
 	// (a workload's hundreds of flows), each is a thin grey line and the
 	// legend says how many there are.
 	maxLegendLines = 10
+	// legendInset keeps the legend off the plot's right edge.
+	legendInset = vg.Length(8)
 	// gapFactor: consecutive samples further apart than gapFactor times the
 	// series' typical spacing are not joined (the series stopped, e.g. a flow
 	// that ended, and started again).
@@ -258,8 +260,9 @@ func splitGaps(xys plotter.XYs) []plotter.XYs {
 // by dash pattern as well as colour; a line is not drawn across a gap in its
 // samples; with more than maxLegendLines series, each is a thin grey line
 // under one legend entry; the y axis leaves room above the data for the
-// legend.
-func linePlot(title, yLabel, label string, ss []*seriesStat, total int, yScale float64, refs []RefLine) (*plot.Plot, error) {
+// legend. hot, when not nil (one of ss), is singled out: named "(hottest)"
+// in the legend, and drawn in colour over the grey lines when there are many.
+func linePlot(title, yLabel, label string, ss []*seriesStat, total int, yScale float64, refs []RefLine, hot *seriesStat) (*plot.Plot, error) {
 	var last float64
 	for _, s := range ss {
 		last = max(last, s.plot.last())
@@ -273,6 +276,7 @@ func linePlot(title, yLabel, label string, ss []*seriesStat, total int, yScale f
 	p.Y.Min = 0
 	p.Add(plotter.NewGrid())
 	p.Legend.Top = true
+	p.Legend.XOffs = -legendInset // the thumbnails clear the right edge
 	many := len(ss) > maxLegendLines
 	// With many series, every line is one grey stroke of one plotter:
 	// a plotter a flow (a workload's hundreds of thousands) would cost the
@@ -309,7 +313,11 @@ func linePlot(title, yLabel, label string, ss []*seriesStat, total int, yScale f
 				l.Width = vg.Points(1.2)
 				p.Add(l)
 				if first {
-					p.Legend.Add(fmt.Sprintf("%s %d", label, s.id), l)
+					name := fmt.Sprintf("%s %d", label, s.id)
+					if s == hot {
+						name += " (hottest)"
+					}
+					p.Legend.Add(name, l)
 				}
 				first = false
 			}
@@ -322,6 +330,24 @@ func linePlot(title, yLabel, label string, ss []*seriesStat, total int, yScale f
 			name = fmt.Sprintf("%d %ss, %d drawn (one grey line each)", total, label, len(ss))
 		}
 		p.Legend.Add(name, grey)
+		if hot != nil && hot.plot != nil {
+			named := false
+			for _, seg := range splitGaps(hot.plot.points(xScale, yScale)) {
+				for start := 0; start < len(seg) || start == 0; start += plotChunk {
+					l, err := plotter.NewLine(seg[start:min(start+plotChunk+1, len(seg))])
+					if err != nil {
+						return nil, err
+					}
+					l.Color = plotutil.Color(0)
+					l.Width = vg.Points(1.2)
+					p.Add(l)
+					if !named {
+						p.Legend.Add(fmt.Sprintf("%s %d (hottest)", label, hot.id), l)
+						named = true
+					}
+				}
+			}
+		}
 	}
 	for _, r := range refs {
 		y := r.Y * yScale
@@ -339,6 +365,9 @@ func linePlot(title, yLabel, label string, ss []*seriesStat, total int, yScale f
 	entries := len(refs) + min(len(ss), maxLegendLines)
 	if many {
 		entries = len(refs) + 1
+		if hot != nil && hot.plot != nil {
+			entries++
+		}
 	}
 	if ymax > 0 {
 		// Room for the legend's rows above the highest point.
@@ -445,7 +474,11 @@ func (r *Recorder) WritePlots(dir string) ([]string, error) {
 		if len(lines) == 0 {
 			continue
 		}
-		p, err := linePlot(pl.what+title, pl.y, pl.name, lines, total, pl.yScale, r.refs[pl.file])
+		var hot *seriesStat
+		if pl.busy { // the queue: the port of the largest p99, as compare picks it
+			hot = hottest(lines)
+		}
+		p, err := linePlot(pl.what+title, pl.y, pl.name, lines, total, pl.yScale, r.refs[pl.file], hot)
 		if err != nil {
 			return written, err
 		}
@@ -463,6 +496,24 @@ func (r *Recorder) WritePlots(dir string) ([]string, error) {
 		}
 	}
 	return written, nil
+}
+
+// hottest is the series of ss with the largest p99 sample, then the largest
+// mean, then the lowest id (ss is by id); nil when none has counts or every
+// p99 is 0.
+func hottest(ss []*seriesStat) *seriesStat {
+	var best *seriesStat
+	var bestP99, bestMean float64
+	for _, s := range ss {
+		if s.counts == nil || s.n == 0 {
+			continue
+		}
+		p99, mean := percentileCounts(s.counts, s.n, 99), s.sum/float64(s.n)
+		if p99 > 0 && (best == nil || p99 > bestP99 || (p99 == bestP99 && mean > bestMean)) {
+			best, bestP99, bestMean = s, p99, mean
+		}
+	}
+	return best
 }
 
 // plotted returns the series of st a plot draws, by id, and how many series

@@ -50,8 +50,9 @@ func TestSplitGaps(t *testing.T) {
 }
 
 // TestLinePlotLayout: the time axis starts at 0, reference lines are named in
-// the legend, the y axis leaves room above the data for the legend, and more
-// than maxLegendLines series share one legend entry.
+// the legend, the y axis leaves room above the data for the legend, more
+// than maxLegendLines series share one legend entry, and the hottest port is
+// named (and drawn in colour among many).
 func TestLinePlotLayout(t *testing.T) {
 	mk := func(n int) ([]*seriesStat, int) {
 		var st seriesStats
@@ -63,7 +64,7 @@ func TestLinePlotLayout(t *testing.T) {
 		return plotted(&st, false)
 	}
 	lines, total := mk(3)
-	p, err := linePlot("t", "y", "flow", lines, total, 1, []RefLine{{Label: "C/3", Y: 3}})
+	p, err := linePlot("t", "y", "flow", lines, total, 1, []RefLine{{Label: "C/3", Y: 3}}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,12 +77,38 @@ func TestLinePlotLayout(t *testing.T) {
 		}
 	}
 	lines, total = mk(maxLegendLines + 5)
-	p, err = linePlot("t", "y", "flow", lines, total, 1, nil)
+	p, err = linePlot("t", "y", "flow", lines, total, 1, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if svg := svgText(t, p); !strings.Contains(svg, "15 flows") || strings.Contains(svg, "flow 3<") {
 		t.Errorf("with 15 series the legend should name them together, not one by one")
+	}
+	// The hottest port (largest p99) is singled out, among few or many.
+	for _, n := range []int{3, maxLegendLines + 5} {
+		var st seriesStats
+		st.counts = true
+		for i := 0; i < n; i++ {
+			for k := 0; k < 10; k++ {
+				v := 1.0
+				if i == 2 {
+					v = 5000
+				}
+				st.add(&row{t: float64(100 + k*10), id: i, v: v}, true)
+			}
+		}
+		lines, total := plotted(&st, true)
+		hot := hottest(lines)
+		if hot == nil || hot.id != 2 {
+			t.Fatalf("%d ports: hottest %+v, want port 2", n, hot)
+		}
+		p, err := linePlot("t", "y", "port", lines, total, 1, nil, hot)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if svg := svgText(t, p); !strings.Contains(svg, "port 2 (hottest)") {
+			t.Errorf("%d ports: the legend does not name port 2 as the hottest", n)
+		}
 	}
 	lines, total = mk(3 * maxPlotSeries)
 	if total != 3*maxPlotSeries || len(lines) > maxPlotSeries || len(lines) < maxPlotSeries/4 {
