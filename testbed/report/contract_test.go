@@ -178,7 +178,7 @@ func TestMissingValuesAreNull(t *testing.T) {
 	}
 	var table bytes.Buffer
 	PrintTable(&table, s)
-	if !strings.Contains(table.String(), "steady half: -") {
+	if !strings.Contains(table.String(), "Jain index: -") {
 		t.Errorf("table shows a missing Jain index as a number:\n%s", table.String())
 	}
 }

@@ -214,7 +214,7 @@ func fixture(durationS float64, reverse bool) *Recorder {
 func wantFixtureSummary(durationS float64) Summary {
 	return Summary{
 		ResultsVersion: ResultsVersion, Experiment: "unit", Scheme: "rocc", DurationS: durationS,
-		JainIndex: Some(0.9), SteadyFromS: 500e-6, Scaling: "none", DegradedReasons: []string{},
+		JainIndex: Some(0.9), JainFlows: 2, SteadyFromS: 500e-6, Scaling: "none", DegradedReasons: []string{},
 		// Missing values (no FCT, no samples, no fair rate) are None: null.
 		Flows: []FlowSummary{
 			{ID: 1, Src: "h0", Dst: "h3", Bytes: 750000, AvgGbps: Some(6), SteadyGbps: Some(2)},
@@ -493,7 +493,7 @@ func TestSummaryJSONContract(t *testing.T) {
 		t.Fatal(err)
 	}
 	required := []string{"results_version", "experiment", "scheme", "clock", "seed", "started_at", "duration_s",
-		"interrupted", "degraded", "degraded_reasons", "jain_index", "flows", "ports", "build", "machine"}
+		"interrupted", "degraded", "degraded_reasons", "jain_index", "jain_flows", "flows", "ports", "build", "machine"}
 	optional := []string{"steady_from_s", "warmup_s", "scaling", "notes", "fct_buckets", "config", "topology",
 		"link_gbps", "lcores", "samples_rejected", "captures"}
 	checkKeys(t, "summary", doc, required, optional)
@@ -567,7 +567,7 @@ func TestPrintTable(t *testing.T) {
 		"avg Gb/s", "steady Gb/s", "FCT us",
 		"6.000", "2.000", "480.0", "13.0",
 		"p99 q KB", "4.5       9.0          7.0", "4.000",
-		"Jain index over 2 flows active in the steady half: 0.9000",
+		"Jain index over the 2 flows that shared the whole steady half: 0.9000",
 		"[1000,3162)",
 	} {
 		if !strings.Contains(out, want) {

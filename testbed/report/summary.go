@@ -43,8 +43,13 @@ type Summary struct {
 	Degraded        bool     `json:"degraded"`
 	DegradedReasons []string `json:"degraded_reasons"`
 	// JainIndex is Jain's fairness index of the steady rates of the flows
-	// active in the steady half (SteadyGbps > 0); null when there are none.
+	// that shared the whole steady half: with goodput samples before it and
+	// in it, and not completed; null when fewer than two flows did. Flows
+	// that come and go (a Poisson workload's) share no steady state: their
+	// measure is the FCT slowdown (FCTBuckets), not this.
 	JainIndex OptFloat `json:"jain_index"`
+	// JainFlows is the number of flows JainIndex is taken over.
+	JainFlows int `json:"jain_flows"`
 	// Flows has one entry per flow given by SetFlow or having rate samples,
 	// by id; never null.
 	Flows []FlowSummary `json:"flows"`
@@ -369,6 +374,7 @@ func (r *Recorder) summary(v view) Summary {
 	sum.Degraded = len(sum.DegradedReasons) > 0
 
 	// Flows: every flow given by SetFlow or having rate samples, by id.
+	var throughout []float64 // steady rates of the flows that shared the whole steady half
 	for _, id := range unionIDs(r.flows, v.rate.ids()) {
 		info, ok := r.flows[id]
 		if !ok {
@@ -385,6 +391,9 @@ func (r *Recorder) summary(v view) Summary {
 			f.AvgGbps = Some(s.sum / float64(s.n))
 			f.SteadyGbps = optRatio(s.steadySum, s.steadyN)
 			f.SteadyRateGbps = optRatio(s.rateSum, s.rateN)
+			if s.steadyN > 0 && s.n > s.steadyN && !f.FCTUs.Valid() && f.SteadyGbps.Or(0) > 0 {
+				throughout = append(throughout, f.SteadyGbps.Or(0))
+			}
 		} else if durUs > 0 {
 			f.AvgGbps = Some(float64(info.Bytes) * 8 / (durUs * 1e3))
 		}
@@ -410,14 +419,8 @@ func (r *Recorder) summary(v view) Summary {
 		sum.Ports = append(sum.Ports, p)
 	}
 
-	var active []float64
-	for _, f := range sum.Flows {
-		if g := f.SteadyGbps.Or(0); g > 0 {
-			active = append(active, g)
-		}
-	}
-	if len(active) > 0 {
-		sum.JainIndex = Some(Jain(active))
+	if sum.JainFlows = len(throughout); sum.JainFlows >= 2 {
+		sum.JainIndex = Some(Jain(throughout))
 	}
 	return sum
 }

@@ -63,7 +63,11 @@ func PrintTable(w io.Writer, s Summary) error {
 		}
 		tw.Flush()
 	}
-	fmt.Fprintf(w, "Jain index over %d flows active in the steady half: %s\n", active, s.JainIndex.Format(4))
+	if s.JainIndex.Valid() {
+		fmt.Fprintf(w, "Jain index over the %d flows that shared the whole steady half: %s\n", s.JainFlows, s.JainIndex.Format(4))
+	} else {
+		fmt.Fprintf(w, "Jain index: - (%d flows shared the whole steady half: flows that come and go are measured by their FCT slowdown)\n", s.JainFlows)
+	}
 	if s.Interrupted {
 		fmt.Fprintln(w, "INTERRUPTED: the results cover the run up to the signal")
 	}
