@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -290,6 +291,10 @@ type sweepAxis struct {
 	values  []string
 	x       map[string]float64
 	numeric bool
+	// label is the axis' label: the key, with the unit its values are
+	// drawn in (a key in bytes, key_bytes, is drawn in KB, as the queue
+	// metrics are).
+	label string
 }
 
 func newSweepAxis(k string, runs []SweepRun) sweepAxis {
@@ -306,10 +311,16 @@ func newSweepAxis(k string, runs []SweepRun) sweepAxis {
 		}
 		a.x[v] = x
 	}
+	a.label = k
 	if !a.numeric {
 		for i, v := range a.values {
 			a.x[v] = float64(i)
 		}
+	} else if strings.HasSuffix(k, "_bytes") {
+		for v, x := range a.x {
+			a.x[v] = x * 1e-3
+		}
+		a.label = k + " (KB)"
 	}
 	return a
 }
@@ -349,7 +360,22 @@ type sweepLine struct {
 	Name  string
 	Runs  plotter.XYs
 	Means plotter.XYs
+	// Spread is, at each mean of two runs or more, how far the smallest and
+	// the largest run lie below and above it (the error bars).
+	Spread rangeBars
 }
+
+// rangeBars are a sweep line's error bars: at each point, the range of the
+// runs averaged there (min to max over the replicates), no distribution
+// assumed.
+type rangeBars struct {
+	plotter.XYs
+	low, high []float64
+}
+
+// YError is the distance from point i down to the smallest run and up to the
+// largest (plotter.YErrorer).
+func (b rangeBars) YError(i int) (float64, float64) { return b.low[i], b.high[i] }
 
 // sweepLines groups the runs' values of metric m (scaled) into lines, one per
 // combination of the values of the keys others; a run missing m is left out.
@@ -383,6 +409,16 @@ func sweepLines(m SweepMetric, k string, axis sweepAxis, others []string, runs [
 			lines[i].Means = append(lines[i].Means, plotter.XY{X: x, Y: Mean(ys)})
 		}
 		sort.Slice(lines[i].Means, func(a, b int) bool { return lines[i].Means[a].X < lines[i].Means[b].X })
+		for _, m := range lines[i].Means {
+			ys := byX[lines[i].Name][m.X]
+			if len(ys) < 2 {
+				continue
+			}
+			lo, hi := slices.Min(ys), slices.Max(ys)
+			lines[i].Spread.XYs = append(lines[i].Spread.XYs, m)
+			lines[i].Spread.low = append(lines[i].Spread.low, m.Y-lo)
+			lines[i].Spread.high = append(lines[i].Spread.high, hi-m.Y)
+		}
 	}
 	return lines
 }
@@ -404,12 +440,14 @@ func sweepPlot(title string, m SweepMetric, k string, keys []string, replicate s
 	lines := sweepLines(m, k, axis, others, runs)
 	p := plot.New()
 	p.Title.Text = title
-	p.X.Label.Text = k
+	p.X.Label.Text = axis.label
 	p.Y.Label.Text = m.Label
 	axis.apply(p)
 	p.Add(plotter.NewGrid())
 	p.Legend.Top = true
+	p.Legend.XOffs = -legendInset
 	ymin, ymax := 0.0, 0.0
+	spread := false // some mean has error bars
 	for i, l := range lines {
 		for _, xy := range l.Runs {
 			ymin, ymax = math.Min(ymin, xy.Y), math.Max(ymax, xy.Y)
@@ -427,6 +465,15 @@ func sweepPlot(title string, m SweepMetric, k string, keys []string, replicate s
 		ml.Color, ml.Width, ml.Dashes = c, vg.Points(1.2), plotutil.Dashes(i)
 		mp.GlyphStyle = draw.GlyphStyle{Color: c, Radius: vg.Points(2.5), Shape: meanShapes[i%len(meanShapes)]}
 		p.Add(sc, mp)
+		if len(l.Spread.XYs) > 0 {
+			eb, err := plotter.NewYErrorBars(l.Spread)
+			if err != nil {
+				return nil, err
+			}
+			eb.LineStyle.Color, eb.LineStyle.Width, eb.CapWidth = c, vg.Points(1), vg.Points(6)
+			p.Add(eb)
+			spread = true
+		}
 		thumbs := []plot.Thumbnailer{mp}
 		if axis.numeric {
 			// A line between values that are not numbers would claim an
@@ -450,13 +497,24 @@ func sweepPlot(title string, m SweepMetric, k string, keys []string, replicate s
 		}
 		each.GlyphStyle = draw.GlyphStyle{Color: color.Gray{Y: 90}, Radius: vg.Points(3.5), Shape: draw.RingGlyph{}}
 		p.Legend.Add("one run", each)
+		if spread {
+			name := "bars: min to max of the runs"
+			if replicate != "" {
+				name = "bars: min to max over " + replicate
+			}
+			p.Legend.Add(name)
+		}
 	}
 	if ymin >= 0 {
 		p.Y.Min = 0
 	}
 	if ymax > 0 {
 		// Room for the legend's rows above the highest point.
-		p.Y.Max = ymax * (1.05 + 0.07*float64(len(lines)+1))
+		rows := len(lines) + 1
+		if spread {
+			rows++
+		}
+		p.Y.Max = ymax * (1.05 + 0.07*float64(rows))
 	}
 	return p, nil
 }

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"math"
 	"os"
 	"path/filepath"
 	"sort"
@@ -122,6 +123,26 @@ func TestSweepPlots(t *testing.T) {
 		if xy.Y == 0 {
 			t.Errorf("a missing value drawn at %v", xy)
 		}
+	}
+	// Error bars: the range of the seeds at each value of two runs or more
+	// (q = 50_000 has one run of total_steady_gbps: no bar).
+	jl := sweepLines(SweepMetric{Name: "jain_index", Scale: 1}, "q", axis, nil, runs)
+	if s := jl[0].Spread; len(s.XYs) != 2 || math.Abs(s.low[0]-0.005) > 1e-12 || math.Abs(s.high[1]-0.005) > 1e-12 || len(lines[0].Spread.XYs) != 1 {
+		t.Errorf("error bars %+v (total_steady_gbps %+v)", jl[0].Spread, lines[0].Spread)
+	}
+	p, err := sweepPlot("t", SweepMetric{Name: "jain_index", Label: "J", Scale: 1}, "q", []string{"q", "seed"}, "seed", runs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if svg := svgText(t, p); !strings.Contains(svg, "min to max over seed") {
+		t.Error("the legend does not say what the bars are")
+	}
+	// A key in bytes is drawn in KB, as the queue metrics are.
+	for i := range runs {
+		runs[i].Values["cc.params.q_ref_bytes"] = runs[i].Values["q"]
+	}
+	if a := newSweepAxis("cc.params.q_ref_bytes", runs); a.x["50_000"] != 50 || a.label != "cc.params.q_ref_bytes (KB)" {
+		t.Errorf("a bytes key's axis: %+v", a)
 	}
 }
 
