@@ -21,6 +21,9 @@ type Result struct {
 	Interrupt bool
 	// FrameBuffers is the most frame buffers the virtual driver held at once.
 	FrameBuffers int
+	// LinkLosses are the link directions that lost frames to the spec's
+	// Failures (virtual time), by sending node and port.
+	LinkLosses []LinkLoss
 }
 
 // window selects samples with from < t <= to (experiment time, ns).

@@ -62,6 +62,8 @@ type Spec struct {
 	Seed uint64
 	// PacingJitter is every host's hostd.Config.PacingJitter: 0 paces exactly.
 	PacingJitter float64
+	// Failures are faults injected into the links (virtual time only).
+	Failures Failures
 	// TrustAll makes every switch and host take control frames from anyone
 	// (switchd's and hostd's trust "all"), for experiments that forge them.
 	// Off (the default), each takes them only from where the topology says
@@ -303,6 +305,9 @@ func (s *Spec) Plan() (*Plan, error) {
 		return nil, err
 	}
 	s.defaults()
+	if err := s.Failures.check(t); err != nil {
+		return nil, err
+	}
 	nh := len(t.Hosts)
 	host := func(what string, h int) error {
 		if h < 0 || h >= nh {

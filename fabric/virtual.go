@@ -77,7 +77,8 @@ type Virtual struct {
 	swNodes   []*switchd.Node
 	hostNodes []*hostd.Node
 	wires     []wireDir
-	portBase  []int // wires of node n: portBase[n] + port
+	faults    []wireFaults // per wire, nil when the spec injects no failures
+	portBase  []int        // wires of node n: portBase[n] + port
 	// sink receives the results as the run goes (StreamResults), drain
 	// what it is handed.
 	sink  func(*Drain)
@@ -139,6 +140,9 @@ func NewVirtual(p *Plan) (*Virtual, error) {
 	}
 	if err := checkIDs(len(v.nodes), len(v.wires)); err != nil {
 		return nil, err
+	}
+	if p.Spec != nil {
+		v.setFailures(&p.Spec.Failures, p.Spec.Seed)
 	}
 	v.agenda = newAgenda(len(v.nodes) + len(v.wires))
 	for n := range v.nodes {
@@ -251,6 +255,10 @@ func (v *Virtual) transmit(n int) {
 				w.capTx.Append(v.now, v.frames.bytes(tx.H)[:tx.Len])
 			}
 			at := int64(math.Ceil(w.free + w.delayNs))
+			if v.faults != nil && v.lose(wi, v.now, at) {
+				v.frames.Free(tx.H) // it took its time on the wire; nobody receives it
+				continue
+			}
 			w.push(inflight{h: tx.H, len: int32(tx.Len), at: at})
 			if w.n == 1 {
 				v.agenda.set(len(v.nodes)+wi, at)
@@ -363,7 +371,7 @@ func (v *Virtual) Events() int64 { return v.events }
 // Result collects what the run produced. Call it after Run.
 func (v *Virtual) Result() *Result {
 	r := &Result{Clock: ClockVirtual, Plan: v.plan, T0Ns: 0, EndNs: v.now, Events: v.events,
-		Samples: v.samples, FrameBuffers: v.frames.Buffers()}
+		Samples: v.samples, FrameBuffers: v.frames.Buffers(), LinkLosses: v.linkLosses()}
 	for _, sn := range v.swNodes {
 		sn.Engine().PublishEgress()
 		sn.Engine().PublishIngress()

@@ -223,6 +223,7 @@ func (e *Experiment) Spec() *fabric.Spec {
 		SampleNs: usToNs(e.Experiment.SampleUs), Seed: e.Experiment.Seed, PacingJitter: t.PacingJitter,
 		Exact: e.Experiment.Clock == ClockVirtual, ICRC: e.Experiment.ICRC, TrustAll: e.Experiment.Trust == TrustAll,
 	}
+	s.Failures, _ = e.failures() // checked by Validate
 	for _, f := range e.Flows {
 		s.Flows = append(s.Flows, fabric.Flow{ID: f.ID, Src: f.Src, Dst: f.Dst, SizeBytes: f.SizeBytes,
 			StartNs: usToNs(f.StartUs), RateBps: f.RateGbps * 1e9})

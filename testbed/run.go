@@ -310,6 +310,9 @@ func (e *Experiment) provenance(rec *report.Recorder, res *Result, started time.
 	m.Interrupted = res.Interrupted
 	var lcores []report.LcoreSummary
 	baseRTT := e.baseRTTNs(res)
+	if res.Fabric != nil {
+		m.LinkLosses = e.linkLosses(res.Fabric.LinkLosses)
+	}
 	if m.Config != nil {
 		m.Config.SchemeParams = e.SchemeParams(baseRTT)
 	}

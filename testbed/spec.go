@@ -37,6 +37,8 @@ type Experiment struct {
 	Lcores       Lcores               `toml:"lcores"`
 	// Capture writes pcap files of chosen ports (docs/capture.md).
 	Capture Capture `toml:"capture"`
+	// LinkFailures take links down during a run (virtual time only).
+	LinkFailures []LinkFailure `toml:"link_failures"`
 
 	file *config.File
 	dir  string // directory of the file: relative paths start here
@@ -127,6 +129,11 @@ type Topology struct {
 	BaseRTTUs float64 `toml:"base_rtt_us"`
 	// AckEvery is how many data packets a receiver acknowledges at once.
 	AckEvery int `toml:"ack_every"`
+	// LossRate is the probability that a frame is lost on a link, in each
+	// direction of every link, each frame independently, drawn from a
+	// generator per link direction seeded by experiment.seed (virtual time
+	// only; the ns-3 simulator's ERROR_RATE_PER_LINK).
+	LossRate float64 `toml:"loss_rate"`
 	// PacingJitter spreads each host QP's packet spacing over [1 - j, 1 + j]
 	// of its paced gap (0: exact pacing; see hostd.Config.PacingJitter).
 	PacingJitter float64 `toml:"pacing_jitter"`
@@ -332,6 +339,9 @@ func (e *Experiment) Validate() error {
 		return e.errorf("cc.scheme", "%v", err)
 	}
 	if err := e.validateBuffer(nHosts); err != nil {
+		return err
+	}
+	if _, err := e.failures(); err != nil {
 		return err
 	}
 	if err := e.validateCC(); err != nil {

@@ -102,8 +102,12 @@ func cableSlots(links int) int {
 const setupNs = 50_000_000
 
 // Check reports why plan cannot run on DPDK in one process: every link takes
-// two ethdev ports, and a DPDK build has at most dpdk.MaxEthPorts.
+// two ethdev ports, and a DPDK build has at most dpdk.MaxEthPorts; injected
+// link failures are the virtual-time driver's alone.
 func Check(plan *fabric.Plan) error {
+	if s := plan.Spec; s != nil && (s.Failures.LossRate > 0 || len(s.Failures.LinkDown) > 0) {
+		return fmt.Errorf("dpdkrun: link loss and link failures are injected in virtual time only")
+	}
 	if n := 2 * len(plan.Topo.Links); n > dpdk.MaxEthPorts {
 		return fmt.Errorf("dpdkrun: %d links need %d ethdev ports in one process; this DPDK build has at most %d (RTE_MAX_ETHPORTS): run it in virtual time, or on real nodes",
 			len(plan.Topo.Links), n, dpdk.MaxEthPorts)

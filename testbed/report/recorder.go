@@ -64,6 +64,9 @@ type Meta struct {
 	Machine MachineInfo
 	// Lcores are the lcores' loop statistics (DPDK clock).
 	Lcores []LcoreSummary
+	// LinkLosses are the frames the links lost to injected failures
+	// (virtual time: a loss rate, links taken down).
+	LinkLosses []LinkLossSummary
 	// Interrupted is true when the run stopped before its duration
 	// (SetInterrupted).
 	Interrupted bool

@@ -86,6 +86,24 @@ type Summary struct {
 	// Captures are the pcap files the run wrote (docs/capture.md), when it
 	// captured.
 	Captures []CaptureSummary `json:"captures,omitempty"`
+	// LinkLosses are the link directions that lost frames to the failures
+	// the experiment injected (topology.loss_rate, [[link_failures]]), when
+	// any did.
+	LinkLosses []LinkLossSummary `json:"link_losses,omitempty"`
+}
+
+// LinkLossSummary is one entry of summary.json's "link_losses": what one
+// direction of a link lost to injected failures.
+type LinkLossSummary struct {
+	// From is the sending port ("s0.p3", or a host's name), To the node at
+	// the other end.
+	From string `json:"from"`
+	To   string `json:"to"`
+	// Frames is every frame the sender put on the link; Lost those lost at
+	// random (the loss rate), DownLost those lost while the link was down.
+	Frames   uint64 `json:"frames"`
+	Lost     uint64 `json:"lost"`
+	DownLost uint64 `json:"down_lost"`
 }
 
 // CaptureSummary is one entry of summary.json's "captures": a pcap file of
@@ -359,6 +377,7 @@ func (r *Recorder) summary(v view) Summary {
 		Topology:        r.meta.Topology,
 		LinkGbps:        r.meta.LinkGbps,
 		Lcores:          r.meta.Lcores,
+		LinkLosses:      r.meta.LinkLosses,
 		SamplesRejected: r.nonFinite,
 		Flows:           []FlowSummary{},
 		Ports:           []PortSummary{},
