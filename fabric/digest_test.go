@@ -1,0 +1,156 @@
+package fabric_test
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/ccbed/ccbed/ccalgo"
+	"github.com/ccbed/ccbed/fabric"
+	"github.com/ccbed/ccbed/switchd"
+)
+
+// updateEngineDigest rewrites testdata/engine-digest.golden from this build:
+// go test ./fabric -run TestEngineDigest -update-engine-digest. Only when a
+// change moves the engines' behaviour on purpose; its commit says why.
+var updateEngineDigest = flag.Bool("update-engine-digest", false, "rewrite testdata/engine-digest.golden")
+
+const engineDigestGolden = "testdata/engine-digest.golden"
+
+// TestEngineDigest is the fabric's digest below the results layer: every
+// scheme on a 4-host star (a 3-to-1 of two long flows and a 300 KB one, PFC
+// with a small shared buffer, 10 % pacing jitter), DCQCN and HPCC on a
+// 2-leaf, 2-spine fabric (ECMP, multi-hop PFC, a 5-to-1 incast, web search
+// at 60 %), DCQCN with the hosts' ICRC, and DCQCN with injected loss and a
+// link failure, each in virtual time. It hashes what the engines and the
+// driver produced (the switches' queue and fair-rate samples, the hosts'
+// rate samples and FCTs, every engine's counters, the links' losses) and, for
+// the star, every byte of the frames the receiver's port saw (a pcap
+// capture): a refactor or a speed-up of the engines or the driver must leave
+// every hash as it was, whatever the results files do (testbed's
+// TestFabricDigest covers those).
+func TestEngineDigest(t *testing.T) {
+	star := func(scheme string) *fabric.Spec {
+		return &fabric.Spec{Topo: fabric.Star(4, 10e9, 1000), Scheme: scheme, ExpectedFlows: 3, MTU: 1000,
+			BufferBytes: 400_000, PFC: fabric.PFC{Enabled: true}, Buffer: switchd.BufferConfig{SizeBytes: 1_000_000},
+			SampleNs: 50_000, Seed: 3, PacingJitter: 0.1,
+			Flows: []fabric.Flow{{ID: 1, Src: 0, Dst: 3}, {ID: 2, Src: 1, Dst: 3, StartNs: 200_000},
+				{ID: 3, Src: 2, Dst: 3, SizeBytes: 300_000, StartNs: 500_000}}}
+	}
+	leafSpine := func(scheme string) *fabric.Spec {
+		all := []int{0, 1, 2, 3, 4, 5, 6, 7}
+		return &fabric.Spec{Topo: fabric.LeafSpine(2, 2, 4, 25e9, 25e9, 1000), Scheme: scheme, ExpectedFlows: 8,
+			MTU: 1000, BufferBytes: 1_000_000, PFC: fabric.PFC{Enabled: true},
+			Buffer: switchd.BufferConfig{SizeBytes: 600_000}, SampleNs: 50_000, Seed: 5, PacingJitter: 0.05,
+			Incast: []fabric.Incast{{IDBase: 1, Senders: []int{3, 4, 5, 6, 7}, Dst: 0, FlowsPerSender: 2,
+				SizeBytes: 200_000, StartNs: 100_000}},
+			Workloads: []fabric.Workload{{IDBase: 1000, CDF: "../configs/workloads/websearch.cdf", Senders: all, Dsts: all,
+				Load: 0.6, StopNs: 1_500_000}}}
+	}
+	type tc struct {
+		name  string
+		spec  *fabric.Spec
+		endNs int64
+	}
+	var cases []tc
+	for _, s := range ccalgo.Schemes() {
+		cases = append(cases, tc{"star-" + s.Name, star(s.Name), 3_000_000})
+	}
+	for _, s := range []string{"dcqcn", "hpcc"} {
+		cases = append(cases, tc{"leafspine-" + s, leafSpine(s), 2_000_000})
+	}
+	icrc := star("dcqcn")
+	icrc.ICRC = true
+	cases = append(cases, tc{"star-dcqcn-icrc", icrc, 3_000_000})
+	failing := star("dcqcn")
+	failing.Failures = fabric.Failures{LossRate: 0.002, LinkDown: []fabric.LinkDown{{A: 1, B: 4, DownNs: 1_000_000, UpNs: 1_500_000}}}
+	cases = append(cases, tc{"star-dcqcn-failures", failing, 3_000_000})
+
+	var got []string
+	for _, c := range cases {
+		h := engineDigest(t, c.spec, c.endNs, strings.HasPrefix(c.name, "star"))
+		got = append(got, c.name+" "+h)
+	}
+	text := strings.Join(got, "\n") + "\n"
+	if *updateEngineDigest {
+		if err := os.WriteFile(engineDigestGolden, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("wrote %s", engineDigestGolden)
+		return
+	}
+	want, err := os.ReadFile(engineDigestGolden)
+	if err != nil {
+		t.Fatalf("%v (go test ./fabric -run TestEngineDigest -update-engine-digest writes it)", err)
+	}
+	if string(want) != text {
+		t.Errorf("the engines' behaviour moved; if on purpose, rerun with -update-engine-digest and say why in the commit.\ngot:\n%swant:\n%s", text, want)
+	}
+}
+
+// engineDigest runs spec in virtual time to endNs and hashes what the
+// engines and the driver produced; capture adds the frames host 3's port
+// (a star's receiver) saw.
+func engineDigest(t *testing.T, spec *fabric.Spec, endNs int64, capture bool) string {
+	t.Helper()
+	spec.Exact = true
+	p, err := spec.Plan()
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := fabric.NewVirtual(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if capture {
+		if err := v.Capture(&fabric.Capture{Ports: []fabric.CapturePort{{Node: 3, Port: 0}}, Dir: dir}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := v.Run(context.Background(), endNs, nil); err != nil {
+		t.Fatal(err)
+	}
+	files, err := v.CloseCapture()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := v.Result()
+	sum := sha256.New()
+	for _, f := range files {
+		b, err := os.ReadFile(f.Path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fmt.Fprintf(sum, "%s %d\n", filepath.Base(f.Path), len(b))
+		sum.Write(b)
+	}
+	type hostOut struct {
+		Samples, FCTs, Rx, Tx any
+	}
+	var hosts []hostOut
+	for _, he := range r.Hosts {
+		rx, tx := he.Counters()
+		hosts = append(hosts, hostOut{he.Samples(), he.FCTs(), rx, tx})
+	}
+	var switches []switchd.Snapshot
+	for _, se := range r.Switches {
+		switches = append(switches, se.Snapshot())
+	}
+	b, err := json.Marshal(struct {
+		Samples, Hosts, Switches, LinkLosses any
+		EndNs                                int64
+	}{r.Samples, hosts, switches, r.LinkLosses, r.EndNs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum.Write(b)
+	return hex.EncodeToString(sum.Sum(nil))
+}
