@@ -31,7 +31,7 @@
 // choice it is. [P] is the paper (Section 3.1, "RP algorithm", Figure 7, and
 // the parameter values it gives), [N] ns-3's Mellanox model ([H] and its
 // descendants, e.g. inet-tub/ns3-datacenter, src/point-to-point/model/
-// rdma-hw.cc), which follows ConnectX's firmware. ccbed's defaults are the
+// rdma-hw.cc), named after Mellanox's ConnectX implementation. ccbed's defaults are the
 // paper's wherever the paper states a rule, because ccbed reproduces papers
 // and the DCQCN paper is what the papers that compare against DCQCN cite; a
 // cross-check against ns-3 sets the [N] column (testbed's ns3_config does it
@@ -57,18 +57,17 @@
 //	K, T, g, R_AI, R_HAI    alpha_timer_us, ...   55, 55, 1/256,       ALPHA_RESUME_INTERVAL, RP_TIMER,
 //	                                              40M, 200M [P]/[Z]    EWMA_GAIN, RATE_AI, RATE_HAI
 //
-// Why ccbed clamps by default although NICs do not: the paper's Figure 7
-// sets R_T = R_C on every cut, and the paper's analysis and results are of
-// that algorithm; ConnectX keeps the old target
-// (CLAMP_TARGET_RATE 0) so that a flow cut twice in one recovery returns
-// quickly to where it was. The choice moves a loaded fabric's large-flow
-// tail by a factor of several (docs/experiments.md, "ccbed against the ns-3
-// simulator's models"), so it is a parameter, not a fixed rule.
+// Why ccbed clamps by default although ns-3's Mellanox model does not by
+// default (CLAMP_TARGET_RATE 0): the paper's Figure 7 sets R_T = R_C
+// on every cut, and the paper's analysis and results are of that algorithm.
+// The choice moves a loaded fabric's large-flow tail by a factor of several
+// (docs/experiments.md, "ccbed against the ns-3 simulator's models"), so it
+// is a parameter, not a fixed rule.
 //
 // One difference stays outside the scheme: ns-3's CNP is a flag on the ACK
-// of the marked packet, queued behind data at the receiver's NIC and held by
-// PFC with it; ccbed's hostd sends a CNP as a frame of its own, ahead of the
-// data (docs/experiments.md says what that changes).
+// of the marked packet, queued with data at the switches and paused by PFC
+// with it; ccbed's hostd sends a CNP as a frame of its own, which switches
+// send ahead of data (docs/experiments.md says what that changes).
 //
 // Other choices where the paper is silent:
 //   - Kmin/Kmax scaled by link/40G (RoCC's evaluation); Pmax is not scaled.
@@ -134,7 +133,7 @@ type Params struct {
 	AlphaTimerUs float64 `toml:"alpha_timer_us"`
 	// AlphaUpdate is when alpha rises: AlphaOnCut (default, the paper's
 	// Figure 7: alpha = (1 - g) alpha + g at each cut, decaying every K
-	// without one) or AlphaOnTimer (ns-3's Mellanox model and ConnectX:
+	// without one) or AlphaOnTimer (ns-3's Mellanox model:
 	// every K from the first CNP, alpha rises if a CNP came in the last K,
 	// else decays; a cut only uses it).
 	AlphaUpdate string `toml:"alpha_update"`
@@ -143,7 +142,7 @@ type Params struct {
 	DecreaseIntervalUs float64 `toml:"decrease_interval_us"`
 	// ClampTargetRate: a cut sets the target rate to the current rate first
 	// (default true, the paper's eq. 2 step). False is ns-3's
-	// CLAMP_TARGET_RATE 0 (ConnectX's default): the target is kept, unless
+	// CLAMP_TARGET_RATE 0 (its model's default): the target is kept, unless
 	// a rate increase event came since the previous cut.
 	ClampTargetRate bool `toml:"clamp_target_rate"`
 	// IncreaseTimerUs is T, the rate-increase timer (default 55).
