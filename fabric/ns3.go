@@ -1,12 +1,18 @@
 package fabric
 
 // An importer for the input files of the HPCC ns-3 simulator
-// (github.com/alibaba-edu/High-Precision-Congestion-Control, simulation/mix),
-// so that its topology.txt and flow.txt run here unchanged. The formats are
-// those that simulation/scratch/third.cc reads:
+// (github.com/alibaba-edu/High-Precision-Congestion-Control, simulation/mix)
+// and its descendants (inet-tub/ns3-datacenter on ns-3.39), so that their
+// topology.txt and flow.txt run here unchanged (their config.txt:
+// ns3config.go). The formats are those that HPCC's
+// simulation/scratch/third.cc and ns3-datacenter's
+// examples/PowerTCP/powertcp-evaluation-*.cc read:
 //
 //	topology.txt
-//	  node_num switch_num link_num
+//	  node_num switch_num link_num             (HPCC)
+//	  node_num switch_num tor_num link_num     (ns3-datacenter; tor_num is
+//	                                            checked, 0..switch_num, and
+//	                                            not used, as there)
 //	  sid sid ...                              (switch_num switch node ids)
 //	  src dst rate delay error_rate            (link_num lines)
 //
@@ -114,8 +120,9 @@ func (l *ns3Lines) errorf(format string, args ...any) error {
 	return fmt.Errorf("%s:%d: %s", l.name, l.line, fmt.Sprintf(format, args...))
 }
 
-// ReadNS3Topology reads an HPCC ns-3 topology.txt from r; name names the file
-// in errors ("topology.txt:5: ..."). Hosts are the nodes not on the switch
+// ReadNS3Topology reads an ns-3 topology.txt from r, with the HPCC
+// simulator's 3-field header or ns3-datacenter's 4-field one; name names the
+// file in errors ("topology.txt:5: ..."). Hosts are the nodes not on the switch
 // line; the Topology gets them in increasing ns-3 id order, then the switches
 // in increasing id order, then the links in file order, each with its rate
 // and delay both ways as ns-3 sets them (a switch's ports are numbered in the
@@ -131,8 +138,8 @@ func ReadNS3Topology(r io.Reader, name string) (*NS3Topology, error) {
 	if err != nil {
 		return nil, err
 	}
-	if len(f) != 3 {
-		return nil, l.errorf(`header has %d fields: want 3, "node_num switch_num link_num"`, len(f))
+	if len(f) != 3 && len(f) != 4 {
+		return nil, l.errorf(`header has %d fields: want 3, "node_num switch_num link_num", or 4, "node_num switch_num tor_num link_num"`, len(f))
 	}
 	nodes, err := ns3Count(f[0], MaxNS3Nodes)
 	if err != nil {
@@ -142,7 +149,12 @@ func ReadNS3Topology(r io.Reader, name string) (*NS3Topology, error) {
 	if err != nil {
 		return nil, l.errorf("switch_num: %v (node_num is %d)", err, nodes)
 	}
-	nlinks, err := ns3Count(f[2], math.MaxInt32)
+	if len(f) == 4 {
+		if _, err := ns3Count(f[2], nsw); err != nil {
+			return nil, l.errorf("tor_num: %v (switch_num is %d)", err, nsw)
+		}
+	}
+	nlinks, err := ns3Count(f[len(f)-1], math.MaxInt32)
 	if err != nil {
 		return nil, l.errorf("link_num: %v", err)
 	}

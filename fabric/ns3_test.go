@@ -193,7 +193,10 @@ func TestNS3TopologyErrors(t *testing.T) {
 		{"empty", "", `t.txt:1: end of file: want the header "node_num switch_num link_num"`},
 		{"blank", "\n \n", `t.txt:3: end of file: want the header`},
 		{"header short", "3 1\n", "t.txt:1: header has 2 fields: want 3"},
-		{"header long", "3 1 2 4\n", "t.txt:1: header has 4 fields: want 3"},
+		{"header long", "3 1 1 2 4\n", "t.txt:1: header has 5 fields: want 3"},
+		{"tor_num", "3 1 2 2\n", "t.txt:1: tor_num: 2 is more than 1 (switch_num is 1)"},
+		{"tor_num bad", "3 1 x 2\n", `t.txt:1: tor_num: "x" is not a non-negative integer`},
+		{"4-field link_num", "3 1 1 x\n", `t.txt:1: link_num: "x" is not a non-negative integer`},
 		{"node_num", "x 1 2\n", `t.txt:1: node_num: "x" is not a non-negative integer`},
 		{"negative", "-3 1 2\n", `t.txt:1: node_num: "-3" is not a non-negative integer`},
 		{"too many nodes", "70000 1 2\n", "t.txt:1: node_num: 70000 is more than 65536"},
@@ -243,6 +246,20 @@ func TestNS3TopologyErrors(t *testing.T) {
 	}
 	if _, err := fabric.ReadNS3Topology(strings.NewReader(star), "t.txt"); err != nil {
 		t.Fatalf("the unchanged star: %v", err)
+	}
+}
+
+// TestNS3TopologyFourFields: ns3-datacenter's header "node_num switch_num
+// tor_num link_num" reads to the same topology as HPCC's three fields.
+func TestNS3TopologyFourFields(t *testing.T) {
+	three := readNS3LeafSpine(t)
+	in := strings.Replace(ns3LeafSpine, "7 3 6\n", "7 3 2 6\n", 1)
+	four, err := fabric.ReadNS3Topology(strings.NewReader(in), "topology.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(three, four) {
+		t.Fatalf("4-field header: %+v\nwant the 3-field one's %+v", four, three)
 	}
 }
 

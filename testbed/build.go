@@ -167,44 +167,10 @@ func (e *Experiment) explicitTopology() error {
 	return nil
 }
 
-// ns3Topology reads the HPCC ns-3 simulator's topology file and, when given,
-// its flow file: the flows start when the file says, less the first start (the
-// simulator's files start traffic at 2 s), and take ids 0, 1, ... in file order.
-func (e *Experiment) ns3Topology() error {
-	t := &e.Topology
-	if t.NS3Topology == "" {
-		return e.errorf("topology.ns3_topology", "missing: the ns-3 topology.txt")
-	}
-	path := func(p string) string {
-		if filepath.IsAbs(p) {
-			return p
-		}
-		return filepath.Join(e.dir, p)
-	}
-	nt, err := fabric.ReadNS3TopologyFile(path(t.NS3Topology), t.NS3Topology)
-	if err != nil {
-		return e.errorf("topology.ns3_topology", "%v", err)
-	}
-	e.topo = nt.Topo
-	if t.NS3Flows == "" {
-		return nil
-	}
-	flows, err := fabric.ReadNS3FlowsFile(path(t.NS3Flows), t.NS3Flows, nt)
-	if err != nil {
-		return e.errorf("topology.ns3_flows", "%v", err)
-	}
-	if len(flows) > 0 {
-		first := flows[0].StartNs
-		for _, fl := range flows {
-			first = min(first, fl.StartNs)
-		}
-		for i := range flows {
-			flows[i].StartNs -= first
-		}
-	}
-	e.ns3Flows = flows
-	return nil
-}
+// ns3Topology reads the ns-3 simulators' topology file and, when given,
+// their flow file and config.txt (ns3config.go): the flows start when the
+// file says, less topology.ns3_start_s, and take ids 0, 1, ... in file order.
+func (e *Experiment) ns3Topology() error { return e.readNS3Inputs() }
 
 // Topo is the experiment's topology (built by Validate).
 func (e *Experiment) Topo() *fabric.Topology { return e.topo }

@@ -48,6 +48,8 @@ type Experiment struct {
 	topo *fabric.Topology
 	// ns3Flows are the flows of an ns3 topology's flow file.
 	ns3Flows []fabric.Flow
+	// ns3 is what the ns3 topology's config.txt set (ns3config.go).
+	ns3 *ns3Inputs
 }
 
 // ExperimentInfo names the experiment and says how long it runs.
@@ -113,8 +115,9 @@ const (
 //   - fat-tree: a K-ary fat-tree of K^3/4 hosts; ECMP over the cores.
 //   - explicit: Hosts hosts (h0, h1, ...), the Switches named, and Links
 //     between any of them.
-//   - ns3: the HPCC ns-3 simulator's topology.txt (NS3Topology), and its
-//     flow.txt (NS3Flows) as static flows.
+//   - ns3: the ns-3 RDMA simulators' topology.txt (NS3Topology), their
+//     flow.txt (NS3Flows) as static flows, and their config.txt (NS3Config),
+//     all unchanged; the experiment's own keys win over config.txt's.
 type Topology struct {
 	// Kind is the shape: star, chain, leaf-spine, fat-tree, explicit or ns3.
 	Kind string `toml:"kind"`
@@ -149,6 +152,17 @@ type Topology struct {
 	Links          []LinkSpec `toml:"links"`            // explicit
 	NS3Topology    string     `toml:"ns3_topology"`     // ns3: path, relative to the experiment file
 	NS3Flows       string     `toml:"ns3_flows"`        // ns3: flow.txt, relative to the experiment file (optional)
+	// NS3Config is the ns-3 simulators' config.txt, relative to the
+	// experiment file (optional): its scheme, parameters and settings fill
+	// in what the experiment file leaves out, its TOPOLOGY_FILE and
+	// FLOW_FILE what ns3_topology and ns3_flows do, and what ccbed cannot
+	// honour is named in a warning (docs/fabric.md, "ns-3's config.txt").
+	NS3Config string `toml:"ns3_config"`
+	// NS3StartS is the ns-3 time, in seconds, that the run's time 0 stands
+	// for: flows start at their flow.txt time less this, and the run ends at
+	// SIMULATOR_STOP_TIME less this (default 0: ns-3's own times; HPCC's
+	// traffic generator starts flows at 2 s).
+	NS3StartS float64 `toml:"ns3_start_s"`
 
 	// RTOUs and NakIntervalUs are the hosts' retransmission timeout and NAK
 	// repeat interval. 0 derives both from the worst round trip the topology

@@ -24,18 +24,20 @@ type CP struct {
 
 var _ ccalgo.CongestionPoint = (*CP)(nil)
 
-// NewCP returns a CP marking with p's thresholds where p.MarkAt says.
+// NewCP returns a CP marking where p.MarkAt says, with the thresholds of
+// p.ECNByLink's entry for env.LinkBps, else p's own.
 func NewCP(p *Params, env ccalgo.Env) (*CP, error) {
 	if err := p.validateCP(); err != nil {
 		return nil, err
 	}
-	c := &CP{kmin: p.KminBytes, kmax: p.KmaxBytes, pmax: p.Pmax, rng: p.Seed,
+	kmin, kmax, pmax := p.ecnFor(env.LinkBps)
+	c := &CP{kmin: kmin, kmax: kmax, pmax: pmax, rng: p.Seed,
 		atEnqueue: p.MarkAt == ccalgo.MarkAtEnqueue}
 	if c.rng == 0 {
 		c.rng = 0x9e3779b97f4a7c15
 	}
-	if p.KmaxBytes > p.KminBytes {
-		c.slope = p.Pmax / float64(p.KmaxBytes-p.KminBytes)
+	if kmax > kmin {
+		c.slope = pmax / float64(kmax-kmin)
 	}
 	return c, nil
 }

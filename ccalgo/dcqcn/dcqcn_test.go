@@ -30,7 +30,8 @@ func TestDefaultParamsScale(t *testing.T) {
 			t.Errorf("%g: Kmin %d Kmax %d Pmax %g, want %d %d 0.01", tc.link, p.KminBytes, p.KmaxBytes, p.Pmax, tc.kmin, tc.kmax)
 		}
 		if p.G != 1.0/256 || p.AlphaTimerUs != 55 || p.IncreaseTimerUs != 55 || p.ByteCounterBytes != 10_000_000 ||
-			p.F != 5 || p.RAIMbps != 40 || p.RHAIMbps != 200 || p.MinRateMbps != 100 || p.CNPIntervalUs != 50 {
+			p.F != 5 || p.RAIMbps != 40 || p.RHAIMbps != 200 || p.MinRateMbps != 100 || p.CNPIntervalUs != 50 ||
+			!p.ClampTargetRate || p.TimerHyperIncrease || p.AlphaUpdate != dcqcn.AlphaOnCut || p.DecreaseIntervalUs != 50 || p.ECNByLink != nil {
 			t.Errorf("%g: RP/NP defaults %+v", tc.link, *p)
 		}
 	}
@@ -49,6 +50,7 @@ func TestParamErrors(t *testing.T) {
 		{"f zero", func(p *dcqcn.Params) { p.F = 0 }},
 		{"min rate zero", func(p *dcqcn.Params) { p.MinRateMbps = 0 }},
 		{"negative cnp interval", func(p *dcqcn.Params) { p.CNPIntervalUs = -1 }},
+		{"alpha update", func(p *dcqcn.Params) { p.AlphaUpdate = "cnp" }},
 	}
 	s, err := ccalgo.Lookup("dcqcn")
 	if err != nil {
@@ -355,5 +357,178 @@ func BenchmarkRPOnSend(b *testing.B) {
 	b.ReportAllocs()
 	for i := 0; b.Loop(); i++ {
 		rp.OnSend(int64(i), uint64(i)*1000, 1000)
+	}
+}
+
+// TestRPClampTargetRate: a cut sets R_T = R_C always with ClampTargetRate
+// (the paper), and without it only once an increase event came since the
+// last cut (ns-3's Mellanox model, CLAMP_TARGET_RATE 0).
+func TestRPClampTargetRate(t *testing.T) {
+	for _, tc := range []struct {
+		clamp bool
+		// Rt after a second cut before any increase, and after a third cut
+		// that follows one timer increase.
+		rt2, rt3 float64
+	}{
+		{true, 20e9, 15e9},
+		{false, 40e9, 25e9},
+	} {
+		p := dcqcn.DefaultParams(env40)
+		p.ClampTargetRate = tc.clamp
+		p.DecreaseIntervalUs = 0
+		p.G = 1e-15 // alpha stays 1: every cut halves
+		rp, err := dcqcn.NewRP(p, env40)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rp.OnCNP(0) // Rc 20G, Rt 40G either way (first cut)
+		rp.OnCNP(1 * us)
+		if !near(rp.RateBps(), 10e9) || !near(rp.TargetBps(), tc.rt2) {
+			t.Errorf("clamp %v: second cut: Rc %g Rt %g, want 10G %g", tc.clamp, rp.RateBps(), rp.TargetBps(), tc.rt2)
+		}
+		rp.OnTimer(56 * us) // fast recovery: Rc = (Rt + Rc) / 2
+		rc := (tc.rt2 + 10e9) / 2
+		rp.OnCNP(57 * us)
+		if !near(rp.RateBps(), rc/2) || !near(rp.TargetBps(), rc) {
+			t.Errorf("clamp %v: cut after an increase: Rc %g Rt %g, want %g %g", tc.clamp, rp.RateBps(), rp.TargetBps(), rc/2, rc)
+		}
+		if want := tc.rt3; !near(rc, want) {
+			t.Errorf("clamp %v: Rc before the third cut %g, want %g", tc.clamp, rc, want)
+		}
+	}
+}
+
+// TestRPTimerHyperIncrease: without a byte counter the paper's rule stays in
+// additive increase; TimerHyperIncrease goes on to hyper increase with a
+// constant R_HAI step (ns-3's Mellanox model: F = FAST_RECOVERY_TIMES + 1).
+func TestRPTimerHyperIncrease(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		hyper bool
+		bytes int64
+		// steps[k] is R_T's growth at timer event k+1.
+		steps []float64
+	}{
+		{"paper, no byte counter", false, 0, []float64{0, 40e6, 40e6, 40e6, 40e6}},
+		{"timer hyper", true, 0, []float64{0, 40e6, 200e6, 200e6, 200e6}},
+		{"timer hyper needs the byte counter off", true, 10_000_000, []float64{0, 40e6, 40e6, 40e6, 40e6}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := dcqcn.DefaultParams(env40)
+			p.F = 2
+			p.TimerHyperIncrease = tc.hyper
+			p.ByteCounterBytes = tc.bytes
+			rp, err := dcqcn.NewRP(p, env40)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rp.OnCNP(0)
+			rp.OnCNP(60 * us) // R_T 20G, below the line rate that would cap it
+			rc, rt := rp.RateBps(), rp.TargetBps()
+			for k, step := range tc.steps {
+				rp.OnTimer(60*us + int64(k+1)*55*us)
+				rt += step
+				rc = (rt + rc) / 2
+				if !near(rp.TargetBps(), rt) || !near(rp.RateBps(), rc) {
+					t.Fatalf("event %d: Rc %g Rt %g, want %g %g", k+1, rp.RateBps(), rp.TargetBps(), rc, rt)
+				}
+			}
+		})
+	}
+}
+
+// TestRPAlphaOnTimer: with AlphaOnTimer alpha moves only on its timer, every
+// K from the first CNP: up if a CNP came in the last K, else down; a cut
+// uses alpha as it is.
+func TestRPAlphaOnTimer(t *testing.T) {
+	p := dcqcn.DefaultParams(env40)
+	p.AlphaUpdate = dcqcn.AlphaOnTimer
+	p.AlphaTimerUs = 1
+	p.DecreaseIntervalUs = 4
+	p.G = 1.0 / 16
+	g := p.G
+	rp, err := dcqcn.NewRP(p, env40)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rp.OnCNP(0) // first CNP: cut with alpha 1, start the alpha timer
+	if !near(rp.RateBps(), 20e9) || rp.Alpha() != 1 || rp.NextTimer() != 1*us {
+		t.Fatalf("first CNP: Rc %g alpha %g timer %d, want 20G 1 1us", rp.RateBps(), rp.Alpha(), rp.NextTimer())
+	}
+	rp.OnTimer(1 * us) // no CNP since: decay
+	a := 1 - g
+	if !near(rp.Alpha(), a) {
+		t.Fatalf("1 us: alpha %g, want %g", rp.Alpha(), a)
+	}
+	rp.OnCNP(1500)     // held (within 4 us of the cut); marks the alpha period
+	rp.OnTimer(2 * us) // up
+	a = (1-g)*a + g
+	if !near(rp.Alpha(), a) || !near(rp.RateBps(), 20e9) {
+		t.Fatalf("2 us: alpha %g Rc %g, want %g 20G", rp.Alpha(), rp.RateBps(), a)
+	}
+	rp.OnTimer(3 * us)
+	a *= 1 - g
+	rp.OnTimer(4 * us) // alpha decays, then the held CNP cuts with it
+	a *= 1 - g
+	if !near(rp.Alpha(), a) || !near(rp.RateBps(), 20e9*(1-a/2)) {
+		t.Fatalf("4 us: alpha %g Rc %g, want %g %g", rp.Alpha(), rp.RateBps(), a, 20e9*(1-a/2))
+	}
+}
+
+// TestNPCNPPerMarkedPacket: cnp_interval_us = 0 sends a CNP for every
+// CE-marked packet, as ns-3's receiver flags every ACK of one.
+func TestNPCNPPerMarkedPacket(t *testing.T) {
+	p := dcqcn.DefaultParams(env40)
+	p.CNPIntervalUs = 0
+	np, err := dcqcn.NewNP(p, env40)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, m := range []ccalgo.Mark{ccalgo.MarkCE, ccalgo.MarkCE, ccalgo.MarkNone, ccalgo.MarkCE} {
+		d := ccalgo.DataArrival{QP: 0, Mark: m}
+		var ack ccalgo.AckFields
+		if got, want := np.OnData(5*us, &d, &ack), m == ccalgo.MarkCE; got != want {
+			t.Errorf("packet %d (%v) at one instant: CNP %v, want %v", i, m, got, want)
+		}
+	}
+}
+
+// TestCPECNByLink: a port marks with its link rate's ECNByLink entry, other
+// ports with the flat thresholds; bad entries are refused.
+func TestCPECNByLink(t *testing.T) {
+	p := dcqcn.DefaultParams(env40)
+	p.ECNByLink = []dcqcn.LinkECN{{Gbps: 25, KminBytes: 100_000, KmaxBytes: 400_000, Pmax: 0.2}}
+	for _, tc := range []struct {
+		link float64
+		q    int64
+		want float64
+	}{
+		{25e9, 100_000, 0},
+		{25e9, 250_000, 0.1},
+		{25e9, 400_001, 1},
+		{40e9, 5_000, 0},
+		{40e9, 102_500, 0.005},
+	} {
+		env := env40
+		env.LinkBps = tc.link
+		cp, err := dcqcn.NewCP(p, env)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := cp.MarkProbability(tc.q); !near(got, tc.want) {
+			t.Errorf("%g b/s, queue %d: p %g, want %g", tc.link, tc.q, got, tc.want)
+		}
+	}
+	for name, e := range map[string][]dcqcn.LinkECN{
+		"zero rate":   {{Gbps: 0, KmaxBytes: 1}},
+		"twice":       {{Gbps: 25, KmaxBytes: 1}, {Gbps: 25, KmaxBytes: 1}},
+		"kmax < kmin": {{Gbps: 25, KminBytes: 2, KmaxBytes: 1}},
+		"pmax > 1":    {{Gbps: 25, KmaxBytes: 1, Pmax: 2}},
+	} {
+		q := *p
+		q.ECNByLink = e
+		if _, err := dcqcn.NewCP(&q, env40); err == nil {
+			t.Errorf("%s: accepted %+v", name, e)
+		}
 	}
 }

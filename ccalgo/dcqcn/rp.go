@@ -14,15 +14,21 @@ type RP struct {
 	// keeps no string, so that a host resets it by copying a template).
 	byteCounter int64
 	f           int
-	lineRate    float64
-	minRate     float64
-	rai         float64
-	rhai        float64
-	g           float64
-	kNs         int64 // alpha timer period
-	tNs         int64 // increase timer period
-	decNs       int64 // minimum spacing of rate decreases
-	window      int64
+	// clamp, timerHyper and alphaOnTimer are Params.ClampTargetRate,
+	// Params.TimerHyperIncrease (with the byte counter off) and
+	// Params.AlphaUpdate == AlphaOnTimer.
+	clamp        bool
+	timerHyper   bool
+	alphaOnTimer bool
+	lineRate     float64
+	minRate      float64
+	rai          float64
+	rhai         float64
+	g            float64
+	kNs          int64 // alpha timer period
+	tNs          int64 // increase timer period
+	decNs        int64 // minimum spacing of rate decreases
+	window       int64
 
 	rc, rt    float64 // current and target rate, bits/s
 	alpha     float64
@@ -35,6 +41,9 @@ type RP struct {
 	// heldCNP: a CNP came within decNs of the last cut; its cut is applied
 	// at lastCut + decNs.
 	heldCNP bool
+	// cnpSinceAlpha: a CNP came since the last alpha timer event
+	// (AlphaOnTimer only).
+	cnpSinceAlpha bool
 }
 
 var _ ccalgo.ReactionPoint = (*RP)(nil)
@@ -48,23 +57,26 @@ func NewRP(p *Params, env ccalgo.Env) (*RP, error) {
 		return nil, bad("LinkBps", env.LinkBps, "env needs the NIC's line rate")
 	}
 	r := &RP{
-		byteCounter: p.ByteCounterBytes,
-		f:           p.F,
-		lineRate:    env.LinkBps,
-		minRate:     min(p.MinRateMbps*1e6, env.LinkBps),
-		rai:         p.RAIMbps * 1e6,
-		rhai:        p.RHAIMbps * 1e6,
-		g:           p.G,
-		kNs:         int64(p.AlphaTimerUs * 1000),
-		tNs:         int64(p.IncreaseTimerUs * 1000),
-		decNs:       int64(p.DecreaseIntervalUs * 1000),
-		window:      ccalgo.NoWindow,
-		rc:          env.LinkBps,
-		rt:          env.LinkBps,
-		alpha:       p.InitAlpha,
-		nextAlpha:   ccalgo.Never,
-		nextInc:     ccalgo.Never,
-		lastCut:     math.MinInt64,
+		byteCounter:  p.ByteCounterBytes,
+		f:            p.F,
+		clamp:        p.ClampTargetRate,
+		timerHyper:   p.TimerHyperIncrease && p.ByteCounterBytes == 0,
+		alphaOnTimer: p.AlphaUpdate == AlphaOnTimer,
+		lineRate:     env.LinkBps,
+		minRate:      min(p.MinRateMbps*1e6, env.LinkBps),
+		rai:          p.RAIMbps * 1e6,
+		rhai:         p.RHAIMbps * 1e6,
+		g:            p.G,
+		kNs:          int64(p.AlphaTimerUs * 1000),
+		tNs:          int64(p.IncreaseTimerUs * 1000),
+		decNs:        int64(p.DecreaseIntervalUs * 1000),
+		window:       ccalgo.NoWindow,
+		rc:           env.LinkBps,
+		rt:           env.LinkBps,
+		alpha:        p.InitAlpha,
+		nextAlpha:    ccalgo.Never,
+		nextInc:      ccalgo.Never,
+		lastCut:      math.MinInt64,
 	}
 	if p.Window {
 		r.window = max(int64(math.Ceil(env.LinkBps*float64(env.BaseRTT)/8e9)), int64(env.MTU))
@@ -94,11 +106,21 @@ func (r *RP) NextTimer() int64 {
 	return t
 }
 
-// OnCNP cuts the rate (eq. 2, R_T = R_C first), then updates alpha (eq. 1),
-// resets both increase counters and re-arms both timers. A CNP within
+// OnCNP cuts the rate (eq. 2, R_T = R_C first unless ClampTargetRate is
+// off), then updates alpha (eq. 1; with AlphaOnTimer the alpha timer does),
+// resets both increase counters and re-arms the timers. A CNP within
 // DecreaseIntervalUs of the last cut is held, and cuts when the interval ends
 // (several held CNPs make one cut).
 func (r *RP) OnCNP(now int64) {
+	if r.alphaOnTimer {
+		if r.nextAlpha == ccalgo.Never {
+			// The first CNP starts the alpha timer; alpha keeps its
+			// initial value for the first cut (ns-3's Mellanox model).
+			r.nextAlpha = now + r.kNs
+		} else {
+			r.cnpSinceAlpha = true
+		}
+	}
 	if r.lastCut != math.MinInt64 && now-r.lastCut < r.decNs {
 		r.heldCNP = true
 		return
@@ -109,12 +131,19 @@ func (r *RP) OnCNP(now int64) {
 // cut is the rate decrease and alpha update of a CNP, at now.
 func (r *RP) cut(now int64) {
 	r.heldCNP = false
+	// Without ClampTargetRate the target is kept for a cut in the same
+	// recovery, and clamped once an increase event has come since the last
+	// cut (ns-3's Mellanox model: its increase stage is non-zero).
+	if r.clamp || r.tCnt+r.bCnt > 0 || r.lastCut == math.MinInt64 {
+		r.rt = r.rc
+	}
 	r.lastCut = now
-	r.rt = r.rc
 	r.rc = max(r.minRate, r.rc*(1-r.alpha/2))
-	r.alpha = (1-r.g)*r.alpha + r.g
+	if !r.alphaOnTimer {
+		r.alpha = (1-r.g)*r.alpha + r.g
+		r.nextAlpha = now + r.kNs
+	}
 	r.tCnt, r.bCnt, r.bytes = 0, 0, 0
-	r.nextAlpha = now + r.kNs
 	r.nextInc = now + r.tNs
 }
 
@@ -132,18 +161,17 @@ func (r *RP) OnSend(now int64, seq uint64, bytes int) {
 }
 
 // OnTimer applies a held CNP whose decrease interval has ended, then runs the
-// alpha decay (eq. 3) and the timer increase event due at now.
+// alpha decay (eq. 3) and the timer increase event due at now. With
+// AlphaOnTimer the alpha event due at now comes before the held cut, which
+// then cuts with the updated alpha (ns-3's Mellanox model orders them so).
 func (r *RP) OnTimer(now int64) {
+	if r.alphaOnTimer {
+		r.alphaEvent(now)
+	}
 	if r.heldCNP && now >= r.lastCut+r.decNs {
-		r.cut(now) // re-arms both timers past now
+		r.cut(now) // re-arms the increase timer, and the alpha timer with AlphaOnCut, past now
 	}
-	if now >= r.nextAlpha {
-		r.alpha *= 1 - r.g
-		r.nextAlpha += r.kNs
-		if r.nextAlpha <= now {
-			r.nextAlpha = now + r.kNs
-		}
-	}
+	r.alphaEvent(now)
 	if now >= r.nextInc {
 		r.tCnt++
 		r.increase()
@@ -154,13 +182,33 @@ func (r *RP) OnTimer(now int64) {
 	}
 }
 
+// alphaEvent runs the alpha timer's event if it is due at now: decay (eq. 3),
+// or with AlphaOnTimer and a CNP in the period, the rise of eq. (1).
+func (r *RP) alphaEvent(now int64) {
+	if now < r.nextAlpha {
+		return
+	}
+	r.alpha *= 1 - r.g
+	if r.cnpSinceAlpha {
+		r.alpha += r.g
+		r.cnpSinceAlpha = false
+	}
+	r.nextAlpha += r.kNs
+	if r.nextAlpha <= now {
+		r.nextAlpha = now + r.kNs
+	}
+}
+
 // increase is one rate increase event (eq. 4 and the AI / HAI stages).
 func (r *RP) increase() {
 	// Without a byte counter B_cnt stays 0: fast recovery, then additive
-	// increase only.
+	// increase only, unless TimerHyperIncrease lets the timer alone go on to
+	// hyper increase.
 	hi, lo := max(r.tCnt, r.bCnt), min(r.tCnt, r.bCnt)
 	switch {
 	case hi < r.f: // fast recovery
+	case r.timerHyper && r.tCnt > r.f: // hyper increase on the timer alone
+		r.rt += r.rhai
 	case lo < r.f: // additive increase
 		r.rt += r.rai
 	default: // hyper increase

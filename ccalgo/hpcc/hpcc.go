@@ -78,6 +78,11 @@ type Params struct {
 	// ExpectedFlows is N of the W_AI rule: the expected maximum number of
 	// concurrent flows on a link.
 	ExpectedFlows int `toml:"expected_flows"`
+	// RateAIMbps gives W_AI as a rate, as the ns-3 simulators' RATE_AI
+	// does (their HPCC adds RATE_AI to the rate, ccbed's W_AI to the
+	// window W = rate * T): W_AI = RateAIMbps * T / 8, when w_ai_bytes is
+	// 0. 0 (default): the W_AI rule.
+	RateAIMbps float64 `toml:"rate_ai_mbps"`
 	// MinWindowBytes is the smallest window W may take (not in the paper; see the
 	// package doc). 0 means one MTU.
 	MinWindowBytes int64 `toml:"min_window_bytes"`
@@ -134,6 +139,9 @@ func resolve(p *Params, env ccalgo.Env) (resolved, error) {
 	if p.MinWindowBytes < 0 {
 		return resolved{}, bad("min_window_bytes", p.MinWindowBytes, "must be >= 0")
 	}
+	if !(p.RateAIMbps >= 0) || math.IsInf(p.RateAIMbps, 0) {
+		return resolved{}, bad("rate_ai_mbps", p.RateAIMbps, "must be finite and >= 0")
+	}
 	r := resolved{eta: p.Eta, maxStage: p.MaxStage, t: float64(p.TNs), lineBps: env.LinkBps}
 	if p.WInitBytes > 0 {
 		r.wInit = float64(p.WInitBytes)
@@ -143,9 +151,12 @@ func resolve(p *Params, env ccalgo.Env) (resolved, error) {
 		}
 		r.wInit = env.LinkBps / 8 * r.t / 1e9
 	}
-	if p.WAIBytes > 0 {
+	switch {
+	case p.WAIBytes > 0:
 		r.wAI = p.WAIBytes
-	} else {
+	case p.RateAIMbps > 0:
+		r.wAI = p.RateAIMbps * 1e6 / 8 * r.t / 1e9
+	default:
 		if p.ExpectedFlows <= 0 {
 			return resolved{}, bad("expected_flows", p.ExpectedFlows, "must be > 0 when w_ai_bytes is 0")
 		}

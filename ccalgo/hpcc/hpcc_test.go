@@ -62,6 +62,16 @@ func TestDefaults(t *testing.T) {
 	if p.ExpectedFlows != 100 || !near(r.wAI, 81.25) {
 		t.Errorf("paper setting: N = %d, W_AI = %v; want 100, 81.25", p.ExpectedFlows, r.wAI)
 	}
+	// ns-3's RATE_AI 50Mb/s at T = 13 us: W_AI = 50e6 / 8 * 13e-6 = 81.25 B;
+	// w_ai_bytes, when set, wins.
+	p.RateAIMbps = 50
+	if r, err := resolve(p, env); err != nil || !near(r.wAI, 81.25) {
+		t.Errorf("rate_ai_mbps 50: W_AI = %v (%v), want 81.25", r.wAI, err)
+	}
+	p.WAIBytes = 100
+	if r, err := resolve(p, env); err != nil || r.wAI != 100 {
+		t.Errorf("w_ai_bytes 100 with rate_ai_mbps: W_AI = %v (%v), want 100", r.wAI, err)
+	}
 	if w := rp.WindowBytes(); w != int64(testWInit) {
 		t.Errorf("initial window %d, want %v", w, testWInit)
 	}
@@ -92,6 +102,7 @@ func TestParamsValidation(t *testing.T) {
 		{name: "N zero", edit: func(p *Params) { p.ExpectedFlows = 0 }, param: "expected_flows"},
 		{name: "N zero with W_AI", edit: func(p *Params) { p.ExpectedFlows = 0; p.WAIBytes = 80 }},
 		{name: "negative min window", edit: func(p *Params) { p.MinWindowBytes = -5 }, param: "min_window_bytes"},
+		{name: "rate AI NaN", edit: func(p *Params) { p.RateAIMbps = math.NaN() }, param: "rate_ai_mbps"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

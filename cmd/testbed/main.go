@@ -316,6 +316,9 @@ func run(args []string) error {
 	if err != nil {
 		return fmt.Errorf("run: %w", err)
 	}
+	for _, w := range e.Warnings() {
+		c.Log().Warn(w)
+	}
 	if *rf.outDir != "" {
 		e.Experiment.OutputDir = *rf.outDir
 	}
@@ -551,6 +554,9 @@ func validate(args []string) error {
 		e, err := testbed.LoadWith(p, sets)
 		if err != nil {
 			return err
+		}
+		for _, w := range e.Warnings() {
+			c.Log().Warn(w)
 		}
 		plan, err := e.Plan()
 		if err != nil {
