@@ -462,6 +462,9 @@ func sweep(args []string) error {
 	if err != nil {
 		return fmt.Errorf("sweep: %w", err)
 	}
+	for _, w := range e.Warnings() { // the first point's: what the file says, once
+		c.Log().Warn(w)
+	}
 	outDir := e.Experiment.OutputDir
 	if *rf.outDir != "" {
 		outDir = *rf.outDir
