@@ -98,7 +98,7 @@ func TestHelp(t *testing.T) {
 	}
 	table = append(table, exe{"testbed -h", 0, "usage: testbed SUBCOMMAND", "-"}, exe{"testbed help", 0, "testbed validate", "-"},
 		exe{"testbed help validate", 0, "usage: testbed validate", "-"})
-	for _, sc := range []string{"run", "sweep", "validate", "compare", "schemes", "nodes", "collect", "version", "help"} {
+	for _, sc := range []string{"run", "sweep", "validate", "compare", "schemes", "reference", "nodes", "collect", "version", "help"} {
 		table = append(table, exe{"testbed " + sc + " -h", 0, "usage: testbed " + sc, "-"})
 	}
 	runTable(t, table)
@@ -131,9 +131,10 @@ func TestUsageErrors(t *testing.T) {
 		{"hostd -c configs/host-rocc-sender1.toml stray", 2, "-", `unexpected argument "stray"`},
 		{"pktgen -c configs/pktgen-null.toml stray", 2, "-", `unexpected argument "stray"`},
 		{"testbed", 2, "-", "missing subcommand"},
-		{"testbed bogus", 2, "-", `unknown subcommand "bogus": want one of run, sweep, validate, compare, schemes, nodes, collect, version, help`},
+		{"testbed bogus", 2, "-", `unknown subcommand "bogus": want one of run, sweep, validate, compare, schemes, reference, nodes, collect, version, help`},
 		{"testbed help bogus", 2, "-", `unknown subcommand "bogus"`},
-		{"testbed schemes x", 2, "-", `unexpected argument "x"`},
+		{"testbed schemes x", 2, "-", `unknown scheme "x"`},
+		{"testbed reference x", 2, "-", `unexpected argument "x"`},
 		{"testbed version x", 2, "-", `unexpected argument "x"`},
 		{"testbed run a.toml b.toml", 2, "-", `unexpected argument "b.toml": want 1 EXPERIMENT.toml, got 2`},
 		{"testbed run", 2, "-", "missing EXPERIMENT.toml"},
