@@ -184,6 +184,8 @@ func (e *Experiment) tableArray(key string, i int) (entry any, n int, ok bool) {
 		entry, n = entryAt(e.HostPriority, i)
 	case "topology.links":
 		entry, n = entryAt(e.Topology.Links, i)
+	case "link_failures":
+		entry, n = entryAt(e.LinkFailures, i)
 	default:
 		return nil, 0, false
 	}
