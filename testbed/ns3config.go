@@ -50,8 +50,10 @@ package testbed
 // TRACE_FILE, TRACE_OUTPUT_FILE, FCT_OUTPUT_FILE, PFC_OUTPUT_FILE,
 // QLEN_MON_*, ENABLE_TRACE; DATA_RATE and LINK_DELAY, which topology.txt
 // overrides; keys of other schemes than the run's) are read and left.
-// Every other setting ccbed cannot honour (a loss rate, a link-down event,
-// ACKs queued with data, HPCC's per-hop rates, ...) is named with its line
+// ERROR_RATE_PER_LINK becomes topology.loss_rate (virtual time). Every other
+// setting ccbed cannot honour (a link-down event, which ns-3 follows by
+// recomputing its routes, ACKs queued with data, HPCC's per-hop rates, ...)
+// is named with its line
 // in one warning (Experiment.Warnings), which validate and run print; the
 // run goes on without it.
 //
@@ -292,11 +294,17 @@ func (e *Experiment) applyNS3Config(nt *fabric.NS3Topology) error {
 	if !e.userSet("pfc.enabled") {
 		e.PFC.Enabled = true
 	}
-	if v, ok := c.Float("ERROR_RATE_PER_LINK"); ok && v != 0 {
-		refuse("ERROR_RATE_PER_LINK", "ccbed models no random link loss")
+	if v, ok := c.Float("ERROR_RATE_PER_LINK"); ok && v != 0 && !e.userSet("topology.loss_rate") {
+		// ns-3 drops each packet a device receives with this probability:
+		// per link direction, as topology.loss_rate (virtual time only).
+		if e.Experiment.Clock == ClockVirtual {
+			e.Topology.LossRate = v
+		} else {
+			refuse("ERROR_RATE_PER_LINK", "link loss is injected in virtual time only (topology.loss_rate)")
+		}
 	}
 	if at, _, _, ok := c.LinkDown(); ok && at != 0 {
-		refuse("LINK_DOWN", "ccbed has no link-down events")
+		refuse("LINK_DOWN", "ns-3 takes the link down and recomputes its routes at once (HPCC's third.cc, at 2 s + the time); ccbed's [[link_failures]] takes a link down without rerouting: add one by hand if that is what you want")
 	}
 	if _, ok := c.Setting("PAUSE_TIME"); ok {
 		refuse("PAUSE_TIME", "ccbed's PFC pauses until XON, with no pause time")

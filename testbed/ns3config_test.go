@@ -262,3 +262,32 @@ func TestNS3ConfigRun(t *testing.T) {
 		}
 	}
 }
+
+// TestNS3ErrorRatePerLink: ERROR_RATE_PER_LINK becomes topology.loss_rate in
+// virtual time, unless the experiment sets its own; it is not in the warning.
+func TestNS3ErrorRatePerLink(t *testing.T) {
+	b, err := os.ReadFile(ns3Datacenter(t, "config.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := strings.Replace(string(b), "ERROR_RATE_PER_LINK 0.0000\n", "ERROR_RATE_PER_LINK 0.001\n", 1)
+	if text == string(b) {
+		t.Fatal("config.txt has no ERROR_RATE_PER_LINK 0.0000 line")
+	}
+	conf := filepath.Join(t.TempDir(), "config.txt")
+	os.WriteFile(conf, []byte(text), 0o644)
+	exp := func(extra string) string {
+		return "[experiment]\nname = \"ns3dc\"\nclock = \"virtual\"\n\n[topology]\nkind = \"ns3\"\nns3_config = \"" + conf +
+			"\"\nns3_topology = \"" + ns3Datacenter(t, "topology.txt") + "\"\nns3_flows = \"" + ns3Datacenter(t, "flow.txt") + "\"\n" + extra
+	}
+	e, err := Decode("x.toml", exp(""), ".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e.Topology.LossRate != 0.001 || strings.Contains(strings.Join(e.Warnings(), " "), "ERROR_RATE_PER_LINK") {
+		t.Errorf("loss rate %v, warnings %q: want 0.001 and no warning for it", e.Topology.LossRate, e.Warnings())
+	}
+	if e, err = Decode("x.toml", exp("loss_rate = 0.01\n"), "."); err != nil || e.Topology.LossRate != 0.01 {
+		t.Errorf("the experiment's own loss rate: %v, %v; want 0.01", e.Topology.LossRate, err)
+	}
+}
