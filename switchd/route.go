@@ -2,6 +2,7 @@ package switchd
 
 import (
 	"fmt"
+	"math/bits"
 	"sort"
 )
 
@@ -302,6 +303,25 @@ func (t *RouteTable) hasPort(addr uint32, port int) bool {
 		}
 	}
 	return false
+}
+
+// RangePrefixes calls fn with the fewest prefixes that together hold exactly
+// the addresses lo..hi (lo <= hi), in address order: each the largest block
+// aligned at the next address that still fits in the range (at most 62 of
+// them). A fabric's switch routes a range of consecutive host addresses that
+// leave by one port or group with them.
+func RangePrefixes(lo, hi uint32, fn func(addr uint32, plen int)) {
+	for a := uint64(lo); a <= uint64(hi); {
+		size := 32 // log2 of the block: as aligned as a allows ...
+		if a != 0 {
+			size = bits.TrailingZeros64(a)
+		}
+		for a+1<<size-1 > uint64(hi) { // ... and no further than hi
+			size--
+		}
+		fn(uint32(a), 32-size)
+		a += 1 << size
+	}
 }
 
 // Len is the number of routes.
