@@ -255,7 +255,7 @@ func New(cfg *Config) (*Engine, error) {
 	if err := cfg.Validate(nil); err != nil {
 		return nil, err
 	}
-	rt, err := cfg.routeTable()
+	rt, err := cfg.RouteTable()
 	if err != nil {
 		return nil, err
 	}
