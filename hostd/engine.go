@@ -32,32 +32,33 @@ type Engine struct {
 	r *resolved
 
 	// tx side
-	sched     *pacer.Scheduler
-	nic       pacer.TokenBucket // line-rate ceiling of the NIC
-	qps       []sendQP
-	tmpls     []wire.DataTemplate // each QP slot's data frame headers, built at its flow's start
-	onSend    bool                // the scheme's RP has an OnSend (ccalgo.SendHook)
-	free      []int32
-	active    []int32
-	timers    *timerHeap
-	slotBits  uint
-	genShift  uint          // slotBits plus the bits of the shard index: a QP number's generation starts here
-	rpTmpl    reflect.Value // pristine RP to reset a QP's RP from; invalid: rebuild
-	starts    []pendingFlow // static and incast flows, by start time
-	startIdx  int
-	pending   []pendingFlow // ring of flows waiting for a free QP
-	pendHead  int
-	pendLen   int
-	wls       []wlState
-	rng       *rand.Rand
-	jrng      *rand.Rand // pacing jitter (its own stream: workloads do not change with it)
-	pause     int64      // PFC: no data before this time
-	nextSweep int64
-	nextSamp  int64
-	lastSamp  int64
-	samples   []RateSample
-	fcts      []FCT
-	tc        TxCounters
+	sched      *pacer.Scheduler
+	nic        pacer.TokenBucket // line-rate ceiling of the NIC
+	qps        []sendQP
+	tmpls      []wire.DataTemplate // each QP slot's data frame headers, built at its flow's start
+	onSend     bool                // the scheme's RP has an OnSend (ccalgo.SendHook)
+	free       []int32
+	active     []int32
+	timers     *timerHeap
+	slotBits   uint
+	genShift   uint          // slotBits plus the bits of the shard index: a QP number's generation starts here
+	rpTmpl     reflect.Value // pristine RP to reset a QP's RP from; invalid: rebuild
+	starts     []pendingFlow // static and incast flows, by start time
+	startIdx   int
+	pending    []pendingFlow // ring of flows waiting for a free QP; grows up to maxPending
+	maxPending int
+	pendHead   int
+	pendLen    int
+	wls        []wlState
+	rng        *rand.Rand
+	jrng       *rand.Rand // pacing jitter (its own stream: workloads do not change with it)
+	pause      int64      // PFC: no data before this time
+	nextSweep  int64
+	nextSamp   int64
+	lastSamp   int64
+	samples    []RateSample
+	fcts       []FCT
+	tc         TxCounters
 
 	// shared, written only at construction
 	shard, shards int       // this engine's index among its host's engines (NewEngines), and their number
@@ -68,7 +69,8 @@ type Engine struct {
 	// rx side
 	np       ccalgo.NotificationPoint
 	table    *flowTable
-	rflows   []recvFlow
+	rflows   []recvFlow // grows up to maxRx (growRx)
+	maxRx    int
 	freeRx   []int32     // unused receiver slots
 	doneQ    []doneEntry // ring of completed receiver flows, oldest first
 	doneHead int
@@ -438,13 +440,14 @@ func newEngine(r *resolved, now int64, sh shardSpec) (*Engine, error) {
 			return nil, err
 		}
 	}
-	e.table = newFlowTable(c.MaxRxFlows)
-	e.rflows = make([]recvFlow, c.MaxRxFlows)
-	e.freeRx = make([]int32, 0, c.MaxRxFlows)
-	for i := c.MaxRxFlows - 1; i >= 0; i-- {
-		e.freeRx = append(e.freeRx, int32(i))
-	}
-	e.doneQ = make([]doneEntry, c.MaxRxFlows)
+	// The receiver's tables start small and double as flows arrive, up to
+	// MaxRxFlows (growRx): a host holds what it uses, slots taken in the same
+	// order as from tables allocated whole.
+	e.maxRx = c.MaxRxFlows
+	n := min(c.MaxRxFlows, initialSlots)
+	e.table = newFlowTable(n)
+	e.doneQ = make([]doneEntry, n)
+	e.growRx(n)
 	e.evictAge = 4 * r.rto
 
 	// Static and incast flows, by start time (stable: config order on ties).
@@ -474,7 +477,8 @@ func newEngine(r *resolved, now int64, sh shardSpec) (*Engine, error) {
 		e.starts = mine
 	}
 	sort.SliceStable(e.starts, func(i, j int) bool { return e.starts[i].start < e.starts[j].start })
-	e.pending = make([]pendingFlow, c.MaxPending)
+	e.maxPending = c.MaxPending
+	e.pending = make([]pendingFlow, min(c.MaxPending, initialSlots))
 	// Engine 0 of several draws the streams of a host run as one engine;
 	// the others, streams of their own.
 	ss := uint64(sh.index) << 40
@@ -504,7 +508,7 @@ func newEngine(r *resolved, now int64, sh shardSpec) (*Engine, error) {
 	// start small: a fabric of hundreds of hosts reserves little up front.
 	rows, fcts := 1<<16, 1<<14
 	if c.GrowResults {
-		rows, fcts = 1024, 1024
+		rows, fcts = initialSlots, initialSlots
 	}
 	e.samples = make([]RateSample, 0, min(r.maxSamples, rows))
 	e.fcts = make([]FCT, 0, min(c.MaxFCTs, fcts))
@@ -865,6 +869,9 @@ func (e *Engine) rxData(now int64, frame []byte, out *Controls) int {
 // if it completed at least evictAge ago (so that a resend of its tail, after a
 // lost ACK, still finds it); -1 when none can be had.
 func (e *Engine) allocRx(now int64) int32 {
+	if len(e.freeRx) == 0 && len(e.rflows) < e.maxRx {
+		e.growRx(min(2*len(e.rflows), e.maxRx))
+	}
 	if n := len(e.freeRx); n > 0 {
 		s := e.freeRx[n-1]
 		e.freeRx = e.freeRx[:n-1]
@@ -889,8 +896,50 @@ func (e *Engine) allocRx(now int64) int32 {
 	return -1
 }
 
+// initialSlots is the size the receiver's tables and the ring of pending
+// flows start at.
+const initialSlots = 16
+
+// growRx makes n receiver slots (n > len(e.rflows)): the new ones free, the
+// lowest taken first, and the flow table rehashed to stay at most half full.
+// It allocates, at most log2(MaxRxFlows/16) times in an engine's life, when a
+// new flow finds every slot taken: never in a steady state.
+func (e *Engine) growRx(n int) {
+	old := len(e.rflows)
+	e.rflows = append(e.rflows, make([]recvFlow, n-old)...)
+	free := make([]int32, len(e.freeRx), n)
+	copy(free, e.freeRx)
+	for i := n - 1; i >= old; i-- {
+		free = append(free, int32(i))
+	}
+	e.freeRx = free
+	if t := e.table; 2*n > len(t.keys) {
+		e.table = newFlowTable(n)
+		for i, v := range t.vals {
+			if v != 0 {
+				at, _ := e.table.find(t.keys[i])
+				e.table.insertAt(at, t.keys[i], v-1)
+			}
+		}
+	}
+}
+
+// growRing returns ring (a FIFO of n entries from head) as a ring of size
+// entries from index 0, in the same order.
+func growRing[T any](ring []T, head, n, size int) []T {
+	out := make([]T, size)
+	for i := 0; i < n; i++ {
+		out[i] = ring[(head+i)%len(ring)]
+	}
+	return out
+}
+
 // markDone queues a completed receiver flow for eviction.
 func (e *Engine) markDone(slot int32, epoch uint32) {
+	if e.doneLen == len(e.doneQ) && len(e.doneQ) < e.maxRx {
+		e.doneQ = growRing(e.doneQ, e.doneHead, e.doneLen, min(2*len(e.doneQ), e.maxRx))
+		e.doneHead = 0
+	}
 	if e.doneLen == len(e.doneQ) {
 		e.doneHead = (e.doneHead + 1) % len(e.doneQ)
 		e.doneLen--
@@ -1338,6 +1387,10 @@ func (e *Engine) startFlows(now int64) {
 }
 
 func (e *Engine) enqueue(pf *pendingFlow) {
+	if e.pendLen == len(e.pending) && len(e.pending) < e.maxPending {
+		e.pending = growRing(e.pending, e.pendHead, e.pendLen, min(2*len(e.pending), e.maxPending))
+		e.pendHead = 0
+	}
 	if e.pendLen == len(e.pending) {
 		e.tc.PendingDropped++
 		return
