@@ -87,7 +87,6 @@ type Config struct {
 	MaxSamples int     `toml:"max_samples"`
 	MaxFCTs    int     `toml:"max_fcts"` // FCT records kept (default 1,000,000)
 	// GrowResults starts the rate-sample and FCT slices small (16 rows),
-	// and keeps frame templates for the QP slots in use only,
 	// for a Go caller running hundreds of hosts in one process (the
 	// virtual-time fabric). Off, the engine reserves room for the first 65536
 	// samples and 16384 FCTs, so that an lcore rarely allocates for results

@@ -38,6 +38,7 @@ type Engine struct {
 	tmpls      []wire.DataTemplate // each QP slot's data frame headers, built at its flow's start
 	onSend     bool                // the scheme's RP has an OnSend (ccalgo.SendHook)
 	free       []int32
+	maxQPs     int // the bound of qps (growQPs)
 	active     []int32
 	timers     *timerHeap
 	slotBits   uint
@@ -75,9 +76,8 @@ type Engine struct {
 	doneQ    []doneEntry // ring of completed receiver flows, oldest first
 	doneHead int
 	doneLen  int
-	evictAge int64   // a completed receiver flow may be evicted this long after its last packet
-	_        [8]byte // fr at 8 mod 16 in the engine: see TestFrameScratchPlace
-	fr       wire.Frame
+	evictAge int64           // a completed receiver flow may be evicted this long after its last packet
+	fr       wire.Frame      // at 8 mod 16 in the engine (pad before it when fields move it): see TestFrameScratchPlace
 	fb       ccalgo.Feedback // CP feedback decoded, before it goes to its QP's engine
 	da       ccalgo.DataArrival
 	rc       RxCounters
@@ -387,8 +387,11 @@ func oneShard(r *resolved) shardSpec {
 func newEngine(r *resolved, now int64, sh shardSpec) (*Engine, error) {
 	c := &r.cfg
 	e := &Engine{r: r, shard: sh.index, shards: sh.count, evIn: sh.in, evOut: sh.out}
+	// The QP slots start at 16 and double when a flow finds them all in use
+	// (growQPs), up to MaxQPs; QP numbers keep MaxQPs' slot bits.
+	nqp := min(c.MaxQPs, initialSlots)
 	sched, err := pacer.NewScheduler(pacer.Config{
-		MaxQPs:         c.MaxQPs,
+		MaxQPs:         nqp,
 		MaxPacketBytes: int64(r.mtu),
 		RateBps:        r.linkBps,
 		BurstBytes:     r.burst,
@@ -405,10 +408,8 @@ func newEngine(r *resolved, now int64, sh shardSpec) (*Engine, error) {
 	e.slotBits = uint(max(bits.Len(uint(c.MaxQPs-1)), 1))
 	e.genShift = e.slotBits + uint(bits.Len(uint(sh.count-1)))
 	e.shardMask = 1<<(e.genShift-e.slotBits) - 1
-	e.qps = make([]sendQP, c.MaxQPs)
-	e.free = make([]int32, 0, c.MaxQPs)
-	e.active = make([]int32, 0, c.MaxQPs)
-	e.timers = newTimerHeap(c.MaxQPs)
+	e.maxQPs = c.MaxQPs
+	e.timers = newTimerHeap(0)
 	tmpl, err := r.scheme.NewRP(r.params, r.env)
 	if err != nil {
 		return nil, err
@@ -420,20 +421,8 @@ func newEngine(r *resolved, now int64, sh shardSpec) (*Engine, error) {
 	if h, ok := tmpl.(ccalgo.SendHook); ok {
 		e.onSend = h.SendHook()
 	}
-	if !c.GrowResults {
-		e.tmpls = make([]wire.DataTemplate, c.MaxQPs)
-	}
-	for i := c.MaxQPs - 1; i >= 0; i-- {
-		s := &e.qps[i]
-		if s.rp, err = r.scheme.NewRP(r.params, r.env); err != nil {
-			return nil, err
-		}
-		if e.rpTmpl.IsValid() {
-			s.rpv = reflect.ValueOf(s.rp).Elem()
-		}
-		s.timer = ccalgo.Never
-		s.actIdx = -1
-		e.free = append(e.free, int32(i))
+	if err := e.growQPs(nqp, now); err != nil {
+		return nil, err
 	}
 	if r.scheme.NewNP != nil {
 		if e.np, err = r.scheme.NewNP(r.params, r.env); err != nil {
@@ -1377,7 +1366,7 @@ func (e *Engine) startFlows(now int64) {
 			w.next = ccalgo.Never
 		}
 	}
-	for e.pendLen > 0 && len(e.free) > 0 {
+	for e.pendLen > 0 && e.canStart() {
 		pf := &e.pending[e.pendHead]
 		e.pendHead = (e.pendHead + 1) % len(e.pending)
 		e.pendLen--
@@ -1400,7 +1389,48 @@ func (e *Engine) enqueue(pf *pendingFlow) {
 	e.tc.FlowsWaiting++
 }
 
+// canStart reports whether a flow can have a QP now: a free one, or room to
+// grow.
+func (e *Engine) canStart() bool { return len(e.free) > 0 || len(e.qps) < e.maxQPs }
+
+// growQPs makes n QP slots (n > len(e.qps)): each with its RP, free, the
+// lowest taken first, as if all had been made at the start. It allocates, at
+// most log2(MaxQPs/16) times in an engine's life, when a flow finds every QP
+// in use.
+func (e *Engine) growQPs(n int, now int64) error {
+	old := len(e.qps)
+	qps := append(e.qps, make([]sendQP, n-old)...)
+	free := make([]int32, len(e.free), n)
+	copy(free, e.free)
+	for i := n - 1; i >= old; i-- {
+		s := &qps[i]
+		var err error
+		if s.rp, err = e.r.scheme.NewRP(e.r.params, e.r.env); err != nil {
+			return err
+		}
+		if e.rpTmpl.IsValid() {
+			s.rpv = reflect.ValueOf(s.rp).Elem()
+		}
+		s.timer = ccalgo.Never
+		s.actIdx = -1
+		free = append(free, int32(i))
+	}
+	e.qps, e.free = qps, free
+	if old > 0 {
+		e.sched.Grow(n, now)
+	}
+	e.timers.grow(n)
+	return nil
+}
+
 func (e *Engine) startFlow(now int64, pf *pendingFlow) {
+	if len(e.free) == 0 {
+		if e.growQPs(min(2*len(e.qps), e.maxQPs), now) != nil {
+			e.maxQPs = len(e.qps) // the scheme's RP failed: no more QPs
+			e.enqueue(pf)
+			return
+		}
+	}
 	qp := e.free[len(e.free)-1]
 	e.free = e.free[:len(e.free)-1]
 	s := &e.qps[qp]
@@ -1432,8 +1462,8 @@ func (e *Engine) startFlow(now int64, pf *pendingFlow) {
 	s.ep = wire.Endpoints{DstMAC: mac, SrcMAC: e.r.mac, SrcIP: e.r.ip, DstIP: pf.dst,
 		SrcPort: uint16(0xc000 | qpn&0x3fff), DSCP: e.r.dscp, ICRC: e.r.icrc}
 	if int(qp) >= len(e.tmpls) {
-		// GrowResults: templates for the slots in use only (slots are
-		// reused lowest first), grown here (rarely: amortised).
+		// Templates for the slots in use only (slots are reused lowest
+		// first), grown here (rarely: amortised).
 		e.tmpls = slices.Grow(e.tmpls, int(qp)+1-len(e.tmpls))[:qp+1]
 	}
 	e.tmpls[qp].Init(&s.ep, qpn, e.r.intStack)
