@@ -545,14 +545,17 @@ func (s *Spec) Plan() (*Plan, error) {
 	}
 	for wi := range s.Workloads {
 		w := &s.Workloads[wi]
+		// One slice of each for every sender (hostd keeps DstIPs as is).
 		var dsts []string
+		var dstIPs []uint32
 		for _, d := range w.Dsts {
 			dsts = append(dsts, ip(d))
+			dstIPs = append(dstIPs, t.Hosts[d].IP)
 		}
 		for k, snd := range w.Senders {
 			hc := &p.Hosts[snd]
 			hc.Workloads = append(hc.Workloads, hostd.WorkloadConfig{
-				IDBase: WorkloadIDBase(w, wi, k, len(w.Senders)), CDF: w.CDF, Dsts: dsts, Load: w.Load,
+				IDBase: WorkloadIDBase(w, wi, k, len(w.Senders)), CDF: w.CDF, Dsts: dsts, DstIPs: dstIPs, Load: w.Load,
 				StartUs: float64(w.StartNs) / 1e3, StopUs: float64(w.StopNs) / 1e3, MaxFlows: w.MaxFlows})
 		}
 	}

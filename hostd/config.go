@@ -169,9 +169,13 @@ type IncastConfig struct {
 // ids are IDBase, IDBase+1, ... in arrival order; MaxFlows (0: no limit) bounds
 // their number.
 type WorkloadConfig struct {
-	IDBase   int      `toml:"id_base"`
-	CDF      string   `toml:"cdf" required:"a flow-size CDF file"` // path, relative to the config file's directory
-	Dsts     []string `toml:"dsts" required:"the destinations' IPv4 addresses"`
+	IDBase int      `toml:"id_base"`
+	CDF    string   `toml:"cdf" required:"a flow-size CDF file"` // path, relative to the config file's directory
+	Dsts   []string `toml:"dsts" required:"the destinations' IPv4 addresses"`
+	// DstIPs are Dsts as addresses (host byte order), for a Go caller that has
+	// them: when set, Dsts is not parsed, and the engine keeps this slice (it
+	// never writes it), so that the hosts of a fabric share one.
+	DstIPs   []uint32 `toml:"-"`
 	Load     float64  `toml:"load" required:"the offered load, a fraction of the line rate"`
 	StartUs  float64  `toml:"start_us"`
 	StopUs   float64  `toml:"stop_us"`
@@ -704,15 +708,18 @@ func resolve(c *Config, f *config.File, keyPrefix, baseDir string) (*resolved, e
 		if ws.cdf, err = LoadCDF(path); err != nil {
 			return nil, configError(f, key("cdf"), "%v", err)
 		}
-		if len(w.Dsts) == 0 {
+		if len(w.Dsts) == 0 && len(w.DstIPs) == 0 {
 			return nil, configError(f, key("dsts"), "needs at least one destination")
 		}
-		for _, d := range w.Dsts {
-			ip, err := ParseIPv4(d)
-			if err != nil {
-				return nil, configError(f, key("dsts"), "%v", err)
+		ws.dsts = w.DstIPs
+		if ws.dsts == nil {
+			for _, d := range w.Dsts {
+				ip, err := ParseIPv4(d)
+				if err != nil {
+					return nil, configError(f, key("dsts"), "%v", err)
+				}
+				ws.dsts = append(ws.dsts, ip)
 			}
-			ws.dsts = append(ws.dsts, ip)
 		}
 		if err := firstBad(f, key, []check{
 			{"load", config.Positive(w.Load, 1), ""},
