@@ -1,5 +1,12 @@
 package fabric
 
+import (
+	"cmp"
+	"slices"
+
+	"github.com/ccbed/ccbed/switchd"
+)
+
 // hopsTo returns every node's hop count to node dst over shortest paths, -1
 // where unreachable. Hosts other than dst do not forward: a path crosses only
 // switches.
@@ -30,33 +37,140 @@ func (t *Topology) hopsTo(dst int) []int {
 
 // Routes returns, for switch s (0-based among switches), the egress ports
 // toward each host: routes[h] holds every port on a shortest path (hop count)
-// to host h, in port order; more than one is an ECMP group.
+// to host h, in port order; more than one is an ECMP group. (A switch's
+// table holds PrefixRoutes: the same, by ranges of hosts.)
 func (t *Topology) Routes(s int) [][]int {
-	return t.routes()[s]
+	r := t.routing()
+	out := make([][]int, len(t.Hosts))
+	for h := range t.Hosts {
+		if g := r.group(t, s, h); g >= 0 {
+			out[h] = r.groups[s][g]
+		}
+	}
+	return out
 }
 
-// routes computes every switch's routes to every host: one breadth-first
-// search per host.
-func (t *Topology) routes() [][][]int {
-	out := make([][][]int, len(t.Switches))
-	for s := range out {
-		out[s] = make([][]int, len(t.Hosts))
+// Route is a switch's route: the hosts whose addresses lie in Addr/Len leave
+// by Ports (more than one: an ECMP group, in port order).
+type Route struct {
+	Addr  uint32
+	Len   int
+	Ports []int
+}
+
+// PrefixRoutes are switch s's routes: for every run of hosts with
+// consecutive addresses whose routes (Routes) have the same ports, the fewest
+// prefixes that hold exactly those addresses. A fabric whose hosts are
+// numbered leaf by leaf and pod by pod (every generator's) gets a route per
+// range of a leaf's or a pod's hosts, not one per host; routes with the same
+// ports share one slice.
+func (t *Topology) PrefixRoutes(s int) []Route {
+	return t.routing().prefixRoutes(t, s, nil)
+}
+
+// routing is what a topology's routes are made of: a host's routes are its
+// leaf's (the switch it hangs from) everywhere but on that leaf, so they are
+// computed once per leaf, not per host, and per switch as a few distinct
+// groups of ports.
+type routing struct {
+	leafOf  []int // host -> its switch (node number)
+	portOn  []int // host -> its port on that switch
+	leafIdx []int // node -> its index among the leaves, -1 for other nodes
+	// groups[s] are switch s's distinct port lists; toward[s][l] is the
+	// index of the one toward leaf l, -1 at the leaf itself or without a path.
+	groups [][][]int
+	toward [][]int32
+	// order is the hosts by address.
+	order []int
+}
+
+// routing computes the routes: one breadth-first search per leaf.
+func (t *Topology) routing() *routing {
+	nh, ns := len(t.Hosts), len(t.Switches)
+	r := &routing{leafOf: make([]int, nh), portOn: make([]int, nh), leafIdx: make([]int, t.NumNodes()),
+		groups: make([][][]int, ns), toward: make([][]int32, ns), order: make([]int, nh)}
+	for v := range r.leafIdx {
+		r.leafIdx[v] = -1
 	}
+	var leaves []int
 	for h := range t.Hosts {
-		dist := t.hopsTo(h)
+		r.leafOf[h], r.portOn[h], _ = t.Peer(h, 0)
+		r.order[h] = h
+		if l := r.leafOf[h]; r.leafIdx[l] < 0 {
+			r.leafIdx[l] = len(leaves)
+			leaves = append(leaves, l)
+		}
+	}
+	slices.SortStableFunc(r.order, func(a, b int) int { return cmp.Compare(t.Hosts[a].IP, t.Hosts[b].IP) })
+	for s := range r.toward {
+		r.toward[s] = make([]int32, len(leaves))
+	}
+	var ports []int
+	for li, l := range leaves {
+		dist := t.hopsTo(l)
 		for s := range t.Switches {
-			v := len(t.Hosts) + s
-			if dist[v] < 0 {
+			v := nh + s
+			r.toward[s][li] = -1
+			if v == l || dist[v] < 0 {
 				continue
 			}
+			ports = ports[:0]
 			for p := range t.ports[v] {
 				u, _, _ := t.Peer(v, p)
-				if dist[u] == dist[v]-1 && (u == h || !t.IsHost(u)) {
-					out[s][h] = append(out[s][h], p)
+				if dist[u] == dist[v]-1 && !t.IsHost(u) {
+					ports = append(ports, p)
 				}
+			}
+			if len(ports) > 0 {
+				r.toward[s][li] = r.intern(s, ports)
 			}
 		}
 	}
+	return r
+}
+
+// intern returns the index of ports among switch s's groups, adding a copy
+// when new.
+func (r *routing) intern(s int, ports []int) int32 {
+	for i, g := range r.groups[s] {
+		if slices.Equal(g, ports) {
+			return int32(i)
+		}
+	}
+	r.groups[s] = append(r.groups[s], slices.Clone(ports))
+	return int32(len(r.groups[s]) - 1)
+}
+
+// group is the index of switch s's group toward host h, -1 without a path.
+func (r *routing) group(t *Topology, s, h int) int32 {
+	if l := r.leafOf[h]; l == len(t.Hosts)+s {
+		return r.intern(s, []int{r.portOn[h]})
+	}
+	return r.toward[s][r.leafIdx[r.leafOf[h]]]
+}
+
+// prefixRoutes appends switch s's routes (PrefixRoutes) to out.
+func (r *routing) prefixRoutes(t *Topology, s int, out []Route) []Route {
+	run, lo, hi := int32(-1), uint32(0), uint32(0)
+	flush := func() {
+		if run < 0 {
+			return
+		}
+		ports := r.groups[s][run]
+		switchd.RangePrefixes(lo, hi, func(addr uint32, plen int) {
+			out = append(out, Route{Addr: addr, Len: plen, Ports: ports})
+		})
+	}
+	for _, h := range r.order {
+		g, ip := r.group(t, s, h), t.Hosts[h].IP
+		if g == run && g >= 0 && ip == hi+1 {
+			hi = ip
+			continue
+		}
+		flush()
+		run, lo, hi = g, ip, ip
+	}
+	flush()
 	return out
 }
 

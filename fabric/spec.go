@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 	"sort"
+	"strconv"
 
 	_ "github.com/ccbed/ccbed/ccalgo/all" // every scheme, chosen by name
 
@@ -244,51 +245,98 @@ func (s *Spec) headroom(t *Topology, v, p int) int64 {
 // hostNICBurstFrames is hostd's default NIC burst on DPDK, in frames.
 const hostNICBurstFrames = 32
 
-// maxBaseRTT is the largest base RTT between two hosts, for a full data frame
-// of mtu payload out and an ACK back, on the first shortest path each way.
-func (t *Topology) maxBaseRTT(mtu int) int64 {
-	data := mtu + hostd.DataOverhead
-	// lat[d][v]: one-way latency from node v to host d of a frame of b bytes.
-	oneWay := func(d, b int) []float64 {
-		dist := t.hopsTo(d)
-		lat := make([]float64, t.NumNodes())
-		// Visit nodes in increasing distance: each takes its first next hop.
-		order := make([][]int, 0)
-		for v, x := range dist {
-			if x < 0 {
-				continue
-			}
-			for len(order) <= x {
-				order = append(order, nil)
-			}
-			order[x] = append(order[x], v)
+// latencyTo fills lat (one per node) with every node's one-way latency to host
+// d for a frame of b bytes, on idle links, on the first shortest path (the
+// routes' first choice at every hop), and returns it.
+func (t *Topology) latencyTo(d, b int, lat []float64) []float64 {
+	dist := t.hopsTo(d)
+	clear(lat)
+	// Visit nodes in increasing distance: each takes its first next hop.
+	var order [][]int
+	for v, x := range dist {
+		if x < 0 {
+			continue
 		}
-		for x := 1; x < len(order); x++ {
-			for _, v := range order[x] {
-				for p := range t.ports[v] {
-					u, _, dir := t.Peer(v, p)
-					if dist[u] == x-1 && (u == d || !t.IsHost(u)) {
-						lat[v] = lat[u] + float64(b+frameOverhead)*8e9/dir.Bps + float64(dir.DelayNs)
-						break
-					}
+		for len(order) <= x {
+			order = append(order, nil)
+		}
+		order[x] = append(order[x], v)
+	}
+	for x := 1; x < len(order); x++ {
+		for _, v := range order[x] {
+			for p := range t.ports[v] {
+				u, _, dir := t.Peer(v, p)
+				if dist[u] == x-1 && (u == d || !t.IsHost(u)) {
+					lat[v] = lat[u] + float64(b+frameOverhead)*8e9/dir.Bps + float64(dir.DelayNs)
+					break
 				}
 			}
 		}
-		return lat
 	}
+	return lat
+}
+
+// maxBaseRTT is the largest base RTT between two hosts, for a full data frame
+// of mtu payload out and an ACK back, on the first shortest path each way.
+// Hosts on one switch with links of the same rates and delays (a class) are
+// alike: a host's latencies to and from any host of another class are its
+// class's, so the latencies are computed per class (two breadth-first
+// searches each, not per host) and the largest is taken over pairs of
+// classes, by the same float operations in the same order as per host.
+func (t *Topology) maxBaseRTT(mtu int) int64 {
+	data := mtu + hostd.DataOverhead
 	n := len(t.Hosts)
-	dataTo := make([][]float64, n)
-	ackTo := make([][]float64, n)
+	lat := make([]float64, t.NumNodes())
+	oneWay := func(d, b int) []float64 { return t.latencyTo(d, b, lat) }
+	// members[c]: the hosts of class c, in host order.
+	type key struct {
+		leaf    int
+		out, in Dir
+	}
+	classOf := map[key]int{}
+	var members [][]int
 	for h := 0; h < n; h++ {
-		// Keep the hosts' entries only (hosts are nodes 0 .. n-1).
-		dataTo[h] = append([]float64(nil), oneWay(h, data)[:n]...)
-		ackTo[h] = append([]float64(nil), oneWay(h, ackFrameBytes)[:n]...)
+		leaf, port, out := t.Peer(h, 0)
+		_, _, in := t.Peer(leaf, port)
+		k := key{leaf, out, in}
+		c, ok := classOf[k]
+		if !ok {
+			c = len(members)
+			classOf[k] = c
+			members = append(members, nil)
+		}
+		members[c] = append(members[c], h)
+	}
+	nc := len(members)
+	// dataTo[d*nc+s], ackTo[d*nc+s]: the latency to a host of class d from
+	// another host of class s (NaN: class d is one host).
+	dataTo := make([]float64, nc*nc)
+	ackTo := make([]float64, nc*nc)
+	for d := range members {
+		rep := members[d][0]
+		for _, x := range []struct {
+			to    []float64
+			bytes int
+		}{{dataTo, data}, {ackTo, ackFrameBytes}} {
+			l := oneWay(rep, x.bytes)
+			for s := range members {
+				from := members[s][0]
+				if s == d {
+					if len(members[s]) < 2 {
+						x.to[d*nc+s] = math.NaN()
+						continue
+					}
+					from = members[s][1]
+				}
+				x.to[d*nc+s] = l[from]
+			}
+		}
 	}
 	best := 0.0
-	for s := 0; s < n; s++ {
-		for d := 0; d < n; d++ {
-			if s != d {
-				best = math.Max(best, dataTo[d][s]+ackTo[s][d])
+	for s := 0; s < nc; s++ {
+		for d := 0; d < nc; d++ {
+			if v := dataTo[d*nc+s] + ackTo[s*nc+d]; !math.IsNaN(v) {
+				best = math.Max(best, v)
 			}
 		}
 	}
@@ -367,7 +415,10 @@ func (s *Spec) Plan() (*Plan, error) {
 		nakUs = float64(s.NakIntervalNs) / 1e3
 	}
 
-	routes := t.routes()
+	rt := t.routing()
+	var routes []Route
+	// Port names and ECMP groups' names, shared by every route that uses them.
+	portName := func(p int) string { return "p" + strconv.Itoa(p) }
 	var cps []string
 	if !s.TrustAll {
 		cps = t.CPRanges()
@@ -410,19 +461,22 @@ func (s *Spec) Plan() (*Plan, error) {
 		if s.TrustAll {
 			c.Switch.Trust = switchd.TrustAll
 		}
-		for h, ports := range routes[si] {
-			if len(ports) == 0 {
-				continue
-			}
-			r := switchd.RouteConfig{Prefix: hostd.FormatIPv4(t.Hosts[h].IP) + "/32"}
-			if len(ports) == 1 {
-				r.Port = fmt.Sprintf("p%d", ports[0])
+		routes = rt.prefixRoutes(t, si, routes[:0])
+		c.Routes = make([]switchd.RouteConfig, 0, len(routes))
+		names := map[*int][]string{} // an ECMP group's port names, by its slice
+		for _, r := range routes {
+			rc := switchd.RouteConfig{Prefix: hostd.FormatIPv4(r.Addr) + "/" + strconv.Itoa(r.Len)}
+			if len(r.Ports) == 1 {
+				rc.Port = portName(r.Ports[0])
 			} else {
-				for _, q := range ports {
-					r.Ports = append(r.Ports, fmt.Sprintf("p%d", q))
+				if names[&r.Ports[0]] == nil {
+					for _, q := range r.Ports {
+						names[&r.Ports[0]] = append(names[&r.Ports[0]], portName(q))
+					}
 				}
+				rc.Ports = names[&r.Ports[0]]
 			}
-			c.Routes = append(c.Routes, r)
+			c.Routes = append(c.Routes, rc)
 		}
 		c.CC.Scheme = s.Scheme
 		c.CC.BaseRTTUs = baseUs
@@ -496,14 +550,17 @@ func (s *Spec) Plan() (*Plan, error) {
 	}
 	for wi := range s.Workloads {
 		w := &s.Workloads[wi]
+		// One slice of each for every sender (hostd keeps DstIPs as is).
 		var dsts []string
+		var dstIPs []uint32
 		for _, d := range w.Dsts {
 			dsts = append(dsts, ip(d))
+			dstIPs = append(dstIPs, t.Hosts[d].IP)
 		}
 		for k, snd := range w.Senders {
 			hc := &p.Hosts[snd]
 			hc.Workloads = append(hc.Workloads, hostd.WorkloadConfig{
-				IDBase: WorkloadIDBase(w, wi, k, len(w.Senders)), CDF: w.CDF, Dsts: dsts, Load: w.Load,
+				IDBase: WorkloadIDBase(w, wi, k, len(w.Senders)), CDF: w.CDF, Dsts: dsts, DstIPs: dstIPs, Load: w.Load,
 				StartUs: float64(w.StartNs) / 1e3, StopUs: float64(w.StopNs) / 1e3, MaxFlows: w.MaxFlows})
 		}
 	}

@@ -87,8 +87,7 @@ type Config struct {
 	SampleUs   float64 `toml:"sample_us"`
 	MaxSamples int     `toml:"max_samples"`
 	MaxFCTs    int     `toml:"max_fcts"` // FCT records kept (default 1,000,000; until TakeResults)
-	// GrowResults starts the rate-sample and FCT slices small (1024 rows),
-	// and keeps frame templates for the QP slots in use only,
+	// GrowResults starts the rate-sample and FCT slices small (16 rows),
 	// for a Go caller running hundreds of hosts in one process (the
 	// virtual-time fabric). Off, the engine reserves room for the first 65536
 	// samples and 16384 FCTs, so that an lcore rarely allocates for results
@@ -171,9 +170,13 @@ type IncastConfig struct {
 // ids are IDBase, IDBase+1, ... in arrival order; MaxFlows (0: no limit) bounds
 // their number.
 type WorkloadConfig struct {
-	IDBase   int      `toml:"id_base"`
-	CDF      string   `toml:"cdf" required:"a flow-size CDF file"` // path, relative to the config file's directory
-	Dsts     []string `toml:"dsts" required:"the destinations' IPv4 addresses"`
+	IDBase int      `toml:"id_base"`
+	CDF    string   `toml:"cdf" required:"a flow-size CDF file"` // path, relative to the config file's directory
+	Dsts   []string `toml:"dsts" required:"the destinations' IPv4 addresses"`
+	// DstIPs are Dsts as addresses (host byte order), for a Go caller that has
+	// them: when set, Dsts is not parsed, and the engine keeps this slice (it
+	// never writes it), so that the hosts of a fabric share one.
+	DstIPs   []uint32 `toml:"-"`
 	Load     float64  `toml:"load" required:"the offered load, a fraction of the line rate"`
 	StartUs  float64  `toml:"start_us"`
 	StopUs   float64  `toml:"stop_us"`
@@ -706,15 +709,18 @@ func resolve(c *Config, f *config.File, keyPrefix, baseDir string) (*resolved, e
 		if ws.cdf, err = LoadCDF(path); err != nil {
 			return nil, configError(f, key("cdf"), "%v", err)
 		}
-		if len(w.Dsts) == 0 {
+		if len(w.Dsts) == 0 && len(w.DstIPs) == 0 {
 			return nil, configError(f, key("dsts"), "needs at least one destination")
 		}
-		for _, d := range w.Dsts {
-			ip, err := ParseIPv4(d)
-			if err != nil {
-				return nil, configError(f, key("dsts"), "%v", err)
+		ws.dsts = w.DstIPs
+		if ws.dsts == nil {
+			for _, d := range w.Dsts {
+				ip, err := ParseIPv4(d)
+				if err != nil {
+					return nil, configError(f, key("dsts"), "%v", err)
+				}
+				ws.dsts = append(ws.dsts, ip)
 			}
-			ws.dsts = append(ws.dsts, ip)
 		}
 		if err := firstBad(f, key, []check{
 			{"load", config.Positive(w.Load, 1), ""},

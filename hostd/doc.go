@@ -66,8 +66,9 @@
 //     bits), so late packets of the old flow are recognised as stale.
 //   - Sequence numbers given to RPs are byte offsets (packet number x MTU), as
 //     ccalgo expects; every packet but the last of a message is full.
-//   - The receiver never frees its per-flow state during a run (MaxRxFlows
-//     entries); a new message on a reused (source, QP) restarts it.
+//   - The receiver never frees its per-flow state during a run (up to
+//     MaxRxFlows entries, the tables doubling from 16 as flows arrive); a new
+//     message on a reused (source, QP) restarts it.
 //   - An RP is reset for a new flow by copying a pristine instance when its type
 //     holds no references (every scheme today); otherwise it is rebuilt, which
 //     allocates once per flow start (counted as rp_rebuilds).

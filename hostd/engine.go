@@ -32,32 +32,34 @@ type Engine struct {
 	r *resolved
 
 	// tx side
-	sched     *pacer.Scheduler
-	nic       pacer.TokenBucket // line-rate ceiling of the NIC
-	qps       []sendQP
-	tmpls     []wire.DataTemplate // each QP slot's data frame headers, built at its flow's start
-	onSend    bool                // the scheme's RP has an OnSend (ccalgo.SendHook)
-	free      []int32
-	active    []int32
-	timers    *timerHeap
-	slotBits  uint
-	genShift  uint          // slotBits plus the bits of the shard index: a QP number's generation starts here
-	rpTmpl    reflect.Value // pristine RP to reset a QP's RP from; invalid: rebuild
-	starts    []pendingFlow // static and incast flows, by start time
-	startIdx  int
-	pending   []pendingFlow // ring of flows waiting for a free QP
-	pendHead  int
-	pendLen   int
-	wls       []wlState
-	rng       *rand.Rand
-	jrng      *rand.Rand // pacing jitter (its own stream: workloads do not change with it)
-	pause     int64      // PFC: no data before this time
-	nextSweep int64
-	nextSamp  int64
-	lastSamp  int64
-	samples   []RateSample
-	fcts      []FCT
-	tc        TxCounters
+	sched      *pacer.Scheduler
+	nic        pacer.TokenBucket // line-rate ceiling of the NIC
+	qps        []sendQP
+	tmpls      []wire.DataTemplate // each QP slot's data frame headers, built at its flow's start
+	onSend     bool                // the scheme's RP has an OnSend (ccalgo.SendHook)
+	free       []int32
+	maxQPs     int // the bound of qps (growQPs)
+	active     []int32
+	timers     *timerHeap
+	slotBits   uint
+	genShift   uint          // slotBits plus the bits of the shard index: a QP number's generation starts here
+	rpTmpl     reflect.Value // pristine RP to reset a QP's RP from; invalid: rebuild
+	starts     []pendingFlow // static and incast flows, by start time
+	startIdx   int
+	pending    []pendingFlow // ring of flows waiting for a free QP; grows up to maxPending
+	maxPending int
+	pendHead   int
+	pendLen    int
+	wls        []wlState
+	rng        *rand.Rand
+	jrng       *rand.Rand // pacing jitter (its own stream: workloads do not change with it)
+	pause      int64      // PFC: no data before this time
+	nextSweep  int64
+	nextSamp   int64
+	lastSamp   int64
+	samples    []RateSample
+	fcts       []FCT
+	tc         TxCounters
 
 	// shared, written only at construction
 	shard, shards int       // this engine's index among its host's engines (NewEngines), and their number
@@ -68,14 +70,14 @@ type Engine struct {
 	// rx side
 	np       ccalgo.NotificationPoint
 	table    *flowTable
-	rflows   []recvFlow
+	rflows   []recvFlow // grows up to maxRx (growRx)
+	maxRx    int
 	freeRx   []int32     // unused receiver slots
 	doneQ    []doneEntry // ring of completed receiver flows, oldest first
 	doneHead int
 	doneLen  int
-	evictAge int64   // a completed receiver flow may be evicted this long after its last packet
-	_        [8]byte // fr at 8 mod 16 in the engine: see TestFrameScratchPlace
-	fr       wire.Frame
+	evictAge int64           // a completed receiver flow may be evicted this long after its last packet
+	fr       wire.Frame      // at 8 mod 16 in the engine (pad before it when fields move it): see TestFrameScratchPlace
 	fb       ccalgo.Feedback // CP feedback decoded, before it goes to its QP's engine
 	da       ccalgo.DataArrival
 	rc       RxCounters
@@ -385,8 +387,11 @@ func oneShard(r *resolved) shardSpec {
 func newEngine(r *resolved, now int64, sh shardSpec) (*Engine, error) {
 	c := &r.cfg
 	e := &Engine{r: r, shard: sh.index, shards: sh.count, evIn: sh.in, evOut: sh.out}
+	// The QP slots start at 16 and double when a flow finds them all in use
+	// (growQPs), up to MaxQPs; QP numbers keep MaxQPs' slot bits.
+	nqp := min(c.MaxQPs, initialSlots)
 	sched, err := pacer.NewScheduler(pacer.Config{
-		MaxQPs:         c.MaxQPs,
+		MaxQPs:         nqp,
 		MaxPacketBytes: int64(r.mtu),
 		RateBps:        r.linkBps,
 		BurstBytes:     r.burst,
@@ -403,10 +408,8 @@ func newEngine(r *resolved, now int64, sh shardSpec) (*Engine, error) {
 	e.slotBits = uint(max(bits.Len(uint(c.MaxQPs-1)), 1))
 	e.genShift = e.slotBits + uint(bits.Len(uint(sh.count-1)))
 	e.shardMask = 1<<(e.genShift-e.slotBits) - 1
-	e.qps = make([]sendQP, c.MaxQPs)
-	e.free = make([]int32, 0, c.MaxQPs)
-	e.active = make([]int32, 0, c.MaxQPs)
-	e.timers = newTimerHeap(c.MaxQPs)
+	e.maxQPs = c.MaxQPs
+	e.timers = newTimerHeap(0)
 	tmpl, err := r.scheme.NewRP(r.params, r.env)
 	if err != nil {
 		return nil, err
@@ -418,33 +421,22 @@ func newEngine(r *resolved, now int64, sh shardSpec) (*Engine, error) {
 	if h, ok := tmpl.(ccalgo.SendHook); ok {
 		e.onSend = h.SendHook()
 	}
-	if !c.GrowResults {
-		e.tmpls = make([]wire.DataTemplate, c.MaxQPs)
-	}
-	for i := c.MaxQPs - 1; i >= 0; i-- {
-		s := &e.qps[i]
-		if s.rp, err = r.scheme.NewRP(r.params, r.env); err != nil {
-			return nil, err
-		}
-		if e.rpTmpl.IsValid() {
-			s.rpv = reflect.ValueOf(s.rp).Elem()
-		}
-		s.timer = ccalgo.Never
-		s.actIdx = -1
-		e.free = append(e.free, int32(i))
+	if err := e.growQPs(nqp, now); err != nil {
+		return nil, err
 	}
 	if r.scheme.NewNP != nil {
 		if e.np, err = r.scheme.NewNP(r.params, r.env); err != nil {
 			return nil, err
 		}
 	}
-	e.table = newFlowTable(c.MaxRxFlows)
-	e.rflows = make([]recvFlow, c.MaxRxFlows)
-	e.freeRx = make([]int32, 0, c.MaxRxFlows)
-	for i := c.MaxRxFlows - 1; i >= 0; i-- {
-		e.freeRx = append(e.freeRx, int32(i))
-	}
-	e.doneQ = make([]doneEntry, c.MaxRxFlows)
+	// The receiver's tables start small and double as flows arrive, up to
+	// MaxRxFlows (growRx): a host holds what it uses, slots taken in the same
+	// order as from tables allocated whole.
+	e.maxRx = c.MaxRxFlows
+	n := min(c.MaxRxFlows, initialSlots)
+	e.table = newFlowTable(n)
+	e.doneQ = make([]doneEntry, n)
+	e.growRx(n)
 	e.evictAge = 4 * r.rto
 
 	// Static and incast flows, by start time (stable: config order on ties).
@@ -474,7 +466,8 @@ func newEngine(r *resolved, now int64, sh shardSpec) (*Engine, error) {
 		e.starts = mine
 	}
 	sort.SliceStable(e.starts, func(i, j int) bool { return e.starts[i].start < e.starts[j].start })
-	e.pending = make([]pendingFlow, c.MaxPending)
+	e.maxPending = c.MaxPending
+	e.pending = make([]pendingFlow, min(c.MaxPending, initialSlots))
 	// Engine 0 of several draws the streams of a host run as one engine;
 	// the others, streams of their own.
 	ss := uint64(sh.index) << 40
@@ -504,7 +497,7 @@ func newEngine(r *resolved, now int64, sh shardSpec) (*Engine, error) {
 	// start small: a fabric of hundreds of hosts reserves little up front.
 	rows, fcts := 1<<16, 1<<14
 	if c.GrowResults {
-		rows, fcts = 1024, 1024
+		rows, fcts = initialSlots, initialSlots
 	}
 	e.samples = make([]RateSample, 0, min(r.maxSamples, rows))
 	e.fcts = make([]FCT, 0, min(c.MaxFCTs, fcts))
@@ -865,6 +858,9 @@ func (e *Engine) rxData(now int64, frame []byte, out *Controls) int {
 // if it completed at least evictAge ago (so that a resend of its tail, after a
 // lost ACK, still finds it); -1 when none can be had.
 func (e *Engine) allocRx(now int64) int32 {
+	if len(e.freeRx) == 0 && len(e.rflows) < e.maxRx {
+		e.growRx(min(2*len(e.rflows), e.maxRx))
+	}
 	if n := len(e.freeRx); n > 0 {
 		s := e.freeRx[n-1]
 		e.freeRx = e.freeRx[:n-1]
@@ -889,8 +885,50 @@ func (e *Engine) allocRx(now int64) int32 {
 	return -1
 }
 
+// initialSlots is the size the receiver's tables and the ring of pending
+// flows start at.
+const initialSlots = 16
+
+// growRx makes n receiver slots (n > len(e.rflows)): the new ones free, the
+// lowest taken first, and the flow table rehashed to stay at most half full.
+// It allocates, at most log2(MaxRxFlows/16) times in an engine's life, when a
+// new flow finds every slot taken: never in a steady state.
+func (e *Engine) growRx(n int) {
+	old := len(e.rflows)
+	e.rflows = append(e.rflows, make([]recvFlow, n-old)...)
+	free := make([]int32, len(e.freeRx), n)
+	copy(free, e.freeRx)
+	for i := n - 1; i >= old; i-- {
+		free = append(free, int32(i))
+	}
+	e.freeRx = free
+	if t := e.table; 2*n > len(t.keys) {
+		e.table = newFlowTable(n)
+		for i, v := range t.vals {
+			if v != 0 {
+				at, _ := e.table.find(t.keys[i])
+				e.table.insertAt(at, t.keys[i], v-1)
+			}
+		}
+	}
+}
+
+// growRing returns ring (a FIFO of n entries from head) as a ring of size
+// entries from index 0, in the same order.
+func growRing[T any](ring []T, head, n, size int) []T {
+	out := make([]T, size)
+	for i := 0; i < n; i++ {
+		out[i] = ring[(head+i)%len(ring)]
+	}
+	return out
+}
+
 // markDone queues a completed receiver flow for eviction.
 func (e *Engine) markDone(slot int32, epoch uint32) {
+	if e.doneLen == len(e.doneQ) && len(e.doneQ) < e.maxRx {
+		e.doneQ = growRing(e.doneQ, e.doneHead, e.doneLen, min(2*len(e.doneQ), e.maxRx))
+		e.doneHead = 0
+	}
 	if e.doneLen == len(e.doneQ) {
 		e.doneHead = (e.doneHead + 1) % len(e.doneQ)
 		e.doneLen--
@@ -1328,7 +1366,7 @@ func (e *Engine) startFlows(now int64) {
 			w.next = ccalgo.Never
 		}
 	}
-	for e.pendLen > 0 && len(e.free) > 0 {
+	for e.pendLen > 0 && e.canStart() {
 		pf := &e.pending[e.pendHead]
 		e.pendHead = (e.pendHead + 1) % len(e.pending)
 		e.pendLen--
@@ -1338,6 +1376,10 @@ func (e *Engine) startFlows(now int64) {
 }
 
 func (e *Engine) enqueue(pf *pendingFlow) {
+	if e.pendLen == len(e.pending) && len(e.pending) < e.maxPending {
+		e.pending = growRing(e.pending, e.pendHead, e.pendLen, min(2*len(e.pending), e.maxPending))
+		e.pendHead = 0
+	}
 	if e.pendLen == len(e.pending) {
 		e.tc.PendingDropped++
 		return
@@ -1347,7 +1389,48 @@ func (e *Engine) enqueue(pf *pendingFlow) {
 	e.tc.FlowsWaiting++
 }
 
+// canStart reports whether a flow can have a QP now: a free one, or room to
+// grow.
+func (e *Engine) canStart() bool { return len(e.free) > 0 || len(e.qps) < e.maxQPs }
+
+// growQPs makes n QP slots (n > len(e.qps)): each with its RP, free, the
+// lowest taken first, as if all had been made at the start. It allocates, at
+// most log2(MaxQPs/16) times in an engine's life, when a flow finds every QP
+// in use.
+func (e *Engine) growQPs(n int, now int64) error {
+	old := len(e.qps)
+	qps := append(e.qps, make([]sendQP, n-old)...)
+	free := make([]int32, len(e.free), n)
+	copy(free, e.free)
+	for i := n - 1; i >= old; i-- {
+		s := &qps[i]
+		var err error
+		if s.rp, err = e.r.scheme.NewRP(e.r.params, e.r.env); err != nil {
+			return err
+		}
+		if e.rpTmpl.IsValid() {
+			s.rpv = reflect.ValueOf(s.rp).Elem()
+		}
+		s.timer = ccalgo.Never
+		s.actIdx = -1
+		free = append(free, int32(i))
+	}
+	e.qps, e.free = qps, free
+	if old > 0 {
+		e.sched.Grow(n, now)
+	}
+	e.timers.grow(n)
+	return nil
+}
+
 func (e *Engine) startFlow(now int64, pf *pendingFlow) {
+	if len(e.free) == 0 {
+		if e.growQPs(min(2*len(e.qps), e.maxQPs), now) != nil {
+			e.maxQPs = len(e.qps) // the scheme's RP failed: no more QPs
+			e.enqueue(pf)
+			return
+		}
+	}
 	qp := e.free[len(e.free)-1]
 	e.free = e.free[:len(e.free)-1]
 	s := &e.qps[qp]
@@ -1379,8 +1462,8 @@ func (e *Engine) startFlow(now int64, pf *pendingFlow) {
 	s.ep = wire.Endpoints{DstMAC: mac, SrcMAC: e.r.mac, SrcIP: e.r.ip, DstIP: pf.dst,
 		SrcPort: uint16(0xc000 | qpn&0x3fff), DSCP: e.r.dscp, ICRC: e.r.icrc}
 	if int(qp) >= len(e.tmpls) {
-		// GrowResults: templates for the slots in use only (slots are
-		// reused lowest first), grown here (rarely: amortised).
+		// Templates for the slots in use only (slots are reused lowest
+		// first), grown here (rarely: amortised).
 		e.tmpls = slices.Grow(e.tmpls, int(qp)+1-len(e.tmpls))[:qp+1]
 	}
 	e.tmpls[qp].Init(&s.ep, qpn, e.r.intStack)

@@ -571,3 +571,36 @@ func TestRTOBackoff(t *testing.T) {
 		}
 	}
 }
+
+// TestTablesGrowByUse: a host bounded at 100 QPs and 200 receiver flows that
+// runs 40 flows at once to its peer holds 64 QP slots and 64 receiver slots
+// (doubled from 16 as the flows came), gives its flows the slots and QP
+// numbers that tables allocated whole would (slots 0..39, first generation),
+// and completes them all.
+func TestTablesGrowByUse(t *testing.T) {
+	a, b := testConfig("h1", ipA, "dcqcn"), testConfig("h2", ipB, "dcqcn")
+	a.MaxQPs, b.MaxRxFlows = 100, 200
+	a.Incast = []IncastConfig{{IDBase: 0, Dst: ipB, Flows: 40, SizeBytes: 20_000}}
+	v := newVnet(t, a, b)
+	v.run(1)
+	ea, eb := v.eng[0], v.eng[1]
+	if n := len(ea.active); n != 40 {
+		t.Fatalf("%d QPs active, want 40", n)
+	}
+	for _, qp := range ea.active {
+		s := &ea.qps[qp]
+		if qp >= 40 || s.qpn != 1<<ea.genShift|uint32(qp) {
+			t.Fatalf("slot %d has QP number %#x, want slots 0..39 of the first generation", qp, s.qpn)
+		}
+	}
+	if len(ea.qps) != 64 || ea.sched.MaxQPs() != 64 || len(ea.timers.pos) != 64 {
+		t.Fatalf("%d QP slots (pacer %d, timers %d), want 64", len(ea.qps), ea.sched.MaxQPs(), len(ea.timers.pos))
+	}
+	v.run(5_000_000)
+	if len(eb.rflows) != 64 || len(eb.RxFlows()) != 40 {
+		t.Fatalf("receiver: %d slots, %d flows, want 64 and 40", len(eb.rflows), len(eb.RxFlows()))
+	}
+	if n := len(ea.FCTs()); n != 40 {
+		t.Fatalf("%d flows completed, want 40", n)
+	}
+}

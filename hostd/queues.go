@@ -1,6 +1,7 @@
 package hostd
 
 import (
+	"slices"
 	"sync/atomic"
 
 	"github.com/ccbed/ccbed/ccalgo"
@@ -90,6 +91,16 @@ func newTimerHeap(n int) *timerHeap {
 		h.pos[i] = -1
 	}
 	return h
+}
+
+// grow makes room for the timers of n QPs (n at least the current number):
+// set then allocates nothing.
+func (h *timerHeap) grow(n int) {
+	h.t = slices.Grow(h.t, n-len(h.t))
+	h.qp = slices.Grow(h.qp, n-len(h.qp))
+	for len(h.pos) < n {
+		h.pos = append(h.pos, -1)
+	}
 }
 
 func (h *timerHeap) len() int { return len(h.t) }

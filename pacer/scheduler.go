@@ -24,8 +24,8 @@
 // So a decision costs O(1) for the ready list and the run plus O(log n) per
 // heap move, n the number of QPs in the heap, and nothing for parked QPs. The
 // order QPs leave Waiting in is the heap-only order exactly (a test runs both
-// side by side). Memory is allocated once by NewScheduler for Config.MaxQPs
-// QPs; no method allocates afterwards. A Scheduler is owned by one goroutine
+// side by side). Memory is allocated by NewScheduler for Config.MaxQPs QPs and
+// by Grow for more; no other method allocates. A Scheduler is owned by one goroutine
 // (the tx lcore); it is not safe for concurrent use.
 //
 // Sources and contracts:
@@ -66,6 +66,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 )
 
 // NoWindow is the window of a QP that does not limit bytes in flight. It equals
@@ -137,7 +138,7 @@ type heapEntry struct {
 // now. See the package documentation for the model.
 type Scheduler struct {
 	qps    []qpSlot
-	heap   []heapEntry // Waiting QPs not in the run; cap = MaxQPs
+	heap   []heapEntry // Waiting QPs not in the run; cap >= MaxQPs
 	pos    []int32     // heap index of each Waiting QP in the heap, inRun in the run, nilQP otherwise
 	seq    uint32
 	head   int32 // ready list, FIFO
@@ -148,6 +149,8 @@ type Scheduler struct {
 	nRun             int
 	heapOnly         bool // every Waiting QP in the heap (tests: the order without the run)
 	maxPkt           int64
+	rate             float64 // a new QP's bucket (Grow)
+	burst            int64
 }
 
 // inRun is pos of a Waiting QP in the run.
@@ -167,24 +170,34 @@ func NewScheduler(cfg Config, now int64) (*Scheduler, error) {
 		return nil, errors.New("pacer: RateBps must be >= 0")
 	}
 	s := &Scheduler{
-		qps:     make([]qpSlot, cfg.MaxQPs),
-		heap:    make([]heapEntry, 0, cfg.MaxQPs),
-		pos:     make([]int32, cfg.MaxQPs),
 		head:    nilQP,
 		tail:    nilQP,
 		runHead: nilQP,
 		runTail: nilQP,
 		maxPkt:  cfg.MaxPacketBytes,
+		rate:    cfg.RateBps,
+		burst:   cfg.BurstBytes,
 	}
-	for i := range s.qps {
+	s.Grow(cfg.MaxQPs, now)
+	return s, nil
+}
+
+// Grow makes room for n QPs (n above MaxQPs; QPs MaxQPs .. n-1 start Idle
+// with the rate and burst of the Config and no window, at time now). It
+// allocates: a caller grows rarely (hostd, when every QP is in use).
+func (s *Scheduler) Grow(n int, now int64) {
+	old := len(s.qps)
+	s.qps = append(s.qps, make([]qpSlot, n-old)...)
+	s.pos = append(s.pos, make([]int32, n-old)...)
+	s.heap = slices.Grow(s.heap, n-len(s.heap))
+	for i := old; i < n; i++ {
 		q := &s.qps[i]
-		q.tb.Init(cfg.RateBps, cfg.BurstBytes, now)
+		q.tb.Init(s.rate, s.burst, now)
 		q.window = NoWindow
 		q.prev, q.next = nilQP, nilQP
 		s.pos[i] = nilQP
 		q.state = Idle
 	}
-	return s, nil
 }
 
 // MaxQPs is the number of QPs the scheduler holds.

@@ -530,7 +530,7 @@ func (c *Config) Validate(f *config.File) error {
 			}
 		}
 	}
-	if _, err := c.routeTable(); err != nil {
+	if _, err := c.RouteTable(); err != nil {
 		return errf("routes", "%v", err)
 	}
 	if !(c.CC.BaseRTTUs > 0) {
@@ -852,8 +852,8 @@ func (c *Config) newCP(i int, f *config.File) (ccalgo.CongestionPoint, error) {
 	return cp, nil
 }
 
-// routeTable builds the longest-prefix table of the routes.
-func (c *Config) routeTable() (*RouteTable, error) {
+// RouteTable builds the longest-prefix table of the routes.
+func (c *Config) RouteTable() (*RouteTable, error) {
 	idx := map[string]int{}
 	for i, p := range c.Ports {
 		idx[p.Name] = i

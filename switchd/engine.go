@@ -255,7 +255,7 @@ func New(cfg *Config) (*Engine, error) {
 	if err := cfg.Validate(nil); err != nil {
 		return nil, err
 	}
-	rt, err := cfg.routeTable()
+	rt, err := cfg.RouteTable()
 	if err != nil {
 		return nil, err
 	}
@@ -623,7 +623,7 @@ func (e *Engine) Enqueue(now int64, m *Meta, frame []byte, h Handle) bool {
 		e.receivePFC(now, g, frame)
 		return false
 	case ClassControl:
-		if g.ctl.full() {
+		if !g.ctl.reserve() {
 			g.c[cDropControl]++
 			return false
 		}
@@ -772,7 +772,7 @@ func (e *Engine) Transmit(now int64, p int, out []TxItem) int {
 	// may read it (INT's TS) and after the loop.
 	bu := g.busyUntil
 shape:
-	for bu <= t && !g.dl.full() {
+	for bu <= t && g.dl.reserve() {
 		var h Handle
 		var frame []byte
 		switch {

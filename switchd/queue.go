@@ -83,20 +83,45 @@ func (q *dataQueue) drop() {
 }
 
 // handleRing is a FIFO of frames known by handle (forwarded control packets).
+// It starts with a few slots and doubles, up to limit, when every slot is in
+// use (see genQueue).
 type handleRing struct {
 	h          []Handle
 	f          [][]byte
 	mask       uint32
 	head, tail uint32
+	limit      int
 }
 
-func newHandleRing(n int) handleRing {
-	n = nextPow2(n)
-	return handleRing{h: make([]Handle, n), f: make([][]byte, n), mask: uint32(n - 1)}
+func newHandleRing(limit int) handleRing {
+	limit = nextPow2(limit)
+	n := min(limit, ringStart)
+	return handleRing{h: make([]Handle, n), f: make([][]byte, n), mask: uint32(n - 1), limit: limit}
 }
 
-func (r *handleRing) len() int   { return int(r.tail - r.head) }
-func (r *handleRing) full() bool { return int(r.tail-r.head) >= len(r.h) }
+// ringStart is the slots a handleRing or a delayLine starts with: a switch
+// port holds what its traffic uses, not its bound.
+const ringStart = 16
+
+func (r *handleRing) len() int { return int(r.tail - r.head) }
+
+// reserve makes room for one more entry, doubling the slots when every one
+// is in use (the entries keep their indexes' places); false at the limit.
+func (r *handleRing) reserve() bool { return int(r.tail-r.head) < len(r.h) || r.grow() }
+
+// grow doubles the slots (false at the limit).
+func (r *handleRing) grow() bool {
+	if len(r.h) >= r.limit {
+		return false
+	}
+	n := 2 * len(r.h)
+	nh, nf, nm := make([]Handle, n), make([][]byte, n), uint32(n-1)
+	for i := r.head; i != r.tail; i++ {
+		nh[i&nm], nf[i&nm] = r.h[i&r.mask], r.f[i&r.mask]
+	}
+	r.h, r.f, r.mask = nh, nf, nm
+	return true
+}
 
 func (r *handleRing) push(h Handle, f []byte) {
 	i := r.tail & r.mask
@@ -185,20 +210,42 @@ type dlEntry struct {
 }
 
 // delayLine is the FIFO of frames that left the shaper and wait out the
-// propagation delay (or, without one, the end of the Transmit call).
+// propagation delay (or, without one, the end of the Transmit call). It
+// starts with a few slots and doubles, up to limit, when every slot is in use.
 type delayLine struct {
 	buf        []dlEntry
 	mask       uint32
 	head, tail uint32
+	limit      int
 }
 
-func newDelayLine(n int) delayLine {
-	n = nextPow2(n)
-	return delayLine{buf: make([]dlEntry, n), mask: uint32(n - 1)}
+func newDelayLine(limit int) delayLine {
+	limit = nextPow2(limit)
+	n := min(limit, ringStart)
+	return delayLine{buf: make([]dlEntry, n), mask: uint32(n - 1), limit: limit}
 }
 
-func (d *delayLine) len() int   { return int(d.tail - d.head) }
-func (d *delayLine) full() bool { return int(d.tail-d.head) >= len(d.buf) }
+func (d *delayLine) len() int { return int(d.tail - d.head) }
+
+// reserve makes room for one more entry, as handleRing's does.
+func (d *delayLine) reserve() bool { return int(d.tail-d.head) < len(d.buf) || d.grow() }
+
+// grow doubles the slots (false at the limit); kept out of reserve, which
+// the shaper's loop inlines.
+//
+//go:noinline
+func (d *delayLine) grow() bool {
+	if len(d.buf) >= d.limit {
+		return false
+	}
+	n := 2 * len(d.buf)
+	nb, nm := make([]dlEntry, n), uint32(n-1)
+	for i := d.head; i != d.tail; i++ {
+		nb[i&nm] = d.buf[i&d.mask]
+	}
+	d.buf, d.mask = nb, nm
+	return true
+}
 
 func (d *delayLine) push(h Handle, f []byte, at int64) {
 	e := &d.buf[d.tail&d.mask]

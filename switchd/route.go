@@ -2,6 +2,8 @@ package switchd
 
 import (
 	"fmt"
+	"math/bits"
+	"slices"
 	"sort"
 )
 
@@ -10,25 +12,28 @@ const MaxRoutes = 65536
 
 // RouteTable is a static IPv4 longest-prefix-match table whose routes lead to
 // one port or to an ECMP group of ports (equal-cost paths, chosen per flow by
-// a 5-tuple hash). Lookup first reads a direct table of the /32 routes (a
-// fabric's switch has one per host, hundreds of them: one index, no scan), then
-// scans the shorter prefixes from the longest down and stops at the first
-// match. No allocation, no map.
+// a 5-tuple hash). Lookup reads a direct table of /24 blocks and, in a block
+// that a longer route lies in, that block's table of 256 addresses, as
+// DPDK's DIR-24-8 (l3fwd's LPM) does: one or two reads whatever the number of
+// routes and their lengths, so that a fabric's switch holds a route per range
+// of hosts (RangePrefixes: prefixes of every length) rather than a /32 per
+// host. No allocation, no map.
 type RouteTable struct {
-	routes []route  // sorted by prefix length, longest first
-	ports  []uint8  // the ports of every route, route r's at [first, first+n)
-	exact  []uint32 // /32 routes: exact[dst-exactBase] = the route's entry; 0: none
-	base   uint32
-	short  int // routes[short:] are the routes shorter than /32
-	mid    int // routes[short:mid] are the routes of 25 to 31 bits
-	// blocks is the direct table of the /24 blocks the routes of 8 to 24
-	// bits span (when they span at most maxBlockSpan of them, as a switch's
-	// handful of subnet routes does): blocks[dst>>8-blockBase] = the entry of
-	// the longest route of at most 24 bits holding the block; 0: none. A
-	// lookup there reads one entry where it would scan every short route
-	// (l3fwd's DIR-24-8 does the same for every /24).
+	routes []route // sorted by prefix length, longest first
+	ports  []uint8 // the ports of every route, route r's at [first, first+n); routes with equal ports share them
+	// blocks is the direct table of the /24 blocks the routes of at least 8
+	// bits span (when they span at most maxBlockSpan of them): blocks[dst>>8
+	// - blockBase] = the entry of the longest route of at most 24 bits holding
+	// the block (0: none), or entryGroup | g when a longer route lies in the
+	// block: then groups[g<<8 | dst&0xff] is the entry of the longest route
+	// holding dst.
 	blocks    []uint32
 	blockBase uint32
+	groups    []uint32
+	// scan: routes[scan:] are the routes a lookup outside the blocks scans,
+	// from the longest down: those shorter than 8 bits, or every route when
+	// there are no blocks.
+	scan int
 }
 
 type route struct {
@@ -37,11 +42,16 @@ type route struct {
 	first, n   uint32 // the route's ports are ports[first : first+n]
 }
 
-// An entry of a direct table (exact, blocks) names a route: its low 24 bits
-// are the route's index + 1, its top 8 the route's port + 1 when it has one
-// port (0 for an ECMP group), so that a lookup of a plain route reads the
-// port where the entry is, without the route's struct and port list.
-const entryIndex = 1<<24 - 1
+// An entry of the direct tables names a route: its low 23 bits are the
+// route's index + 1, its top 8 the route's port + 1 when it has one port (0
+// for an ECMP group), so that a lookup of a plain route reads the port where
+// the entry is, without the route's struct and port list. In blocks, an entry
+// with entryGroup set names a group of 256 entries instead (its low bits the
+// group's index).
+const (
+	entryIndex = 1<<23 - 1
+	entryGroup = 1 << 23
+)
 
 // entry is route i's entry in a direct table.
 func (t *RouteTable) entry(i int) uint32 {
@@ -53,13 +63,13 @@ func (t *RouteTable) entry(i int) uint32 {
 	return v
 }
 
-// maxExactSpan bounds the address span of the direct /32 table: beyond it the
-// /32 routes are scanned like the others.
-const maxExactSpan = 1 << 20
-
-// maxBlockSpan bounds the /24 blocks of the direct table of short routes
-// (256 KiB at most): beyond it those routes are scanned.
-const maxBlockSpan = 1 << 16
+// maxBlockSpan bounds the /24 blocks of the direct table (256 KiB at most),
+// maxGroups its tables of 256 addresses (4 MiB): beyond either, the routes are
+// scanned.
+const (
+	maxBlockSpan = 1 << 16
+	maxGroups    = 1 << 12
+)
 
 // Add inserts addr/plen -> port. Host bits of addr must be zero; a prefix
 // already present is an error.
@@ -132,13 +142,12 @@ func (t *RouteTable) add(addr uint32, plen int, ports []int, sorted bool) error 
 			}
 		}
 	}
-	r := route{addr: addr, mask: mask, plen: plen, first: uint32(len(t.ports)), n: uint32(len(ports))}
 	for _, p := range ports {
 		if p < 0 || p >= MaxPorts {
 			return fmt.Errorf("%s/%d: port %d out of range", ipString(addr), plen, p)
 		}
-		t.ports = append(t.ports, uint8(p))
 	}
+	r := route{addr: addr, mask: mask, plen: plen, first: t.share(ports), n: uint32(len(ports))}
 	t.routes = append(t.routes, r)
 	if sorted {
 		sort.SliceStable(t.routes, func(i, j int) bool { return t.routes[i].plen > t.routes[j].plen })
@@ -146,83 +155,116 @@ func (t *RouteTable) add(addr uint32, plen int, ports []int, sorted bool) error 
 	return nil
 }
 
-// index rebuilds the direct table of the /32 routes.
-func (t *RouteTable) index() {
-	t.short = sort.Search(len(t.routes), func(i int) bool { return t.routes[i].plen < 32 })
-	t.mid = sort.Search(len(t.routes), func(i int) bool { return t.routes[i].plen <= 24 })
-	t.indexBlocks()
-	t.exact = nil
-	if t.short == 0 {
-		return
+// share returns where ports start in t.ports: where the last route with the
+// same ports (in the same order) has them, else appended. A fabric's switch
+// has a few groups (its uplinks) under many routes.
+func (t *RouteTable) share(ports []int) uint32 {
+	for i := len(t.routes) - 1; i >= 0 && i >= len(t.routes)-maxShareScan; i-- {
+		r := &t.routes[i]
+		if int(r.n) == len(ports) && samePorts(t.ports[r.first:r.first+r.n], ports) {
+			return r.first
+		}
 	}
-	lo, hi := t.routes[0].addr, t.routes[0].addr
-	for _, r := range t.routes[:t.short] {
-		lo, hi = min(lo, r.addr), max(hi, r.addr)
+	first := uint32(len(t.ports))
+	for _, p := range ports {
+		t.ports = append(t.ports, uint8(p))
 	}
-	if hi-lo >= maxExactSpan {
-		t.short = 0 // scan them all
-		return
-	}
-	t.base = lo
-	t.exact = make([]uint32, hi-lo+1)
-	for i, r := range t.routes[:t.short] {
-		t.exact[r.addr-lo] = t.entry(i)
-	}
+	return first
 }
 
-// indexBlocks rebuilds the direct table of the routes of at most 24 bits
-// (routes[mid:]) over the /24 blocks those of 8 to 24 bits span.
-func (t *RouteTable) indexBlocks() {
-	t.blocks = nil
-	lo, hi, found := uint32(0), uint32(0), false
-	for _, r := range t.routes[t.mid:] {
-		if r.plen < 8 {
-			continue
+// maxShareScan bounds the routes share looks back over: adding n routes
+// stays linear in n.
+const maxShareScan = 64
+
+func samePorts(a []uint8, b []int) bool {
+	for i, p := range a {
+		if int(p) != b[i] {
+			return false
 		}
-		a, b := r.addr>>8, (r.addr|^r.mask)>>8
-		if !found || a < lo {
-			lo = a
-		}
-		if !found || b > hi {
-			hi = b
-		}
-		found = true
 	}
-	if !found || hi-lo >= maxBlockSpan {
+	return true
+}
+
+// index rebuilds the direct tables.
+func (t *RouteTable) index() {
+	t.blocks, t.groups, t.blockBase = nil, nil, 0
+	long := sort.Search(len(t.routes), func(i int) bool { return t.routes[i].plen < 8 })
+	t.scan = 0
+	if long == 0 {
 		return
 	}
+	lo, hi := t.routes[0].addr>>8, (t.routes[0].addr|^t.routes[0].mask)>>8
+	for _, r := range t.routes[:long] {
+		lo, hi = min(lo, r.addr>>8), max(hi, (r.addr|^r.mask)>>8)
+	}
+	mid := sort.Search(len(t.routes), func(i int) bool { return t.routes[i].plen <= 24 })
+	if hi-lo >= maxBlockSpan || t.groupsNeeded(mid) > maxGroups {
+		return // scan them all
+	}
+	t.scan = long
 	t.blockBase = lo
 	t.blocks = make([]uint32, hi-lo+1)
-	// Shortest first, so that a longer route overwrites the blocks it shares.
-	for i := len(t.routes) - 1; i >= t.mid; i-- {
+	// Shortest first, so that a longer route overwrites the addresses it
+	// shares: first the routes of at most 24 bits over whole blocks...
+	for i := len(t.routes) - 1; i >= mid; i-- {
 		r := &t.routes[i]
 		a, b := max(r.addr>>8, lo), min((r.addr|^r.mask)>>8, hi)
 		for k := a; k <= b; k++ { // blocks are 24-bit: no wrap
 			t.blocks[k-lo] = t.entry(i)
 		}
 	}
+	// ... then the longer ones in their blocks' groups, each group starting
+	// as a copy of its block's entry.
+	for i := mid - 1; i >= 0; i-- {
+		r := &t.routes[i]
+		b := &t.blocks[r.addr>>8-lo]
+		if *b&entryGroup == 0 {
+			g := uint32(len(t.groups) >> 8)
+			for k := 0; k < 256; k++ {
+				t.groups = append(t.groups, *b)
+			}
+			*b = entryGroup | g
+		}
+		at := (*b&entryIndex)<<8 | r.addr&0xff
+		for k := uint32(0); k <= ^r.mask; k++ {
+			t.groups[at+k] = t.entry(i)
+		}
+	}
+}
+
+// groupsNeeded is the number of /24 blocks the routes longer than 24 bits
+// (routes[:mid]) lie in.
+func (t *RouteTable) groupsNeeded(mid int) int {
+	blocks := make([]uint32, 0, mid)
+	for _, r := range t.routes[:mid] {
+		blocks = append(blocks, r.addr>>8)
+	}
+	slices.Sort(blocks)
+	return len(slices.Compact(blocks))
+}
+
+// slot is dst's entry in the direct tables, and whether dst lies in them.
+func (t *RouteTable) slot(dst uint32) (uint32, bool) {
+	d := dst>>8 - t.blockBase
+	if d >= uint32(len(t.blocks)) {
+		return 0, false
+	}
+	v := t.blocks[d]
+	if v&entryGroup != 0 {
+		v = t.groups[(v&entryIndex)<<8|dst&0xff]
+	}
+	return v, true
 }
 
 // find returns the route holding dst, or nil.
 func (t *RouteTable) find(dst uint32) *route {
-	if d := dst - t.base; d < uint32(len(t.exact)) {
-		if v := t.exact[d]; v != 0 {
-			return &t.routes[v&entryIndex-1]
+	if v, ok := t.slot(dst); ok {
+		if v == 0 {
+			return nil
 		}
+		return &t.routes[v&entryIndex-1]
 	}
-	for i := t.short; i < t.mid; i++ {
-		r := &t.routes[i]
-		if dst&r.mask == r.addr {
-			return r
-		}
-	}
-	if d := dst>>8 - t.blockBase; d < uint32(len(t.blocks)) {
-		if v := t.blocks[d]; v != 0 {
-			return &t.routes[v&entryIndex-1]
-		}
-		return nil
-	}
-	for i := t.mid; i < len(t.routes); i++ {
+	for i := t.scan; i < len(t.routes); i++ {
 		r := &t.routes[i]
 		if dst&r.mask == r.addr {
 			return r
@@ -236,13 +278,8 @@ func (t *RouteTable) find(dst uint32) *route {
 // entry where there is one), with r unset; else -1 and the route, an ECMP
 // group, or nil when no route holds dst.
 func (t *RouteTable) route(dst uint32) (port int, r *route) {
-	if d := dst - t.base; d < uint32(len(t.exact)) {
-		if v := t.exact[d]; v != 0 {
-			return t.byEntry(v)
-		}
-	}
-	if d := dst>>8 - t.blockBase; t.short == t.mid && d < uint32(len(t.blocks)) {
-		return t.byEntry(t.blocks[d]) // no route of 25 to 31 bits to scan first
+	if v, ok := t.slot(dst); ok {
+		return t.byEntry(v)
 	}
 	if r = t.find(dst); r == nil {
 		return -1, nil
@@ -302,6 +339,25 @@ func (t *RouteTable) hasPort(addr uint32, port int) bool {
 		}
 	}
 	return false
+}
+
+// RangePrefixes calls fn with the fewest prefixes that together hold exactly
+// the addresses lo..hi (lo <= hi), in address order: each the largest block
+// aligned at the next address that still fits in the range (at most 62 of
+// them). A fabric's switch routes a range of consecutive host addresses that
+// leave by one port or group with them.
+func RangePrefixes(lo, hi uint32, fn func(addr uint32, plen int)) {
+	for a := uint64(lo); a <= uint64(hi); {
+		size := 32 // log2 of the block: as aligned as a allows ...
+		if a != 0 {
+			size = bits.TrailingZeros64(a)
+		}
+		for a+1<<size-1 > uint64(hi) { // ... and no further than hi
+			size--
+		}
+		fn(uint32(a), 32-size)
+		a += 1 << size
+	}
 }
 
 // Len is the number of routes.

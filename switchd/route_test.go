@@ -200,3 +200,117 @@ func BenchmarkRouteLookup(b *testing.B) {
 		})
 	}
 }
+
+// TestRangePrefixes: the prefixes of a range hold exactly its addresses, in
+// order, each aligned, no two of them mergeable into one.
+func TestRangePrefixes(t *testing.T) {
+	for _, c := range []struct {
+		lo, hi uint32
+		want   int // number of prefixes
+	}{
+		{0x0a000001, 0x0a000001, 1},
+		{0x0a000001, 0x0a00000c, 5}, // .1, .2-3, .4-7, .8-11, .12
+		{0x0a000000, 0x0a0000ff, 1},
+		{0x0a000001, 0x0a002000, 14},
+		{0, 0xffffffff, 1},
+		{0xfffffffe, 0xffffffff, 1},
+		{1, 0xfffffffe, 62},
+	} {
+		var got [][2]uint32
+		RangePrefixes(c.lo, c.hi, func(addr uint32, plen int) { got = append(got, [2]uint32{addr, uint32(plen)}) })
+		next := uint64(c.lo)
+		for i, g := range got {
+			size := uint64(1) << (32 - g[1])
+			if uint64(g[0]) != next || uint64(g[0])%size != 0 {
+				t.Fatalf("%s-%s: prefix %d %s/%d: want an aligned block at %s", ipString(c.lo), ipString(c.hi), i, ipString(g[0]), g[1], ipString(uint32(next)))
+			}
+			next += size
+		}
+		if next != uint64(c.hi)+1 {
+			t.Fatalf("%s-%s: prefixes %v end at %d", ipString(c.lo), ipString(c.hi), got, next)
+		}
+		if len(got) != c.want {
+			t.Errorf("%s-%s: %d prefixes %v, want %d", ipString(c.lo), ipString(c.hi), len(got), got, c.want)
+		}
+	}
+}
+
+// fatTreeCoreRoutes are the routes of a core switch of a k-ary fat-tree whose
+// hosts are 10.0.0.1 + i, pod by pod (k^2/4 hosts a pod, pod p on port p):
+// with perHost a /32 route per host, else the prefixes of each pod's range.
+// edge: an edge switch's instead (its k/2 hosts on ports 0..k/2-1, every
+// other host over the ECMP group of its k/2 uplinks).
+func fatTreeRoutes(k int, perHost, edge bool) []routeSpec {
+	h := k / 2
+	n := k * h * h
+	var up []int
+	for p := h; p < k; p++ {
+		up = append(up, p)
+	}
+	portsOf := func(i int) []int {
+		if !edge {
+			return []int{i / (h * h)}
+		}
+		if i < h {
+			return []int{i}
+		}
+		return up
+	}
+	var rs []routeSpec
+	add := func(lo, hi int) {
+		if perHost {
+			for i := lo; i <= hi; i++ {
+				rs = append(rs, routeSpec{addr: 0x0a000001 + uint32(i), plen: 32, ports: portsOf(i)})
+			}
+			return
+		}
+		RangePrefixes(0x0a000001+uint32(lo), 0x0a000001+uint32(hi), func(a uint32, plen int) {
+			rs = append(rs, routeSpec{addr: a, plen: plen, ports: portsOf(lo)})
+		})
+	}
+	switch {
+	case edge:
+		for i := 0; i < h; i++ {
+			add(i, i)
+		}
+		add(h, n-1)
+	default:
+		for p := 0; p < k; p++ {
+			add(p*h*h, (p+1)*h*h-1)
+		}
+	}
+	return rs
+}
+
+// BenchmarkRouteFatTree looks up every host of a k = 32 fat-tree (8192 hosts)
+// in a core switch's and an edge switch's table (ECMP over 16 uplinks), with
+// a /32 route per host and with the prefixes of ranges of hosts, as the
+// forwarding path does (route, then the group's member by hash).
+func BenchmarkRouteFatTree(b *testing.B) {
+	const k, hosts = 32, 32 * 32 * 32 / 4
+	for _, c := range []struct {
+		name          string
+		perHost, edge bool
+	}{{"core/perhost", true, false}, {"core/prefix", false, false}, {"edge/perhost", true, true}, {"edge/prefix", false, true}} {
+		b.Run(c.name, func(b *testing.B) {
+			var rt RouteTable
+			if err := rt.addAll(fatTreeRoutes(k, c.perHost, c.edge)); err != nil {
+				b.Fatal(err)
+			}
+			b.ReportMetric(float64(rt.Len()), "routes")
+			b.ReportAllocs()
+			sum := 0
+			for i := 0; i < b.N; i++ {
+				dst := 0x0a000001 + uint32(i*7919%hosts)
+				p, r := rt.route(dst)
+				if p < 0 && r != nil {
+					p = int(rt.ports[r.first+uint32(i)%r.n])
+				}
+				sum += p
+			}
+			if sum < 0 {
+				b.Fatal("no route")
+			}
+		})
+	}
+}
