@@ -32,6 +32,10 @@ type Config struct {
 	StatsIntervalS float64 `toml:"stats_interval_s"`
 	// SummaryJSON is a path for the final summary as JSON ("" none, "-" stdout).
 	SummaryJSON string `toml:"summary_json"`
+	// LiveFlows is how many flows of each port the live stats lines show,
+	// one compact line a flow under the port's (default 8; < 0: none; at
+	// most the port's flow_stats).
+	LiveFlows int `toml:"live_flows"`
 	// PoolMbufs is the size of the mbuf pool shared by every port (default 16383).
 	PoolMbufs uint32 `toml:"pool_mbufs"`
 	// Ports, one entry a port.
@@ -109,6 +113,13 @@ type PortConfig struct {
 	DestQP  uint32 `toml:"dest_qp"`  // roce: BTH destination QP (default 1)
 	DSCP    uint8  `toml:"dscp"`
 
+	// FlowStats is how many flows the port's live per-flow stats track
+	// (live lines, JSON summary, /metrics with a flow label): on the send
+	// side its stream's flows 0..FlowStats-1, on the receive side the first
+	// FlowStats (stream, flow) pairs it receives. Default 64 (0), < 0 none,
+	// at most MaxFlowStats (1023: the flow ids the pktgen header carries).
+	FlowStats int `toml:"flow_stats"`
+
 	// Count stops the stream after this many packets (0: no limit).
 	Count uint64 `toml:"count"`
 	// Burst is the tx and rx burst size (default 32, at most 512).
@@ -165,6 +176,33 @@ func (p *PortConfig) NumFlows() int {
 		return len(p.Flow)
 	}
 	return max(p.Flows, 1)
+}
+
+// Default flow_stats and live_flows.
+const (
+	DefaultFlowStats = 64
+	DefaultLiveFlows = 8
+)
+
+// TrackedFlows is the number of flows the port's live per-flow stats
+// track (flow_stats with its default).
+func (p *PortConfig) TrackedFlows() int {
+	return min(countOr(p.FlowStats, DefaultFlowStats), MaxFlowStats)
+}
+
+// ShownFlows is the number of flows a port's live lines show (live_flows
+// with its default).
+func (c *Config) ShownFlows() int { return countOr(c.LiveFlows, DefaultLiveFlows) }
+
+// countOr is a count key's value: def when 0, none when negative.
+func countOr(v, def int) int {
+	switch {
+	case v == 0:
+		return def
+	case v < 0:
+		return 0
+	}
+	return v
 }
 
 // perFlowRates reports whether any flow has a rate of its own (the stream
@@ -333,6 +371,9 @@ func (c *Config) Validate(f *config.File) error {
 			return errf("lcores", "lcore %d (entry %d): want 0..%d (DPDK's RTE_MAX_LCORE)", l, i, MaxLcore)
 		}
 	}
+	if c.LiveFlows > MaxFlowStats {
+		return errf("live_flows", "%d, at most %d (0: %d, < 0: none)", c.LiveFlows, MaxFlowStats, DefaultLiveFlows)
+	}
 	if len(c.Ports) > MaxStreams {
 		return errf("ports", "%d ports, at most %d", len(c.Ports), MaxStreams)
 	}
@@ -407,6 +448,9 @@ func (p *PortConfig) validate() error {
 	}
 	if p.Flows < 0 || p.Flows > MaxFlows {
 		return fmt.Errorf("flows: %d, want 1..%d", p.Flows, MaxFlows)
+	}
+	if p.FlowStats > MaxFlowStats {
+		return fmt.Errorf("flow_stats: %d, at most %d (the flow ids the pktgen header carries; 0: %d, < 0: none)", p.FlowStats, MaxFlowStats, DefaultFlowStats)
 	}
 	if err := config.Int(int64(p.BucketPackets), 0, MaxBucketPackets); err != nil {
 		return fmt.Errorf("bucket_packets: %v; 0: one burst", err)

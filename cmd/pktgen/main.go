@@ -315,6 +315,7 @@ func blast(cfg *pktgen.Config, log *zap.Logger, mf *metrics.Flags) error {
 	}
 	go monitor(ctx, cancel, bl, cfg, clock)
 	stats := g.Run(ctx)
+	bl.LoopsStopped()
 	elapsed := clock.Now() - start
 	if cfg.DurationS > 0 {
 		elapsed = min(elapsed, int64(cfg.DurationS*1e9))
@@ -336,6 +337,10 @@ func blast(cfg *pktgen.Config, log *zap.Logger, mf *metrics.Flags) error {
 	return nil
 }
 
+// liveTimeout bounds how long a live read waits for the loops' copies of
+// their latency histograms.
+const liveTimeout = 200 * time.Millisecond
+
 // monitor prints live stats each interval and ends the run once every counted
 // stream is done and its receivers have caught up.
 func monitor(ctx context.Context, cancel context.CancelFunc, bl *pktgen.Blaster, cfg *pktgen.Config, clock *lcore.TSCClock) {
@@ -344,7 +349,11 @@ func monitor(ctx context.Context, cancel context.CancelFunc, bl *pktgen.Blaster,
 	if !live {
 		period = 100 * time.Millisecond
 	}
-	prev, prevT := bl.Snapshot(), clock.Now()
+	// Two reads of the live stats, swapped each interval; the latency
+	// histograms' copies are reused.
+	prev, cur, scratch := new(pktgen.Live), new(pktgen.Live), new(pktgen.Histogram)
+	bl.ReadLive(prev, liveTimeout)
+	prevT := clock.Now()
 	tick := time.NewTicker(min(period, 50*time.Millisecond))
 	defer tick.Stop()
 	var doneAt time.Time
@@ -366,10 +375,10 @@ func monitor(ctx context.Context, cancel context.CancelFunc, bl *pktgen.Blaster,
 			}
 		}
 		if now := clock.Now(); live && now-prevT >= int64(period) {
-			cur := bl.Snapshot()
+			bl.ReadLive(cur, liveTimeout)
 			fmt.Printf("--- t=%.1f s\n", float64(now)/1e9)
-			bl.WriteLive(os.Stdout, prev, cur, now-prevT)
-			prev, prevT = cur, now
+			bl.WriteLive(os.Stdout, prev, cur, now-prevT, cfg.ShownFlows(), scratch)
+			prev, cur, prevT = cur, prev, now
 		}
 	}
 }
