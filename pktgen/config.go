@@ -92,8 +92,11 @@ type PortConfig struct {
 	// Flows is how many flows the stream cycles through, one packet each in
 	// turn (default 1); Vary names the fields flow i adds i to: "src_port"
 	// (default), "dst_port" (udp only), "src_ip", "dst_ip", "dest_qp" (roce).
-	Flows int      `toml:"flows"`
-	Vary  []string `toml:"vary"`
+	// Field gives varied fields a mode other than "inc" ([ports.field.NAME]
+	// tables: range or random, FieldMode); a field with a table is varied.
+	Flows int        `toml:"flows"`
+	Vary  []string   `toml:"vary"`
+	Field FieldModes `toml:"field"`
 	// Flow gives the flows their own rates ([[ports.flow]] tables, one a
 	// flow, in flow order; flows then defaults to their number and must
 	// equal it when given). Each flow with a rate is paced by its own token
@@ -171,11 +174,16 @@ func ParseFlowRates(s string) ([]FlowConfig, error) {
 func (f *FlowConfig) Rated() bool { return f.RateGbps > 0 || f.RateMpps > 0 }
 
 // NumFlows is the number of flows the stream cycles through or paces.
+// When flows is not given it is the number of [[ports.flow]] tables, else
+// the number of values of the longest field range, else 1.
 func (p *PortConfig) NumFlows() int {
 	if p.Flows == 0 && len(p.Flow) > 0 {
 		return len(p.Flow)
 	}
-	return max(p.Flows, 1)
+	if p.Flows == 0 {
+		return max(p.longestRange(), 1)
+	}
+	return p.Flows
 }
 
 // Default flow_stats and live_flows.
@@ -481,20 +489,8 @@ func (p *PortConfig) validate() error {
 			return fmt.Errorf("%s: size %d out of range %d..%d", key, sw.Size, min, MaxFrameLen)
 		}
 	}
-	for _, v := range p.Vary {
-		switch v {
-		case "src_port", "src_ip", "dst_ip":
-		case "dst_port":
-			if p.Proto == "roce" {
-				return fmt.Errorf("vary: dst_port is 4791 for roce")
-			}
-		case "dest_qp":
-			if p.Proto != "roce" {
-				return fmt.Errorf("vary: dest_qp needs proto = \"roce\"")
-			}
-		default:
-			return fmt.Errorf("vary: unknown field %q", v)
-		}
+	if _, err := p.plan(); err != nil {
+		return err
 	}
 	if _, err := p.endpoints(); err != nil {
 		key, msg, _ := strings.Cut(err.Error(), ": ")

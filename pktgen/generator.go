@@ -195,34 +195,36 @@ func NewGenerator(stream int, p *PortConfig, durationNs int64) (*Generator, erro
 	g.depth = int64(bucket) * maxCost
 
 	nflows := p.NumFlows()
-	vary := p.Vary
-	if len(vary) == 0 {
-		vary = []string{"src_port"}
-	}
 	destQP := p.DestQP
 	if destQP == 0 {
 		destQP = 1
 	}
 	g.flows = make([]flowFields, nflows)
 	for i := range g.flows {
-		f := flowFields{srcIP: ep.SrcIP, dstIP: ep.DstIP, srcPort: ep.SrcPort, dstPort: ep.DstPort, destQP: destQP}
-		for _, v := range vary {
-			switch v {
-			case "src_port":
-				f.srcPort = ep.SrcPort + uint16(i)
-			case "dst_port":
-				f.dstPort = ep.DstPort + uint16(i)
-			case "src_ip":
-				f.srcIP = ep.SrcIP + uint32(i)
-			case "dst_ip":
-				f.dstIP = ep.DstIP + uint32(i)
-			case "dest_qp":
-				f.destQP = (destQP + uint32(i)) & 0xffffff
-			}
+		g.flows[i] = flowFields{srcIP: ep.SrcIP, dstIP: ep.DstIP, srcPort: ep.SrcPort, dstPort: ep.DstPort, destQP: destQP}
+	}
+	plan, _ := p.plan() // validated above
+	for k, v := range plan {
+		if v == nil {
+			continue
 		}
+		switch fieldSpecs[k].name {
+		case "src_port":
+			v.fill(k, uint64(ep.SrcPort), nflows, func(i int, x uint64) { g.flows[i].srcPort = uint16(x) })
+		case "dst_port":
+			v.fill(k, uint64(ep.DstPort), nflows, func(i int, x uint64) { g.flows[i].dstPort = uint16(x) })
+		case "src_ip":
+			v.fill(k, uint64(ep.SrcIP), nflows, func(i int, x uint64) { g.flows[i].srcIP = uint32(x) })
+		case "dst_ip":
+			v.fill(k, uint64(ep.DstIP), nflows, func(i int, x uint64) { g.flows[i].dstIP = uint32(x) })
+		case "dest_qp":
+			v.fill(k, uint64(destQP), nflows, func(i int, x uint64) { g.flows[i].destQP = uint32(x) })
+		}
+	}
+	for i := range g.flows {
+		f := &g.flows[i]
 		f.ipSum = f.srcIP>>16 + f.srcIP&0xffff + f.dstIP>>16 + f.dstIP&0xffff
 		f.tag = flowTag(stream, i)
-		g.flows[i] = f
 	}
 	if p.perFlowRates() {
 		fs, err := newFlowScheduler(p.Flow, g.MaxSize(), bucket, MaxBurst)
