@@ -73,6 +73,9 @@ type PortConfig struct {
 	// port takes packets (line rate on a NIC).
 	RateGbps float64 `toml:"rate_gbps"`
 	RateMpps float64 `toml:"rate_mpps"`
+	// Shape modulates the rate over time ([ports.shape]: on/off bursts,
+	// Poisson departures or a schedule of rate steps or ramps; ShapeConfig).
+	Shape ShapeConfig `toml:"shape"`
 	// BucketPackets is the token bucket depth in packets of the largest size
 	// (default: one burst). It bounds how far the stream may run ahead after a stall.
 	BucketPackets int `toml:"bucket_packets"`
@@ -456,6 +459,13 @@ func (p *PortConfig) validate() error {
 	}
 	if p.Flows < 0 || p.Flows > MaxFlows {
 		return fmt.Errorf("flows: %d, want 1..%d", p.Flows, MaxFlows)
+	}
+	line, unit := p.RateGbps, "rate_gbps"
+	if p.RateMpps > 0 {
+		line, unit = p.RateMpps, "rate_mpps"
+	}
+	if err := p.Shape.validate(line, unit); err != nil {
+		return err
 	}
 	if p.FlowStats > MaxFlowStats {
 		return fmt.Errorf("flow_stats: %d, at most %d (the flow ids the pktgen header carries; 0: %d, < 0: none)", p.FlowStats, MaxFlowStats, DefaultFlowStats)

@@ -125,6 +125,8 @@ type Generator struct {
 	// through a size mix (nil otherwise: FlowCount derives them from the
 	// totals).
 	cyc []FlowStat
+	// shape modulates the rate over time ([ports.shape]; nil: constant).
+	shape *shaper
 
 	// Token bucket in units of (bits or packets) x 1e9, refilled by rate units
 	// per second of the time argument: exact integer arithmetic, no drift.
@@ -193,6 +195,9 @@ func NewGenerator(stream int, p *PortConfig, durationNs int64) (*Generator, erro
 		}
 	}
 	g.depth = int64(bucket) * maxCost
+	if g.limited {
+		g.shape = newShaper(&p.Shape, g.perPacket, g.depth, g.rate)
+	}
 
 	nflows := p.NumFlows()
 	destQP := p.DestQP
@@ -327,6 +332,12 @@ func (g *Generator) Grant(now int64, max int) int {
 		if g.perFlow != nil {
 			g.perFlow.start(now)
 		}
+		if g.shape != nil {
+			g.shape.next = now
+			if len(g.shape.steps) > 0 {
+				g.tokens = 0 // a schedule's rate applies from the start
+			}
+		}
 	}
 	if g.duration > 0 && now-g.start >= g.duration {
 		return 0
@@ -339,11 +350,17 @@ func (g *Generator) Grant(now int64, max int) int {
 	if !g.limited {
 		return g.pickFlows(now, max)
 	}
+	if g.shape != nil && g.shape.poisson {
+		return g.pickFlows(now, g.grantPoisson(now, max))
+	}
 	if dt := now - g.last; dt > 0 {
 		room := g.depth - g.tokens
-		if dt > room/g.rate {
+		switch {
+		case g.shape != nil:
+			g.tokens += g.shape.credit(g.last-g.start, now-g.start, g.rate, room)
+		case dt > room/g.rate:
 			g.tokens = g.depth
-		} else {
+		default:
 			g.tokens += dt * g.rate
 		}
 		g.last = now
@@ -435,6 +452,9 @@ func (g *Generator) Build(b []byte, now int64) int {
 	}
 	if g.limited {
 		g.tokens -= c.cost
+		if g.shape != nil && g.shape.due > 0 {
+			g.shape.due--
+		}
 	}
 	g.stats.Packets++
 	g.stats.Bytes += uint64(c.size)
@@ -464,6 +484,9 @@ func (g *Generator) advance(k int, bytes uint64) {
 	}
 	g.pos = wrap(g.pos+k, len(g.sched))
 	g.seq += uint64(k)
+	if g.shape != nil {
+		g.shape.due = max(g.shape.due-k, 0)
+	}
 	if g.limited {
 		if g.perPacket { // one unit a packet
 			g.tokens -= int64(k) * 1e9
