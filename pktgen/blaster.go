@@ -50,7 +50,14 @@ func NewBlaster(cfg *Config, ports []port.Port, pool *dpdk.Mempool) (*Blaster, e
 		if burst == 0 {
 			burst = DefaultBurst
 		}
-		if pc.TxEnabled() {
+		if pc.TxEnabled() && pc.Replay != nil {
+			t, err := newReplayPort(pc, ports[i], pool, burst, dur)
+			if err != nil {
+				b.Close()
+				return nil, fmt.Errorf("pktgen: ports[%d]: %w", i, err)
+			}
+			b.Tx[i] = t
+		} else if pc.TxEnabled() {
 			g, err := NewGenerator(i, pc, dur)
 			if err != nil {
 				b.Close()
@@ -118,7 +125,10 @@ func (b *Blaster) Close() {
 			t.fast.Free()
 			t.fast, t.lens = nil, nil
 		}
-
+		if t != nil && t.replay != nil {
+			t.replay.Free()
+			t.replay = nil
+		}
 	}
 	for _, r := range b.Rx {
 		if r != nil && r.burst != nil {
@@ -142,6 +152,11 @@ type TxPort struct {
 	pend  int
 	lens  []uint16    // frame lengths of the burst, so counting sent bytes reads no mbuf
 	fast  *dpdk.TxGen // on an ethdev queue: builds and sends in C (txfast.go); nil: Build in Go
+	// replay holds a replayed capture's frames (replay.go; nil: none);
+	// replayEth is the port's ethdev queue when it is one (one cgo call
+	// a burst).
+	replay    *dpdk.Replay
+	replayEth *port.EthQueue
 
 	packets, bytes, txFull, noMbuf uint64 // written by the polling lcore only
 	pub                            txCounters
@@ -196,6 +211,9 @@ func (t *TxPort) Poll(now int64) int {
 		}
 		return 0
 	}
+	if t.replay != nil {
+		return t.sendReplay(k)
+	}
 	if t.fast != nil {
 		return t.sendFast(now, k)
 	}
@@ -212,12 +230,18 @@ func (t *TxPort) Poll(now int64) int {
 	}
 	n := t.port.TxBurst(pkts[:k])
 	t.count(lens[:n])
+	t.keepRefused(n, k)
+	return n
+}
+
+// keepRefused keeps the packets n..k of a burst of k the port did not
+// take, to retry first at the next polls, and counts them as tx-full.
+func (t *TxPort) keepRefused(n, k int) {
 	if n < k {
 		t.off, t.pend = n, k
 		t.txFull += uint64(k - n)
 		t.pub.txFull.Store(t.txFull)
 	}
-	return n
 }
 
 func (t *TxPort) count(sent []uint16) {

@@ -126,6 +126,11 @@ type PortConfig struct {
 	// at most MaxFlowStats (1023: the flow ids the pktgen header carries).
 	FlowStats int `toml:"flow_stats"`
 
+	// Replay makes the port send a capture's frames instead of building its
+	// stream ([ports.replay]: ReplayConfig); size, mix, proto and the flow
+	// keys are then errors.
+	Replay *ReplayConfig `toml:"replay"`
+
 	// Count stops the stream after this many packets (0: no limit).
 	Count uint64 `toml:"count"`
 	// Burst is the tx and rx burst size (default 32, at most 512).
@@ -440,6 +445,11 @@ const (
 
 // validate returns "key: message" errors.
 func (p *PortConfig) validate() error {
+	if p.Replay != nil {
+		if err := p.Replay.validate(p); err != nil {
+			return err
+		}
+	}
 	switch p.Proto {
 	case "", "udp", "roce":
 	default:

@@ -127,6 +127,8 @@ type Generator struct {
 	cyc []FlowStat
 	// shape modulates the rate over time ([ports.shape]; nil: constant).
 	shape *shaper
+	// replay is a replay's recorded timing (nil: none; replay.go).
+	replay *replayTiming
 
 	// Token bucket in units of (bits or packets) x 1e9, refilled by rate units
 	// per second of the time argument: exact integer arithmetic, no drift.
@@ -164,12 +166,7 @@ func NewGenerator(stream int, p *PortConfig, durationNs int64) (*Generator, erro
 	ep, _ := p.endpoints()
 	mix, _ := p.SizeMix()
 
-	switch {
-	case p.RateGbps > 0:
-		g.limited, g.rate = true, int64(math.Round(p.RateGbps*1e9))
-	case p.RateMpps > 0:
-		g.limited, g.perPacket, g.rate = true, true, int64(math.Round(p.RateMpps*1e6))
-	}
+	g.setRate(p)
 	maxCost := int64(0)
 	for _, sw := range mix {
 		c := sizeClass{size: sw.Size, tmpl: make([]byte, sw.Size)}
@@ -241,6 +238,17 @@ func NewGenerator(stream int, p *PortConfig, durationNs int64) (*Generator, erro
 		g.cyc = make([]FlowStat, n)
 	}
 	return g, nil
+}
+
+// setRate sets the token bucket's rate from the port's rate_gbps (bits a
+// second) or rate_mpps (packets a second); neither: unlimited.
+func (g *Generator) setRate(p *PortConfig) {
+	switch {
+	case p.RateGbps > 0:
+		g.limited, g.rate = true, int64(math.Round(p.RateGbps*1e9))
+	case p.RateMpps > 0:
+		g.limited, g.perPacket, g.rate = true, true, int64(math.Round(p.RateMpps*1e6))
+	}
 }
 
 // flowTag is the pktgen header's tag of flow i of stream: the stream in the
@@ -346,6 +354,9 @@ func (g *Generator) Grant(now int64, max int) int {
 		if left := g.count - g.stats.Packets; left < uint64(max) {
 			max = int(left)
 		}
+	}
+	if g.replay != nil {
+		return g.grantRecorded(now, max)
 	}
 	if !g.limited {
 		return g.pickFlows(now, max)

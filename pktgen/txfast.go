@@ -63,10 +63,6 @@ func (t *TxPort) sendFast(now int64, k int) int {
 		t.pub.packets.Store(t.packets)
 		t.pub.bytes.Store(t.bytes)
 	}
-	if n < k {
-		t.off, t.pend = n, k
-		t.txFull += uint64(k - n)
-		t.pub.txFull.Store(t.txFull)
-	}
+	t.keepRefused(n, k)
 	return n
 }

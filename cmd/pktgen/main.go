@@ -69,6 +69,11 @@ func run(args []string) int {
 		rx       = fs.Bool("rx", false, "also receive on every port: loss and latency")
 		jsonOut  = fs.String("json", "", `write the summary as JSON to this path ("-": stdout)`)
 		check    = fs.Bool("check", false, "check the config and flags (file, ranges, ports) and exit, before DPDK starts")
+		replay   = fs.String("replay", "", "replay this pcap or pcapng file on every port instead of building a stream ([ports.replay] in the file)")
+		rTiming  = fs.String("replay-timing", "", "replay timing: recorded (default), rate (-rate or -mpps) or fast")
+		rSpeed   = fs.Float64("replay-speed", 0, "replay at recorded timing this many times as fast (default 1)")
+		rLoops   = fs.Int("replay-loops", 0, "times through the capture (default 1; -1: until -duration or SIGINT)")
+		dumpPcap = fs.String("dump-pcap", "", "write the first port's stream to this pcap file, its count of frames (1000 when none) at the times its rate gives from 0 (as fast as possible: 1 ns apart), and exit, without DPDK")
 		duration time.Duration
 		interval time.Duration
 		mf       = metrics.AddFlags(fs)
@@ -174,6 +179,29 @@ func run(args []string) int {
 		if c.Set("rx") {
 			p.Rx = *rx
 		}
+		if c.Set("replay") {
+			p.Replay = &pktgen.ReplayConfig{File: *replay}
+		}
+		if r := p.Replay; r != nil {
+			if c.Set("replay-timing") {
+				r.Timing = *rTiming
+			}
+			if c.Set("replay-speed") {
+				r.Speed = *rSpeed
+			}
+			if c.Set("replay-loops") {
+				r.Loops = *rLoops
+			}
+		}
+	}
+	if !c.Set("replay") && (c.Set("replay-timing") || c.Set("replay-speed") || c.Set("replay-loops")) {
+		has := false
+		for i := range cfg.Ports {
+			has = has || cfg.Ports[i].Replay != nil
+		}
+		if !has {
+			return cli.Exit("pktgen", c.Errorf("-replay-timing, -replay-speed and -replay-loops need -replay or [ports.replay]"))
+		}
 	}
 	if c.Set("duration") {
 		cfg.DurationS = duration.Seconds()
@@ -208,6 +236,14 @@ func run(args []string) int {
 	}
 	if *check {
 		fmt.Printf("pktgen: %s: ok (%d ports)\n", *cfgPath, len(cfg.Ports))
+		return cli.ExitOK
+	}
+	if *dumpPcap != "" {
+		n, err := pktgen.DumpPcap(*dumpPcap, &cfg.Ports[0])
+		if err != nil {
+			return c.Exit(err)
+		}
+		log.Info("wrote the stream", zap.String("file", *dumpPcap), zap.Uint64("frames", n))
 		return cli.ExitOK
 	}
 	if len(cfg.EALArgs) == 0 {
