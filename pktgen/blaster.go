@@ -127,7 +127,7 @@ func (b *Blaster) Close() {
 		}
 		if t != nil && t.replay != nil {
 			t.replay.Free()
-			t.replay = nil
+			t.replay, t.lens = nil, nil
 		}
 	}
 	for _, r := range b.Rx {
@@ -153,10 +153,10 @@ type TxPort struct {
 	lens  []uint16    // frame lengths of the burst, so counting sent bytes reads no mbuf
 	fast  *dpdk.TxGen // on an ethdev queue: builds and sends in C (txfast.go); nil: Build in Go
 	// replay holds a replayed capture's frames (replay.go; nil: none);
-	// replayEth is the port's ethdev queue when it is one (one cgo call
-	// a burst).
+	// replayEth: the port is an ethdev queue, which Replay.Send transmits
+	// on in the same cgo call.
 	replay    *dpdk.Replay
-	replayEth *port.EthQueue
+	replayEth bool
 
 	packets, bytes, txFull, noMbuf uint64 // written by the polling lcore only
 	pub                            txCounters

@@ -15,8 +15,8 @@ import (
 
 // ReplayConfig makes a port send a capture's frames instead of its stream
 // ([ports.replay], or -replay for every port): a pcap or pcapng file of
-// Ethernet frames, loaded once (into mbufs, sent by reference: no copy a
-// frame), in the capture's order, at its recorded timing, at the port's
+// Ethernet frames, loaded once (into C memory, copied into fresh mbufs as
+// they are sent, as a stream's templates are), in the capture's order, at its recorded timing, at the port's
 // rate or as fast as the port takes them, through the capture loops times.
 type ReplayConfig struct {
 	// File is the capture (pcap or pcapng; its Ethernet frames, at most
@@ -43,8 +43,8 @@ type ReplayConfig struct {
 	DstIP  string `toml:"dst_ip"`
 }
 
-// MaxReplayFrames bounds a replayed capture's frames (each is an mbuf,
-// held for the run; the schedule indexes them in 16 bits).
+// MaxReplayFrames bounds a replayed capture's frames (held in memory for
+// the run; the schedule indexes them in 16 bits).
 const MaxReplayFrames = 1 << 16
 
 // timing is Timing with its default.
@@ -296,7 +296,7 @@ func (g *Generator) grantRecorded(now int64, max int) int {
 func (g *Generator) Pos() int { return g.pos }
 
 // newReplayPort is the TxPort of a port that replays: the capture loaded
-// into mbufs of pool once, its engine, and the port.
+// into C memory once (dpdk.Replay), its engine, and the port.
 func newReplayPort(pc *PortConfig, p port.Port, pool *dpdk.Mempool, burst int, durNs int64) (*TxPort, error) {
 	c, err := pc.Replay.LoadCapture()
 	if err != nil {
@@ -306,39 +306,38 @@ func newReplayPort(pc *PortConfig, p port.Port, pool *dpdk.Mempool, burst int, d
 	if err != nil {
 		return nil, err
 	}
-	rp, err := dpdk.NewReplay(pool, c.Frames)
+	var eth dpdk.EthPort
+	var q uint16
+	eq, isEth := p.(port.EthQueue)
+	if isEth {
+		eth, q = eq.Port, eq.Queue
+	}
+	rp, err := dpdk.NewReplay(pool, eth, q, c.Frames, burst)
 	if err != nil {
 		return nil, err
 	}
-	t := &TxPort{port: p, gen: g, pool: pool, burst: dpdk.NewBurst(burst), lens: make([]uint16, burst), replay: rp}
-	if eq, ok := p.(port.EthQueue); ok {
-		t.replayEth = &eq
-	}
-	return t, nil
+	return &TxPort{port: p, gen: g, pool: pool, burst: dpdk.NewBurst(burst), lens: rp.Lens, replay: rp, replayEth: isEth}, nil
 }
 
-// sendReplay sends references to the next k frames of the capture and
-// returns the number the port took, as Poll does.
+// sendReplay sends copies of the next k frames of the capture and returns
+// the number the port took, as Poll does.
 func (t *TxPort) sendReplay(k int) int {
-	pkts, lens := t.burst.Pkts[:k], t.lens[:k]
-	pos, nf := t.gen.Pos(), len(t.gen.classes)
-	var bytes uint64
-	for i := range lens {
-		lens[i] = uint16(t.gen.classes[pos].size)
-		bytes += uint64(lens[i])
-		if pos++; pos == nf {
-			pos = 0
-		}
-	}
+	pkts := t.burst.Pkts[:k]
 	var n int
-	if eq := t.replayEth; eq != nil {
-		n = t.replay.Tx(eq.Port, eq.Queue, pkts, t.gen.Pos())
-	} else {
-		t.replay.Refs(pkts, t.gen.Pos())
+	var bytes uint64
+	var err error
+	if t.replayEth {
+		n, bytes, err = t.replay.Send(pkts, t.gen.Pos())
+	} else if bytes, err = t.replay.Fill(pkts, t.gen.Pos()); err == nil {
 		n = t.port.TxBurst(pkts)
 	}
+	if err != nil {
+		t.noMbuf++
+		t.pub.noMbuf.Store(t.noMbuf)
+		return 0
+	}
 	t.gen.advance(k, bytes)
-	t.count(lens[:n])
+	t.count(t.lens[:n])
 	t.keepRefused(n, k)
 	return n
 }

@@ -207,8 +207,8 @@ func TestReplayOverCable(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if (bl.Tx[0].replayEth == nil) != goPath {
-				t.Fatalf("ethdev path %v, want %v", bl.Tx[0].replayEth != nil, !goPath)
+			if bl.Tx[0].replayEth == goPath {
+				t.Fatalf("ethdev path %v, want %v", bl.Tx[0].replayEth, !goPath)
 			}
 			runtime.LockOSThread()
 			defer runtime.UnlockOSThread()
