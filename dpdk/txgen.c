@@ -70,6 +70,8 @@ static inline __attribute__((always_inline)) uint16_t fill_one(struct rte_mbuf *
 	}
 	if (o.qp24 >= 0)
 		put24(p + o.qp24, f->qp);
+	if (o.tag16 >= 0)
+		put16(p + o.tag16, f->tag);
 	if (o.psn24 >= 0)
 		put24(p + o.psn24, (uint32_t)seq);
 	if (o.seq32 >= 0)
@@ -86,9 +88,10 @@ static inline __attribute__((always_inline)) uint16_t fill_one(struct rte_mbuf *
 }
 
 /* The offsets of pktgen's UDP frames: Ethernet, IPv4, UDP, then its header
- * (magic, stream, sequence number, send time). */
+ * (magic, stream and flow tag, sequence number, send time). */
 static const struct ccbed_txgen_offsets udp_layout = {
 	.ipv4 = 14, .udp = 34, .seq32 = 46, .time64 = 50, .time64b = -1, .qp24 = -1, .psn24 = -1, .zero_tail = 0,
+	.tag16 = 44,
 };
 
 static inline __attribute__((always_inline)) uint64_t fill_burst(struct ccbed_txgen *g, struct rte_mbuf **pkts,
@@ -117,7 +120,7 @@ static inline __attribute__((always_inline)) uint64_t fill_burst(struct ccbed_tx
  * class c = classes[sched[pos]], flow f (flows[flow], or flows[picks[i]]; a
  * pick outside the flows is flow 0); reset the mbuf as
  * rte_pktmbuf_alloc_bulk does, copy c's template, patch f's addresses, ports
- * and QP, the IPv4 checksum ~fold(c.ip_sum + f.ip_sum), the sequence number
+ * and QP and tag, the IPv4 checksum ~fold(c.ip_sum + f.ip_sum), the sequence number
  * (32 and 24 bits), the send time (twice), clear the tail; set the mbuf's
  * lengths to c.size. Then pos, flow (when cycling) and seq advance by one.
  * The mbufs come from rte_mempool_get_bulk and are reset in the same pass

@@ -19,7 +19,7 @@ var ErrTxGenCursor = errors.New("dpdk: TxGen: cursor outside the schedule or the
 
 // TxGen builds and transmits bursts of frames from header templates in one cgo
 // call a burst (txgen.c): it allocates the mbufs, copies into each the header
-// template of its size class, patches the flow's addresses, ports and QP, the
+// template of its size class, patches the flow's addresses, ports, QP and tag, the
 // IPv4 checksum, the sequence number and the send time, sets the lengths, and
 // transmits. It is the per-packet work of pktgen's Generator.Build done in C,
 // as dpdk-testpmd --forward-mode=txonly does it; the caller keeps the loop,
@@ -72,6 +72,7 @@ type TxGenFlow struct {
 	SrcPort, DstPort uint16
 	QP               uint32 // 24 bits
 	IPSum            uint32 // ones' complement sum of the four address words
+	Tag              uint16 // written at Offsets.Tag16 (pktgen: its stream and flow id)
 }
 
 // TxGenOffsets are the byte offsets of the patched fields; -1: absent.
@@ -84,6 +85,7 @@ type TxGenOffsets struct {
 	QP24     int // the flow's QP number, 24 bits
 	PSN24    int // sequence number, low 24 bits
 	ZeroTail int // bytes cleared at the end of the frame (0: none)
+	Tag16    int // the flow's Tag, 16 bits, big endian
 }
 
 // TxGenCursor is where the generator stands: the schedule position of the
@@ -150,7 +152,7 @@ func NewTxGen(pool *Mempool, p EthPort, q uint16, spec *TxGenSpec, maxBurst int)
 		off  int
 		len  int
 	}{{"IPv4", o.IPv4, 20}, {"UDP", o.UDP, 4}, {"Seq32", o.Seq32, 4}, {"Time64", o.Time64, 8},
-		{"Time64b", o.Time64b, 8}, {"QP24", o.QP24, 3}, {"PSN24", o.PSN24, 3}} {
+		{"Time64b", o.Time64b, 8}, {"QP24", o.QP24, 3}, {"PSN24", o.PSN24, 3}, {"Tag16", o.Tag16, 2}} {
 		if f.off < -1 || f.off+f.len > hdr {
 			return nil, fmt.Errorf("dpdk: NewTxGen: offset %s = %d outside the %d-byte header", f.name, f.off, hdr)
 		}
@@ -183,7 +185,7 @@ func NewTxGen(pool *Mempool, p EthPort, q uint16, spec *TxGenSpec, maxBurst int)
 	for i, f := range spec.Flows {
 		flows[i] = C.struct_ccbed_txgen_flow{src_ip: C.uint32_t(f.SrcIP), dst_ip: C.uint32_t(f.DstIP),
 			src_port: C.uint16_t(f.SrcPort), dst_port: C.uint16_t(f.DstPort),
-			qp: C.uint32_t(f.QP & 0xffffff), ip_sum: C.uint32_t(f.IPSum)}
+			qp: C.uint32_t(f.QP & 0xffffff), ip_sum: C.uint32_t(f.IPSum), tag: C.uint16_t(f.Tag)}
 	}
 	copy(sched, spec.Schedule)
 	g := t.g
@@ -198,7 +200,7 @@ func NewTxGen(pool *Mempool, p EthPort, q uint16, spec *TxGenSpec, maxBurst int)
 	g.port, g.queue = C.uint16_t(p), C.uint16_t(q)
 	g.off = C.struct_ccbed_txgen_offsets{ipv4: C.int16_t(o.IPv4), udp: C.int16_t(o.UDP), seq32: C.int16_t(o.Seq32),
 		time64: C.int16_t(o.Time64), time64b: C.int16_t(o.Time64b), qp24: C.int16_t(o.QP24),
-		psn24: C.int16_t(o.PSN24), zero_tail: C.int16_t(o.ZeroTail)}
+		psn24: C.int16_t(o.PSN24), zero_tail: C.int16_t(o.ZeroTail), tag16: C.int16_t(o.Tag16)}
 	return t, nil
 }
 

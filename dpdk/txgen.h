@@ -26,6 +26,8 @@ struct ccbed_txgen_flow {
 	uint16_t src_port, dst_port;
 	uint32_t qp;     /* 24 bits */
 	uint32_t ip_sum; /* ones' complement sum of the four address words */
+	uint16_t tag;    /* a 16-bit field of the flow's own (pktgen: stream and flow id) */
+	uint16_t pad;
 };
 
 /* Offsets of the patched fields; -1: absent. */
@@ -38,6 +40,7 @@ struct ccbed_txgen_offsets {
 	int16_t qp24;     /* flow's 24-bit QP number */
 	int16_t psn24;    /* sequence number, low 24 bits */
 	int16_t zero_tail; /* bytes cleared at the frame's end */
+	int16_t tag16;    /* the flow's tag, 16 bits */
 };
 
 struct ccbed_txgen {

@@ -11,7 +11,8 @@ import (
 
 // txgenSpec is a UDP-like spec: two sizes (60 and 100 bytes, scheduled 0 1 1),
 // three flows, a 58-byte header with a valid IPv4 header at 14 (checksum and
-// addresses patched), ports at 34, a sequence number at 46, a time at 50.
+// addresses patched), ports at 34, a flow tag at 44, a sequence number at
+// 46, a time at 50.
 func txgenSpec() *dpdk.TxGenSpec {
 	s := &dpdk.TxGenSpec{Schedule: []uint16{0, 1, 1}}
 	for _, size := range []int{60, 100} {
@@ -29,11 +30,11 @@ func txgenSpec() *dpdk.TxGenSpec {
 		s.Classes = append(s.Classes, dpdk.TxGenClass{Size: size, Header: h, IPSum: sum})
 	}
 	for i := range 3 {
-		f := dpdk.TxGenFlow{SrcIP: 0x0a000001 + uint32(i), DstIP: 0x0a0000ff, SrcPort: 1024 + uint16(i), DstPort: 9}
+		f := dpdk.TxGenFlow{SrcIP: 0x0a000001 + uint32(i), DstIP: 0x0a0000ff, SrcPort: 1024 + uint16(i), DstPort: 9, Tag: 0x1c0 + uint16(i)}
 		f.IPSum = f.SrcIP>>16 + f.SrcIP&0xffff + f.DstIP>>16 + f.DstIP&0xffff
 		s.Flows = append(s.Flows, f)
 	}
-	s.Offsets = dpdk.TxGenOffsets{IPv4: 14, UDP: 34, Seq32: 46, Time64: 50, Time64b: -1, QP24: -1, PSN24: -1}
+	s.Offsets = dpdk.TxGenOffsets{IPv4: 14, UDP: 34, Seq32: 46, Time64: 50, Time64b: -1, QP24: -1, PSN24: -1, Tag16: 44}
 	return s
 }
 
@@ -51,6 +52,7 @@ func checkFrame(t *testing.T, spec *dpdk.TxGenSpec, d []byte, i int, c dpdk.TxGe
 	binary.BigEndian.PutUint32(want[30:], fl.DstIP)
 	binary.BigEndian.PutUint16(want[34:], fl.SrcPort)
 	binary.BigEndian.PutUint16(want[36:], fl.DstPort)
+	binary.BigEndian.PutUint16(want[44:], fl.Tag)
 	binary.BigEndian.PutUint32(want[46:], uint32(c.Seq+uint64(i)))
 	binary.BigEndian.PutUint64(want[50:], uint64(now))
 	copy(want[24:26], d[24:26]) // the checksum, checked below

@@ -10,7 +10,8 @@
 // the caller keeps its frame. Errors are sticky: after a write fails, every
 // call returns that error and writes nothing more. Reader reads the files
 // back (either byte order, micro- or nanosecond timestamps) for tests and
-// tools. A Writer or a Reader is not safe for concurrent use.
+// tools, NgReader pcapng files (pcapng.go), and ReadFile either. A Writer
+// or a Reader is not safe for concurrent use.
 package pcapw
 
 import (
@@ -205,6 +206,9 @@ type Record struct {
 	// min(OrigLen, snap length) bytes.
 	OrigLen int
 	Data    []byte
+	// LinkType is the link type of the frame's file (pcap) or interface
+	// (pcapng): LinkTypeEthernet for Ethernet frames.
+	LinkType uint32
 }
 
 // Reader reads a pcap file of either byte order and timestamp resolution.
@@ -284,17 +288,17 @@ func (r *Reader) Next(buf []byte) (Record, error) {
 	if _, err := io.ReadFull(r.r, buf); err != nil {
 		return Record{}, fmt.Errorf("%w: record data: %v", ErrFormat, err)
 	}
-	return Record{TimeNs: sec*1_000_000_000 + frac, OrigLen: int(orig), Data: buf}, nil
+	return Record{TimeNs: sec*1_000_000_000 + frac, OrigLen: int(orig), Data: buf, LinkType: r.linkType}, nil
 }
 
-// ReadFile reads every record of the pcap file at path.
+// ReadFile reads every record of the pcap or pcapng file at path.
 func ReadFile(path string) ([]Record, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	r, err := NewReader(f)
+	r, err := NewCaptureReader(f)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"sync"
 	"sync/atomic"
 
 	"github.com/ccbed/ccbed/dpdk"
@@ -23,6 +24,9 @@ type Blaster struct {
 	// i (nil when rx = false).
 	Tx []*TxPort
 	Rx []*RxPort
+
+	liveMu  sync.Mutex  // ReadLive's callers take turns
+	stopped atomic.Bool // LoopsStopped: ReadLive reads the engines directly
 }
 
 // NewBlaster builds the streams of cfg.Ports over ports (ports[i] is the started
@@ -46,7 +50,14 @@ func NewBlaster(cfg *Config, ports []port.Port, pool *dpdk.Mempool) (*Blaster, e
 		if burst == 0 {
 			burst = DefaultBurst
 		}
-		if pc.TxEnabled() {
+		if pc.TxEnabled() && pc.Replay != nil {
+			t, err := newReplayPort(pc, ports[i], pool, burst, dur)
+			if err != nil {
+				b.Close()
+				return nil, fmt.Errorf("pktgen: ports[%d]: %w", i, err)
+			}
+			b.Tx[i] = t
+		} else if pc.TxEnabled() {
 			g, err := NewGenerator(i, pc, dur)
 			if err != nil {
 				b.Close()
@@ -56,7 +67,8 @@ func NewBlaster(cfg *Config, ports []port.Port, pool *dpdk.Mempool) (*Blaster, e
 				b.Close()
 				return nil, fmt.Errorf("pktgen: ports[%d]: %d-byte frames do not fit the pool's %d-byte mbufs", i, g.MaxSize(), room)
 			}
-			b.Tx[i] = &TxPort{port: ports[i], gen: g, pool: pool, burst: dpdk.NewBurst(burst), lens: make([]uint16, burst)}
+			b.Tx[i] = &TxPort{port: ports[i], gen: g, pool: pool, burst: dpdk.NewBurst(burst), lens: make([]uint16, burst),
+				flowPub: make([]atomic.Uint64, 2*min(pc.TrackedFlows(), g.NumFlows()))}
 			if eq, ok := ports[i].(port.EthQueue); ok {
 				fast, err := dpdk.NewTxGen(pool, eq.Port, eq.Queue, g.txGenSpec(), burst)
 				if err != nil {
@@ -67,7 +79,8 @@ func NewBlaster(cfg *Config, ports []port.Port, pool *dpdk.Mempool) (*Blaster, e
 			}
 		}
 		if pc.Rx {
-			b.Rx[i] = &RxPort{port: ports[i], recv: NewReceiver(), burst: dpdk.NewBurst(burst)}
+			n := pc.TrackedFlows()
+			b.Rx[i] = &RxPort{port: ports[i], recv: NewReceiver(n), burst: dpdk.NewBurst(burst), flowsCopy: make([]FlowRx, 0, n)}
 		}
 	}
 	return b, nil
@@ -112,6 +125,10 @@ func (b *Blaster) Close() {
 			t.fast.Free()
 			t.fast, t.lens = nil, nil
 		}
+		if t != nil && t.replay != nil {
+			t.replay.Free()
+			t.replay, t.lens = nil, nil
+		}
 	}
 	for _, r := range b.Rx {
 		if r != nil && r.burst != nil {
@@ -135,10 +152,33 @@ type TxPort struct {
 	pend  int
 	lens  []uint16    // frame lengths of the burst, so counting sent bytes reads no mbuf
 	fast  *dpdk.TxGen // on an ethdev queue: builds and sends in C (txfast.go); nil: Build in Go
+	// replay holds a replayed capture's frames (replay.go; nil: none);
+	// replayEth: the port is an ethdev queue, which Replay.Send transmits
+	// on in the same cgo call.
+	replay    *dpdk.Replay
+	replayEth bool
 
 	packets, bytes, txFull, noMbuf uint64 // written by the polling lcore only
 	pub                            txCounters
 	done                           atomic.Bool
+	// flowPub holds the tracked flows' frames and bytes built (two words a
+	// flow), stored every FlowPublishNs of the loop's time.
+	flowPub     []atomic.Uint64
+	nextFlowPub int64
+}
+
+// FlowPublishNs is how often (in the loops' time) a TxPort publishes its
+// tracked flows' counters: a live read of them is at most this old.
+const FlowPublishNs = 1_000_000
+
+// publishFlows stores the tracked flows' counters (the polling lcore).
+func (t *TxPort) publishFlows(now int64) {
+	t.nextFlowPub = now + FlowPublishNs
+	for f := range len(t.flowPub) / 2 {
+		c := t.gen.FlowCount(f)
+		t.flowPub[2*f].Store(c.Packets)
+		t.flowPub[2*f+1].Store(c.Bytes)
+	}
 }
 
 type txCounters struct {
@@ -151,6 +191,9 @@ func (t *TxPort) Generator() *Generator { return t.gen }
 // Poll transmits what is pending, else builds and transmits the next granted
 // burst; it returns the number of packets the port took.
 func (t *TxPort) Poll(now int64) int {
+	if now >= t.nextFlowPub && len(t.flowPub) > 0 {
+		t.publishFlows(now)
+	}
 	pkts := t.burst.Pkts
 	if t.off < t.pend {
 		n := t.port.TxBurst(pkts[t.off:t.pend])
@@ -168,6 +211,9 @@ func (t *TxPort) Poll(now int64) int {
 		}
 		return 0
 	}
+	if t.replay != nil {
+		return t.sendReplay(k)
+	}
 	if t.fast != nil {
 		return t.sendFast(now, k)
 	}
@@ -184,12 +230,18 @@ func (t *TxPort) Poll(now int64) int {
 	}
 	n := t.port.TxBurst(pkts[:k])
 	t.count(lens[:n])
+	t.keepRefused(n, k)
+	return n
+}
+
+// keepRefused keeps the packets n..k of a burst of k the port did not
+// take, to retry first at the next polls, and counts them as tx-full.
+func (t *TxPort) keepRefused(n, k int) {
 	if n < k {
 		t.off, t.pend = n, k
 		t.txFull += uint64(k - n)
 		t.pub.txFull.Store(t.txFull)
 	}
-	return n
 }
 
 func (t *TxPort) count(sent []uint16) {
@@ -212,6 +264,33 @@ type RxPort struct {
 	pub   struct {
 		packets, bytes, other, lost, late, latCount, latSum atomic.Uint64
 	}
+	// Live hand-off (ReadLive): the reader bumps want; the polling lcore
+	// copies the histograms at its next poll and stores want into done.
+	want, done atomic.Uint64
+	latCopy    Histogram
+	flowsCopy  []FlowRx
+}
+
+// copyLive copies the latency histograms for ReadLive (the polling lcore,
+// or the reader once the loops have stopped); it allocates nothing.
+func (r *RxPort) copyLive() {
+	r.latCopy.CopyFrom(&r.recv.Latency)
+	r.flowsCopy = copyFlows(r.flowsCopy, r.recv.flows)
+}
+
+// copyFlows copies src into dst's memory (growing it only when it is too
+// short) and returns it.
+func copyFlows(dst, src []FlowRx) []FlowRx {
+	if cap(dst) < len(src) {
+		dst = append(dst[:cap(dst)], make([]FlowRx, len(src)-cap(dst))...)
+	}
+	dst = dst[:len(src)]
+	for i := range src {
+		d, s := &dst[i], &src[i]
+		d.Stream, d.Flow, d.Packets, d.Bytes = s.Stream, s.Flow, s.Packets, s.Bytes
+		d.Latency.CopyFrom(&s.Latency)
+	}
+	return dst
 }
 
 // Receiver is the port's engine (read it only when the loops are stopped).
@@ -219,6 +298,10 @@ func (r *RxPort) Receiver() *Receiver { return r.recv }
 
 // Poll receives one burst, accounts and frees it, and returns its size.
 func (r *RxPort) Poll(now int64) int {
+	if w := r.want.Load(); w != r.done.Load() {
+		r.copyLive()
+		r.done.Store(w)
+	}
 	pkts := r.burst.Pkts
 	n := r.port.RxBurst(pkts)
 	if n == 0 {
@@ -267,34 +350,6 @@ func (b *Blaster) Snapshot() []PortStats {
 	return out
 }
 
-// WriteLive writes one line per port of the rates between two snapshots dtNs
-// apart: Mpps, Gb/s of L2 bytes (frame bytes without FCS, "L2") and of L1
-// bytes (plus FCS, preamble and gap, "L1": what rate_gbps caps) sent and
-// received, tx-full,
-// mempool-empty, loss and average latency in the interval.
-func (b *Blaster) WriteLive(w io.Writer, prev, cur []PortStats, dtNs int64) {
-	dt := float64(dtNs) / 1e9
-	for i := range cur {
-		p, c := prev[i], cur[i]
-		txL2, txL1 := gbps(c.TxPackets-p.TxPackets, c.TxBytes-p.TxBytes, dt)
-		line := fmt.Sprintf("port %d %-12s tx %7.3f Mpps %7.3f Gb/s L2 %7.3f Gb/s L1 full %d nombuf %d",
-			i, b.cfg.Ports[i].Name,
-			float64(c.TxPackets-p.TxPackets)/dt/1e6, txL2, txL1,
-			c.TxFull-p.TxFull, c.NoMbuf-p.NoMbuf)
-		if b.Rx[i] != nil {
-			lat := 0.0
-			if n := c.LatCount - p.LatCount; n > 0 {
-				lat = float64(c.LatSumNs-p.LatSumNs) / float64(n) / 1e3
-			}
-			rxL2, rxL1 := gbps(c.RxPackets-p.RxPackets, c.RxBytes-p.RxBytes, dt)
-			line += fmt.Sprintf(" | rx %7.3f Mpps %7.3f Gb/s L2 %7.3f Gb/s L1 lost %d late %d other %d lat %.1f us",
-				float64(c.RxPackets-p.RxPackets)/dt/1e6, rxL2, rxL1,
-				c.Lost-p.Lost, c.Late-p.Late, c.RxOther-p.RxOther, lat)
-		}
-		fmt.Fprintln(w, line)
-	}
-}
-
 // gbps is the rate of packets frames of bytes frame bytes (no FCS) over dt
 // seconds, in Gb/s of L2 bytes (the frames) and of L1 bytes (each frame plus
 // L1Overhead: FCS, preamble, gap).
@@ -332,9 +387,25 @@ type PortSummary struct {
 	RxOther   uint64  `json:"rx_other,omitempty"`
 	// Streams received on this port.
 	Streams []StreamSummary `json:"streams,omitempty"`
-	// Flows, when they have rates of their own: what each sent.
+	// Flows: what each flow sent; every flow when they have rates of their
+	// own, else the first flow_stats of a stream of several flows.
 	Flows   []FlowSummary   `json:"flows,omitempty"`
 	Latency *LatencySummary `json:"latency,omitempty"`
+	// RxFlows: what the port received of each tracked (stream, flow) pair,
+	// in the order first seen.
+	RxFlows []RxFlowSummary `json:"rx_flows,omitempty"`
+	// RxFlowsUntracked counts pktgen packets of flows beyond the tracked ones.
+	RxFlowsUntracked uint64 `json:"rx_flows_untracked,omitempty"`
+}
+
+// RxFlowSummary is what a receiving port got of one flow of one stream.
+type RxFlowSummary struct {
+	Stream  int            `json:"stream"`
+	Flow    int            `json:"flow"`
+	Packets uint64         `json:"rx_packets"`
+	Bytes   uint64         `json:"rx_bytes"`
+	Mpps    float64        `json:"rx_mpps"`
+	Latency LatencySummary `json:"latency"`
 }
 
 // StreamSummary is what one receiving port got of one stream. Lost is sent
@@ -386,6 +457,14 @@ func (b *Blaster) Summary(elapsedNs int64) Summary {
 			}
 			ls := r.recv.Latency.Summary()
 			ps.Latency = &ls
+			ps.RxFlowsUntracked = st.FlowsUntracked
+			for _, f := range r.recv.Flows() {
+				fs := RxFlowSummary{Stream: f.Stream, Flow: f.Flow, Packets: f.Packets, Bytes: f.Bytes, Latency: f.Latency.Summary()}
+				if dt > 0 {
+					fs.Mpps = float64(f.Packets) / dt / 1e6
+				}
+				ps.RxFlows = append(ps.RxFlows, fs)
+			}
 		}
 		s.Ports = append(s.Ports, ps)
 	}
@@ -423,7 +502,12 @@ func WriteText(w io.Writer, s Summary) {
 				st.Stream, st.Sent, st.Received, st.Lost, st.SeqGaps, st.Late)
 		}
 		l := p.Latency
-		fmt.Fprintf(w, "        latency us: min %.2f avg %.2f p50 %.2f p99 %.2f max %.2f (%d samples)\n",
-			l.MinUs, l.AvgUs, l.P50Us, l.P99Us, l.MaxUs, l.Count)
+		fmt.Fprintf(w, "        latency us: min %.2f avg %.2f p50 %.2f p90 %.2f p99 %.2f p99.9 %.2f max %.2f (%d samples)\n",
+			l.MinUs, l.AvgUs, l.P50Us, l.P90Us, l.P99Us, l.P999Us, l.MaxUs, l.Count)
+		for _, f := range p.RxFlows {
+			l := &f.Latency
+			fmt.Fprintf(w, "        rx stream %d flow %d: %d pkts %.3f Mpps latency us p50 %.2f p99 %.2f p99.9 %.2f max %.2f\n",
+				f.Stream, f.Flow, f.Packets, f.Mpps, l.P50Us, l.P99Us, l.P999Us, l.MaxUs)
+		}
 	}
 }

@@ -32,6 +32,10 @@ type Config struct {
 	StatsIntervalS float64 `toml:"stats_interval_s"`
 	// SummaryJSON is a path for the final summary as JSON ("" none, "-" stdout).
 	SummaryJSON string `toml:"summary_json"`
+	// LiveFlows is how many flows of each port the live stats lines show,
+	// one compact line a flow under the port's (default 8; < 0: none; at
+	// most the port's flow_stats).
+	LiveFlows int `toml:"live_flows"`
 	// PoolMbufs is the size of the mbuf pool shared by every port (default 16383).
 	PoolMbufs uint32 `toml:"pool_mbufs"`
 	// Ports, one entry a port.
@@ -69,6 +73,9 @@ type PortConfig struct {
 	// port takes packets (line rate on a NIC).
 	RateGbps float64 `toml:"rate_gbps"`
 	RateMpps float64 `toml:"rate_mpps"`
+	// Shape modulates the rate over time ([ports.shape]: on/off bursts,
+	// Poisson departures or a schedule of rate steps or ramps; ShapeConfig).
+	Shape ShapeConfig `toml:"shape"`
 	// BucketPackets is the token bucket depth in packets of the largest size
 	// (default: one burst). It bounds how far the stream may run ahead after a stall.
 	BucketPackets int `toml:"bucket_packets"`
@@ -88,8 +95,11 @@ type PortConfig struct {
 	// Flows is how many flows the stream cycles through, one packet each in
 	// turn (default 1); Vary names the fields flow i adds i to: "src_port"
 	// (default), "dst_port" (udp only), "src_ip", "dst_ip", "dest_qp" (roce).
-	Flows int      `toml:"flows"`
-	Vary  []string `toml:"vary"`
+	// Field gives varied fields a mode other than "inc" ([ports.field.NAME]
+	// tables: range or random, FieldMode); a field with a table is varied.
+	Flows int        `toml:"flows"`
+	Vary  []string   `toml:"vary"`
+	Field FieldModes `toml:"field"`
 	// Flow gives the flows their own rates ([[ports.flow]] tables, one a
 	// flow, in flow order; flows then defaults to their number and must
 	// equal it when given). Each flow with a rate is paced by its own token
@@ -108,6 +118,18 @@ type PortConfig struct {
 	DstPort uint16 `toml:"dst_port"` // default 9 (discard); roce: 4791
 	DestQP  uint32 `toml:"dest_qp"`  // roce: BTH destination QP (default 1)
 	DSCP    uint8  `toml:"dscp"`
+
+	// FlowStats is how many flows the port's live per-flow stats track
+	// (live lines, JSON summary, /metrics with a flow label): on the send
+	// side its stream's flows 0..FlowStats-1, on the receive side the first
+	// FlowStats (stream, flow) pairs it receives. Default 64 (0), < 0 none,
+	// at most MaxFlowStats (1023: the flow ids the pktgen header carries).
+	FlowStats int `toml:"flow_stats"`
+
+	// Replay makes the port send a capture's frames instead of building its
+	// stream ([ports.replay]: ReplayConfig); size, mix, proto and the flow
+	// keys are then errors.
+	Replay *ReplayConfig `toml:"replay"`
 
 	// Count stops the stream after this many packets (0: no limit).
 	Count uint64 `toml:"count"`
@@ -160,11 +182,43 @@ func ParseFlowRates(s string) ([]FlowConfig, error) {
 func (f *FlowConfig) Rated() bool { return f.RateGbps > 0 || f.RateMpps > 0 }
 
 // NumFlows is the number of flows the stream cycles through or paces.
+// When flows is not given it is the number of [[ports.flow]] tables, else
+// the number of values of the longest field range, else 1.
 func (p *PortConfig) NumFlows() int {
 	if p.Flows == 0 && len(p.Flow) > 0 {
 		return len(p.Flow)
 	}
-	return max(p.Flows, 1)
+	if p.Flows == 0 {
+		return max(p.longestRange(), 1)
+	}
+	return p.Flows
+}
+
+// Default flow_stats and live_flows.
+const (
+	DefaultFlowStats = 64
+	DefaultLiveFlows = 8
+)
+
+// TrackedFlows is the number of flows the port's live per-flow stats
+// track (flow_stats with its default).
+func (p *PortConfig) TrackedFlows() int {
+	return min(countOr(p.FlowStats, DefaultFlowStats), MaxFlowStats)
+}
+
+// ShownFlows is the number of flows a port's live lines show (live_flows
+// with its default).
+func (c *Config) ShownFlows() int { return countOr(c.LiveFlows, DefaultLiveFlows) }
+
+// countOr is a count key's value: def when 0, none when negative.
+func countOr(v, def int) int {
+	switch {
+	case v == 0:
+		return def
+	case v < 0:
+		return 0
+	}
+	return v
 }
 
 // perFlowRates reports whether any flow has a rate of its own (the stream
@@ -333,6 +387,9 @@ func (c *Config) Validate(f *config.File) error {
 			return errf("lcores", "lcore %d (entry %d): want 0..%d (DPDK's RTE_MAX_LCORE)", l, i, MaxLcore)
 		}
 	}
+	if c.LiveFlows > MaxFlowStats {
+		return errf("live_flows", "%d, at most %d (0: %d, < 0: none)", c.LiveFlows, MaxFlowStats, DefaultLiveFlows)
+	}
 	if len(c.Ports) > MaxStreams {
 		return errf("ports", "%d ports, at most %d", len(c.Ports), MaxStreams)
 	}
@@ -388,6 +445,11 @@ const (
 
 // validate returns "key: message" errors.
 func (p *PortConfig) validate() error {
+	if p.Replay != nil {
+		if err := p.Replay.validate(p); err != nil {
+			return err
+		}
+	}
 	switch p.Proto {
 	case "", "udp", "roce":
 	default:
@@ -407,6 +469,16 @@ func (p *PortConfig) validate() error {
 	}
 	if p.Flows < 0 || p.Flows > MaxFlows {
 		return fmt.Errorf("flows: %d, want 1..%d", p.Flows, MaxFlows)
+	}
+	line, unit := p.RateGbps, "rate_gbps"
+	if p.RateMpps > 0 {
+		line, unit = p.RateMpps, "rate_mpps"
+	}
+	if err := p.Shape.validate(line, unit); err != nil {
+		return err
+	}
+	if p.FlowStats > MaxFlowStats {
+		return fmt.Errorf("flow_stats: %d, at most %d (the flow ids the pktgen header carries; 0: %d, < 0: none)", p.FlowStats, MaxFlowStats, DefaultFlowStats)
 	}
 	if err := config.Int(int64(p.BucketPackets), 0, MaxBucketPackets); err != nil {
 		return fmt.Errorf("bucket_packets: %v; 0: one burst", err)
@@ -437,20 +509,8 @@ func (p *PortConfig) validate() error {
 			return fmt.Errorf("%s: size %d out of range %d..%d", key, sw.Size, min, MaxFrameLen)
 		}
 	}
-	for _, v := range p.Vary {
-		switch v {
-		case "src_port", "src_ip", "dst_ip":
-		case "dst_port":
-			if p.Proto == "roce" {
-				return fmt.Errorf("vary: dst_port is 4791 for roce")
-			}
-		case "dest_qp":
-			if p.Proto != "roce" {
-				return fmt.Errorf("vary: dest_qp needs proto = \"roce\"")
-			}
-		default:
-			return fmt.Errorf("vary: unknown field %q", v)
-		}
+	if _, err := p.plan(); err != nil {
+		return err
 	}
 	if _, err := p.endpoints(); err != nil {
 		key, msg, _ := strings.Cut(err.Error(), ": ")

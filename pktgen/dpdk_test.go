@@ -2,9 +2,12 @@ package pktgen
 
 import (
 	"context"
+	"encoding/binary"
 	"fmt"
+	"math"
 	"os"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -101,7 +104,8 @@ func blastOverCable(t *testing.T, poolName string, txc PortConfig, goPath bool) 
 	if goPath {
 		pa = goPort{pa}
 	}
-	bl, err := NewBlaster(&cfg, []port.Port{pa, port.EthQueue{Port: b}}, pool)
+	pb := &samplingPort{Port: port.EthQueue{Port: b}}
+	bl, err := NewBlaster(&cfg, []port.Port{pa, pb}, pool)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -115,6 +119,7 @@ func blastOverCable(t *testing.T, poolName string, txc PortConfig, goPath bool) 
 	deadline := clock.Now() + 10e9
 	for clock.Now() < deadline {
 		now := clock.Now()
+		pb.now = now
 		for _, p := range polls {
 			p(now)
 		}
@@ -150,6 +155,58 @@ func blastOverCable(t *testing.T, poolName string, txc PortConfig, goPath bool) 
 	if tx.TxBytes != rx.RxBytes {
 		t.Fatalf("tx %d bytes, rx %d", tx.TxBytes, rx.RxBytes)
 	}
+	// The quantiles agree with an exact sort of the same samples within
+	// the histogram's bound.
+	slices.Sort(pb.samples)
+	l := rx.Latency
+	for _, c := range []struct {
+		q   float64
+		got float64
+	}{{0.5, l.P50Us}, {0.9, l.P90Us}, {0.99, l.P99Us}, {0.999, l.P999Us}, {1, l.MaxUs}} {
+		want := float64(exactQuantile(pb.samples, c.q)) / 1e3
+		if math.Abs(c.got-want) > want*HistogramRelErr+1e-9 {
+			t.Errorf("latency q%g = %.4f us, exact %.4f us: beyond the bound %.2g", c.q, c.got, want, HistogramRelErr)
+		}
+	}
+	// Every flow is tracked on both sides (at most 64 here), and each
+	// received what it sent.
+	nf := txc.NumFlows()
+	if nf > 1 && (len(tx.Flows) != nf || len(rx.RxFlows) != nf) {
+		t.Fatalf("%d flows: %d tx flow entries, %d rx", nf, len(tx.Flows), len(rx.RxFlows))
+	}
+	for _, f := range rx.RxFlows {
+		if f.Stream != 0 || f.Flow >= nf || nf > 1 && f.Packets != tx.Flows[f.Flow].Packets ||
+			f.Latency.Count != f.Packets || f.Latency.MaxUs > l.MaxUs {
+			t.Errorf("rx flow %+v, sent %+v", f, tx.Flows)
+		}
+	}
+}
+
+// samplingPort records the latency of every pktgen packet it receives,
+// from the header's send time and the time the test set before the poll:
+// the exact samples the Receiver's histogram is checked against.
+// With keep it also keeps each frame and its arrival time.
+type samplingPort struct {
+	port.Port
+	now     int64
+	samples []int64
+	keep    bool
+	frames  [][]byte
+	at      []int64
+}
+
+func (s *samplingPort) RxBurst(pkts []*dpdk.Mbuf) int {
+	n := s.Port.RxBurst(pkts)
+	for _, m := range pkts[:n] {
+		if s.keep {
+			s.frames = append(s.frames, append([]byte(nil), m.Data()...))
+			s.at = append(s.at, s.now)
+		}
+		if off, ok := headerOffset(m.Data()); ok {
+			s.samples = append(s.samples, s.now-int64(binary.BigEndian.Uint64(m.Data()[off+8:])))
+		}
+	}
+	return n
 }
 
 // TestBlastOnLcore runs the tx and rx polls of both ends of a cable in one loop

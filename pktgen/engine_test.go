@@ -5,7 +5,6 @@ import (
 	"math"
 	"math/rand/v2"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 
@@ -274,7 +273,7 @@ func TestReceiverLossAccounting(t *testing.T) {
 			for _, s := range c.swap {
 				frames[s[0]], frames[s[1]] = frames[s[1]], frames[s[0]]
 			}
-			r := NewReceiver()
+			r := NewReceiver(DefaultFlowStats)
 			r.next[0] = c.startSeq // the receiver joined at the stream's start
 			for i, f := range frames {
 				if !c.drop[i] {
@@ -307,8 +306,8 @@ func TestReceiverOther(t *testing.T) {
 	good := buf[:g.Build(buf, 0)]
 	badMagic := append([]byte(nil), good...)
 	badMagic[udpHdrOff] ^= 0xff
-	badStream := append([]byte(nil), good...)
-	binary.BigEndian.PutUint16(badStream[udpHdrOff+2:], MaxStreams)
+	flowID := append([]byte(nil), good...)
+	binary.BigEndian.PutUint16(flowID[udpHdrOff+2:], MaxStreams) // stream 0, flow id 1: a pktgen packet
 	notIP := append([]byte(nil), good...)
 	notIP[12] = 0x86
 	roceShort := append([]byte(nil), buf[:70]...)
@@ -322,13 +321,13 @@ func TestReceiverOther(t *testing.T) {
 		{"empty", nil, true},
 		{"short", good[:40], true},
 		{"bad magic", badMagic, true},
-		{"bad stream", badStream, true},
+		{"stream 0 with a flow id", flowID, false},
 		{"not ipv4", notIP, true},
 		{"roce too short", roceShort, true},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			r := NewReceiver()
+			r := NewReceiver(DefaultFlowStats)
 			r.Packet(c.frame, 10)
 			if got := r.Stats().Other == 1; got != c.other {
 				t.Fatalf("other = %v, want %v", got, c.other)
@@ -340,79 +339,78 @@ func TestReceiverOther(t *testing.T) {
 	}
 }
 
-// TestHistogram checks exact count, sum, min, max and quantiles within the
-// bucket resolution.
-func TestHistogram(t *testing.T) {
-	uniform := make([]int64, 100000)
-	for i := range uniform {
-		uniform[i] = int64(i + 1)
-	}
-	rng := rand.New(rand.NewPCG(3, 4))
-	expo := make([]int64, 50000)
-	for i := range expo {
-		expo[i] = int64(rng.ExpFloat64() * 5000)
-	}
+// TestReceiverFlows: a receiver tracks the first flowStats (stream, flow)
+// pairs it sees by the flow ids of the pktgen header, each with its packets,
+// bytes and latencies; packets of the others (and of flows beyond
+// MaxFlowStats, which carry no id) count as untracked.
+func TestReceiverFlows(t *testing.T) {
 	cases := []struct {
-		name string
-		vals []int64
+		name      string
+		flows     int // per stream; two streams
+		track     int
+		wantTrack int
 	}{
-		{"small exact", []int64{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}},
-		{"uniform 1..1e5", uniform},
-		{"exponential 5us", expo},
-		{"huge", []int64{1e12, 2e12, 3e12}},
+		{"all tracked", 4, 64, 8},
+		{"bounded", 16, 5, 5},
+		{"none", 4, 0, 0},
+		{"beyond the ids", MaxFlowStats + 3, MaxFlowStats, MaxFlowStats},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			var h Histogram
-			h.Reset()
-			sorted := append([]int64(nil), c.vals...)
-			var sum int64
-			for _, v := range c.vals {
-				h.Record(v)
-				sum += v
-			}
-			slices.Sort(sorted)
-			if h.Count != uint64(len(c.vals)) || h.Sum != uint64(sum) || h.Min != sorted[0] || h.Max != sorted[len(sorted)-1] {
-				t.Fatalf("count %d sum %d min %d max %d", h.Count, h.Sum, h.Min, h.Max)
-			}
-			for _, q := range []float64{0.01, 0.5, 0.9, 0.99, 1} {
-				idx := int(math.Ceil(q*float64(len(sorted)))) - 1
-				want := float64(sorted[idx])
-				got := float64(h.Quantile(q))
-				if math.Abs(got-want) > want/histSub+0.5 {
-					t.Errorf("q%.2f = %.0f, want %.0f (tolerance %.1f)", q, got, want, want/histSub)
+			r := NewReceiver(c.track)
+			buf := make([]byte, 128)
+			var gens [2]*Generator
+			for s := range gens {
+				g, err := NewGenerator(s, &PortConfig{Flows: c.flows}, 0)
+				if err != nil {
+					t.Fatal(err)
 				}
+				gens[s] = g
+			}
+			type key struct{ s, f int }
+			want := map[key]int{}
+			lat := map[key]int64{}
+			rounds := 3
+			for i := range rounds * c.flows {
+				for s, g := range gens {
+					g.Grant(int64(i), 1)
+					n := g.Build(buf, int64(i))
+					d := int64(100 + 10*(i%c.flows) + s)
+					r.Packet(buf[:n], int64(i)+d)
+					k := key{s, i % c.flows}
+					want[k]++
+					lat[k] = d
+				}
+			}
+			fl := r.Flows()
+			if len(fl) != c.wantTrack {
+				t.Fatalf("%d flows tracked, want %d", len(fl), c.wantTrack)
+			}
+			tracked := 0
+			for _, f := range fl {
+				k := key{f.Stream, f.Flow}
+				if f.Packets != uint64(want[k]) || f.Packets != uint64(rounds) || f.Bytes != 64*f.Packets ||
+					f.Latency.Count != f.Packets || f.Latency.Min != lat[k] || f.Latency.Max != lat[k] {
+					t.Fatalf("flow %+v: %d packets (latency %d..%d), want %d of latency %d", k, f.Packets, f.Latency.Min, f.Latency.Max, want[k], lat[k])
+				}
+				tracked += int(f.Packets)
+			}
+			if st := r.Stats(); st.FlowsUntracked != st.Packets-uint64(tracked) {
+				t.Fatalf("untracked %d, want %d", st.FlowsUntracked, st.Packets-uint64(tracked))
 			}
 		})
 	}
-	var a, b Histogram
-	a.Reset()
-	b.Reset()
-	a.Record(10)
-	b.Record(1000)
-	a.Merge(&b)
-	if a.Count != 2 || a.Min != 10 || a.Max != 1000 || a.Mean() != 505 {
-		t.Fatalf("merge: %+v", a.Summary())
-	}
 }
 
-// TestConfigValidate checks that bad values are refused with their key and line.
-func TestConfigValidate(t *testing.T) {
-	cases := []struct {
-		name, toml, wantErr string
-	}{
-		{"ok", "[[ports]]\nname = \"net_null0\"\nrate_gbps = 10\nmix = \"imix\"\n", ""},
-		{"no ports", "duration_s = 1\n", "ports"},
-		{"unknown key", "[[ports]]\nname = \"a\"\nspeed = 3\n", ":3: ports.speed: unknown key"},
-		{"bad proto", "[[ports]]\nname = \"a\"\n[[ports]]\nproto = \"tcp\"\n", ":4: ports[1].proto"},
-		{"small size", "[[ports]]\nsize = 40\n", ":2: ports[0].size"},
-		{"roce small", "[[ports]]\nproto = \"roce\"\nsize = 64\n", ":3: ports[0].size"},
-		{"two rates", "[[ports]]\nrate_gbps = 1\nrate_mpps = 1\n", ":3: ports[0].rate_mpps"},
-		{"bad mix", "[[ports]]\nmix = \"64:x\"\n", ":2: ports[0].mix"},
-		{"bad vary", "[[ports]]\nvary = [\"ttl\"]\n", ":2: ports[0].vary"},
-		{"bad mac", "[[ports]]\nsrc_mac = \"zz\"\n", ":2: ports[0].src_mac"},
-		{"burst", "[[ports]]\nburst = 1000\n", ":2: ports[0].burst"},
-	}
+// configCase is a config file and the error Validate must give for it
+// ("" none; else a part of the message: file, line, key).
+type configCase struct {
+	name, toml, wantErr string
+}
+
+// checkConfigs decodes and validates each case.
+func checkConfigs(t *testing.T, cases []configCase) {
+	t.Helper()
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			var cfg Config
@@ -430,10 +428,46 @@ func TestConfigValidate(t *testing.T) {
 	}
 }
 
+// burstAllocs is the allocations of one poll round of g in virtual time,
+// stepNs after the last: Grant, then Build of every frame granted; it
+// fails when nothing was built.
+func burstAllocs(t *testing.T, g *Generator, stepNs int64) float64 {
+	t.Helper()
+	buf := make([]byte, 2048)
+	now := int64(0)
+	a := testing.AllocsPerRun(1000, func() {
+		now += stepNs
+		for k := g.Grant(now, 32); k > 0; k-- {
+			g.Build(buf, now)
+		}
+	})
+	if g.Stats().Packets == 0 {
+		t.Fatal("nothing built")
+	}
+	return a
+}
+
+// TestConfigValidate checks that bad values are refused with their key and line.
+func TestConfigValidate(t *testing.T) {
+	checkConfigs(t, []configCase{
+		{"ok", "[[ports]]\nname = \"net_null0\"\nrate_gbps = 10\nmix = \"imix\"\n", ""},
+		{"no ports", "duration_s = 1\n", "ports"},
+		{"unknown key", "[[ports]]\nname = \"a\"\nspeed = 3\n", ":3: ports.speed: unknown key"},
+		{"bad proto", "[[ports]]\nname = \"a\"\n[[ports]]\nproto = \"tcp\"\n", ":4: ports[1].proto"},
+		{"small size", "[[ports]]\nsize = 40\n", ":2: ports[0].size"},
+		{"roce small", "[[ports]]\nproto = \"roce\"\nsize = 64\n", ":3: ports[0].size"},
+		{"two rates", "[[ports]]\nrate_gbps = 1\nrate_mpps = 1\n", ":3: ports[0].rate_mpps"},
+		{"bad mix", "[[ports]]\nmix = \"64:x\"\n", ":2: ports[0].mix"},
+		{"bad vary", "[[ports]]\nvary = [\"ttl\"]\n", ":2: ports[0].vary"},
+		{"bad mac", "[[ports]]\nsrc_mac = \"zz\"\n", ":2: ports[0].src_mac"},
+		{"burst", "[[ports]]\nburst = 1000\n", ":2: ports[0].burst"},
+	})
+}
+
 // TestHotPathAllocs proves that Grant, Build and Receiver.Packet allocate nothing.
 func TestHotPathAllocs(t *testing.T) {
 	g := newGen(t, PortConfig{RateGbps: 10, Mix: "imix", Flows: 16, Vary: []string{"src_ip", "src_port"}}, 0)
-	r := NewReceiver()
+	r := NewReceiver(DefaultFlowStats)
 	buf := make([]byte, 2048)
 	now := int64(0)
 	allocs := testing.AllocsPerRun(1000, func() {
@@ -466,7 +500,7 @@ func BenchmarkReceive64(b *testing.B) {
 	buf := make([]byte, 64)
 	g.Grant(0, 1)
 	n := g.Build(buf, 0)
-	r := NewReceiver()
+	r := NewReceiver(DefaultFlowStats)
 	b.ReportAllocs()
 	for i := 0; b.Loop(); i++ {
 		binary.BigEndian.PutUint32(buf[udpHdrOff+4:], uint32(i))

@@ -115,9 +115,9 @@ func (fs *flowScheduler) take(size int) int {
 	return int(f)
 }
 
-// FlowSummary is what one flow of a stream with flow rates built over a run,
-// beside the rate it was given (0: none). Packets counts frames built: a
-// burst the port refused at the very end is in it.
+// FlowSummary is what one flow of a stream built over a run, beside the
+// rate it was given (0: none). Packets counts frames built: a burst the
+// port refused at the very end is in it.
 type FlowSummary struct {
 	Flow     int     `json:"flow"`
 	RateGbps float64 `json:"rate_gbps,omitempty"`
@@ -128,9 +128,15 @@ type FlowSummary struct {
 	L1Gbps   float64 `json:"tx_l1_gbps"` // L1, as PortSummary.TxL1Gbps
 }
 
-// flowSummaries are g's flows over dt seconds (nil without flow rates).
+// flowSummaries are g's flows over dt seconds: every flow with flow
+// rates, else the tracked ones (flow_stats) of a stream of several flows.
 func flowSummaries(g *Generator, pc *PortConfig, dt float64) []FlowSummary {
 	st := g.FlowStats()
+	if st == nil && g.NumFlows() > 1 {
+		for f := range min(pc.TrackedFlows(), g.NumFlows()) {
+			st = append(st, g.FlowCount(f))
+		}
+	}
 	if st == nil {
 		return nil
 	}

@@ -18,7 +18,7 @@ func FuzzReceiver(f *testing.F) {
 		f.Add(append([]byte(nil), b[:n]...))
 	}
 	f.Add([]byte{1, 2, 3})
-	r := NewReceiver()
+	r := NewReceiver(DefaultFlowStats)
 	var now int64
 	f.Fuzz(func(t *testing.T, frame []byte) {
 		now += 100

@@ -19,7 +19,11 @@
 //
 // Packet layout. Every packet carries a 16-byte pktgen header:
 //
-//	0 magic 0xCCB0 (2)   2 stream (2)   4 sequence, low 32 bits (4)   8 send time, ns (8)
+//	0 magic 0xCCB0 (2)   2 tag (2)   4 sequence, low 32 bits (4)   8 send time, ns (8)
+//
+// The tag's low 6 bits are the stream, its high 10 bits the flow's id: flow
+// i + 1 for the first MaxFlowStats flows, 0 for the others (a receiver
+// tracks flows by it: Receiver.Flows).
 //
 // proto "udp": Ethernet / IPv4 / UDP / pktgen header / payload (60 bytes minimum,
 // the header starts at byte 42). proto "roce": Ethernet / IPv4 (ECT(0)) / UDP
@@ -50,8 +54,14 @@ const (
 	Magic = 0xCCB0
 	// HeaderLen is the pktgen header's length.
 	HeaderLen = 16
-	// MaxStreams bounds the stream ids (ports) a Receiver tracks.
-	MaxStreams = 64
+	// MaxStreams bounds the stream ids (ports) a Receiver tracks: the tag's
+	// low streamBits bits.
+	MaxStreams = 1 << streamBits
+	streamBits = 6
+	// MaxFlowStats bounds the flows of a stream that carry a flow id (the
+	// tag's high 10 bits, 1..MaxFlowStats) and so the flows a port's live
+	// per-flow stats can track (flow_stats).
+	MaxFlowStats = 1<<(16-streamBits) - 1
 	// MaxFlows bounds the flows of one stream.
 	MaxFlows = 1 << 16
 
@@ -79,6 +89,7 @@ type flowFields struct {
 	srcPort, dstPort uint16
 	destQP           uint32
 	ipSum            uint32 // ones' complement partial sum of the four address words
+	tag              uint16 // the pktgen header's stream and flow id
 }
 
 type sizeClass struct {
@@ -110,6 +121,14 @@ type Generator struct {
 	seq     uint64
 	// perFlow paces the flows by their own rates (nil: they take turns).
 	perFlow *flowScheduler
+	// cyc counts the first tracked flows' frames when the flows take turns
+	// through a size mix (nil otherwise: FlowCount derives them from the
+	// totals).
+	cyc []FlowStat
+	// shape modulates the rate over time ([ports.shape]; nil: constant).
+	shape *shaper
+	// replay is a replay's recorded timing (nil: none; replay.go).
+	replay *replayTiming
 
 	// Token bucket in units of (bits or packets) x 1e9, refilled by rate units
 	// per second of the time argument: exact integer arithmetic, no drift.
@@ -147,12 +166,7 @@ func NewGenerator(stream int, p *PortConfig, durationNs int64) (*Generator, erro
 	ep, _ := p.endpoints()
 	mix, _ := p.SizeMix()
 
-	switch {
-	case p.RateGbps > 0:
-		g.limited, g.rate = true, int64(math.Round(p.RateGbps*1e9))
-	case p.RateMpps > 0:
-		g.limited, g.perPacket, g.rate = true, true, int64(math.Round(p.RateMpps*1e6))
-	}
+	g.setRate(p)
 	maxCost := int64(0)
 	for _, sw := range mix {
 		c := sizeClass{size: sw.Size, tmpl: make([]byte, sw.Size)}
@@ -178,35 +192,41 @@ func NewGenerator(stream int, p *PortConfig, durationNs int64) (*Generator, erro
 		}
 	}
 	g.depth = int64(bucket) * maxCost
+	if g.limited {
+		g.shape = newShaper(&p.Shape, g.perPacket, g.depth, g.rate)
+	}
 
 	nflows := p.NumFlows()
-	vary := p.Vary
-	if len(vary) == 0 {
-		vary = []string{"src_port"}
-	}
 	destQP := p.DestQP
 	if destQP == 0 {
 		destQP = 1
 	}
 	g.flows = make([]flowFields, nflows)
 	for i := range g.flows {
-		f := flowFields{srcIP: ep.SrcIP, dstIP: ep.DstIP, srcPort: ep.SrcPort, dstPort: ep.DstPort, destQP: destQP}
-		for _, v := range vary {
-			switch v {
-			case "src_port":
-				f.srcPort = ep.SrcPort + uint16(i)
-			case "dst_port":
-				f.dstPort = ep.DstPort + uint16(i)
-			case "src_ip":
-				f.srcIP = ep.SrcIP + uint32(i)
-			case "dst_ip":
-				f.dstIP = ep.DstIP + uint32(i)
-			case "dest_qp":
-				f.destQP = (destQP + uint32(i)) & 0xffffff
-			}
+		g.flows[i] = flowFields{srcIP: ep.SrcIP, dstIP: ep.DstIP, srcPort: ep.SrcPort, dstPort: ep.DstPort, destQP: destQP}
+	}
+	plan, _ := p.plan() // validated above
+	for k, v := range plan {
+		if v == nil {
+			continue
 		}
+		switch fieldSpecs[k].name {
+		case "src_port":
+			v.fill(k, uint64(ep.SrcPort), nflows, func(i int, x uint64) { g.flows[i].srcPort = uint16(x) })
+		case "dst_port":
+			v.fill(k, uint64(ep.DstPort), nflows, func(i int, x uint64) { g.flows[i].dstPort = uint16(x) })
+		case "src_ip":
+			v.fill(k, uint64(ep.SrcIP), nflows, func(i int, x uint64) { g.flows[i].srcIP = uint32(x) })
+		case "dst_ip":
+			v.fill(k, uint64(ep.DstIP), nflows, func(i int, x uint64) { g.flows[i].dstIP = uint32(x) })
+		case "dest_qp":
+			v.fill(k, uint64(destQP), nflows, func(i int, x uint64) { g.flows[i].destQP = uint32(x) })
+		}
+	}
+	for i := range g.flows {
+		f := &g.flows[i]
 		f.ipSum = f.srcIP>>16 + f.srcIP&0xffff + f.dstIP>>16 + f.dstIP&0xffff
-		g.flows[i] = f
+		f.tag = flowTag(stream, i)
 	}
 	if p.perFlowRates() {
 		fs, err := newFlowScheduler(p.Flow, g.MaxSize(), bucket, MaxBurst)
@@ -214,8 +234,31 @@ func NewGenerator(stream int, p *PortConfig, durationNs int64) (*Generator, erro
 			return nil, err
 		}
 		g.perFlow = fs
+	} else if n := min(p.TrackedFlows(), nflows); n > 0 && nflows > 1 && len(g.classes) > 1 {
+		g.cyc = make([]FlowStat, n)
 	}
 	return g, nil
+}
+
+// setRate sets the token bucket's rate from the port's rate_gbps (bits a
+// second) or rate_mpps (packets a second); neither: unlimited.
+func (g *Generator) setRate(p *PortConfig) {
+	switch {
+	case p.RateGbps > 0:
+		g.limited, g.rate = true, int64(math.Round(p.RateGbps*1e9))
+	case p.RateMpps > 0:
+		g.limited, g.perPacket, g.rate = true, true, int64(math.Round(p.RateMpps*1e6))
+	}
+}
+
+// flowTag is the pktgen header's tag of flow i of stream: the stream in the
+// low bits, i+1 above them for the first MaxFlowStats flows (0: no id).
+func flowTag(stream, i int) uint16 {
+	id := 0
+	if i < MaxFlowStats {
+		id = i + 1
+	}
+	return uint16(id<<streamBits | stream)
 }
 
 // buildTemplate writes a whole frame of len(b) bytes for the base flow.
@@ -297,6 +340,12 @@ func (g *Generator) Grant(now int64, max int) int {
 		if g.perFlow != nil {
 			g.perFlow.start(now)
 		}
+		if g.shape != nil {
+			g.shape.next = now
+			if len(g.shape.steps) > 0 {
+				g.tokens = 0 // a schedule's rate applies from the start
+			}
+		}
 	}
 	if g.duration > 0 && now-g.start >= g.duration {
 		return 0
@@ -306,14 +355,23 @@ func (g *Generator) Grant(now int64, max int) int {
 			max = int(left)
 		}
 	}
+	if g.replay != nil {
+		return g.grantRecorded(now, max)
+	}
 	if !g.limited {
 		return g.pickFlows(now, max)
 	}
+	if g.shape != nil && g.shape.poisson {
+		return g.pickFlows(now, g.grantPoisson(now, max))
+	}
 	if dt := now - g.last; dt > 0 {
 		room := g.depth - g.tokens
-		if dt > room/g.rate {
+		switch {
+		case g.shape != nil:
+			g.tokens += g.shape.credit(g.last-g.start, now-g.start, g.rate, room)
+		case dt > room/g.rate:
 			g.tokens = g.depth
-		} else {
+		default:
 			g.tokens += dt * g.rate
 		}
 		g.last = now
@@ -368,6 +426,10 @@ func (g *Generator) Build(b []byte, now int64) int {
 		f = &g.flows[g.perFlow.take(c.size)]
 	} else {
 		f = &g.flows[g.flow]
+		if g.flow < len(g.cyc) {
+			g.cyc[g.flow].Packets++
+			g.cyc[g.flow].Bytes += uint64(c.size)
+		}
 		if g.flow++; g.flow == len(g.flows) {
 			g.flow = 0
 		}
@@ -383,6 +445,7 @@ func (g *Generator) Build(b []byte, now int64) int {
 		p[bthOff+5], p[bthOff+6], p[bthOff+7] = byte(f.destQP>>16), byte(f.destQP>>8), byte(f.destQP)
 		p[bthOff+9], p[bthOff+10], p[bthOff+11] = byte(seq>>16), byte(seq>>8), byte(seq)
 		binary.BigEndian.PutUint64(p[bthOff+wire.BTHLen:], uint64(now))
+		binary.BigEndian.PutUint16(p[roceHdrOff+2:], f.tag)
 		binary.BigEndian.PutUint32(p[roceHdrOff+4:], uint32(seq))
 		binary.BigEndian.PutUint64(p[roceHdrOff+8:], uint64(now))
 		clear(b[c.size-wire.ICRCLen : c.size])
@@ -390,6 +453,7 @@ func (g *Generator) Build(b []byte, now int64) int {
 		p := (*[udpHdrOff + HeaderLen]byte)(b)
 		*p = *(*[udpHdrOff + HeaderLen]byte)(c.tmpl)
 		patchFlow((*[udpHdrOff]byte)(b), f, csum)
+		binary.BigEndian.PutUint16(p[udpHdrOff+2:], f.tag)
 		binary.BigEndian.PutUint32(p[udpHdrOff+4:], uint32(seq))
 		binary.BigEndian.PutUint64(p[udpHdrOff+8:], uint64(now))
 	}
@@ -399,6 +463,9 @@ func (g *Generator) Build(b []byte, now int64) int {
 	}
 	if g.limited {
 		g.tokens -= c.cost
+		if g.shape != nil && g.shape.due > 0 {
+			g.shape.due--
+		}
 	}
 	g.stats.Packets++
 	g.stats.Bytes += uint64(c.size)
@@ -421,10 +488,16 @@ func (g *Generator) advance(k int, bytes uint64) {
 			}
 		}
 	} else {
+		if g.cyc != nil {
+			g.countCycling(k)
+		}
 		g.flow = wrap(g.flow+k, len(g.flows))
 	}
 	g.pos = wrap(g.pos+k, len(g.sched))
 	g.seq += uint64(k)
+	if g.shape != nil {
+		g.shape.due = max(g.shape.due-k, 0)
+	}
 	if g.limited {
 		if g.perPacket { // one unit a packet
 			g.tokens -= int64(k) * 1e9
@@ -435,6 +508,49 @@ func (g *Generator) advance(k int, bytes uint64) {
 	g.stats.Packets += uint64(k)
 	g.stats.Bytes += bytes
 }
+
+// countCycling counts k frames from the cursor into the tracked flows'
+// counters (flows taking turns through a size mix).
+func (g *Generator) countCycling(k int) {
+	pos, flow := g.pos, g.flow
+	for range k {
+		if flow < len(g.cyc) {
+			g.cyc[flow].Packets++
+			g.cyc[flow].Bytes += uint64(g.classes[g.sched[pos]].size)
+		}
+		if pos++; pos == len(g.sched) {
+			pos = 0
+		}
+		if flow++; flow == len(g.flows) {
+			flow = 0
+		}
+	}
+}
+
+// FlowCount is what the stream has built of flow f so far: counted per
+// frame with flow rates or a size mix, else derived from the totals (the
+// flows take turns from flow 0, one frame each). f must be below the flows
+// tracked (flow_stats) unless the flows have rates. Owned by the stream's
+// lcore, as Build.
+func (g *Generator) FlowCount(f int) FlowStat {
+	n := uint64(len(g.flows))
+	switch {
+	case g.perFlow != nil:
+		return FlowStat{g.perFlow.packets[f], g.perFlow.bytes[f]}
+	case n == 1:
+		return FlowStat{g.stats.Packets, g.stats.Bytes}
+	case g.cyc != nil:
+		return g.cyc[f]
+	}
+	p := g.stats.Packets / n
+	if uint64(f) < g.stats.Packets%n {
+		p++
+	}
+	return FlowStat{p, p * uint64(g.classes[0].size)}
+}
+
+// NumFlows is the number of the stream's flows.
+func (g *Generator) NumFlows() int { return len(g.flows) }
 
 // wrap is i mod n for i >= 0, without a division in the common cases (one
 // flow or one size; i already below n).

@@ -2,7 +2,6 @@ package pktgen
 
 import (
 	"encoding/binary"
-	"math/bits"
 
 	"github.com/ccbed/ccbed/wire"
 )
@@ -24,7 +23,19 @@ type RxStats struct {
 	// NegLatency counts packets whose timestamp is later than the receive time
 	// (sender and receiver clocks disagree); they are not in the histogram.
 	NegLatency uint64
-	Streams    [MaxStreams]StreamRx
+	// FlowsUntracked counts pktgen packets of flows beyond the tracked ones
+	// (Receiver.Flows): beyond the first flow_stats (stream, flow) pairs
+	// seen, or of a flow without a flow id (MaxFlowStats and above).
+	FlowsUntracked uint64
+	Streams        [MaxStreams]StreamRx
+}
+
+// FlowRx is what a Receiver saw of one flow of one stream.
+type FlowRx struct {
+	Stream, Flow   int
+	Packets, Bytes uint64
+	// Latency of the flow's packets, ns.
+	Latency Histogram
 }
 
 // Receiver counts received pktgen packets: per stream, loss from sequence
@@ -38,14 +49,27 @@ type Receiver struct {
 	late  uint64             // Late summed over the streams
 	// Latency holds receive time minus send time of every pktgen packet, ns.
 	Latency Histogram
+	// flows are the tracked flows in the order first seen (at most
+	// cap(flows)); slot[stream][id] is 1 + the index of (stream, flow id
+	// - 1) in flows, 0 untracked so far.
+	flows []FlowRx
+	slot  *[MaxStreams][MaxFlowStats + 1]uint16
 }
 
-// NewReceiver makes an empty receiver.
-func NewReceiver() *Receiver {
+// NewReceiver makes an empty receiver that tracks the first flowStats
+// (stream, flow) pairs it sees (0: none; at most MaxFlowStats).
+func NewReceiver(flowStats int) *Receiver {
 	r := &Receiver{}
-	r.Latency.Reset()
+	if flowStats = min(flowStats, MaxFlowStats); flowStats > 0 {
+		r.flows = make([]FlowRx, 0, flowStats)
+		r.slot = new([MaxStreams][MaxFlowStats + 1]uint16)
+	}
 	return r
 }
+
+// Flows are the tracked flows, in the order first seen. Read them when
+// the loops are stopped (or through Blaster.ReadLive while they run).
+func (r *Receiver) Flows() []FlowRx { return r.flows }
 
 // Packet accounts one received frame at time now (ns). It never fails: frames
 // that are not pktgen's are counted as Other.
@@ -58,11 +82,12 @@ func (r *Receiver) Packet(frame []byte, now int64) {
 		return
 	}
 	h := frame[off : off+HeaderLen]
-	stream := binary.BigEndian.Uint16(h[2:])
-	if binary.BigEndian.Uint16(h) != Magic || stream >= MaxStreams {
+	if binary.BigEndian.Uint16(h) != Magic {
 		r.stats.Other++
 		return
 	}
+	tag := binary.BigEndian.Uint16(h[2:])
+	stream := tag & (MaxStreams - 1)
 	s := &r.stats.Streams[stream]
 	s.Packets++
 	s.Bytes += uint64(len(frame))
@@ -86,8 +111,29 @@ func (r *Receiver) Packet(frame []byte, now int64) {
 		}
 	}
 	s.Expected = r.next[stream]
+	var fl *FlowRx
+	if id := tag >> streamBits; id != 0 && r.slot != nil {
+		k := &r.slot[stream][id]
+		if *k == 0 && len(r.flows) < cap(r.flows) {
+			r.flows = r.flows[:len(r.flows)+1] // cap was allocated by NewReceiver
+			fl = &r.flows[len(r.flows)-1]
+			fl.Stream, fl.Flow = int(stream), int(id)-1
+			*k = uint16(len(r.flows))
+		} else if *k != 0 {
+			fl = &r.flows[*k-1]
+		}
+	}
+	if fl != nil {
+		fl.Packets++
+		fl.Bytes += uint64(len(frame))
+	} else {
+		r.stats.FlowsUntracked++
+	}
 	if d := now - int64(binary.BigEndian.Uint64(h[8:])); d >= 0 {
 		r.Latency.Record(d)
+		if fl != nil {
+			fl.Latency.Record(d)
+		}
 	} else {
 		r.stats.NegLatency++
 	}
@@ -113,128 +159,3 @@ func headerOffset(f []byte) (int, bool) {
 
 // Stats returns the counters.
 func (r *Receiver) Stats() *RxStats { return &r.stats }
-
-// Histogram bucket layout: values below 2*histSub ns are exact; above, each
-// power of two is split into histSub buckets, so a percentile is within 1/histSub
-// (1.6 %) of the true value.
-const (
-	histSubBits = 6
-	histSub     = 1 << histSubBits
-	histBuckets = (64 - histSubBits) * histSub
-)
-
-// Histogram is a log-linear latency histogram in ns with exact count, sum, min
-// and max. Record allocates nothing.
-type Histogram struct {
-	Count    uint64
-	Sum      uint64 // ns
-	Min, Max int64  // ns
-	buckets  [histBuckets]uint64
-}
-
-// Reset empties the histogram.
-func (h *Histogram) Reset() {
-	*h = Histogram{Min: -1}
-}
-
-func histIndex(v uint64) int {
-	if v < 2*histSub {
-		return int(v)
-	}
-	shift := bits.Len64(v) - histSubBits - 1
-	return (shift+1)*histSub + int(v>>uint(shift)) - histSub
-}
-
-// histRange is the [low, low+width) range of bucket i.
-func histRange(i int) (low, width uint64) {
-	if i < 2*histSub {
-		return uint64(i), 1
-	}
-	shift := uint(i/histSub - 1)
-	return uint64(i%histSub+histSub) << shift, 1 << shift
-}
-
-// Record adds one value (ns, >= 0).
-func (h *Histogram) Record(v int64) {
-	if v < 0 {
-		v = 0
-	}
-	h.buckets[histIndex(uint64(v))]++
-	h.Count++
-	h.Sum += uint64(v)
-	if h.Min < 0 || v < h.Min {
-		h.Min = v
-	}
-	if v > h.Max {
-		h.Max = v
-	}
-}
-
-// Merge adds o's values into h.
-func (h *Histogram) Merge(o *Histogram) {
-	if o.Count == 0 {
-		return
-	}
-	for i, n := range o.buckets {
-		h.buckets[i] += n
-	}
-	h.Count += o.Count
-	h.Sum += o.Sum
-	if h.Min < 0 || o.Min < h.Min {
-		h.Min = o.Min
-	}
-	h.Max = max(h.Max, o.Max)
-}
-
-// Mean is the average in ns (0 when empty).
-func (h *Histogram) Mean() float64 {
-	if h.Count == 0 {
-		return 0
-	}
-	return float64(h.Sum) / float64(h.Count)
-}
-
-// Quantile returns the q-quantile (0 < q <= 1) in ns: the middle of the bucket
-// holding the ceil(q*Count)-th value, clamped to [Min, Max]; 0 when empty.
-func (h *Histogram) Quantile(q float64) int64 {
-	if h.Count == 0 {
-		return 0
-	}
-	rank := uint64(q * float64(h.Count))
-	if float64(rank) < q*float64(h.Count) || rank == 0 {
-		rank++
-	}
-	var cum uint64
-	for i, n := range h.buckets {
-		cum += n
-		if cum >= rank {
-			low, w := histRange(i)
-			v := int64(low + w/2)
-			return min(max(v, h.Min), h.Max)
-		}
-	}
-	return h.Max
-}
-
-// LatencySummary is a Histogram's summary in microseconds.
-type LatencySummary struct {
-	Count uint64  `json:"count"`
-	MinUs float64 `json:"min_us"`
-	AvgUs float64 `json:"avg_us"`
-	P50Us float64 `json:"p50_us"`
-	P99Us float64 `json:"p99_us"`
-	MaxUs float64 `json:"max_us"`
-}
-
-// Summary summarises the histogram.
-func (h *Histogram) Summary() LatencySummary {
-	if h.Count == 0 {
-		return LatencySummary{}
-	}
-	return LatencySummary{
-		Count: h.Count,
-		MinUs: float64(h.Min) / 1e3, AvgUs: h.Mean() / 1e3,
-		P50Us: float64(h.Quantile(0.5)) / 1e3, P99Us: float64(h.Quantile(0.99)) / 1e3,
-		MaxUs: float64(h.Max) / 1e3,
-	}
-}

@@ -22,10 +22,10 @@ func (g *Generator) txGenSpec() *dpdk.TxGenSpec {
 	}
 	for _, f := range g.flows {
 		s.Flows = append(s.Flows, dpdk.TxGenFlow{SrcIP: f.srcIP, DstIP: f.dstIP, SrcPort: f.srcPort,
-			DstPort: f.dstPort, QP: f.destQP, IPSum: f.ipSum})
+			DstPort: f.dstPort, QP: f.destQP, IPSum: f.ipSum, Tag: f.tag})
 	}
 	s.Offsets = dpdk.TxGenOffsets{IPv4: ipOff, UDP: udpOff, Seq32: g.hdrOff + 4, Time64: g.hdrOff + 8,
-		Time64b: -1, QP24: -1, PSN24: -1}
+		Time64b: -1, QP24: -1, PSN24: -1, Tag16: g.hdrOff + 2}
 	if g.roce {
 		s.Offsets.QP24, s.Offsets.PSN24 = bthOff+5, bthOff+9
 		s.Offsets.Time64b = bthOff + wire.BTHLen // the DataHeader's send time
@@ -63,10 +63,6 @@ func (t *TxPort) sendFast(now int64, k int) int {
 		t.pub.packets.Store(t.packets)
 		t.pub.bytes.Store(t.bytes)
 	}
-	if n < k {
-		t.off, t.pend = n, k
-		t.txFull += uint64(k - n)
-		t.pub.txFull.Store(t.txFull)
-	}
+	t.keepRefused(n, k)
 	return n
 }

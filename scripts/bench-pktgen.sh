@@ -14,17 +14,35 @@
 # the CPU it gets, steadier when other processes take the cores. pktgen's CPU
 # time includes the ~100 ms its loop idles after the stream's duration, so
 # that figure is slightly conservative for it.
-#   usage: scripts/bench-pktgen.sh [seconds] [runs]
+#
+# With mode "replay" pktgen replays a 1000-frame capture of its own 64-byte
+# stream (written by -dump-pcap) as fast as the port takes it, looping
+# (-replay-timing fast -replay-loops -1): frames loaded into mbufs once and
+# sent by reference, beside testpmd building its frames.
+#   usage: scripts/bench-pktgen.sh [seconds] [runs] [build|replay]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 secs=${1:-5}
 runs=${2:-3}
+mode=${3:-build}
 eal=(--no-huge -m 512 --no-pci --no-shconf --no-telemetry -l 0-1 --log-level=lib.eal:error --vdev=net_null0)
 hz=$(getconf CLK_TCK)
 
 bin=$(mktemp -d)
 trap 'rm -rf "$bin"' EXIT
 go build -o "$bin/pktgen" ./cmd/pktgen
+pg_args=(-size 64)
+case "$mode" in
+build) ;;
+replay)
+	"$bin/pktgen" -ports net_null0 -size 64 -count 1000 -dump-pcap "$bin/cap.pcap" -q
+	pg_args=(-replay "$bin/cap.pcap" -replay-timing fast -replay-loops -1)
+	;;
+*)
+	echo "bench-pktgen: mode $mode: want build or replay" >&2
+	exit 2
+	;;
+esac
 
 # worker_ticks PID: CPU time (clock ticks) of PID's forwarding lcore thread.
 worker_ticks() {
@@ -53,7 +71,7 @@ rate() { awk -v p="$1" -v s="$2" 'BEGIN {printf "%.2f", (s > 0 ? p / s / 1e6 : 0
 # run_pktgen: one loop on worker lcore 1, unlimited rate, JSON summary.
 run_pktgen() {
 	echo 0 >"$bin/pg.cpu"
-	"$bin/pktgen" -eal-args "${eal[*]}" -ports net_null0 -lcores 1 -size 64 -burst 32 \
+	"$bin/pktgen" -eal-args "${eal[*]}" -ports net_null0 -lcores 1 "${pg_args[@]}" -burst 32 \
 		-duration "${secs}s" -interval 0 -json "$bin/pg.json" >"$bin/pg.log" 2>&1 &
 	local pid=$!
 	sample "$pid" "$bin/pg.cpu" &
@@ -98,7 +116,7 @@ run_testpmd() {
 best() { awk -v a="$1" -v b="$2" 'BEGIN {print (a + 0 > b + 0 ? a : b)}'; }
 
 tp_best=0 tp_best_cpu=0 pg_best=0 pg_best_cpu=0
-printf '64 B generation, net_null0, 1 lcore, %s s, %s runs each\n' "$secs" "$runs"
+printf '64 B generation (pktgen: %s), net_null0, 1 lcore, %s s, %s runs each\n' "$mode" "$secs" "$runs"
 printf '  %-22s %10s %12s %16s\n' "run" "Mpps" "lcore CPU s" "Mpps per CPU-s"
 for r in $(seq "$runs"); do
 	run_testpmd

@@ -69,6 +69,11 @@ func run(args []string) int {
 		rx       = fs.Bool("rx", false, "also receive on every port: loss and latency")
 		jsonOut  = fs.String("json", "", `write the summary as JSON to this path ("-": stdout)`)
 		check    = fs.Bool("check", false, "check the config and flags (file, ranges, ports) and exit, before DPDK starts")
+		replay   = fs.String("replay", "", "replay this pcap or pcapng file on every port instead of building a stream ([ports.replay] in the file)")
+		rTiming  = fs.String("replay-timing", "", "replay timing: recorded (default), rate (-rate or -mpps) or fast")
+		rSpeed   = fs.Float64("replay-speed", 0, "replay at recorded timing this many times as fast (default 1)")
+		rLoops   = fs.Int("replay-loops", 0, "times through the capture (default 1; -1: until -duration or SIGINT)")
+		dumpPcap = fs.String("dump-pcap", "", "write the first port's stream to this pcap file, its count of frames (1000 when none) at the times its rate gives from 0 (as fast as possible: 1 ns apart), and exit, without DPDK")
 		duration time.Duration
 		interval time.Duration
 		mf       = metrics.AddFlags(fs)
@@ -174,6 +179,29 @@ func run(args []string) int {
 		if c.Set("rx") {
 			p.Rx = *rx
 		}
+		if c.Set("replay") {
+			p.Replay = &pktgen.ReplayConfig{File: *replay}
+		}
+		if r := p.Replay; r != nil {
+			if c.Set("replay-timing") {
+				r.Timing = *rTiming
+			}
+			if c.Set("replay-speed") {
+				r.Speed = *rSpeed
+			}
+			if c.Set("replay-loops") {
+				r.Loops = *rLoops
+			}
+		}
+	}
+	if !c.Set("replay") && (c.Set("replay-timing") || c.Set("replay-speed") || c.Set("replay-loops")) {
+		has := false
+		for i := range cfg.Ports {
+			has = has || cfg.Ports[i].Replay != nil
+		}
+		if !has {
+			return cli.Exit("pktgen", c.Errorf("-replay-timing, -replay-speed and -replay-loops need -replay or [ports.replay]"))
+		}
 	}
 	if c.Set("duration") {
 		cfg.DurationS = duration.Seconds()
@@ -208,6 +236,14 @@ func run(args []string) int {
 	}
 	if *check {
 		fmt.Printf("pktgen: %s: ok (%d ports)\n", *cfgPath, len(cfg.Ports))
+		return cli.ExitOK
+	}
+	if *dumpPcap != "" {
+		n, err := pktgen.DumpPcap(*dumpPcap, &cfg.Ports[0])
+		if err != nil {
+			return c.Exit(err)
+		}
+		log.Info("wrote the stream", zap.String("file", *dumpPcap), zap.Uint64("frames", n))
 		return cli.ExitOK
 	}
 	if len(cfg.EALArgs) == 0 {
@@ -315,6 +351,7 @@ func blast(cfg *pktgen.Config, log *zap.Logger, mf *metrics.Flags) error {
 	}
 	go monitor(ctx, cancel, bl, cfg, clock)
 	stats := g.Run(ctx)
+	bl.LoopsStopped()
 	elapsed := clock.Now() - start
 	if cfg.DurationS > 0 {
 		elapsed = min(elapsed, int64(cfg.DurationS*1e9))
@@ -336,6 +373,10 @@ func blast(cfg *pktgen.Config, log *zap.Logger, mf *metrics.Flags) error {
 	return nil
 }
 
+// liveTimeout bounds how long a live read waits for the loops' copies of
+// their latency histograms.
+const liveTimeout = 200 * time.Millisecond
+
 // monitor prints live stats each interval and ends the run once every counted
 // stream is done and its receivers have caught up.
 func monitor(ctx context.Context, cancel context.CancelFunc, bl *pktgen.Blaster, cfg *pktgen.Config, clock *lcore.TSCClock) {
@@ -344,7 +385,11 @@ func monitor(ctx context.Context, cancel context.CancelFunc, bl *pktgen.Blaster,
 	if !live {
 		period = 100 * time.Millisecond
 	}
-	prev, prevT := bl.Snapshot(), clock.Now()
+	// Two reads of the live stats, swapped each interval; the latency
+	// histograms' copies are reused.
+	prev, cur, scratch := new(pktgen.Live), new(pktgen.Live), new(pktgen.Histogram)
+	bl.ReadLive(prev, liveTimeout)
+	prevT := clock.Now()
 	tick := time.NewTicker(min(period, 50*time.Millisecond))
 	defer tick.Stop()
 	var doneAt time.Time
@@ -366,10 +411,10 @@ func monitor(ctx context.Context, cancel context.CancelFunc, bl *pktgen.Blaster,
 			}
 		}
 		if now := clock.Now(); live && now-prevT >= int64(period) {
-			cur := bl.Snapshot()
+			bl.ReadLive(cur, liveTimeout)
 			fmt.Printf("--- t=%.1f s\n", float64(now)/1e9)
-			bl.WriteLive(os.Stdout, prev, cur, now-prevT)
-			prev, prevT = cur, now
+			bl.WriteLive(os.Stdout, prev, cur, now-prevT, cfg.ShownFlows(), scratch)
+			prev, cur, prevT = cur, prev, now
 		}
 	}
 }
