@@ -58,6 +58,7 @@ const (
 	// XOFF and its XON (Engine.recordAfterXOFF): the largest, and how many
 	// pause events fell in each AfterXOFFBucket.
 	cAfterXOFFMax
+	cRingGrowthBytes // bytes the port's rings allocated by growing (set when published; not in PortCounters)
 	cAfterXOFFHist
 	numCounters = cAfterXOFFHist + AfterXOFFBuckets
 )

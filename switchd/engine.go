@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/bits"
 	"sync/atomic"
+	"unsafe"
 
 	"github.com/ccbed/ccbed/ccalgo"
 	"github.com/ccbed/ccbed/wire"
@@ -1520,6 +1521,7 @@ func (e *Engine) publishEgress(mask uint64) {
 	for a := mask; a != 0; a &= a - 1 {
 		g := &e.eg[bits.TrailingZeros64(a)]
 		g.c[cQueueBytes] = uint64(g.qBytes)
+		g.c[cRingGrowthBytes] = g.ringGrowthBytes()
 		if g.fair != nil {
 			g.c[cFairRateBps] = uint64(g.fair.FairRateBps())
 		}
@@ -1530,6 +1532,38 @@ func (e *Engine) publishEgress(mask uint64) {
 		g.pubXOFF.Store(uint32(g.xoff))
 		g.pubPaused.Store(uint32(g.pausedMask))
 	}
+}
+
+// ringGrowthBytes is what the port's rings have allocated by growing since
+// the engine was built. A ring doubles when it fills, so its growth follows
+// from its size: one that started with n0 slots and now has n allocated
+// 2n0 + 4n0 + ... + n = 2(n - n0) slots; a data queue, which starts with
+// none, allocated n1 = min(limit, initialQueueSlots) slots first, then
+// doubled: 2n - n1.
+func (g *egress) ringGrowthBytes() uint64 {
+	doubled := func(n, n0 int, size uintptr) uintptr { return 2 * uintptr(n-n0) * size }
+	b := doubled(len(g.dl.buf), min(g.dl.limit, ringStart), unsafe.Sizeof(dlEntry{})) +
+		doubled(len(g.ctl.h), min(g.ctl.limit, ringStart), unsafe.Sizeof(Handle(0))+unsafe.Sizeof([]byte(nil))) +
+		doubled(len(g.gen.lens), min(g.gen.limit, genStart), genSlotLen+2)
+	for i := range g.q {
+		if q := &g.q[i]; len(q.buf) > 0 {
+			b += (2*uintptr(len(q.buf)) - uintptr(min(q.limit, initialQueueSlots))) * unsafe.Sizeof(qEntry{})
+		}
+	}
+	return uint64(b)
+}
+
+// RingGrowthBytes is what the switch's egress rings have allocated by
+// growing, as last published (PublishEgress; the lcores publish as they
+// run). A ring doubles when a queue gets deeper than it has been, a few
+// times per port in a run: that is the data plane's memory, bounded by the
+// queues' limits, not control-plane garbage. Any goroutine.
+func (e *Engine) RingGrowthBytes() uint64 {
+	var n uint64
+	for i := range e.eg {
+		n += e.eg[i].pub[cRingGrowthBytes].Load()
+	}
+	return n
 }
 
 // PublishIngress makes the Classify side's counters visible to Snapshot.

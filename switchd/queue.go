@@ -155,9 +155,12 @@ type genQueue struct {
 	limit           int
 }
 
+// genStart is the slots a genQueue starts with.
+const genStart = 16
+
 func newGenQueue(limit int) genQueue {
 	limit = nextPow2(limit)
-	n := min(limit, 16)
+	n := min(limit, genStart)
 	return genQueue{buf: make([]byte, n*genSlotLen), lens: make([]uint16, n), mask: uint32(n - 1), limit: limit}
 }
 

@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
+	"unsafe"
 )
 
 // summaryLineFmt is the console line as fmt wrote it before
@@ -184,5 +186,58 @@ func TestMonitorChecksPathAndCheckpoints(t *testing.T) {
 	}
 	if ents, _ := os.ReadDir(dir); len(ents) != 1 {
 		t.Errorf("%d files in the directory, want s.json alone (no temporaries)", len(ents))
+	}
+}
+
+// TestRingGrowthBytes: RingGrowthBytes is what the rings allocated by
+// growing, so that a soak can tell the data plane's growing queues from
+// control-plane garbage. 1,000 frames queued on one port grow its data
+// queue from nothing to 256, 512 and 1,024 slots; the heap's count of
+// allocated bytes must move by that much (size classes may round it up a
+// little), and nothing grows when the same depth comes back.
+func TestRingGrowthBytes(t *testing.T) {
+	c := testConfig(2, 100)
+	e, err := New(&c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 1000
+	frames := make([][]byte, n)
+	for i := range frames {
+		frames[i] = dataFrame(t, 0, 1, uint32(i%16), 64, false)
+	}
+	out := make([]TxItem, 64)
+	var meta Meta
+	var ms runtime.MemStats
+	fill := func(now int64) (grown, allocated uint64) {
+		e.PublishEgress()
+		g0 := e.RingGrowthBytes()
+		runtime.ReadMemStats(&ms)
+		a0 := ms.TotalAlloc
+		for _, f := range frames {
+			if !e.Classify(0, f, &meta) || !e.Enqueue(now, &meta, f, handleOf(f)) {
+				t.Fatal("frame not queued")
+			}
+		}
+		runtime.ReadMemStats(&ms)
+		e.PublishEgress()
+		return e.RingGrowthBytes() - g0, ms.TotalAlloc - a0
+	}
+	grown, allocated := fill(0)
+	if want := uint64(256+512+1024) * uint64(unsafe.Sizeof(qEntry{})); grown != want {
+		t.Errorf("first fill: RingGrowthBytes moved %d, want %d", grown, want)
+	}
+	if allocated < grown || allocated > grown+grown/8+4096 {
+		t.Errorf("first fill: %d bytes allocated, RingGrowthBytes moved %d", allocated, grown)
+	}
+	// Drain the port, then fill it to the same depth: no growth.
+	now := int64(0)
+	for sent := 0; sent < n; {
+		now += 1000
+		e.Service(now)
+		sent += e.Transmit(now, 1, out)
+	}
+	if grown, allocated := fill(now); grown != 0 || allocated > 4096 {
+		t.Errorf("second fill: RingGrowthBytes moved %d, %d bytes allocated; want 0 and 0", grown, allocated)
 	}
 }

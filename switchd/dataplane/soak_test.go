@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
-	"strconv"
 	"testing"
 	"time"
 
@@ -28,18 +27,45 @@ type soakSample struct {
 	mbufs      int
 	goroutines int
 	txPackets  uint64
+	ringGrowth uint64 // switchd.Engine.RingGrowthBytes
 }
 
-// rssBytes reads the resident set size from /proc/self/statm.
-func rssBytes(tb testing.TB) int64 {
-	b, err := os.ReadFile("/proc/self/statm")
+// rssReader reads the resident set size from /proc/self/statm, through one
+// open file and one buffer: the soak's own readings must not add to the
+// allocation they measure (os.ReadFile once cost ~1.8 KB a reading, about
+// 1 KB/s, two thirds of what the soak counted).
+type rssReader struct {
+	f   *os.File
+	buf [128]byte
+}
+
+func newRSSReader(tb testing.TB) *rssReader {
+	f, err := os.Open("/proc/self/statm")
 	if err != nil {
 		tb.Fatal(err)
 	}
-	f := bytes.Fields(b)
-	pages, err := strconv.ParseInt(string(f[1]), 10, 64)
-	if err != nil {
-		tb.Fatal(err)
+	tb.Cleanup(func() { f.Close() })
+	return &rssReader{f: f}
+}
+
+// bytes is the resident set size now (procfs regenerates the file on a
+// read at offset 0).
+func (r *rssReader) bytes(tb testing.TB) int64 {
+	n, err := r.f.ReadAt(r.buf[:], 0)
+	if n == 0 {
+		tb.Fatalf("reading /proc/self/statm: %v", err)
+	}
+	// "size resident shared ...": the second field, in pages.
+	b := r.buf[:n]
+	i := bytes.IndexByte(b, ' ')
+	var pages int64
+	digits := 0
+	for i++; i > 0 && i < len(b) && b[i] >= '0' && b[i] <= '9'; i++ {
+		pages = pages*10 + int64(b[i]-'0')
+		digits++
+	}
+	if digits == 0 {
+		tb.Fatalf("/proc/self/statm: %q", b)
 	}
 	return pages * int64(os.Getpagesize())
 }
@@ -66,8 +92,12 @@ func soakDurations(tb testing.TB) (warm, run time.Duration) {
 // and was the heap growing toward its first GC target); heap: the same; mbufs
 // in use: within 2 bursts per port of the start (the frames loop; only
 // generated feedback comes and goes); goroutines: none added.
-// Allocation: at most soakAllocPerSecond bytes a second by the control plane
-// (the heap keeps this garbage until its next GC, which at GOGC 400 comes only
+// Allocation: at most soakAllocPerSecond bytes a second by the control plane,
+// that is the process's allocations less what the switch's rings allocated
+// by growing (switchd.Engine.RingGrowthBytes: a queue deeper than it has
+// been doubles its ring, the data plane's memory, bounded by the queue
+// limits and still within the heap bound above; one such doubling after
+// warm-up once failed this test at 2,305 B/s) (the heap keeps this garbage until its next GC, which at GOGC 400 comes only
 // near 16 MB: this rate is the slope of the creep). The JSON checkpoint leaves
 // about 1 KB/s; the control plane before switchd.Monitor left 3.3 KB/s.
 const (
@@ -197,6 +227,7 @@ func TestSoakSwitch(t *testing.T) {
 
 	var ms runtime.MemStats
 	var snap switchd.Snapshot
+	rss := newRSSReader(t)
 	sample := func() soakSample {
 		runtime.ReadMemStats(&ms)
 		var tx uint64
@@ -204,8 +235,8 @@ func TestSoakSwitch(t *testing.T) {
 		for _, p := range snap.Ports {
 			tx += p.TxPackets
 		}
-		return soakSample{at: time.Since(start), rssBytes: rssBytes(t), heapAlloc: ms.HeapAlloc, totalAlloc: ms.TotalAlloc,
-			mbufs: mp.InUse(), goroutines: runtime.NumGoroutine(), txPackets: tx}
+		return soakSample{at: time.Since(start), rssBytes: rss.bytes(t), heapAlloc: ms.HeapAlloc, totalAlloc: ms.TotalAlloc,
+			mbufs: mp.InUse(), goroutines: runtime.NumGoroutine(), txPackets: tx, ringGrowth: eng.RingGrowthBytes()}
 	}
 	var samples []soakSample
 	tick := time.NewTicker(100 * time.Millisecond)
@@ -249,10 +280,13 @@ func TestSoakSwitch(t *testing.T) {
 	}
 	rssGrowth := lastS.rssBytes - first.rssBytes
 	heapGrowth := int64(lastS.heapAlloc) - int64(first.heapAlloc)
-	allocRate := float64(lastS.totalAlloc-first.totalAlloc) / span.Seconds()
+	// A queue deeper than it has been before doubles its ring: the data
+	// plane's memory, bounded by the queue limits, counted apart.
+	ringGrowth := lastS.ringGrowth - first.ringGrowth
+	allocRate := float64(lastS.totalAlloc-first.totalAlloc-ringGrowth) / span.Seconds()
 	mpps := float64(lastS.txPackets-first.txPackets) / span.Seconds() / 1e6
-	t.Logf("RSS %+.3f MiB, heap %+.3f MiB, allocated %.0f B/s, mbufs in use %d..%d, goroutines %d -> %d, forwarding %.3f Mpps",
-		float64(rssGrowth)/(1<<20), float64(heapGrowth)/(1<<20), allocRate, minM, maxM, first.goroutines, lastS.goroutines, mpps)
+	t.Logf("RSS %+.3f MiB, heap %+.3f MiB, allocated %.0f B/s (rings grew by %d B besides), mbufs in use %d..%d, goroutines %d -> %d, forwarding %.3f Mpps",
+		float64(rssGrowth)/(1<<20), float64(heapGrowth)/(1<<20), allocRate, ringGrowth, minM, maxM, first.goroutines, lastS.goroutines, mpps)
 	bound := int64(soakRSSBase + mins*soakRSSPerMinute)
 	if rssGrowth > bound {
 		t.Errorf("RSS grew %.3f MiB in %.0f s after warm-up, bound %.3f MiB", float64(rssGrowth)/(1<<20), span.Seconds(), float64(bound)/(1<<20))
