@@ -3,6 +3,7 @@ package report
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"math"
 	"strconv"
 )
@@ -64,11 +65,29 @@ func (o OptFloat) String() string {
 }
 
 // MarshalJSON encodes the value as a JSON number, or null when missing.
-func (o OptFloat) MarshalJSON() ([]byte, error) {
+func (o OptFloat) MarshalJSON() ([]byte, error) { return o.appendJSON(nil) }
+
+// appendJSON appends o as MarshalJSON writes it: null, or the number as
+// encoding/json writes a float64 (shortest decimal that reads back exactly;
+// exponent form below 1e-6 and from 1e21, with e-7 rather than e-07).
+func (o OptFloat) appendJSON(b []byte) ([]byte, error) {
 	if !o.valid {
-		return []byte("null"), nil
+		return append(b, "null"...), nil
 	}
-	return json.Marshal(o.v)
+	f := o.v
+	if math.IsInf(f, 0) || math.IsNaN(f) {
+		return b, fmt.Errorf("json: unsupported value: %s", strconv.FormatFloat(f, 'g', -1, 64))
+	}
+	format := byte('f')
+	if abs := math.Abs(f); abs != 0 && (abs < 1e-6 || abs >= 1e21) {
+		format = 'e'
+	}
+	b = strconv.AppendFloat(b, f, format, -1, 64)
+	if n := len(b); format == 'e' && n >= 4 && b[n-4] == 'e' && b[n-3] == '-' && b[n-2] == '0' {
+		b[n-2] = b[n-1]
+		b = b[:n-1]
+	}
+	return b, nil
 }
 
 // UnmarshalJSON decodes a JSON number, or null as missing.

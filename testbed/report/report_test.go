@@ -749,3 +749,36 @@ func TestPrintTableManyFlows(t *testing.T) {
 		t.Errorf("table of 1000 flows:\n%s", out)
 	}
 }
+
+// TestWriteSummaryJSONFlows: the flows written by appendFlowJSON are the
+// bytes json.MarshalIndent writes, for every kind of value a flow can hold.
+func TestWriteSummaryJSONFlows(t *testing.T) {
+	values := []OptFloat{{}, Some(0), Some(math.Copysign(0, -1)), Some(1e-7), Some(-1e-7), Some(1e-6),
+		Some(1e21), Some(-1e21), Some(999999999999999999999), Some(4.266), Some(123456789.125),
+		Some(5e-324), Some(math.MaxFloat64), Some(0.1 + 0.2), Some(1e-10), Some(math.Inf(1)), Some(math.NaN())}
+	names := []string{"h0", "workload", `a"b`, "<&>", "é\u2028x", "tab\there", ""}
+	var flows []FlowSummary
+	for i := range 40 {
+		flows = append(flows, FlowSummary{ID: i*7919 - 100, Src: names[i%len(names)], Dst: names[(i+3)%len(names)],
+			Bytes: int64(i) << 40, AvgGbps: values[i%len(values)], SteadyGbps: values[(i+1)%len(values)],
+			SteadyRateGbps: values[(i+5)%len(values)], FCTUs: values[(i+9)%len(values)]})
+	}
+	for _, tc := range []struct {
+		name  string
+		flows []FlowSummary
+	}{{"many", flows}, {"one", flows[:1]}, {"none", []FlowSummary{}}, {"nil", nil}} {
+		s := Summary{Experiment: "x", Flows: tc.flows, Ports: []PortSummary{{ID: 1}}, Notes: "flows"}
+		want, err := json.MarshalIndent(s, "", "  ")
+		if err != nil {
+			t.Fatal(err)
+		}
+		want = append(want, '\n')
+		var got bytes.Buffer
+		if err := WriteSummaryJSON(&got, s); err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got.Bytes(), want) {
+			t.Errorf("%s: WriteSummaryJSON differs from MarshalIndent:\n got %s\nwant %s", tc.name, got.Bytes(), want)
+		}
+	}
+}

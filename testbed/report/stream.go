@@ -177,7 +177,7 @@ type seriesStat struct {
 type seriesStats struct {
 	halfUs float64 // the steady half starts here
 	counts bool    // keep counts per value (queue bytes)
-	idx    map[int]int
+	idx    seriesIndex
 	list   []seriesStat
 	lastUs float64 // the latest row's time (0 before any)
 	plots  plotSample
@@ -190,7 +190,7 @@ func (st *seriesStats) reset(halfUs float64) {
 
 // get returns series id's statistics, nil when it has no rows.
 func (st *seriesStats) get(id int) *seriesStat {
-	if i, ok := st.idx[id]; ok {
+	if i, ok := st.idx.get(id); ok {
 		return &st.list[i]
 	}
 	return nil
@@ -198,13 +198,10 @@ func (st *seriesStats) get(id int) *seriesStat {
 
 // add counts r; with plot, into the plot's copy too.
 func (st *seriesStats) add(r *row, plot bool) {
-	i, ok := st.idx[r.id]
+	i, ok := st.idx.get(r.id)
 	if !ok {
-		if st.idx == nil {
-			st.idx = make(map[int]int)
-		}
 		i = len(st.list)
-		st.idx[r.id] = i
+		st.idx.put(r.id, i)
 		s := seriesStat{id: r.id}
 		if st.counts {
 			s.counts = make(map[int64]uint64)
@@ -237,6 +234,45 @@ func (st *seriesStats) add(r *row, plot bool) {
 	if plot && s.plot != nil {
 		s.plot.add(r.t, r.v)
 	}
+}
+
+// seriesIndex maps a series id to its place in a list. Ids are mostly
+// small and dense (ports; flows numbered from a workload's id_base), so
+// those below denseSeriesIDs sit in a slice indexed by id, one load where a
+// map probe missed the cache (a workload of 1 KB flows has a series per
+// flow, hundreds of thousands); any other id goes in a map.
+type seriesIndex struct {
+	dense  []int32 // place + 1; 0: absent
+	sparse map[int]int
+}
+
+// denseSeriesIDs bounds the ids kept in the slice (at most 16 MiB of it).
+const denseSeriesIDs = 1 << 22
+
+func (x *seriesIndex) get(id int) (int, bool) {
+	if id >= 0 && id < denseSeriesIDs {
+		if id < len(x.dense) && x.dense[id] > 0 {
+			return int(x.dense[id]) - 1, true
+		}
+		return 0, false
+	}
+	i, ok := x.sparse[id]
+	return i, ok
+}
+
+func (x *seriesIndex) put(id, i int) {
+	if id >= 0 && id < denseSeriesIDs && i < math.MaxInt32 {
+		if id >= len(x.dense) {
+			n := max(id+1, min(2*len(x.dense), denseSeriesIDs))
+			x.dense = slices.Grow(x.dense, n-len(x.dense))[:n] // new slots are zero: nothing shrinks it
+		}
+		x.dense[id] = int32(i + 1)
+		return
+	}
+	if x.sparse == nil {
+		x.sparse = make(map[int]int)
+	}
+	x.sparse[id] = i
 }
 
 // ids returns the series' ids in increasing order.

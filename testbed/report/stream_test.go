@@ -115,3 +115,26 @@ func TestStreamKilledMidway(t *testing.T) {
 		t.Errorf("queue.csv midway: %d lines, want the header and the rows up to the last Advance", len(lines))
 	}
 }
+
+// TestSeriesIndex: ids in the dense range and outside it (negative, past
+// denseSeriesIDs) map back to their places, and ids never put are absent.
+func TestSeriesIndex(t *testing.T) {
+	ids := []int{7, 0, 3, denseSeriesIDs - 1, denseSeriesIDs, -5, 1 << 40, 100_000, 8}
+	var x seriesIndex
+	for i, id := range ids {
+		if _, ok := x.get(id); ok {
+			t.Fatalf("id %d present before it was put", id)
+		}
+		x.put(id, i)
+	}
+	for i, id := range ids {
+		if got, ok := x.get(id); !ok || got != i {
+			t.Errorf("get(%d) = %d, %v; want %d, true", id, got, ok, i)
+		}
+	}
+	for _, id := range []int{1, 2, 9, 99_999, denseSeriesIDs + 1, -1, 1<<40 + 1} {
+		if _, ok := x.get(id); ok {
+			t.Errorf("get(%d) present; it was never put", id)
+		}
+	}
+}

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
@@ -8,6 +9,7 @@ import (
 	"math"
 	"os"
 	"sort"
+	"strconv"
 	"time"
 )
 
@@ -394,7 +396,9 @@ func (r *Recorder) summary(v view) Summary {
 
 	// Flows: every flow given by SetFlow or having rate samples, by id.
 	var throughout []float64 // steady rates of the flows that shared the whole steady half
-	for _, id := range unionIDs(r.flows, v.rate.ids()) {
+	flowIDs := unionIDs(r.flows, v.rate.ids())
+	sum.Flows = make([]FlowSummary, 0, len(flowIDs))
+	for _, id := range flowIDs {
 		info, ok := r.flows[id]
 		if !ok {
 			info.ID = id
@@ -502,13 +506,83 @@ func mergeIDs(ids, more []int) []int {
 
 // WriteSummaryJSON writes s as indented JSON.
 func WriteSummaryJSON(w io.Writer, s Summary) error {
+	// The flows, one entry a flow (hundreds of thousands in a workload of
+	// small flows), are written by appendFlowsJSON in the bytes
+	// json.MarshalIndent would write, in a fraction of its time (it
+	// reflects on every field and re-scans every OptFloat's output); the
+	// rest of the summary by MarshalIndent, with an empty list where the
+	// flows go.
+	flows := s.Flows
+	if flows != nil {
+		s.Flows = []FlowSummary{}
+	}
 	b, err := json.MarshalIndent(s, "", "  ")
 	if err != nil {
 		return fmt.Errorf("report: encode summary: %w", err)
 	}
 	b = append(b, '\n')
-	_, err = w.Write(b)
-	return err
+	const at = "\n  \"flows\": []"
+	i := bytes.Index(b, []byte(at))
+	if i < 0 || len(flows) == 0 {
+		if i < 0 && len(flows) > 0 {
+			return fmt.Errorf("report: encode summary: no flows key")
+		}
+		_, err = w.Write(b)
+		return err
+	}
+	i += len(at) - 1 // at the empty list's ']'
+	bw := bufio.NewWriterSize(w, 1<<16)
+	bw.Write(b[:i])
+	names := map[string][]byte{}
+	var e []byte
+	for k := range flows {
+		if e, err = appendFlowJSON(e[:0], &flows[k], names); err != nil {
+			return fmt.Errorf("report: encode summary: flow %d: %w", flows[k].ID, err)
+		}
+		if k == 0 {
+			bw.WriteString("\n    ")
+		} else {
+			bw.WriteString(",\n    ")
+		}
+		bw.Write(e)
+	}
+	bw.WriteString("\n  ")
+	bw.Write(b[i:])
+	return bw.Flush()
+}
+
+// appendFlowJSON appends f as json.MarshalIndent(summary, "", "  ") writes
+// an entry of "flows" (its opening brace at the entry's indentation, which
+// the caller writes). names caches the JSON of each host name.
+func appendFlowJSON(b []byte, f *FlowSummary, names map[string][]byte) ([]byte, error) {
+	name := func(s string) []byte {
+		q, ok := names[s]
+		if !ok {
+			q, _ = json.Marshal(s) // a string always encodes
+			names[s] = q
+		}
+		return q
+	}
+	b = append(b, "{\n      \"id\": "...)
+	b = strconv.AppendInt(b, int64(f.ID), 10)
+	b = append(b, ",\n      \"src\": "...)
+	b = append(b, name(f.Src)...)
+	b = append(b, ",\n      \"dst\": "...)
+	b = append(b, name(f.Dst)...)
+	b = append(b, ",\n      \"bytes\": "...)
+	b = strconv.AppendInt(b, f.Bytes, 10)
+	var err error
+	for _, kv := range [...]struct {
+		key string
+		v   OptFloat
+	}{{",\n      \"avg_gbps\": ", f.AvgGbps}, {",\n      \"steady_gbps\": ", f.SteadyGbps},
+		{",\n      \"steady_rate_gbps\": ", f.SteadyRateGbps}, {",\n      \"fct_us\": ", f.FCTUs}} {
+		b = append(b, kv.key...)
+		if b, err = kv.v.appendJSON(b); err != nil {
+			return b, err
+		}
+	}
+	return append(b, "\n    }"...), nil
 }
 
 // LoadSummary reads a summary.json written by WriteSummaryJSON or WriteAll.
