@@ -393,7 +393,7 @@ func Collect(dir, out string, w io.Writer) (*CollectResult, error) {
 		return nil, fmt.Errorf("testbed: collect: results: %w", err)
 	}
 	if w != nil {
-		rec.PrintTable(w)
+		report.PrintTable(w, sum)
 		for _, n := range res.Nodes {
 			fmt.Fprintf(w, "node %-8s %-6s time 0 at t = %+9.1f us, clock offset %s\n", n.Node, n.Role, n.T0Us, n.ClockOffset)
 		}
