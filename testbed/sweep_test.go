@@ -216,6 +216,8 @@ func TestPlanAndMerge(t *testing.T) {
 		}
 	}
 	os.Mkdir(filepath.Join(dir, ".run-001.partial-1-2"), 0o755)
+	os.Mkdir(filepath.Join(dir, "run-001-killed"), 0o755) // an earlier run of point 1, killed: not merged
+	os.WriteFile(filepath.Join(dir, "run-001-killed", report.SummaryFile), []byte("{}"), 0o644)
 	runs, err := MergeSweep(dir)
 	if err != nil {
 		t.Fatal(err)
@@ -225,7 +227,7 @@ func TestPlanAndMerge(t *testing.T) {
 			t.Errorf("run %d: %s (%s), want %s", i, runs[i].Status, runs[i].Error, want)
 		}
 	}
-	if !strings.Contains(runs[1].Error, "staged in .run-001.partial-1-2") || !strings.Contains(runs[3].Error, "the plan's point is") {
+	if !strings.Contains(runs[1].Error, "staged in .run-001.partial-1-2") || !strings.Contains(runs[1].Error, "kept in run-001-killed") || !strings.Contains(runs[3].Error, "the plan's point is") {
 		t.Errorf("errors: %q, %q", runs[1].Error, runs[3].Error)
 	}
 	if m, _ := filepath.Glob(filepath.Join(dir, "sweep_*_vs_cc.params.q_ref_bytes.png")); len(m) == 0 {

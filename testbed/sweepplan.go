@@ -146,7 +146,8 @@ func ReadSweepPlan(dir string) (SweepPlan, error) {
 // of the sweep in dir (its plan.json: a PlanSweep or a Sweep) from the runs
 // that finished there, replacing those it built before. A point whose
 // directory has no summary.json is SweepMissing (its error says whether a
-// run of it is staged: running, or killed); a point whose summary.json
+// run of it is staged, running or killed, and whether a killed run's files
+// were kept as <dir>-killed: neither is merged); a point whose summary.json
 // records other overrides than the plan's, or whose results cannot be read,
 // is SweepFailed. It returns every point's entry.
 func MergeSweep(dir string) ([]SweepRun, error) {
@@ -163,6 +164,9 @@ func MergeSweep(dir string) ([]SweepRun, error) {
 			r.Error = "not finished: no " + filepath.Join(r.Dir, report.SummaryFile)
 			if staged, _ := filepath.Glob(filepath.Join(dir, "."+r.Dir+".partial-*")); len(staged) > 0 {
 				r.Error += fmt.Sprintf("; staged in %s (running, or killed)", filepath.Base(staged[0]))
+			}
+			if killed, _ := filepath.Glob(filepath.Join(dir, r.Dir+"-killed*")); len(killed) > 0 {
+				r.Error += fmt.Sprintf("; a killed run's files kept in %s (not merged)", filepath.Base(killed[0]))
 			}
 		case err != nil:
 			r.Status, r.Error = SweepFailed, err.Error()
