@@ -482,34 +482,6 @@ type Progress struct {
 	Port        PortCounter `json:"port"`
 }
 
-// WriteJSONAtomic writes v as indented JSON to path through a temporary file
-// in the same directory and a rename: path holds the old or the new content,
-// never a part.
-func WriteJSONAtomic(path string, v any) error {
-	b, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
-		return err
-	}
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
-	if err != nil {
-		return err
-	}
-	_, err = f.Write(append(b, '\n'))
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Chmod(f.Name(), 0o644)
-	}
-	if err == nil {
-		err = os.Rename(f.Name(), path)
-	}
-	if err != nil {
-		os.Remove(f.Name())
-	}
-	return err
-}
-
 // CheckResultsDir makes dir (and its parents) and checks that it takes new
 // files, before a run, so that a run never ends with results it cannot
 // write. It leaves no file behind.

@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"sync/atomic"
 	"time"
+
+	"github.com/ccbed/ccbed/internal/atomicfile"
 )
 
 // Sample is one telemetry point of one port.
@@ -270,32 +272,7 @@ func WriteResultsJSON(path string, r *Results) error {
 	if err != nil {
 		return err
 	}
-	return WriteFileAtomic(path, append(b, '\n'))
-}
-
-// WriteFileAtomic writes data to path through a temporary file in the same
-// directory and a rename: path holds either its old content or data, never a
-// part.
-func WriteFileAtomic(path string, data []byte) error {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	_, err = f.Write(data)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Chmod(tmp, 0o644)
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		os.Remove(tmp)
-	}
-	return err
+	return atomicfile.Write(path, append(b, '\n'))
 }
 
 // SummaryLine is the one-line console summary of the interval from prev to cur
@@ -516,7 +493,7 @@ func (m *Monitor) writeJSON(now time.Time) error {
 	if err := m.enc.Encode(&m.res); err != nil {
 		return err
 	}
-	return WriteFileAtomic(m.jsonPath, m.jbuf.b)
+	return atomicfile.Write(m.jsonPath, m.jbuf.b)
 }
 
 // Finish ends the run at now (after the loops stopped): it drains the last

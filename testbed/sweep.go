@@ -17,7 +17,7 @@ import (
 	"time"
 
 	"github.com/ccbed/ccbed/fabric"
-	"github.com/ccbed/ccbed/switchd"
+	"github.com/ccbed/ccbed/internal/atomicfile"
 	"github.com/ccbed/ccbed/testbed/report"
 	"go.uber.org/zap"
 )
@@ -480,7 +480,7 @@ func SweepKeys(points [][]string) []string {
 // writeSweepIndex writes index.json and index.csv (one column per swept key,
 // the status, interrupted and degraded, one column per metric,
 // report.SweepMetrics, with an empty cell for a missing value, and the
-// error), each replaced whole (switchd.WriteFileAtomic).
+// error), each replaced whole (atomicfile.Write).
 func writeSweepIndex(dir string, runs []SweepRun, keys []string) error {
 	if err := writeJSON(filepath.Join(dir, SweepIndexJSON), runs); err != nil {
 		return err
@@ -512,14 +512,14 @@ func writeSweepIndex(dir string, runs []SweepRun, keys []string) error {
 	if err := w.Error(); err != nil {
 		return err
 	}
-	return switchd.WriteFileAtomic(filepath.Join(dir, SweepIndexCSV), buf.Bytes())
+	return atomicfile.Write(filepath.Join(dir, SweepIndexCSV), buf.Bytes())
 }
 
-// writeJSON writes v to path as indented JSON (switchd.WriteFileAtomic).
+// writeJSON writes v to path as indented JSON (atomicfile.Write).
 func writeJSON(path string, v any) error {
 	b, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
 		return err
 	}
-	return switchd.WriteFileAtomic(path, append(b, '\n'))
+	return atomicfile.Write(path, append(b, '\n'))
 }

@@ -11,7 +11,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/ccbed/ccbed/switchd"
+	"github.com/ccbed/ccbed/internal/atomicfile"
 	"github.com/ccbed/ccbed/testbed/report"
 )
 
@@ -75,10 +75,10 @@ func PlanSweep(dir string, points [][]string, load func(sets []string) (*Experim
 	if err := writeJSON(files[0], plan); err != nil {
 		return nil, fmt.Errorf("testbed: plan: %w", err)
 	}
-	if err := switchd.WriteFileAtomic(files[1], jobs.Bytes()); err != nil {
+	if err := atomicfile.Write(files[1], jobs.Bytes()); err != nil {
 		return nil, fmt.Errorf("testbed: plan: %w", err)
 	}
-	if err := switchd.WriteFileAtomic(files[2], slurmScript(dir, plan)); err != nil {
+	if err := atomicfile.Write(files[2], slurmScript(dir, plan)); err != nil {
 		return nil, fmt.Errorf("testbed: plan: %w", err)
 	}
 	return files, os.Chmod(files[2], 0o755)

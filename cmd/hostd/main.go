@@ -59,6 +59,7 @@ import (
 	"github.com/ccbed/ccbed/dpdk"
 	"github.com/ccbed/ccbed/hostd"
 	hostdp "github.com/ccbed/ccbed/hostd/dataplane"
+	"github.com/ccbed/ccbed/internal/atomicfile"
 	"github.com/ccbed/ccbed/lcore"
 	"github.com/ccbed/ccbed/metrics"
 	"github.com/ccbed/ccbed/port"
@@ -468,7 +469,7 @@ func runWith(path, startAtFlag string, o options) error {
 				continue
 			}
 			nextCkpt = now.Add(o.checkpoint)
-			err := hostd.WriteJSONAtomic(progressPath, &hostd.Progress{Host: f.Host.Name, TS: ts,
+			err := atomicfile.WriteJSON(progressPath, &hostd.Progress{Host: f.Host.Name, TS: ts,
 				Rx: pr.Rx, Tx: pr.Tx, Port: pr.Port})
 			if err != nil && !warned {
 				log.Warn("checkpoint failed (warned once)", zap.Error(err))
@@ -498,7 +499,7 @@ func runWith(path, startAtFlag string, o options) error {
 		return err
 	}
 	rx, tx := eng.Counters()
-	if err := hostd.WriteJSONAtomic(progressPath, &hostd.Progress{Host: f.Host.Name, TS: info.DurationS, Final: true,
+	if err := atomicfile.WriteJSON(progressPath, &hostd.Progress{Host: f.Host.Name, TS: info.DurationS, Final: true,
 		Interrupted: info.Interrupted, Rx: rx, Tx: tx, Port: pc}); err != nil {
 		return err
 	}
