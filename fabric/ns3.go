@@ -297,8 +297,9 @@ func ReadNS3FlowsFile(path, name string, t *NS3Topology) ([]Flow, error) {
 // name names the file in errors ("flow.txt:7: ..."). Flow i of the file
 // (counting from 0) gets ID i, Src and Dst the host indices of its ns-3 node
 // ids, SizeBytes its size (bytes, > 0) and StartNs its start time (seconds,
-// rounded to the ns), no rate cap. The priority group and destination port
-// are checked but not used. Start times must not decrease, as ns-3 requires.
+// rounded to the ns), no rate cap, and Priority its priority group (pg: the
+// queue ns-3's switches put it in, 0-7). The destination port is checked but
+// not used. Start times must not decrease, as ns-3 requires.
 // Start times are kept as written: HPCC's traffic generator starts traffic at
 // 2 s, so subtract the first flow's StartNs to start at once. Lines after
 // the flow_num flows are not read, as in ns-3.
@@ -349,8 +350,12 @@ func ReadNS3Flows(r io.Reader, name string, t *NS3Topology) ([]Flow, error) {
 		if src == dst {
 			return nil, l.errorf("flow from node %d to itself", t.HostIDs[src])
 		}
-		if _, err := ns3Count(f[2], math.MaxUint32); err != nil {
+		pg, err := ns3Count(f[2], math.MaxUint32)
+		if err != nil {
 			return nil, l.errorf("pg: %v", err)
+		}
+		if pg > 7 {
+			return nil, l.errorf("pg %d: want 0..7, the priority (ns-3's switches have 8 queues)", pg)
 		}
 		if _, err := ns3Count(f[3], math.MaxUint16); err != nil {
 			return nil, l.errorf("dport: %v", err)
@@ -369,7 +374,7 @@ func ReadNS3Flows(r io.Reader, name string, t *NS3Topology) ([]Flow, error) {
 		if k := len(flows); k > 0 && start < flows[k-1].StartNs {
 			return nil, l.errorf("start_time %s is before the previous flow's: ns-3 wants flows in ascending start time", f[5])
 		}
-		flows = append(flows, Flow{ID: i, Src: src, Dst: dst, SizeBytes: int64(size), StartNs: start})
+		flows = append(flows, Flow{ID: i, Src: src, Dst: dst, SizeBytes: int64(size), StartNs: start, Priority: &pg})
 	}
 	return flows, nil
 }

@@ -174,8 +174,8 @@ func TestNS3Tolerant(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []fabric.Flow{
-		{ID: 0, Src: 0, Dst: 1, SizeBytes: 200000000, StartNs: 2e9},
-		{ID: 1, Src: 1, Dst: 0, SizeBytes: 200000000, StartNs: 2e9},
+		{ID: 0, Src: 0, Dst: 1, SizeBytes: 200000000, StartNs: 2e9, Priority: prio(3)},
+		{ID: 1, Src: 1, Dst: 0, SizeBytes: 200000000, StartNs: 2e9, Priority: prio(3)},
 	}
 	if !reflect.DeepEqual(fl, want) {
 		t.Fatalf("flows %+v, want %+v", fl, want)
@@ -263,6 +263,9 @@ func TestNS3TopologyFourFields(t *testing.T) {
 	}
 }
 
+// prio is a flow's priority, for a fabric.Flow literal.
+func prio(p int) *int { return &p }
+
 func TestNS3Flows(t *testing.T) {
 	nt := readNS3LeafSpine(t)
 	in := `4
@@ -276,10 +279,10 @@ func TestNS3Flows(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []fabric.Flow{
-		{ID: 0, Src: 0, Dst: 3, SizeBytes: 1000, StartNs: 2_000_000_000},
-		{ID: 1, Src: 3, Dst: 0, SizeBytes: 1, StartNs: 2_000_000_001},
-		{ID: 2, Src: 1, Dst: 2, SizeBytes: 1 << 32, StartNs: 2_000_000_002},
-		{ID: 3, Src: 2, Dst: 1, SizeBytes: 20, StartNs: 2_500_000_000},
+		{ID: 0, Src: 0, Dst: 3, SizeBytes: 1000, StartNs: 2_000_000_000, Priority: prio(3)},
+		{ID: 1, Src: 3, Dst: 0, SizeBytes: 1, StartNs: 2_000_000_001, Priority: prio(0)},
+		{ID: 2, Src: 1, Dst: 2, SizeBytes: 1 << 32, StartNs: 2_000_000_002, Priority: prio(3)},
+		{ID: 3, Src: 2, Dst: 1, SizeBytes: 20, StartNs: 2_500_000_000, Priority: prio(3)},
 	}
 	if !reflect.DeepEqual(flows, want) {
 		t.Fatalf("flows\n%+v\nwant\n%+v", flows, want)
@@ -304,6 +307,7 @@ func TestNS3FlowsErrors(t *testing.T) {
 		{"switch dst", "1\n1 5 3 100 1000 2\n", "f.txt:2: dst: node 5 is a switch"},
 		{"to itself", "1\n6 6 3 100 1000 2\n", "f.txt:2: flow from node 6 to itself"},
 		{"pg", "1\n1 6 x 100 1000 2\n", `f.txt:2: pg: "x" is not a non-negative integer`},
+		{"pg past 7", "1\n1 6 8 100 1000 2\n", `f.txt:2: pg 8: want 0..7, the priority (ns-3's switches have 8 queues)`},
 		{"dport", "1\n1 6 3 70000 1000 2\n", "f.txt:2: dport: 70000 is more than 65535"},
 		{"size zero", "1\n1 6 3 100 0 2\n", "f.txt:2: size 0: want at least 1 byte"},
 		{"size float", "1\n1 6 3 100 1e6 2\n", `f.txt:2: size: "1e6" is not a non-negative integer`},

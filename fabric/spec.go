@@ -51,6 +51,8 @@ type Spec struct {
 	PFC PFC
 	// HostPriority is the priority (0-7) of the listed hosts' data, which
 	// they tag in the DSCP and obey PFC for; other hosts use PFC's priority 3.
+	// A flow, incast or workload with a Priority of its own is sent in that
+	// one instead.
 	HostPriority map[int]uint8
 	// RTONs and NakIntervalNs are the hosts' retransmission timeout and NAK
 	// repeat interval; 0: 2 x (base RTT + time to drain a full buffer at the
@@ -106,6 +108,9 @@ type Flow struct {
 	SizeBytes int64 // 0: unlimited
 	StartNs   int64
 	RateBps   float64 // offered-rate cap; 0: none
+	// Priority is the flow's priority (0-7); nil: its host's
+	// (HostPriority, else DefaultPriority).
+	Priority *int
 }
 
 // Incast is every sender sending FlowsPerSender flows of SizeBytes to Dst at
@@ -119,6 +124,8 @@ type Incast struct {
 	StartNs        int64
 	Repeat         int
 	PeriodNs       int64
+	// Priority is the flows' priority (0-7); nil: each sender's.
+	Priority *int
 }
 
 // Workload draws flow sizes from the CDF file with Poisson arrivals at Load of
@@ -132,6 +139,8 @@ type Workload struct {
 	StartNs  int64
 	StopNs   int64 // 0: no end
 	MaxFlows int
+	// Priority is the flows' priority (0-7); nil: each sender's.
+	Priority *int
 }
 
 // WorkloadIDBase is the first flow id of sender k of workload wi: each sender
@@ -381,6 +390,27 @@ func (s *Spec) Plan() (*Plan, error) {
 			}
 		}
 	}
+	prio := func(what string, p *int) error {
+		if p != nil && (*p < 0 || *p > 7) {
+			return fmt.Errorf("fabric: %s: priority %d: want 0..7", what, *p)
+		}
+		return nil
+	}
+	for i, f := range s.Flows {
+		if err := prio(fmt.Sprintf("flow %d", i), f.Priority); err != nil {
+			return nil, err
+		}
+	}
+	for i, in := range s.Incast {
+		if err := prio(fmt.Sprintf("incast %d", i), in.Priority); err != nil {
+			return nil, err
+		}
+	}
+	for i, w := range s.Workloads {
+		if err := prio(fmt.Sprintf("workload %d", i), w.Priority); err != nil {
+			return nil, err
+		}
+	}
 	for h, pr := range s.HostPriority {
 		if err := host("host priority", h); err != nil {
 			return nil, err
@@ -534,10 +564,21 @@ func (s *Spec) Plan() (*Plan, error) {
 		p.Hosts = append(p.Hosts, c)
 	}
 	ip := func(h int) string { return hostd.FormatIPv4(t.Hosts[h].IP) }
+	// flowPrio is the priority a flow of host h that names pr is sent in,
+	// for hostd: nil keeps the host's PFCPriority, except for a host of
+	// priority 0, which hostd's config cannot say (0 there is its default,
+	// 3): its flows name 0 each.
+	zero := 0
+	flowPrio := func(h int, pr *int) *int {
+		if p, ok := s.HostPriority[h]; pr == nil && ok && p == 0 {
+			return &zero
+		}
+		return pr
+	}
 	for _, f := range s.Flows {
 		hc := &p.Hosts[f.Src]
 		hc.Flows = append(hc.Flows, hostd.FlowConfig{ID: f.ID, Dst: ip(f.Dst), SizeBytes: f.SizeBytes,
-			StartUs: float64(f.StartNs) / 1e3, RateGbps: f.RateBps / 1e9})
+			StartUs: float64(f.StartNs) / 1e3, RateGbps: f.RateBps / 1e9, Priority: flowPrio(f.Src, f.Priority)})
 	}
 	for _, in := range s.Incast {
 		per := max(in.FlowsPerSender, 1)
@@ -545,7 +586,8 @@ func (s *Spec) Plan() (*Plan, error) {
 			hc := &p.Hosts[snd]
 			hc.Incast = append(hc.Incast, hostd.IncastConfig{
 				IDBase: in.IDBase + k*per*max(in.Repeat, 1), Dst: ip(in.Dst), Flows: per, SizeBytes: in.SizeBytes,
-				StartUs: float64(in.StartNs) / 1e3, Repeat: in.Repeat, PeriodUs: float64(in.PeriodNs) / 1e3})
+				StartUs: float64(in.StartNs) / 1e3, Repeat: in.Repeat, PeriodUs: float64(in.PeriodNs) / 1e3,
+				Priority: flowPrio(snd, in.Priority)})
 		}
 	}
 	for wi := range s.Workloads {
@@ -561,7 +603,8 @@ func (s *Spec) Plan() (*Plan, error) {
 			hc := &p.Hosts[snd]
 			hc.Workloads = append(hc.Workloads, hostd.WorkloadConfig{
 				IDBase: WorkloadIDBase(w, wi, k, len(w.Senders)), CDF: w.CDF, Dsts: dsts, DstIPs: dstIPs, Load: w.Load,
-				StartUs: float64(w.StartNs) / 1e3, StopUs: float64(w.StopNs) / 1e3, MaxFlows: w.MaxFlows})
+				StartUs: float64(w.StartNs) / 1e3, StopUs: float64(w.StopNs) / 1e3, MaxFlows: w.MaxFlows,
+				Priority: flowPrio(snd, w.Priority)})
 		}
 	}
 	return p, nil

@@ -53,13 +53,18 @@ type Engine struct {
 	wls        []wlState
 	rng        *rand.Rand
 	jrng       *rand.Rand // pacing jitter (its own stream: workloads do not change with it)
-	pause      int64      // PFC: no data before this time
+	pause      int64      // PFC: no data before this time (one priority: Config.PFCPriority's)
 	nextSweep  int64
 	nextSamp   int64
 	lastSamp   int64
 	samples    []RateSample
 	fcts       []FCT
 	tc         TxCounters
+
+	// prioPause is each priority's pause end when the host's flows use
+	// several priorities (resolved.prios): a pause holds only its
+	// priority's QPs (pausePriority).
+	prioPause [8]int64
 
 	// shared, written only at construction
 	shard, shards int       // this engine's index among its host's engines (NewEngines), and their number
@@ -95,6 +100,7 @@ type sendQP struct {
 	npkts  uint64 // packets of the message; 0 = unlimited
 	ipID   uint16 // IPv4 identification of the next packet
 	active bool
+	prio   uint8 // the flow's priority (0-7)
 	// rtoShift doubles the retransmission timeout after each timeout without
 	// progress (exponential backoff, at most maxRTOShift doublings), so that
 	// timeouts shorter than a full queue's delay do not resend a window into
@@ -126,6 +132,7 @@ type sendQP struct {
 type pendingFlow struct {
 	id     int64
 	dst    uint32
+	prio   uint8 // priority (0-7)
 	size   int64 // 0 = unlimited
 	start  int64
 	capBps float64
@@ -140,6 +147,7 @@ type wlState struct {
 	count   int64
 	capBps  float64
 	maxFlow int64
+	prio    uint8
 }
 
 // doneEntry names a receiver flow that completed its message; epoch tells
@@ -442,7 +450,7 @@ func newEngine(r *resolved, now int64, sh shardSpec) (*Engine, error) {
 	// Static and incast flows, by start time (stable: config order on ties).
 	for i, f := range r.flows {
 		e.starts = append(e.starts, pendingFlow{id: int64(f.ID), dst: r.flowDst[i], size: f.SizeBytes,
-			start: now + int64(f.StartUs*1000), capBps: f.RateGbps * 1e9})
+			start: now + int64(f.StartUs*1000), capBps: f.RateGbps * 1e9, prio: r.priority(f.Priority)})
 	}
 	for i, g := range r.incast {
 		id := int64(g.IDBase)
@@ -450,7 +458,7 @@ func newEngine(r *resolved, now int64, sh shardSpec) (*Engine, error) {
 			t := now + int64((g.StartUs+float64(k)*g.PeriodUs)*1000)
 			for j := 0; j < g.Flows; j++ {
 				e.starts = append(e.starts, pendingFlow{id: id, dst: r.incastDst[i], size: g.SizeBytes,
-					start: t, capBps: g.RateGbps * 1e9})
+					start: t, capBps: g.RateGbps * 1e9, prio: r.priority(g.Priority)})
 				id++
 			}
 		}
@@ -475,7 +483,8 @@ func newEngine(r *resolved, now int64, sh shardSpec) (*Engine, error) {
 	e.jrng = rand.New(rand.NewPCG(r.seed^0x6a09e667f3bcc908, uint64(r.ip)^ss))
 	for i := range r.workloads {
 		w := &r.workloads[i]
-		ws := wlState{spec: w, stop: ccalgo.Never, capBps: w.cfg.RateGbps * 1e9, maxFlow: int64(w.cfg.MaxFlows)}
+		ws := wlState{spec: w, stop: ccalgo.Never, capBps: w.cfg.RateGbps * 1e9, maxFlow: int64(w.cfg.MaxFlows),
+			prio: r.priority(w.cfg.Priority)}
 		if n := int64(sh.count); n > 1 && ws.maxFlow > 0 {
 			// Flows k*n + index of the workload's MaxFlows are this engine's.
 			if ws.maxFlow = (ws.maxFlow - int64(sh.index) + n - 1) / n; ws.maxFlow == 0 {
@@ -579,21 +588,20 @@ func (e *Engine) Receive(now int64, frame []byte, out *Controls) int {
 			e.rc.Refused.PFC++
 			return 0
 		}
+		if ps := e.r.prios; ps&(ps-1) != 0 {
+			// Flows of several priorities: an event per paused one.
+			for p := 0; p < 8; p++ {
+				if ps&(1<<p) != 0 && fr.PFC.Enabled(p) {
+					e.postPause(now+wire.QuantaNs(fr.PFC.PauseQuanta(p), e.r.linkBps), uint32(p))
+				}
+			}
+			return 0
+		}
 		p := e.r.pfcPrio
 		if !fr.PFC.Enabled(p) {
 			return 0
 		}
-		// A pause stops the whole NIC: every engine's tx side.
-		t := now + wire.QuantaNs(fr.PFC.PauseQuanta(p), e.r.linkBps)
-		for _, r := range e.evOut {
-			if ev := r.slot(); ev != nil {
-				ev.kind = evPause
-				ev.t = t
-				r.commit()
-			} else {
-				e.rc.EventsDropped++
-			}
-		}
+		e.postPause(now+wire.QuantaNs(fr.PFC.PauseQuanta(p), e.r.linkBps), uint32(p))
 		return 0
 	}
 	if fr.Kind == wire.KindOther {
@@ -1029,6 +1037,34 @@ func (e *Engine) Service(now int64) int {
 	return n
 }
 
+// postPause hands a pause of priority p until t to every engine's tx side: a
+// pause stops the whole NIC's data of that priority.
+func (e *Engine) postPause(t int64, p uint32) {
+	for _, r := range e.evOut {
+		if ev := r.slot(); ev != nil {
+			ev.kind = evPause
+			ev.t = t
+			ev.qpn = p
+			r.commit()
+		} else {
+			e.rc.EventsDropped++
+		}
+	}
+}
+
+// pausePriority holds the QPs of priority p until t (a pause of 0 quanta,
+// t = now, releases them): the pause of a host whose flows use several
+// priorities, each QP held until the later of its RP's halt and its
+// priority's pause.
+func (e *Engine) pausePriority(now int64, p uint8, t int64) {
+	e.prioPause[p] = t
+	for _, qp := range e.active {
+		if s := &e.qps[qp]; s.prio == p {
+			e.sched.HoldUntil(int(qp), max(s.halt, t), now)
+		}
+	}
+}
+
 // qpOf returns the active QP slot that qpn names, or -1.
 func (e *Engine) qpOf(qpn uint32) int32 {
 	slot := int32(qpn & (1<<e.slotBits - 1))
@@ -1045,6 +1081,10 @@ func (e *Engine) qpOf(qpn uint32) int32 {
 func (e *Engine) handleEvent(now int64, ev *event) {
 	if ev.kind == evPause {
 		e.tc.PauseFrames++
+		if ps := e.r.prios; ps&(ps-1) != 0 {
+			e.pausePriority(now, uint8(ev.qpn&7), ev.t)
+			return
+		}
 		e.pause = ev.t
 		return
 	}
@@ -1194,6 +1234,9 @@ func (e *Engine) syncRP(qp int32, s *sendQP, now int64) {
 	}
 	if h := s.rp.HaltUntil(); h != s.halt {
 		s.halt = h
+		if ps := e.r.prios; ps&(ps-1) != 0 {
+			h = max(h, e.prioPause[s.prio]) // a PFC pause of its priority holds it too
+		}
 		e.sched.HoldUntil(int(qp), h, now)
 	}
 	if t := s.rp.NextTimer(); t != s.timer {
@@ -1357,6 +1400,7 @@ func (e *Engine) startFlows(now int64) {
 				size:   spec.cdf.Sample(e.rng.Float64()),
 				start:  w.next,
 				capBps: w.capBps,
+				prio:   w.prio,
 			}
 			e.enqueue(&pf)
 			w.count++
@@ -1460,7 +1504,11 @@ func (e *Engine) startFlow(now int64, pf *pendingFlow) {
 		mac = e.r.gateway
 	}
 	s.ep = wire.Endpoints{DstMAC: mac, SrcMAC: e.r.mac, SrcIP: e.r.ip, DstIP: pf.dst,
-		SrcPort: uint16(0xc000 | qpn&0x3fff), DSCP: e.r.dscp, ICRC: e.r.icrc}
+		SrcPort: uint16(0xc000 | qpn&0x3fff), ICRC: e.r.icrc}
+	s.prio = pf.prio
+	if e.r.tagPrio {
+		s.ep.DSCP = pf.prio << 3
+	}
 	if int(qp) >= len(e.tmpls) {
 		// Templates for the slots in use only (slots are reused lowest
 		// first), grown here (rarely: amortised).
@@ -1485,6 +1533,9 @@ func (e *Engine) startFlow(now int64, pf *pendingFlow) {
 	s.timer = ccalgo.Never
 	s.rate = e.r.linkBps
 	e.sched.Reset(int(qp), s.rate, e.r.burst, now)
+	if t := e.prioPause[s.prio]; t > now {
+		e.sched.HoldUntil(int(qp), t, now) // its priority is paused
+	}
 	s.actIdx = int32(len(e.active))
 	e.active = append(e.active, qp)
 	e.tc.FlowsStarted++

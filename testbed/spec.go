@@ -222,6 +222,12 @@ type Flow struct {
 	SizeBytes int64   `toml:"size_bytes"` // 0: unlimited
 	StartUs   float64 `toml:"start_us"`   // when it starts
 	RateGbps  float64 `toml:"rate_gbps"`  // offered-rate cap; 0: none
+	// Priority is the flow's traffic class (0-7): its data is tagged with it
+	// in the DSCP (priority << 3, which its ACKs and NAKs echo), queued in
+	// that priority's queue at every switch, lossless when [pfc] lists it,
+	// and paused only by PFC frames of it. Absent: its sender's priority
+	// ([[host_priority]], else 3).
+	Priority *int `toml:"priority"`
 }
 
 // Incast is Senders hosts each sending FlowsPerSender flows of SizeBytes to Dst
@@ -237,6 +243,9 @@ type Incast struct {
 	StartUs        float64 `toml:"start_us"`  // when the first round starts
 	Repeat         int     `toml:"repeat"`    // rounds; 0: 1
 	PeriodUs       float64 `toml:"period_us"` // between the rounds' starts
+	// Priority is the traffic class (0-7) of the incast's flows, as a
+	// [[flows]] entry's priority; absent: each sender's.
+	Priority *int `toml:"priority"`
 }
 
 // Workload draws flow sizes from a CDF with Poisson arrivals at Load of each
@@ -253,6 +262,9 @@ type Workload struct {
 	StartUs  float64 `toml:"start_us"`  // when arrivals start
 	StopUs   float64 `toml:"stop_us"`   // when arrivals stop; 0: never
 	MaxFlows int     `toml:"max_flows"` // flows per sender at most; 0: no limit
+	// Priority is the traffic class (0-7) of the workload's flows, as a
+	// [[flows]] entry's priority; absent: each sender's.
+	Priority *int `toml:"priority"`
 }
 
 // Lcores places the loops. The default (when the file sets no hosts list):
