@@ -645,6 +645,36 @@ func (t *Topology) CPRanges() []string {
 	return out
 }
 
+// Priorities are the priorities the traffic's data is sent in, a bit each:
+// every flow's, incast's and workload's own, or its senders' (HostPriority,
+// else DefaultPriority).
+func (s *Spec) Priorities() uint8 {
+	var m uint8
+	add := func(p *int, senders ...int) {
+		if p != nil {
+			m |= 1 << *p
+			return
+		}
+		for _, h := range senders {
+			pr, ok := s.HostPriority[h]
+			if !ok {
+				pr = DefaultPriority
+			}
+			m |= 1 << pr
+		}
+	}
+	for _, f := range s.Flows {
+		add(f.Priority, f.Src)
+	}
+	for _, in := range s.Incast {
+		add(in.Priority, in.Senders...)
+	}
+	for _, w := range s.Workloads {
+		add(w.Priority, w.Senders...)
+	}
+	return m
+}
+
 // FlowDst returns the destination host of the flow with id sent by host src,
 // or -1 for a workload flow (its destination is drawn at random).
 func (s *Spec) FlowDst(src int, id int64) int {

@@ -1,0 +1,109 @@
+package testbed
+
+import (
+	"strconv"
+	"testing"
+
+	"github.com/ccbed/ccbed/testbed/report"
+)
+
+// classes is issue 26's researcher's case on a star: a web-search mix in
+// lossless priority 3 and an incast in lossy priority 1, from the same three
+// hosts to host 3, with PFC on priority 3.
+const classes = `
+[experiment]
+name = "classes"
+duration_ms = 10
+sample_us = 20
+clock = "virtual"
+
+[topology]
+hosts = 4
+link_gbps = 10
+delay_us = 1
+mtu_bytes = 1000
+
+[pfc]
+enabled = true
+
+[buffer]
+size_bytes = 1_000_000
+
+[[workloads]]
+cdf = "../configs/workloads/websearch.cdf"
+senders = [0, 1, 2]
+dsts = [3]
+load = 0.9
+priority = 3
+
+[[incast]]
+id_base = 500_000
+senders = [0, 1, 2]
+dst = 3
+size_bytes = 300_000
+start_us = 500
+repeat = 3
+period_us = 1000
+priority = 1
+`
+
+// TestTrafficClassesInResults: the two classes of the same hosts queue apart
+// (queue_prio.csv: each priority's queue of every port, summing to
+// queue.csv's), only the lossless one is paused (pfc.csv), and the summary
+// gives the hottest port's queue per priority.
+func TestTrafficClassesInResults(t *testing.T) {
+	res := runVirtual(t, classes, t.TempDir())
+	q := resultRows(t, res.Dir, report.QueueCSVFile)
+	pq := resultRows(t, res.Dir, report.PrioQueueCSVFile)
+	if got := pq[0]; len(got) != 4 || got[2] != "priority" {
+		t.Fatalf("queue_prio.csv header %v", got)
+	}
+	// Every queue.csv row is followed in queue_prio.csv by one row for each of
+	// priorities 1 and 3, in the same order, which sum to it.
+	if len(pq)-1 != 2*(len(q)-1) {
+		t.Fatalf("%d queue_prio.csv rows for %d queue.csv rows: want 2 each (priorities 1 and 3)", len(pq)-1, len(q)-1)
+	}
+	var peak [8]int64 // the largest queue of each priority at host 3's port
+	for i := 1; i < len(q); i++ {
+		a, b := pq[2*i-1], pq[2*i]
+		if a[0] != q[i][0] || b[0] != q[i][0] || a[1] != q[i][1] || b[1] != q[i][1] || a[2] != "1" || b[2] != "3" {
+			t.Fatalf("queue.csv row %v: queue_prio.csv rows %v %v", q[i], a, b)
+		}
+		x, _ := strconv.ParseInt(a[3], 10, 64)
+		y, _ := strconv.ParseInt(b[3], 10, 64)
+		if tot, _ := strconv.ParseInt(q[i][2], 10, 64); x+y != tot {
+			t.Fatalf("t %s port %s: priorities 1 and 3 hold %d + %d bytes, the port %d", q[i][0], q[i][1], x, y, tot)
+		}
+		if q[i][1] == "3" {
+			peak[1], peak[3] = max(peak[1], x), max(peak[3], y)
+		}
+	}
+	if peak[1] == 0 || peak[3] == 0 {
+		t.Fatalf("host 3's port: largest queue %d bytes in priority 1, %d in 3: want both classes queued", peak[1], peak[3])
+	}
+	pfc := resultRows(t, res.Dir, report.PFCCSVFile)
+	if got := pfc[0]; len(got) != 5 || got[3] != "event" {
+		t.Fatalf("pfc.csv header %v", got)
+	}
+	var xoffs int
+	for _, r := range pfc[1:] {
+		if r[2] != "3" || (r[3] != "xoff" && r[3] != "xon") {
+			t.Fatalf("pfc.csv row %v: want XOFF / XON of the lossless priority 3 only", r)
+		}
+		if r[3] == "xoff" {
+			xoffs++
+		}
+	}
+	var act uint64
+	for _, p := range res.Summary.Ports {
+		act += p.PFCActivations
+	}
+	if xoffs == 0 || uint64(xoffs) != act {
+		t.Fatalf("pfc.csv has %d XOFFs, the ports counted %d activations: want as many, and some", xoffs, act)
+	}
+	h := res.Summary.HottestPort
+	if h == nil || h.ID != 3 || len(h.Priorities) != 2 || h.Priorities[0].Priority != 1 || h.Priorities[1].Priority != 3 {
+		t.Fatalf("hottest_port %+v: want port 3 with priorities 1 and 3", h)
+	}
+	t.Logf("host 3's port: peak %d B in priority 1, %d B in priority 3; %d XOFFs; hottest %+v", peak[1], peak[3], xoffs, *h)
+}
