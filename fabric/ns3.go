@@ -379,6 +379,40 @@ func ReadNS3Flows(r io.Reader, name string, t *NS3Topology) ([]Flow, error) {
 	return flows, nil
 }
 
+// NS3FlowDport is the destination port WriteNS3Flows writes: HPCC's traffic
+// generator's.
+const NS3FlowDport = 100
+
+// WriteNS3Flows writes flows as an HPCC ns-3 flow.txt, the inverse of
+// ReadNS3Flows: the number of flows, then one "src dst pg dport size
+// start_time" line per flow in the order given (ns-3 wants start times that
+// do not decrease: sort the flows first). src and dst are the ns-3 node ids
+// nodeOf gives for the host indexes, pg the flow's priority
+// (DefaultPriority when it has none), dport NS3FlowDport, start_time the
+// flow's StartNs plus originNs, in seconds to the ns. A flow of unlimited
+// size (0) has no flow.txt form: an error. IDs and rate caps are not
+// written (ns-3 numbers its flows by line and caps none).
+func WriteNS3Flows(w io.Writer, flows []Flow, nodeOf func(host int) int, originNs int64) error {
+	bw := bufio.NewWriter(w)
+	fmt.Fprintf(bw, "%d\n", len(flows))
+	for i := range flows {
+		f := &flows[i]
+		if f.SizeBytes <= 0 {
+			return fmt.Errorf("flow %d: size %d: ns-3's flow.txt has no unlimited flows", f.ID, f.SizeBytes)
+		}
+		t := f.StartNs + originNs
+		if t < 0 {
+			return fmt.Errorf("flow %d: starts at %d ns, before ns-3's time 0", f.ID, t)
+		}
+		pg := DefaultPriority
+		if f.Priority != nil {
+			pg = *f.Priority
+		}
+		fmt.Fprintf(bw, "%d %d %d %d %d %d.%09d\n", nodeOf(f.Src), nodeOf(f.Dst), pg, NS3FlowDport, f.SizeBytes, t/1e9, t%1e9)
+	}
+	return bw.Flush()
+}
+
 // ns3Count parses a non-negative decimal integer no larger than most.
 func ns3Count(s string, most int) (int, error) {
 	v, err := strconv.ParseUint(s, 10, 64)

@@ -2,6 +2,7 @@ package fabric_test
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -525,5 +526,53 @@ func TestNS3HPCCFatTree(t *testing.T) {
 	}
 	if _, err := (&fabric.Spec{Topo: nt.Topo, Flows: flows}).Plan(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestNS3FlowsRoundTrip: WriteNS3Flows writes what ReadNS3Flows reads back
+// (hosts through the topology's ns-3 ids, sizes, start times to the ns,
+// priorities; ids become line numbers), and refuses what flow.txt cannot
+// say.
+func TestNS3FlowsRoundTrip(t *testing.T) {
+	nt := readNS3LeafSpine(t)
+	flows := []fabric.Flow{
+		{ID: 7, Src: 0, Dst: 3, SizeBytes: 1000, StartNs: 0},
+		{ID: 9, Src: 3, Dst: 1, SizeBytes: 1, StartNs: 1, Priority: prio(1)},
+		{ID: 4, Src: 1, Dst: 2, SizeBytes: 1 << 40, StartNs: 123_456_789_012, Priority: prio(0)},
+		{ID: 5, Src: 2, Dst: 0, SizeBytes: 77, StartNs: 123_456_789_012, Priority: prio(7)},
+	}
+	for _, origin := range []int64{0, 2_000_000_000} {
+		var b strings.Builder
+		if err := fabric.WriteNS3Flows(&b, flows, func(h int) int { return nt.HostIDs[h] }, origin); err != nil {
+			t.Fatal(err)
+		}
+		got, err := fabric.ReadNS3Flows(strings.NewReader(b.String()), "flow.txt", nt)
+		if err != nil {
+			t.Fatalf("%v\n%s", err, b.String())
+		}
+		want := make([]fabric.Flow, len(flows))
+		for i, f := range flows {
+			f.ID, f.StartNs = i, f.StartNs+origin
+			if f.Priority == nil {
+				f.Priority = prio(fabric.DefaultPriority)
+			}
+			want[i] = f
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("origin %d ns: read back\n%+v\nwant\n%+v\nfrom\n%s", origin, got, want, b.String())
+		}
+	}
+	for _, bad := range []struct {
+		name string
+		f    fabric.Flow
+		want string
+	}{
+		{"unlimited", fabric.Flow{ID: 3, Src: 0, Dst: 1}, "flow 3: size 0: ns-3's flow.txt has no unlimited flows"},
+		{"before 0", fabric.Flow{ID: 3, Src: 0, Dst: 1, SizeBytes: 1, StartNs: -1}, "flow 3: starts at -1 ns, before ns-3's time 0"},
+	} {
+		err := fabric.WriteNS3Flows(io.Discard, []fabric.Flow{bad.f}, func(h int) int { return h }, 0)
+		if err == nil || err.Error() != bad.want {
+			t.Errorf("%s: got %v, want %s", bad.name, err, bad.want)
+		}
 	}
 }

@@ -1393,18 +1393,8 @@ func (e *Engine) startFlows(now int64) {
 	for i := range e.wls {
 		w := &e.wls[i]
 		for w.next <= now && w.next < w.stop && (w.maxFlow == 0 || w.count < w.maxFlow) {
-			spec := w.spec
-			pf := pendingFlow{
-				id:     int64(spec.cfg.IDBase) + w.count*int64(e.shards) + int64(e.shard),
-				dst:    spec.dsts[e.rng.IntN(len(spec.dsts))],
-				size:   spec.cdf.Sample(e.rng.Float64()),
-				start:  w.next,
-				capBps: w.capBps,
-				prio:   w.prio,
-			}
+			pf := e.arrival(w)
 			e.enqueue(&pf)
-			w.count++
-			w.next += max(int64(e.rng.ExpFloat64()*w.meanIv), 1)
 		}
 		if w.maxFlow > 0 && w.count >= w.maxFlow {
 			w.next = ccalgo.Never
@@ -1416,6 +1406,57 @@ func (e *Engine) startFlows(now int64) {
 		e.pendLen--
 		e.tc.FlowsWaiting--
 		e.startFlow(now, pf)
+	}
+}
+
+// arrival draws workload w's next flow, due at w.next, and the arrival
+// after it.
+func (e *Engine) arrival(w *wlState) pendingFlow {
+	spec := w.spec
+	pf := pendingFlow{
+		id:     int64(spec.cfg.IDBase) + w.count*int64(e.shards) + int64(e.shard),
+		dst:    spec.dsts[e.rng.IntN(len(spec.dsts))],
+		size:   spec.cdf.Sample(e.rng.Float64()),
+		start:  w.next,
+		capBps: w.capBps,
+		prio:   w.prio,
+	}
+	w.count++
+	w.next += max(int64(e.rng.ExpFloat64()*w.meanIv), 1)
+	return pf
+}
+
+// Arrival is a flow a workload generated: its id, destination address,
+// size, posting time (engine time, ns) and priority.
+type Arrival struct {
+	ID       int64
+	Dst      uint32
+	Size     int64
+	StartNs  int64
+	Priority uint8
+}
+
+// Arrivals draws the flows the engine's workloads generate before until,
+// in the order a run posts them (arrival time, ties by workload), and calls
+// fn on each: the same flows, with the same ids, as a run of a fresh
+// engine, which draws each arrival when it is due (a virtual-time run; a
+// DPDK loop that polls late may draw the arrivals of two workloads in
+// another order). Call it on a fresh engine in place of running it: it
+// takes the generators' state with it.
+func (e *Engine) Arrivals(until int64, fn func(Arrival)) {
+	for {
+		var w *wlState
+		for i := range e.wls {
+			x := &e.wls[i]
+			if x.next < until && x.next < x.stop && (x.maxFlow == 0 || x.count < x.maxFlow) && (w == nil || x.next < w.next) {
+				w = x
+			}
+		}
+		if w == nil {
+			return
+		}
+		pf := e.arrival(w)
+		fn(Arrival{ID: pf.id, Dst: pf.dst, Size: pf.size, StartNs: pf.start, Priority: pf.prio})
 	}
 }
 

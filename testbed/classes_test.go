@@ -1,7 +1,10 @@
 package testbed
 
 import (
+	"math"
+	"os"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/ccbed/ccbed/testbed/report"
@@ -106,4 +109,71 @@ func TestTrafficClassesInResults(t *testing.T) {
 		t.Fatalf("hottest_port %+v: want port 3 with priorities 1 and 3", h)
 	}
 	t.Logf("host 3's port: peak %d B in priority 1, %d B in priority 3; %d XOFFs; hottest %+v", peak[1], peak[3], xoffs, *h)
+}
+
+// TestGeneratedFlowsAreTheRunsFlows: every flow a virtual-time run completed
+// (fct.csv) is one of GeneratedFlows, with its sender, receiver, size and
+// start; and export-flows writes them all as a flow.txt.
+func TestGeneratedFlowsAreTheRunsFlows(t *testing.T) {
+	e, err := Decode("classes.toml", classes, ".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	gen, err := e.GeneratedFlows()
+	if err != nil {
+		t.Fatal(err)
+	}
+	type key struct{ src, id int }
+	byKey := map[key]int{}
+	var prios [8]int
+	for i, f := range gen {
+		byKey[key{f.Src, f.ID}] = i
+		prios[*f.Priority]++
+	}
+	if len(byKey) != len(gen) || prios[1] != 9 || prios[3] != len(gen)-9 {
+		t.Fatalf("%d flows (%d distinct), %v by priority: want the 9 incast flows in priority 1, the workload's in 3", len(gen), len(byKey), prios)
+	}
+	res := runVirtual(t, classes, t.TempDir())
+	fct := resultRows(t, res.Dir, report.FCTCSVFile)
+	if len(fct) < 20 {
+		t.Fatalf("%d completed flows: want a few tens", len(fct)-1)
+	}
+	for _, r := range fct[1:] { // flow,src,dst,size_bytes,start_us,...
+		id, _ := strconv.Atoi(r[0])
+		src, _ := strconv.Atoi(r[1][1:])
+		i, ok := byKey[key{src, id}]
+		if !ok {
+			t.Fatalf("fct.csv row %v: not a generated flow", r)
+		}
+		f := gen[i]
+		start, _ := strconv.ParseFloat(r[4], 64)
+		if "h"+strconv.Itoa(f.Dst) != r[2] || strconv.FormatInt(f.SizeBytes, 10) != r[3] || math.Abs(start-float64(f.StartNs)/1e3) > 1e-6 {
+			t.Fatalf("fct.csv row %v: generated %+v", r, f)
+		}
+	}
+	var b strings.Builder
+	n, err := e.ExportNS3Flows(&b)
+	if err != nil || n != len(gen) || !strings.HasPrefix(b.String(), strconv.Itoa(n)+"\n") || strings.Count(b.String(), "\n") != n+1 {
+		t.Fatalf("export: %d flows, %v:\n%.300s", n, err, b.String())
+	}
+}
+
+// TestExportNS3FlowsRoundTrip: the flows of an experiment made from ns-3's
+// files export as the flow.txt they came from (its counted lines).
+func TestExportNS3FlowsRoundTrip(t *testing.T) {
+	e, err := Load("../configs/experiments/ns3-leafspine-virtual.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	if _, err := e.ExportNS3Flows(&b); err != nil {
+		t.Fatal(err)
+	}
+	src, err := os.ReadFile("../configs/ns3/flow.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := strings.Join(strings.SplitAfter(string(src), "\n")[:4], ""); b.String() != want {
+		t.Fatalf("exported\n%swant\n%s", b.String(), want)
+	}
 }
