@@ -78,6 +78,10 @@ type Spec struct {
 	// ICRC makes hosts compute the RoCEv2 ICRC of every frame they build
 	// (hostd.Config.ICRC), for captures that Wireshark checks.
 	ICRC bool
+	// TagPCP makes hosts tag each flow's priority in an 802.1Q tag's PCP
+	// (hostd.Config.TagPCP) instead of the DSCP, and switches take
+	// priorities from the PCP (switch.priority_from "pcp").
+	TagPCP bool
 	// Exact shapes switch ports and host NICs without bursts: frames leave
 	// exactly when their predecessor's last bit has left. The virtual-time
 	// driver sets it; DPDK drivers keep the bursts that absorb late polls.
@@ -240,7 +244,7 @@ func (s *Spec) headroom(t *Topology, v, p int) int64 {
 	}
 	peer, peerPort, out := t.Peer(v, p)
 	_, _, in := t.Peer(peer, peerPort)
-	frame := s.MTU + hostd.DataOverhead + wire.INTLen + frameOverhead
+	frame := s.MTU + hostd.DataOverhead + wire.INTLen + frameOverhead + s.vlanLen()
 	burst := 0
 	if !s.Exact {
 		burst = switchd.DefaultConfig().Switch.BurstBytes
@@ -249,6 +253,14 @@ func (s *Spec) headroom(t *Topology, v, p int) int64 {
 		}
 	}
 	return switchd.HeadroomBytes(in.Bps, (in.DelayNs+out.DelayNs+1)/2, frame, burst)
+}
+
+// vlanLen is what the hosts' 802.1Q tag adds to a frame (TagPCP).
+func (s *Spec) vlanLen() int {
+	if s.TagPCP {
+		return wire.VLANTagLen
+	}
+	return 0
 }
 
 // hostNICBurstFrames is hostd's default NIC burst on DPDK, in frames.
@@ -428,7 +440,7 @@ func (s *Spec) Plan() (*Plan, error) {
 	}
 	p := &Plan{Spec: s, Topo: t, BaseRTTNs: s.BaseRTTNs}
 	if p.BaseRTTNs == 0 {
-		p.BaseRTTNs = t.maxBaseRTT(s.MTU)
+		p.BaseRTTNs = t.maxBaseRTT(s.MTU + s.vlanLen()) // a tagged frame is 4 bytes longer
 	}
 	baseUs := float64(p.BaseRTTNs) / 1e3
 	slowest := math.Inf(1)
@@ -523,8 +535,11 @@ func (s *Spec) Plan() (*Plan, error) {
 		if s.PFC.Enabled {
 			c.PFC.XOFFBytes, c.PFC.XONOffsetBytes = s.PFC.XOFFBytes, s.PFC.XONOffsetBytes
 		}
-		// Hosts tag their data's priority in the DSCP.
+		// Hosts tag their data's priority in the DSCP, or the PCP.
 		c.Switch.PriorityFrom = "dscp"
+		if s.TagPCP {
+			c.Switch.PriorityFrom = "pcp"
+		}
 		c.Buffer = s.Buffer
 		c.Queues = s.Queues
 		if err := c.Validate(nil); err != nil {
@@ -533,7 +548,7 @@ func (s *Spec) Plan() (*Plan, error) {
 		p.Switches = append(p.Switches, c)
 	}
 
-	frame := s.MTU + hostd.DataOverhead + wire.INTLen
+	frame := s.MTU + hostd.DataOverhead + wire.INTLen + s.vlanLen()
 	for h, hs := range t.Hosts {
 		peer, peerPort, out := t.Peer(h, 0)
 		c := hostd.Config{
@@ -544,7 +559,7 @@ func (s *Spec) Plan() (*Plan, error) {
 			AckEvery: s.AckEvery, RTOUs: rtoUs, NakIntervalUs: nakUs,
 			SampleUs: float64(s.SampleNs) / 1e3, Seed: s.Seed,
 			MaxRxFlows: 4096, MaxPending: 4096, PacingJitter: s.PacingJitter,
-			PFCPriority: DefaultPriority, TagPriority: true, ICRC: s.ICRC,
+			PFCPriority: DefaultPriority, TagPriority: !s.TagPCP, TagPCP: s.TagPCP, ICRC: s.ICRC,
 		}
 		if p, ok := s.HostPriority[h]; ok {
 			c.PFCPriority = int(p)

@@ -81,6 +81,11 @@ type Config struct {
 	// control frames carry its class), for switches that take priorities
 	// from the DSCP.
 	TagPriority bool `toml:"tag_priority"`
+	// TagPCP puts an 802.1Q priority tag (VLAN id 0, PCP the flow's
+	// priority) in front of each data frame's IPv4 header, for switches that
+	// take priorities from the PCP; ACKs, NAKs and CNPs echo the data's tag.
+	// Frames grow by 4 bytes.
+	TagPCP bool `toml:"tag_pcp"`
 	// ICRC computes the RoCEv2 invariant CRC of every frame the host builds
 	// (a CRC-32 over the frame, about 0.1 ns a byte) instead of leaving the
 	// trailer zero: what a real RoCE NIC receiving them checks, and what
@@ -291,6 +296,15 @@ const phyOverhead = 24
 // maxFrame is the largest data frame a host builds for mtu.
 func maxFrame(mtu int) int { return mtu + dataOverhead + wire.INTLen }
 
+// vlanLen is the bytes an 802.1Q tag adds to every frame of a host that
+// tags (Config.TagPCP).
+func vlanLen(tagPCP bool) int {
+	if tagPCP {
+		return wire.VLANTagLen
+	}
+	return 0
+}
+
 // configError names a key of the config; with a *config.File it carries the
 // key's line.
 func configError(f *config.File, key, format string, args ...any) error {
@@ -435,6 +449,7 @@ type resolved struct {
 	burst      int64
 	pfcPrio    int
 	tagPrio    bool  // tag each flow's priority in its DSCP
+	tagPCP     bool  // tag each flow's priority in an 802.1Q tag's PCP
 	prios      uint8 // the priorities the host's flows use, a bit each (pfcPrio's always)
 	icrc       bool  // compute the ICRC of every frame built
 	sampleNs   int64
@@ -601,6 +616,7 @@ func resolve(c *Config, f *config.File, keyPrefix, baseDir string) (*resolved, e
 	r.burst = c.BurstBytes
 	r.pfcPrio = c.PFCPriority
 	r.tagPrio = c.TagPriority
+	r.tagPCP = c.TagPCP
 	r.prios = 1 << c.PFCPriority
 	r.icrc = c.ICRC
 	r.sampleNs = max(int64(c.SampleUs*1000), 1)

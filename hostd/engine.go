@@ -412,7 +412,7 @@ func newEngine(r *resolved, now int64, sh shardSpec) (*Engine, error) {
 	// port 32 frames at a time): the line rate holds over any longer interval,
 	// and a tx loop that polls a little late does not lose line capacity.
 	// An engine of several (NewEngines) paces its share of the line rate.
-	e.nic.Init(r.linkBps/float64(sh.count), int64(c.NICBurstFrames)*int64(maxFrame(r.mtu)+phyOverhead), now)
+	e.nic.Init(r.linkBps/float64(sh.count), int64(c.NICBurstFrames)*int64(maxFrame(r.mtu)+vlanLen(r.tagPCP)+phyOverhead), now)
 	e.slotBits = uint(max(bits.Len(uint(c.MaxQPs-1)), 1))
 	e.genShift = e.slotBits + uint(bits.Len(uint(sh.count-1)))
 	e.shardMask = 1<<(e.genShift-e.slotBits) - 1
@@ -560,7 +560,7 @@ func (e *Engine) IP() uint32 { return e.r.ip }
 func (e *Engine) SetMAC(m wire.MAC) { e.r.mac = m }
 
 // MaxFrameBytes is the largest frame the engine builds: mbufs must hold it.
-func (e *Engine) MaxFrameBytes() int { return maxFrame(e.r.mtu) }
+func (e *Engine) MaxFrameBytes() int { return maxFrame(e.r.mtu) + vlanLen(e.r.tagPCP) }
 
 // ---------------------------------------------------------------- rx side
 
@@ -955,6 +955,9 @@ func (e *Engine) fillEp(ep *wire.Endpoints, fr *wire.Frame) {
 		SrcPort: fr.UDP.SrcPort(),
 		DSCP:    fr.IP.DSCP(),
 		ICRC:    e.r.icrc,
+	}
+	if fr.Eth.HasVLAN() { // the data's 802.1Q tag, echoed
+		ep.VLAN, ep.PCP, ep.VLANID = true, fr.Eth.PCP(), fr.Eth.VLANID()
 	}
 }
 
@@ -1550,6 +1553,9 @@ func (e *Engine) startFlow(now int64, pf *pendingFlow) {
 	if e.r.tagPrio {
 		s.ep.DSCP = pf.prio << 3
 	}
+	if e.r.tagPCP {
+		s.ep.VLAN, s.ep.PCP = true, pf.prio
+	}
 	if int(qp) >= len(e.tmpls) {
 		// Templates for the slots in use only (slots are reused lowest
 		// first), grown here (rarely: amortised).
@@ -1587,7 +1593,7 @@ func (e *Engine) startFlow(now int64, pf *pendingFlow) {
 func (e *Engine) complete(now int64, qp int32, s *sendQP) {
 	e.tc.FlowsCompleted++
 	if len(e.fcts) < e.r.cfg.MaxFCTs {
-		ov := dataOverhead + phyOverhead
+		ov := dataOverhead + phyOverhead + vlanLen(e.r.tagPCP)
 		if e.r.intStack {
 			ov += wire.INTLen
 		}

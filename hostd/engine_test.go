@@ -675,3 +675,38 @@ func TestPFCPausePerFlowPriority(t *testing.T) {
 		}
 	}
 }
+
+// TestTagPCP: a host with tag_pcp sends each flow's data behind an 802.1Q
+// tag whose PCP is the flow's priority (DSCP 0), the receiver's ACKs echo
+// the tag, and the message completes.
+func TestTagPCP(t *testing.T) {
+	one := 1
+	a, b := oneFlow("none", 200_000, 0)
+	a.TagPCP = true
+	a.Flows[0].Priority = &one
+	v := newVnet(t, a, b)
+	var data, acks int
+	v.onFrame = func(from int, fr *wire.Frame, _ []byte) bool {
+		switch {
+		case from == 0 && fr.Kind == wire.KindData:
+			if !fr.Eth.HasVLAN() || fr.Eth.PCP() != 1 || fr.Eth.VLANID() != 0 || fr.IP.DSCP() != 0 {
+				t.Fatalf("data frame: VLAN %v PCP %d id %d DSCP %d: want a priority tag of PCP 1, DSCP 0",
+					fr.Eth.HasVLAN(), fr.Eth.PCP(), fr.Eth.VLANID(), fr.IP.DSCP())
+			}
+			data++
+		case from == 1 && fr.Kind == wire.KindAck:
+			if !fr.Eth.HasVLAN() || fr.Eth.PCP() != 1 {
+				t.Fatalf("ACK: VLAN %v PCP %d: want the data's tag echoed", fr.Eth.HasVLAN(), fr.Eth.PCP())
+			}
+			acks++
+		}
+		return true
+	}
+	v.run(2_000_000)
+	if f := v.eng[0].FCTs(); len(f) != 1 || data < 196 || acks == 0 {
+		t.Fatalf("%d FCTs, %d data frames, %d ACKs: want the message sent and acknowledged", len(f), data, acks)
+	}
+	if got, want := v.eng[0].MaxFrameBytes(), 1024+dataOverhead+wire.INTLen+wire.VLANTagLen; got != want {
+		t.Fatalf("MaxFrameBytes %d, want %d (the tag's 4 bytes included)", got, want)
+	}
+}

@@ -177,3 +177,44 @@ func TestExportNS3FlowsRoundTrip(t *testing.T) {
 		t.Fatalf("exported\n%swant\n%s", b.String(), want)
 	}
 }
+
+// TestTrafficClassesTaggedInPCP: with priority_tag = "pcp" the hosts tag
+// each flow's priority in an 802.1Q tag (their DSCP stays 0) and the
+// switches classify by it: the classes still queue apart, and PFC still
+// pauses only the lossless one.
+func TestTrafficClassesTaggedInPCP(t *testing.T) {
+	text := strings.Replace(classes, "mtu_bytes = 1000", "mtu_bytes = 1000\npriority_tag = \"pcp\"", 1)
+	e, err := Decode("classes.toml", text, ".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := e.Plan()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h := p.Hosts[0]; !h.TagPCP || h.TagPriority || p.Switches[0].Switch.PriorityFrom != "pcp" {
+		t.Fatalf("hosts tag_pcp %v tag_priority %v, switch priority_from %q", h.TagPCP, h.TagPriority, p.Switches[0].Switch.PriorityFrom)
+	}
+	res := runVirtual(t, text, t.TempDir())
+	var peak [8]int64
+	for _, r := range resultRows(t, res.Dir, report.PrioQueueCSVFile)[1:] {
+		if r[1] == "3" {
+			p, _ := strconv.Atoi(r[2])
+			b, _ := strconv.ParseInt(r[3], 10, 64)
+			peak[p] = max(peak[p], b)
+		}
+	}
+	var xoffs int
+	for _, r := range resultRows(t, res.Dir, report.PFCCSVFile)[1:] {
+		if r[2] != "3" {
+			t.Fatalf("pfc.csv row %v: want priority 3 only", r)
+		}
+		if r[3] == "xoff" {
+			xoffs++
+		}
+	}
+	if peak[1] == 0 || peak[3] == 0 || xoffs == 0 {
+		t.Fatalf("host 3's port: peaks %v by priority, %d XOFFs: want both classes queued and 3 paused", peak, xoffs)
+	}
+	t.Logf("host 3's port: peak %d B in priority 1, %d B in priority 3; %d XOFFs", peak[1], peak[3], xoffs)
+}

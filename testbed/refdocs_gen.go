@@ -222,6 +222,7 @@ var referenceDocs = map[string]string{
 	"github.com/ccbed/ccbed/testbed.Topology.NS3Topology":           "ns3: path, relative to the experiment file",
 	"github.com/ccbed/ccbed/testbed.Topology.NakIntervalUs":         "NakIntervalUs: see RTOUs.",
 	"github.com/ccbed/ccbed/testbed.Topology.PacingJitter":          "PacingJitter spreads each host QP's packet spacing over [1 - j, 1 + j]\nof its paced gap (0: exact pacing; see hostd.Config.PacingJitter).",
+	"github.com/ccbed/ccbed/testbed.Topology.PriorityTag":           "PriorityTag is where hosts tag their data's priority and switches read\nit: \"dscp\" (the default: the IPv4 DSCP's class selector, priority <<\n3) or \"pcp\" (an 802.1Q priority tag, VLAN id 0, its PCP the priority;\nframes 4 bytes longer). ACKs, NAKs and CNPs echo the data's tag.",
 	"github.com/ccbed/ccbed/testbed.Topology.RTOUs":                 "RTOUs and NakIntervalUs are the hosts' retransmission timeout and NAK\nrepeat interval. 0 derives both from the worst round trip the topology\nallows: 2 x (base RTT + time to drain a full buffer at the link rate) +\n100 us. A timeout shorter than a full queue's delay makes every flow\nresend its window while the queue is full: congestion collapse.",
 	"github.com/ccbed/ccbed/testbed.Topology.Spines":                "leaf-spine",
 	"github.com/ccbed/ccbed/testbed.Topology.Switches":              "explicit: switch names",

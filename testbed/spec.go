@@ -55,6 +55,14 @@ type Experiment struct {
 	ns3 *ns3Inputs
 }
 
+// Where hosts tag their data's priority (Topology.PriorityTag).
+const (
+	// TagDSCP tags it in the IPv4 DSCP.
+	TagDSCP = "dscp"
+	// TagPCP tags it in an 802.1Q tag's PCP.
+	TagPCP = "pcp"
+)
+
 // ExperimentInfo names the experiment and says how long it runs.
 type ExperimentInfo struct {
 	// Name is the experiment's name, required: one path element (letters,
@@ -143,6 +151,11 @@ type Topology struct {
 	// PacingJitter spreads each host QP's packet spacing over [1 - j, 1 + j]
 	// of its paced gap (0: exact pacing; see hostd.Config.PacingJitter).
 	PacingJitter float64 `toml:"pacing_jitter"`
+	// PriorityTag is where hosts tag their data's priority and switches read
+	// it: "dscp" (the default: the IPv4 DSCP's class selector, priority <<
+	// 3) or "pcp" (an 802.1Q priority tag, VLAN id 0, its PCP the priority;
+	// frames 4 bytes longer). ACKs, NAKs and CNPs echo the data's tag.
+	PriorityTag string `toml:"priority_tag"`
 
 	HostsPerSwitch []int      `toml:"hosts_per_switch"` // chain
 	TrunkGbps      float64    `toml:"trunk_gbps"`       // chain (default link_gbps)
@@ -286,7 +299,7 @@ type Lcores struct {
 func Default() Experiment {
 	return Experiment{
 		Experiment: ExperimentInfo{DurationMs: 20, SampleUs: 100, OutputDir: "results", Clock: ClockDPDK, Seed: 1, Trust: TrustTopology},
-		Topology:   Topology{Kind: KindStar, LinkGbps: 10, BufferBytes: 4 << 20, MTUBytes: 1024, AckEvery: 1},
+		Topology:   Topology{Kind: KindStar, LinkGbps: 10, BufferBytes: 4 << 20, MTUBytes: 1024, AckEvery: 1, PriorityTag: TagDSCP},
 		CC:         CC{Scheme: "none", ExpectedFlows: 16},
 		PFC:        PFC{XOFFBytes: 500_000, XONOffsetBytes: 3_000},
 		Buffer:     switchd.DefaultConfig().Buffer,
@@ -346,6 +359,8 @@ func (e *Experiment) Validate() error {
 		return e.errorf("topology.rto_us", "%v; 0: derived", config.Time(t.RTOUs, "us"))
 	case !(t.PacingJitter >= 0 && t.PacingJitter < 1):
 		return e.errorf("topology.pacing_jitter", "must be in [0, 1), got %v", t.PacingJitter)
+	case t.PriorityTag != "" && t.PriorityTag != TagDSCP && t.PriorityTag != TagPCP:
+		return e.errorf("topology.priority_tag", "%q: want %q or %q", t.PriorityTag, TagDSCP, TagPCP)
 	case config.Time(t.NakIntervalUs, "us") != nil:
 		return e.errorf("topology.nak_interval_us", "%v; 0: derived", config.Time(t.NakIntervalUs, "us"))
 	}
