@@ -3,6 +3,7 @@ package testbed
 import (
 	"math"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -217,4 +218,20 @@ func TestTrafficClassesTaggedInPCP(t *testing.T) {
 		t.Fatalf("host 3's port: peaks %v by priority, %d XOFFs: want both classes queued and 3 paused", peak, xoffs)
 	}
 	t.Logf("host 3's port: peak %d B in priority 1, %d B in priority 3; %d XOFFs", peak[1], peak[3], xoffs)
+}
+
+// TestOnePriorityWritesNoPrioQueue: with one priority queue.csv is its
+// queue: queue_prio.csv is not written, summary.json has no hottest_port;
+// pfc.csv is written all the same.
+func TestOnePriorityWritesNoPrioQueue(t *testing.T) {
+	res := runVirtual(t, strings.Replace(classes, "priority = 1", "priority = 3", 1), t.TempDir())
+	if _, err := os.Stat(filepath.Join(res.Dir, report.PrioQueueCSVFile)); !os.IsNotExist(err) {
+		t.Fatalf("queue_prio.csv with one priority: %v", err)
+	}
+	if res.Summary.HottestPort != nil {
+		t.Fatalf("hottest_port %+v with one priority", res.Summary.HottestPort)
+	}
+	if rows := resultRows(t, res.Dir, report.PFCCSVFile); len(rows) < 2 {
+		t.Fatalf("pfc.csv: %d rows: want its header and XOFFs of priority 3", len(rows))
+	}
 }

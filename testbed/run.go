@@ -394,7 +394,7 @@ type feed struct {
 	rec       *report.Recorder
 	t0Ns      int64
 	base      []int // switch i's first port id; made from the engines
-	prios     uint8 // the priorities of queue_prio.csv's rows: those the traffic uses
+	prios     uint8 // the priorities of queue_prio.csv's rows (prioRows)
 	warmUs    float64
 	byIP      map[uint32]int
 	delivered []map[int64]int64
@@ -411,13 +411,24 @@ func (e *Experiment) newFeed(clock string, t0Ns int64) *feed {
 		LinkGbps: hostLinkGbps(t),
 	})
 	e.addReferences(rec)
-	f := &feed{e: e, rec: rec, t0Ns: t0Ns, prios: e.Spec().Priorities(), warmUs: e.Experiment.WarmupMs * 1e3, byIP: make(map[uint32]int, len(t.Hosts)),
+	f := &feed{e: e, rec: rec, t0Ns: t0Ns, prios: prioRows(e.Spec().Priorities()), warmUs: e.Experiment.WarmupMs * 1e3, byIP: make(map[uint32]int, len(t.Hosts)),
 		delivered: make([]map[int64]int64, len(t.Hosts)), fcts: make([]map[int64]float64, len(t.Hosts))}
 	for i, h := range t.Hosts {
 		f.byIP[h.IP] = i
 		f.delivered[i], f.fcts[i] = map[int64]int64{}, map[int64]float64{}
 	}
 	return f
+}
+
+// prioRows are the priorities queue_prio.csv has rows of, given those the
+// traffic uses: all of them when there are two or more, none when there is
+// one (queue.csv is then that priority's queue: a copy would double the
+// largest file of a long run for nothing).
+func prioRows(used uint8) uint8 {
+	if bits.OnesCount8(used) < 2 {
+		return 0
+	}
+	return used
 }
 
 // us is engine time ns on the results' time base.
