@@ -297,8 +297,9 @@ func ReadNS3FlowsFile(path, name string, t *NS3Topology) ([]Flow, error) {
 // name names the file in errors ("flow.txt:7: ..."). Flow i of the file
 // (counting from 0) gets ID i, Src and Dst the host indices of its ns-3 node
 // ids, SizeBytes its size (bytes, > 0) and StartNs its start time (seconds,
-// rounded to the ns), no rate cap. The priority group and destination port
-// are checked but not used. Start times must not decrease, as ns-3 requires.
+// rounded to the ns), no rate cap, and Priority its priority group (pg: the
+// queue ns-3's switches put it in, 0-7). The destination port is checked but
+// not used. Start times must not decrease, as ns-3 requires.
 // Start times are kept as written: HPCC's traffic generator starts traffic at
 // 2 s, so subtract the first flow's StartNs to start at once. Lines after
 // the flow_num flows are not read, as in ns-3.
@@ -349,8 +350,12 @@ func ReadNS3Flows(r io.Reader, name string, t *NS3Topology) ([]Flow, error) {
 		if src == dst {
 			return nil, l.errorf("flow from node %d to itself", t.HostIDs[src])
 		}
-		if _, err := ns3Count(f[2], math.MaxUint32); err != nil {
+		pg, err := ns3Count(f[2], math.MaxUint32)
+		if err != nil {
 			return nil, l.errorf("pg: %v", err)
+		}
+		if pg > 7 {
+			return nil, l.errorf("pg %d: want 0..7, the priority (ns-3's switches have 8 queues)", pg)
 		}
 		if _, err := ns3Count(f[3], math.MaxUint16); err != nil {
 			return nil, l.errorf("dport: %v", err)
@@ -369,9 +374,43 @@ func ReadNS3Flows(r io.Reader, name string, t *NS3Topology) ([]Flow, error) {
 		if k := len(flows); k > 0 && start < flows[k-1].StartNs {
 			return nil, l.errorf("start_time %s is before the previous flow's: ns-3 wants flows in ascending start time", f[5])
 		}
-		flows = append(flows, Flow{ID: i, Src: src, Dst: dst, SizeBytes: int64(size), StartNs: start})
+		flows = append(flows, Flow{ID: i, Src: src, Dst: dst, SizeBytes: int64(size), StartNs: start, Priority: &pg})
 	}
 	return flows, nil
+}
+
+// NS3FlowDport is the destination port WriteNS3Flows writes: HPCC's traffic
+// generator's.
+const NS3FlowDport = 100
+
+// WriteNS3Flows writes flows as an HPCC ns-3 flow.txt, the inverse of
+// ReadNS3Flows: the number of flows, then one "src dst pg dport size
+// start_time" line per flow in the order given (ns-3 wants start times that
+// do not decrease: sort the flows first). src and dst are the ns-3 node ids
+// nodeOf gives for the host indexes, pg the flow's priority
+// (DefaultPriority when it has none), dport NS3FlowDport, start_time the
+// flow's StartNs plus originNs, in seconds to the ns. A flow of unlimited
+// size (0) has no flow.txt form: an error. IDs and rate caps are not
+// written (ns-3 numbers its flows by line and caps none).
+func WriteNS3Flows(w io.Writer, flows []Flow, nodeOf func(host int) int, originNs int64) error {
+	bw := bufio.NewWriter(w)
+	fmt.Fprintf(bw, "%d\n", len(flows))
+	for i := range flows {
+		f := &flows[i]
+		if f.SizeBytes <= 0 {
+			return fmt.Errorf("flow %d: size %d: ns-3's flow.txt has no unlimited flows", f.ID, f.SizeBytes)
+		}
+		t := f.StartNs + originNs
+		if t < 0 {
+			return fmt.Errorf("flow %d: starts at %d ns, before ns-3's time 0", f.ID, t)
+		}
+		pg := DefaultPriority
+		if f.Priority != nil {
+			pg = *f.Priority
+		}
+		fmt.Fprintf(bw, "%d %d %d %d %d %d.%09d\n", nodeOf(f.Src), nodeOf(f.Dst), pg, NS3FlowDport, f.SizeBytes, t/1e9, t%1e9)
+	}
+	return bw.Flush()
 }
 
 // ns3Count parses a non-negative decimal integer no larger than most.

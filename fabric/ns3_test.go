@@ -2,6 +2,7 @@ package fabric_test
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -174,8 +175,8 @@ func TestNS3Tolerant(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []fabric.Flow{
-		{ID: 0, Src: 0, Dst: 1, SizeBytes: 200000000, StartNs: 2e9},
-		{ID: 1, Src: 1, Dst: 0, SizeBytes: 200000000, StartNs: 2e9},
+		{ID: 0, Src: 0, Dst: 1, SizeBytes: 200000000, StartNs: 2e9, Priority: prio(3)},
+		{ID: 1, Src: 1, Dst: 0, SizeBytes: 200000000, StartNs: 2e9, Priority: prio(3)},
 	}
 	if !reflect.DeepEqual(fl, want) {
 		t.Fatalf("flows %+v, want %+v", fl, want)
@@ -263,6 +264,9 @@ func TestNS3TopologyFourFields(t *testing.T) {
 	}
 }
 
+// prio is a flow's priority, for a fabric.Flow literal.
+func prio(p int) *int { return &p }
+
 func TestNS3Flows(t *testing.T) {
 	nt := readNS3LeafSpine(t)
 	in := `4
@@ -276,10 +280,10 @@ func TestNS3Flows(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []fabric.Flow{
-		{ID: 0, Src: 0, Dst: 3, SizeBytes: 1000, StartNs: 2_000_000_000},
-		{ID: 1, Src: 3, Dst: 0, SizeBytes: 1, StartNs: 2_000_000_001},
-		{ID: 2, Src: 1, Dst: 2, SizeBytes: 1 << 32, StartNs: 2_000_000_002},
-		{ID: 3, Src: 2, Dst: 1, SizeBytes: 20, StartNs: 2_500_000_000},
+		{ID: 0, Src: 0, Dst: 3, SizeBytes: 1000, StartNs: 2_000_000_000, Priority: prio(3)},
+		{ID: 1, Src: 3, Dst: 0, SizeBytes: 1, StartNs: 2_000_000_001, Priority: prio(0)},
+		{ID: 2, Src: 1, Dst: 2, SizeBytes: 1 << 32, StartNs: 2_000_000_002, Priority: prio(3)},
+		{ID: 3, Src: 2, Dst: 1, SizeBytes: 20, StartNs: 2_500_000_000, Priority: prio(3)},
 	}
 	if !reflect.DeepEqual(flows, want) {
 		t.Fatalf("flows\n%+v\nwant\n%+v", flows, want)
@@ -304,6 +308,7 @@ func TestNS3FlowsErrors(t *testing.T) {
 		{"switch dst", "1\n1 5 3 100 1000 2\n", "f.txt:2: dst: node 5 is a switch"},
 		{"to itself", "1\n6 6 3 100 1000 2\n", "f.txt:2: flow from node 6 to itself"},
 		{"pg", "1\n1 6 x 100 1000 2\n", `f.txt:2: pg: "x" is not a non-negative integer`},
+		{"pg past 7", "1\n1 6 8 100 1000 2\n", `f.txt:2: pg 8: want 0..7, the priority (ns-3's switches have 8 queues)`},
 		{"dport", "1\n1 6 3 70000 1000 2\n", "f.txt:2: dport: 70000 is more than 65535"},
 		{"size zero", "1\n1 6 3 100 0 2\n", "f.txt:2: size 0: want at least 1 byte"},
 		{"size float", "1\n1 6 3 100 1e6 2\n", `f.txt:2: size: "1e6" is not a non-negative integer`},
@@ -521,5 +526,53 @@ func TestNS3HPCCFatTree(t *testing.T) {
 	}
 	if _, err := (&fabric.Spec{Topo: nt.Topo, Flows: flows}).Plan(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestNS3FlowsRoundTrip: WriteNS3Flows writes what ReadNS3Flows reads back
+// (hosts through the topology's ns-3 ids, sizes, start times to the ns,
+// priorities; ids become line numbers), and refuses what flow.txt cannot
+// say.
+func TestNS3FlowsRoundTrip(t *testing.T) {
+	nt := readNS3LeafSpine(t)
+	flows := []fabric.Flow{
+		{ID: 7, Src: 0, Dst: 3, SizeBytes: 1000, StartNs: 0},
+		{ID: 9, Src: 3, Dst: 1, SizeBytes: 1, StartNs: 1, Priority: prio(1)},
+		{ID: 4, Src: 1, Dst: 2, SizeBytes: 1 << 40, StartNs: 123_456_789_012, Priority: prio(0)},
+		{ID: 5, Src: 2, Dst: 0, SizeBytes: 77, StartNs: 123_456_789_012, Priority: prio(7)},
+	}
+	for _, origin := range []int64{0, 2_000_000_000} {
+		var b strings.Builder
+		if err := fabric.WriteNS3Flows(&b, flows, func(h int) int { return nt.HostIDs[h] }, origin); err != nil {
+			t.Fatal(err)
+		}
+		got, err := fabric.ReadNS3Flows(strings.NewReader(b.String()), "flow.txt", nt)
+		if err != nil {
+			t.Fatalf("%v\n%s", err, b.String())
+		}
+		want := make([]fabric.Flow, len(flows))
+		for i, f := range flows {
+			f.ID, f.StartNs = i, f.StartNs+origin
+			if f.Priority == nil {
+				f.Priority = prio(fabric.DefaultPriority)
+			}
+			want[i] = f
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("origin %d ns: read back\n%+v\nwant\n%+v\nfrom\n%s", origin, got, want, b.String())
+		}
+	}
+	for _, bad := range []struct {
+		name string
+		f    fabric.Flow
+		want string
+	}{
+		{"unlimited", fabric.Flow{ID: 3, Src: 0, Dst: 1}, "flow 3: size 0: ns-3's flow.txt has no unlimited flows"},
+		{"before 0", fabric.Flow{ID: 3, Src: 0, Dst: 1, SizeBytes: 1, StartNs: -1}, "flow 3: starts at -1 ns, before ns-3's time 0"},
+	} {
+		err := fabric.WriteNS3Flows(io.Discard, []fabric.Flow{bad.f}, func(h int) int { return h }, 0)
+		if err == nil || err.Error() != bad.want {
+			t.Errorf("%s: got %v, want %s", bad.name, err, bad.want)
+		}
 	}
 }

@@ -16,7 +16,8 @@ type Result struct {
 	Switches  []*switchd.Engine
 	Hosts     []*hostd.Engine
 	Samples   []SwitchSample
-	Events    int64 // events processed (virtual time): node wake-ups and frame arrivals
+	PFCEvents []SwitchPFCEvent // the switches' XOFF and XON events, each switch's in time order
+	Events    int64            // events processed (virtual time): node wake-ups and frame arrivals
 	WallNs    int64
 	Interrupt bool
 	// FrameBuffers is the most frame buffers the virtual driver held at once.

@@ -51,6 +51,8 @@ type Spec struct {
 	PFC PFC
 	// HostPriority is the priority (0-7) of the listed hosts' data, which
 	// they tag in the DSCP and obey PFC for; other hosts use PFC's priority 3.
+	// A flow, incast or workload with a Priority of its own is sent in that
+	// one instead.
 	HostPriority map[int]uint8
 	// RTONs and NakIntervalNs are the hosts' retransmission timeout and NAK
 	// repeat interval; 0: 2 x (base RTT + time to drain a full buffer at the
@@ -76,6 +78,10 @@ type Spec struct {
 	// ICRC makes hosts compute the RoCEv2 ICRC of every frame they build
 	// (hostd.Config.ICRC), for captures that Wireshark checks.
 	ICRC bool
+	// TagPCP makes hosts tag each flow's priority in an 802.1Q tag's PCP
+	// (hostd.Config.TagPCP) instead of the DSCP, and switches take
+	// priorities from the PCP (switch.priority_from "pcp").
+	TagPCP bool
 	// Exact shapes switch ports and host NICs without bursts: frames leave
 	// exactly when their predecessor's last bit has left. The virtual-time
 	// driver sets it; DPDK drivers keep the bursts that absorb late polls.
@@ -106,6 +112,9 @@ type Flow struct {
 	SizeBytes int64 // 0: unlimited
 	StartNs   int64
 	RateBps   float64 // offered-rate cap; 0: none
+	// Priority is the flow's priority (0-7); nil: its host's
+	// (HostPriority, else DefaultPriority).
+	Priority *int
 }
 
 // Incast is every sender sending FlowsPerSender flows of SizeBytes to Dst at
@@ -119,6 +128,8 @@ type Incast struct {
 	StartNs        int64
 	Repeat         int
 	PeriodNs       int64
+	// Priority is the flows' priority (0-7); nil: each sender's.
+	Priority *int
 }
 
 // Workload draws flow sizes from the CDF file with Poisson arrivals at Load of
@@ -132,6 +143,8 @@ type Workload struct {
 	StartNs  int64
 	StopNs   int64 // 0: no end
 	MaxFlows int
+	// Priority is the flows' priority (0-7); nil: each sender's.
+	Priority *int
 }
 
 // WorkloadIDBase is the first flow id of sender k of workload wi: each sender
@@ -231,7 +244,7 @@ func (s *Spec) headroom(t *Topology, v, p int) int64 {
 	}
 	peer, peerPort, out := t.Peer(v, p)
 	_, _, in := t.Peer(peer, peerPort)
-	frame := s.MTU + hostd.DataOverhead + wire.INTLen + frameOverhead
+	frame := s.MTU + hostd.DataOverhead + wire.INTLen + frameOverhead + s.vlanLen()
 	burst := 0
 	if !s.Exact {
 		burst = switchd.DefaultConfig().Switch.BurstBytes
@@ -240,6 +253,14 @@ func (s *Spec) headroom(t *Topology, v, p int) int64 {
 		}
 	}
 	return switchd.HeadroomBytes(in.Bps, (in.DelayNs+out.DelayNs+1)/2, frame, burst)
+}
+
+// vlanLen is what the hosts' 802.1Q tag adds to a frame (TagPCP).
+func (s *Spec) vlanLen() int {
+	if s.TagPCP {
+		return wire.VLANTagLen
+	}
+	return 0
 }
 
 // hostNICBurstFrames is hostd's default NIC burst on DPDK, in frames.
@@ -381,6 +402,27 @@ func (s *Spec) Plan() (*Plan, error) {
 			}
 		}
 	}
+	prio := func(what string, p *int) error {
+		if p != nil && (*p < 0 || *p > 7) {
+			return fmt.Errorf("fabric: %s: priority %d: want 0..7", what, *p)
+		}
+		return nil
+	}
+	for i, f := range s.Flows {
+		if err := prio(fmt.Sprintf("flow %d", i), f.Priority); err != nil {
+			return nil, err
+		}
+	}
+	for i, in := range s.Incast {
+		if err := prio(fmt.Sprintf("incast %d", i), in.Priority); err != nil {
+			return nil, err
+		}
+	}
+	for i, w := range s.Workloads {
+		if err := prio(fmt.Sprintf("workload %d", i), w.Priority); err != nil {
+			return nil, err
+		}
+	}
 	for h, pr := range s.HostPriority {
 		if err := host("host priority", h); err != nil {
 			return nil, err
@@ -398,7 +440,7 @@ func (s *Spec) Plan() (*Plan, error) {
 	}
 	p := &Plan{Spec: s, Topo: t, BaseRTTNs: s.BaseRTTNs}
 	if p.BaseRTTNs == 0 {
-		p.BaseRTTNs = t.maxBaseRTT(s.MTU)
+		p.BaseRTTNs = t.maxBaseRTT(s.MTU + s.vlanLen()) // a tagged frame is 4 bytes longer
 	}
 	baseUs := float64(p.BaseRTTNs) / 1e3
 	slowest := math.Inf(1)
@@ -493,8 +535,11 @@ func (s *Spec) Plan() (*Plan, error) {
 		if s.PFC.Enabled {
 			c.PFC.XOFFBytes, c.PFC.XONOffsetBytes = s.PFC.XOFFBytes, s.PFC.XONOffsetBytes
 		}
-		// Hosts tag their data's priority in the DSCP.
+		// Hosts tag their data's priority in the DSCP, or the PCP.
 		c.Switch.PriorityFrom = "dscp"
+		if s.TagPCP {
+			c.Switch.PriorityFrom = "pcp"
+		}
 		c.Buffer = s.Buffer
 		c.Queues = s.Queues
 		if err := c.Validate(nil); err != nil {
@@ -503,7 +548,7 @@ func (s *Spec) Plan() (*Plan, error) {
 		p.Switches = append(p.Switches, c)
 	}
 
-	frame := s.MTU + hostd.DataOverhead + wire.INTLen
+	frame := s.MTU + hostd.DataOverhead + wire.INTLen + s.vlanLen()
 	for h, hs := range t.Hosts {
 		peer, peerPort, out := t.Peer(h, 0)
 		c := hostd.Config{
@@ -519,7 +564,7 @@ func (s *Spec) Plan() (*Plan, error) {
 			// small flows arriving fast need tens of thousands of slots
 			// (1 KB flows at 90 % of 100 Gb/s: ~11 M a second, ~45,000 held).
 			MaxPending: 4096, PacingJitter: s.PacingJitter,
-			PFCPriority: DefaultPriority, TagPriority: true, ICRC: s.ICRC,
+			PFCPriority: DefaultPriority, TagPriority: !s.TagPCP, TagPCP: s.TagPCP, ICRC: s.ICRC,
 		}
 		if p, ok := s.HostPriority[h]; ok {
 			c.PFCPriority = int(p)
@@ -539,10 +584,21 @@ func (s *Spec) Plan() (*Plan, error) {
 		p.Hosts = append(p.Hosts, c)
 	}
 	ip := func(h int) string { return hostd.FormatIPv4(t.Hosts[h].IP) }
+	// flowPrio is the priority a flow of host h that names pr is sent in,
+	// for hostd: nil keeps the host's PFCPriority, except for a host of
+	// priority 0, which hostd's config cannot say (0 there is its default,
+	// 3): its flows name 0 each.
+	zero := 0
+	flowPrio := func(h int, pr *int) *int {
+		if p, ok := s.HostPriority[h]; pr == nil && ok && p == 0 {
+			return &zero
+		}
+		return pr
+	}
 	for _, f := range s.Flows {
 		hc := &p.Hosts[f.Src]
 		hc.Flows = append(hc.Flows, hostd.FlowConfig{ID: f.ID, Dst: ip(f.Dst), SizeBytes: f.SizeBytes,
-			StartUs: float64(f.StartNs) / 1e3, RateGbps: f.RateBps / 1e9})
+			StartUs: float64(f.StartNs) / 1e3, RateGbps: f.RateBps / 1e9, Priority: flowPrio(f.Src, f.Priority)})
 	}
 	for _, in := range s.Incast {
 		per := max(in.FlowsPerSender, 1)
@@ -550,7 +606,8 @@ func (s *Spec) Plan() (*Plan, error) {
 			hc := &p.Hosts[snd]
 			hc.Incast = append(hc.Incast, hostd.IncastConfig{
 				IDBase: in.IDBase + k*per*max(in.Repeat, 1), Dst: ip(in.Dst), Flows: per, SizeBytes: in.SizeBytes,
-				StartUs: float64(in.StartNs) / 1e3, Repeat: in.Repeat, PeriodUs: float64(in.PeriodNs) / 1e3})
+				StartUs: float64(in.StartNs) / 1e3, Repeat: in.Repeat, PeriodUs: float64(in.PeriodNs) / 1e3,
+				Priority: flowPrio(snd, in.Priority)})
 		}
 	}
 	for wi := range s.Workloads {
@@ -566,7 +623,8 @@ func (s *Spec) Plan() (*Plan, error) {
 			hc := &p.Hosts[snd]
 			hc.Workloads = append(hc.Workloads, hostd.WorkloadConfig{
 				IDBase: WorkloadIDBase(w, wi, k, len(w.Senders)), CDF: w.CDF, Dsts: dsts, DstIPs: dstIPs, Load: w.Load,
-				StartUs: float64(w.StartNs) / 1e3, StopUs: float64(w.StopNs) / 1e3, MaxFlows: w.MaxFlows})
+				StartUs: float64(w.StartNs) / 1e3, StopUs: float64(w.StopNs) / 1e3, MaxFlows: w.MaxFlows,
+				Priority: flowPrio(snd, w.Priority)})
 		}
 	}
 	return p, nil
@@ -605,6 +663,36 @@ func (t *Topology) CPRanges() []string {
 		out = append(out, hostd.FormatIPv4(cur.lo)+"-"+hostd.FormatIPv4(cur.hi))
 	}
 	return out
+}
+
+// Priorities are the priorities the traffic's data is sent in, a bit each:
+// every flow's, incast's and workload's own, or its senders' (HostPriority,
+// else DefaultPriority).
+func (s *Spec) Priorities() uint8 {
+	var m uint8
+	add := func(p *int, senders ...int) {
+		if p != nil {
+			m |= 1 << *p
+			return
+		}
+		for _, h := range senders {
+			pr, ok := s.HostPriority[h]
+			if !ok {
+				pr = DefaultPriority
+			}
+			m |= 1 << pr
+		}
+	}
+	for _, f := range s.Flows {
+		add(f.Priority, f.Src)
+	}
+	for _, in := range s.Incast {
+		add(in.Priority, in.Senders...)
+	}
+	for _, w := range s.Workloads {
+		add(w.Priority, w.Senders...)
+	}
+	return m
 }
 
 // FlowDst returns the destination host of the flow with id sent by host src,

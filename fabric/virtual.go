@@ -90,6 +90,7 @@ type Virtual struct {
 	now     int64
 	events  int64
 	samples []SwitchSample
+	pfc     []SwitchPFCEvent
 	capture *CaptureSet
 }
 
@@ -97,6 +98,12 @@ type Virtual struct {
 type SwitchSample struct {
 	Switch int
 	switchd.Sample
+}
+
+// SwitchPFCEvent is one XOFF or XON of a switch's ingress port.
+type SwitchPFCEvent struct {
+	Switch int
+	switchd.PFCEvent
 }
 
 // NewVirtual builds every node's engine from the plan, at time 0.
@@ -321,6 +328,9 @@ type Drain struct {
 	// Samples are the switches' telemetry samples since the previous drain,
 	// each switch's in time order; the slice is reused by the next drain.
 	Samples []SwitchSample
+	// PFCEvents are the switches' XOFF and XON events since the previous
+	// drain, each switch's in time order; reused like Samples.
+	PFCEvents []SwitchPFCEvent
 	// Switches and Hosts are the engines, in topology order.
 	Switches []*switchd.Engine
 	Hosts    []*hostd.Engine
@@ -341,19 +351,23 @@ func (v *Virtual) StreamResults(sink func(*Drain)) {
 	}
 }
 
-// drainSamples moves the switches' telemetry samples out of their rings:
-// into the run's samples, or, with a sink (StreamResults), to it.
+// drainSamples moves the switches' telemetry samples and PFC events out of
+// their rings: into the run's, or, with a sink (StreamResults), to it.
 func (v *Virtual) drainSamples() {
 	if v.sink != nil {
 		v.drain.Samples = v.drain.Samples[:0]
+		v.drain.PFCEvents = v.drain.PFCEvents[:0]
+	}
+	samples, pfc := &v.samples, &v.pfc
+	if v.sink != nil {
+		samples, pfc = &v.drain.Samples, &v.drain.PFCEvents
 	}
 	for i, sn := range v.swNodes {
 		sn.Engine().Samples().Drain(func(s *switchd.Sample) {
-			if v.sink != nil {
-				v.drain.Samples = append(v.drain.Samples, SwitchSample{Switch: i, Sample: *s})
-			} else {
-				v.samples = append(v.samples, SwitchSample{Switch: i, Sample: *s})
-			}
+			*samples = append(*samples, SwitchSample{Switch: i, Sample: *s})
+		})
+		sn.Engine().PFCEvents().Drain(func(ev *switchd.PFCEvent) {
+			*pfc = append(*pfc, SwitchPFCEvent{Switch: i, PFCEvent: *ev})
 		})
 	}
 	if v.sink != nil {
@@ -371,7 +385,7 @@ func (v *Virtual) Events() int64 { return v.events }
 // Result collects what the run produced. Call it after Run.
 func (v *Virtual) Result() *Result {
 	r := &Result{Clock: ClockVirtual, Plan: v.plan, T0Ns: 0, EndNs: v.now, Events: v.events,
-		Samples: v.samples, FrameBuffers: v.frames.Buffers(), LinkLosses: v.linkLosses()}
+		Samples: v.samples, PFCEvents: v.pfc, FrameBuffers: v.frames.Buffers(), LinkLosses: v.linkLosses()}
 	for _, sn := range v.swNodes {
 		sn.Engine().PublishEgress()
 		sn.Engine().PublishIngress()

@@ -70,11 +70,22 @@ type Config struct {
 	// exactly. Senders paced exactly and alike release in lock step, a
 	// synchrony no testbed has. Seeded by Seed.
 	PacingJitter float64 `toml:"pacing_jitter"`
-	PFCPriority  int     `toml:"pfc_priority"` // priority of data frames: PFC frames pausing it stop data (default 3)
-	// TagPriority writes pfc_priority into every data frame's IPv4 DSCP as
-	// its class selector (DSCP = priority << 3; ACKs, NAKs and CNPs echo the
-	// data's DSCP), for switches that take priorities from the DSCP.
+	// PFCPriority is the priority of the data of flows that set none
+	// (default 3): PFC frames pausing it stop them. A flow, incast or
+	// workload with its own priority is paused by its own priority's pauses
+	// only, as a NIC's per-priority transmit queues are.
+	PFCPriority int `toml:"pfc_priority"`
+	// TagPriority writes each flow's priority (its own, or pfc_priority)
+	// into its data frames' IPv4 DSCP as the class selector (DSCP =
+	// priority << 3; ACKs, NAKs and CNPs echo the data's DSCP, so a flow's
+	// control frames carry its class), for switches that take priorities
+	// from the DSCP.
 	TagPriority bool `toml:"tag_priority"`
+	// TagPCP puts an 802.1Q priority tag (VLAN id 0, PCP the flow's
+	// priority) in front of each data frame's IPv4 header, for switches that
+	// take priorities from the PCP; ACKs, NAKs and CNPs echo the data's tag.
+	// Frames grow by 4 bytes.
+	TagPCP bool `toml:"tag_pcp"`
 	// ICRC computes the RoCEv2 invariant CRC of every frame the host builds
 	// (a CRC-32 over the frame, about 0.1 ns a byte) instead of leaving the
 	// trailer zero: what a real RoCE NIC receiving them checks, and what
@@ -145,6 +156,9 @@ type FlowConfig struct {
 	SizeBytes int64   `toml:"size_bytes"`
 	StartUs   float64 `toml:"start_us"`
 	RateGbps  float64 `toml:"rate_gbps"`
+	// Priority is the flow's priority (0-7): the class it is tagged with
+	// (TagPriority) and whose PFC pauses stop it; nil: PFCPriority.
+	Priority *int `toml:"priority"`
 }
 
 // IncastConfig is an incast group: Flows flows of SizeBytes each to Dst,
@@ -160,6 +174,9 @@ type IncastConfig struct {
 	Repeat    int     `toml:"repeat"`
 	PeriodUs  float64 `toml:"period_us"`
 	RateGbps  float64 `toml:"rate_gbps"`
+	// Priority is the group's flows' priority (0-7), as FlowConfig.Priority;
+	// nil: PFCPriority.
+	Priority *int `toml:"priority"`
 }
 
 // WorkloadConfig generates flows with sizes drawn from a flow-size CDF file
@@ -182,6 +199,9 @@ type WorkloadConfig struct {
 	StopUs   float64  `toml:"stop_us"`
 	MaxFlows int      `toml:"max_flows"`
 	RateGbps float64  `toml:"rate_gbps"`
+	// Priority is the generated flows' priority (0-7), as
+	// FlowConfig.Priority; nil: PFCPriority.
+	Priority *int `toml:"priority"`
 }
 
 // ApplyDefaults fills the zero optional fields with their defaults.
@@ -275,6 +295,15 @@ const phyOverhead = 24
 
 // maxFrame is the largest data frame a host builds for mtu.
 func maxFrame(mtu int) int { return mtu + dataOverhead + wire.INTLen }
+
+// vlanLen is the bytes an 802.1Q tag adds to every frame of a host that
+// tags (Config.TagPCP).
+func vlanLen(tagPCP bool) int {
+	if tagPCP {
+		return wire.VLANTagLen
+	}
+	return 0
+}
 
 // configError names a key of the config; with a *config.File it carries the
 // key's line.
@@ -382,6 +411,26 @@ func (f *File) checkNumbers(cf *config.File) error {
 	})
 }
 
+// priorityCheck range-checks a flow's priority and adds it to r.prios.
+func (r *resolved) priorityCheck(p *int) check {
+	if p == nil {
+		return check{}
+	}
+	err := config.Int(int64(*p), 0, 7)
+	if err == nil {
+		r.prios |= 1 << *p
+	}
+	return check{key: "priority", err: err}
+}
+
+// priority is the priority of a flow whose config says p.
+func (r *resolved) priority(p *int) uint8 {
+	if p == nil {
+		return uint8(r.pfcPrio)
+	}
+	return uint8(*p)
+}
+
 // resolved is a validated Config turned into the engine's units.
 type resolved struct {
 	ip         uint32
@@ -399,7 +448,9 @@ type resolved struct {
 	rto        int64
 	burst      int64
 	pfcPrio    int
-	dscp       uint8 // DSCP of data frames
+	tagPrio    bool  // tag each flow's priority in its DSCP
+	tagPCP     bool  // tag each flow's priority in an 802.1Q tag's PCP
+	prios      uint8 // the priorities the host's flows use, a bit each (pfcPrio's always)
 	icrc       bool  // compute the ICRC of every frame built
 	sampleNs   int64
 	peers      map[uint32]wire.MAC
@@ -564,9 +615,9 @@ func resolve(c *Config, f *config.File, keyPrefix, baseDir string) (*resolved, e
 	r.rto = int64(c.RTOUs * 1000)
 	r.burst = c.BurstBytes
 	r.pfcPrio = c.PFCPriority
-	if c.TagPriority {
-		r.dscp = uint8(c.PFCPriority) << 3
-	}
+	r.tagPrio = c.TagPriority
+	r.tagPCP = c.TagPCP
+	r.prios = 1 << c.PFCPriority
 	r.icrc = c.ICRC
 	r.sampleNs = max(int64(c.SampleUs*1000), 1)
 	r.seed = c.Seed
@@ -655,6 +706,7 @@ func resolve(c *Config, f *config.File, keyPrefix, baseDir string) (*resolved, e
 			{"size_bytes", config.Int(fl.SizeBytes, 0, MaxMessageBytes), "0: unlimited"},
 			{"start_us", config.Time(fl.StartUs, "us"), ""},
 			{"rate_gbps", config.Float(fl.RateGbps, 0, MaxLinkGbps), "0: no cap"},
+			r.priorityCheck(fl.Priority),
 		}); err != nil {
 			return nil, err
 		}
@@ -678,6 +730,7 @@ func resolve(c *Config, f *config.File, keyPrefix, baseDir string) (*resolved, e
 			{"start_us", config.Time(g.StartUs, "us"), ""},
 			{"period_us", config.Time(g.PeriodUs, "us"), ""},
 			{"rate_gbps", config.Float(g.RateGbps, 0, MaxLinkGbps), "0: no cap"},
+			r.priorityCheck(g.Priority),
 		}); err != nil {
 			return nil, err
 		}
@@ -728,6 +781,7 @@ func resolve(c *Config, f *config.File, keyPrefix, baseDir string) (*resolved, e
 			{"stop_us", config.Time(w.StopUs, "us"), "0: no end"},
 			{"max_flows", config.Int(int64(w.MaxFlows), 0, math.MaxInt64), "0: no limit"},
 			{"rate_gbps", config.Float(w.RateGbps, 0, MaxLinkGbps), "0: no cap"},
+			r.priorityCheck(w.Priority),
 		}); err != nil {
 			return nil, err
 		}

@@ -502,7 +502,7 @@ func CheckResultsDir(dir string) error {
 func (f *File) MaxFrameBytes() int {
 	c := f.Host
 	c.ApplyDefaults()
-	return maxFrame(c.MTUBytes)
+	return maxFrame(c.MTUBytes) + vlanLen(c.TagPCP)
 }
 
 // RxCounters is the receive side's counters (Counters' first half): read it

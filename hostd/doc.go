@@ -51,7 +51,9 @@
 //     preamble, FCS and gap per frame) is the host's ceiling; HPCC Section 4.2
 //     describes the same NIC scheduler shape (per-QP rate and window).
 //   - PFC: a received pause frame for the data priority stops data until its
-//     quanta (at the line rate) expire; 0 quanta resumes.
+//     quanta (at the line rate) expire; 0 quanta resumes. Flows may carry
+//     priorities of their own (FlowConfig.Priority): a pause then stops only
+//     the QPs of the priorities it names, as a NIC's per-priority queues.
 //   - Traffic: static flows, incast groups, and Poisson workloads with sizes from
 //     a flow-size CDF at a target load (HPCC Section 5.1 and RoCC Section VI use
 //     this generator with the web-search and FB-Hadoop distributions).

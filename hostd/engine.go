@@ -53,13 +53,18 @@ type Engine struct {
 	wls        []wlState
 	rng        *rand.Rand
 	jrng       *rand.Rand // pacing jitter (its own stream: workloads do not change with it)
-	pause      int64      // PFC: no data before this time
+	pause      int64      // PFC: no data before this time (one priority: Config.PFCPriority's)
 	nextSweep  int64
 	nextSamp   int64
 	lastSamp   int64
 	samples    []RateSample
 	fcts       []FCT
 	tc         TxCounters
+
+	// prioPause is each priority's pause end when the host's flows use
+	// several priorities (resolved.prios): a pause holds only its
+	// priority's QPs (pausePriority).
+	prioPause [8]int64
 
 	// shared, written only at construction
 	shard, shards int       // this engine's index among its host's engines (NewEngines), and their number
@@ -95,6 +100,7 @@ type sendQP struct {
 	npkts  uint64 // packets of the message; 0 = unlimited
 	ipID   uint16 // IPv4 identification of the next packet
 	active bool
+	prio   uint8 // the flow's priority (0-7)
 	// rtoShift doubles the retransmission timeout after each timeout without
 	// progress (exponential backoff, at most maxRTOShift doublings), so that
 	// timeouts shorter than a full queue's delay do not resend a window into
@@ -126,6 +132,7 @@ type sendQP struct {
 type pendingFlow struct {
 	id     int64
 	dst    uint32
+	prio   uint8 // priority (0-7)
 	size   int64 // 0 = unlimited
 	start  int64
 	capBps float64
@@ -140,6 +147,7 @@ type wlState struct {
 	count   int64
 	capBps  float64
 	maxFlow int64
+	prio    uint8
 }
 
 // doneEntry names a receiver flow that completed its message; epoch tells
@@ -404,7 +412,7 @@ func newEngine(r *resolved, now int64, sh shardSpec) (*Engine, error) {
 	// port 32 frames at a time): the line rate holds over any longer interval,
 	// and a tx loop that polls a little late does not lose line capacity.
 	// An engine of several (NewEngines) paces its share of the line rate.
-	e.nic.Init(r.linkBps/float64(sh.count), int64(c.NICBurstFrames)*int64(maxFrame(r.mtu)+phyOverhead), now)
+	e.nic.Init(r.linkBps/float64(sh.count), int64(c.NICBurstFrames)*int64(maxFrame(r.mtu)+vlanLen(r.tagPCP)+phyOverhead), now)
 	e.slotBits = uint(max(bits.Len(uint(c.MaxQPs-1)), 1))
 	e.genShift = e.slotBits + uint(bits.Len(uint(sh.count-1)))
 	e.shardMask = 1<<(e.genShift-e.slotBits) - 1
@@ -442,7 +450,7 @@ func newEngine(r *resolved, now int64, sh shardSpec) (*Engine, error) {
 	// Static and incast flows, by start time (stable: config order on ties).
 	for i, f := range r.flows {
 		e.starts = append(e.starts, pendingFlow{id: int64(f.ID), dst: r.flowDst[i], size: f.SizeBytes,
-			start: now + int64(f.StartUs*1000), capBps: f.RateGbps * 1e9})
+			start: now + int64(f.StartUs*1000), capBps: f.RateGbps * 1e9, prio: r.priority(f.Priority)})
 	}
 	for i, g := range r.incast {
 		id := int64(g.IDBase)
@@ -450,7 +458,7 @@ func newEngine(r *resolved, now int64, sh shardSpec) (*Engine, error) {
 			t := now + int64((g.StartUs+float64(k)*g.PeriodUs)*1000)
 			for j := 0; j < g.Flows; j++ {
 				e.starts = append(e.starts, pendingFlow{id: id, dst: r.incastDst[i], size: g.SizeBytes,
-					start: t, capBps: g.RateGbps * 1e9})
+					start: t, capBps: g.RateGbps * 1e9, prio: r.priority(g.Priority)})
 				id++
 			}
 		}
@@ -475,7 +483,8 @@ func newEngine(r *resolved, now int64, sh shardSpec) (*Engine, error) {
 	e.jrng = rand.New(rand.NewPCG(r.seed^0x6a09e667f3bcc908, uint64(r.ip)^ss))
 	for i := range r.workloads {
 		w := &r.workloads[i]
-		ws := wlState{spec: w, stop: ccalgo.Never, capBps: w.cfg.RateGbps * 1e9, maxFlow: int64(w.cfg.MaxFlows)}
+		ws := wlState{spec: w, stop: ccalgo.Never, capBps: w.cfg.RateGbps * 1e9, maxFlow: int64(w.cfg.MaxFlows),
+			prio: r.priority(w.cfg.Priority)}
 		if n := int64(sh.count); n > 1 && ws.maxFlow > 0 {
 			// Flows k*n + index of the workload's MaxFlows are this engine's.
 			if ws.maxFlow = (ws.maxFlow - int64(sh.index) + n - 1) / n; ws.maxFlow == 0 {
@@ -551,7 +560,7 @@ func (e *Engine) IP() uint32 { return e.r.ip }
 func (e *Engine) SetMAC(m wire.MAC) { e.r.mac = m }
 
 // MaxFrameBytes is the largest frame the engine builds: mbufs must hold it.
-func (e *Engine) MaxFrameBytes() int { return maxFrame(e.r.mtu) }
+func (e *Engine) MaxFrameBytes() int { return maxFrame(e.r.mtu) + vlanLen(e.r.tagPCP) }
 
 // ---------------------------------------------------------------- rx side
 
@@ -579,21 +588,20 @@ func (e *Engine) Receive(now int64, frame []byte, out *Controls) int {
 			e.rc.Refused.PFC++
 			return 0
 		}
+		if ps := e.r.prios; ps&(ps-1) != 0 {
+			// Flows of several priorities: an event per paused one.
+			for p := 0; p < 8; p++ {
+				if ps&(1<<p) != 0 && fr.PFC.Enabled(p) {
+					e.postPause(now+wire.QuantaNs(fr.PFC.PauseQuanta(p), e.r.linkBps), uint32(p))
+				}
+			}
+			return 0
+		}
 		p := e.r.pfcPrio
 		if !fr.PFC.Enabled(p) {
 			return 0
 		}
-		// A pause stops the whole NIC: every engine's tx side.
-		t := now + wire.QuantaNs(fr.PFC.PauseQuanta(p), e.r.linkBps)
-		for _, r := range e.evOut {
-			if ev := r.slot(); ev != nil {
-				ev.kind = evPause
-				ev.t = t
-				r.commit()
-			} else {
-				e.rc.EventsDropped++
-			}
-		}
+		e.postPause(now+wire.QuantaNs(fr.PFC.PauseQuanta(p), e.r.linkBps), uint32(p))
 		return 0
 	}
 	if fr.Kind == wire.KindOther {
@@ -948,6 +956,9 @@ func (e *Engine) fillEp(ep *wire.Endpoints, fr *wire.Frame) {
 		DSCP:    fr.IP.DSCP(),
 		ICRC:    e.r.icrc,
 	}
+	if fr.Eth.HasVLAN() { // the data's 802.1Q tag, echoed
+		ep.VLAN, ep.PCP, ep.VLANID = true, fr.Eth.PCP(), fr.Eth.VLANID()
+	}
 }
 
 // BuildControl writes c into b and returns the frame length, 0 when b is too
@@ -1029,6 +1040,34 @@ func (e *Engine) Service(now int64) int {
 	return n
 }
 
+// postPause hands a pause of priority p until t to every engine's tx side: a
+// pause stops the whole NIC's data of that priority.
+func (e *Engine) postPause(t int64, p uint32) {
+	for _, r := range e.evOut {
+		if ev := r.slot(); ev != nil {
+			ev.kind = evPause
+			ev.t = t
+			ev.qpn = p
+			r.commit()
+		} else {
+			e.rc.EventsDropped++
+		}
+	}
+}
+
+// pausePriority holds the QPs of priority p until t (a pause of 0 quanta,
+// t = now, releases them): the pause of a host whose flows use several
+// priorities, each QP held until the later of its RP's halt and its
+// priority's pause.
+func (e *Engine) pausePriority(now int64, p uint8, t int64) {
+	e.prioPause[p] = t
+	for _, qp := range e.active {
+		if s := &e.qps[qp]; s.prio == p {
+			e.sched.HoldUntil(int(qp), max(s.halt, t), now)
+		}
+	}
+}
+
 // qpOf returns the active QP slot that qpn names, or -1.
 func (e *Engine) qpOf(qpn uint32) int32 {
 	slot := int32(qpn & (1<<e.slotBits - 1))
@@ -1045,6 +1084,10 @@ func (e *Engine) qpOf(qpn uint32) int32 {
 func (e *Engine) handleEvent(now int64, ev *event) {
 	if ev.kind == evPause {
 		e.tc.PauseFrames++
+		if ps := e.r.prios; ps&(ps-1) != 0 {
+			e.pausePriority(now, uint8(ev.qpn&7), ev.t)
+			return
+		}
 		e.pause = ev.t
 		return
 	}
@@ -1194,6 +1237,9 @@ func (e *Engine) syncRP(qp int32, s *sendQP, now int64) {
 	}
 	if h := s.rp.HaltUntil(); h != s.halt {
 		s.halt = h
+		if ps := e.r.prios; ps&(ps-1) != 0 {
+			h = max(h, e.prioPause[s.prio]) // a PFC pause of its priority holds it too
+		}
 		e.sched.HoldUntil(int(qp), h, now)
 	}
 	if t := s.rp.NextTimer(); t != s.timer {
@@ -1350,17 +1396,8 @@ func (e *Engine) startFlows(now int64) {
 	for i := range e.wls {
 		w := &e.wls[i]
 		for w.next <= now && w.next < w.stop && (w.maxFlow == 0 || w.count < w.maxFlow) {
-			spec := w.spec
-			pf := pendingFlow{
-				id:     int64(spec.cfg.IDBase) + w.count*int64(e.shards) + int64(e.shard),
-				dst:    spec.dsts[e.rng.IntN(len(spec.dsts))],
-				size:   spec.cdf.Sample(e.rng.Float64()),
-				start:  w.next,
-				capBps: w.capBps,
-			}
+			pf := e.arrival(w)
 			e.enqueue(&pf)
-			w.count++
-			w.next += max(int64(e.rng.ExpFloat64()*w.meanIv), 1)
 		}
 		if w.maxFlow > 0 && w.count >= w.maxFlow {
 			w.next = ccalgo.Never
@@ -1372,6 +1409,57 @@ func (e *Engine) startFlows(now int64) {
 		e.pendLen--
 		e.tc.FlowsWaiting--
 		e.startFlow(now, pf)
+	}
+}
+
+// arrival draws workload w's next flow, due at w.next, and the arrival
+// after it.
+func (e *Engine) arrival(w *wlState) pendingFlow {
+	spec := w.spec
+	pf := pendingFlow{
+		id:     int64(spec.cfg.IDBase) + w.count*int64(e.shards) + int64(e.shard),
+		dst:    spec.dsts[e.rng.IntN(len(spec.dsts))],
+		size:   spec.cdf.Sample(e.rng.Float64()),
+		start:  w.next,
+		capBps: w.capBps,
+		prio:   w.prio,
+	}
+	w.count++
+	w.next += max(int64(e.rng.ExpFloat64()*w.meanIv), 1)
+	return pf
+}
+
+// Arrival is a flow a workload generated: its id, destination address,
+// size, posting time (engine time, ns) and priority.
+type Arrival struct {
+	ID       int64
+	Dst      uint32
+	Size     int64
+	StartNs  int64
+	Priority uint8
+}
+
+// Arrivals draws the flows the engine's workloads generate before until,
+// in the order a run posts them (arrival time, ties by workload), and calls
+// fn on each: the same flows, with the same ids, as a run of a fresh
+// engine, which draws each arrival when it is due (a virtual-time run; a
+// DPDK loop that polls late may draw the arrivals of two workloads in
+// another order). Call it on a fresh engine in place of running it: it
+// takes the generators' state with it.
+func (e *Engine) Arrivals(until int64, fn func(Arrival)) {
+	for {
+		var w *wlState
+		for i := range e.wls {
+			x := &e.wls[i]
+			if x.next < until && x.next < x.stop && (x.maxFlow == 0 || x.count < x.maxFlow) && (w == nil || x.next < w.next) {
+				w = x
+			}
+		}
+		if w == nil {
+			return
+		}
+		pf := e.arrival(w)
+		fn(Arrival{ID: pf.id, Dst: pf.dst, Size: pf.size, StartNs: pf.start, Priority: pf.prio})
 	}
 }
 
@@ -1460,7 +1548,14 @@ func (e *Engine) startFlow(now int64, pf *pendingFlow) {
 		mac = e.r.gateway
 	}
 	s.ep = wire.Endpoints{DstMAC: mac, SrcMAC: e.r.mac, SrcIP: e.r.ip, DstIP: pf.dst,
-		SrcPort: uint16(0xc000 | qpn&0x3fff), DSCP: e.r.dscp, ICRC: e.r.icrc}
+		SrcPort: uint16(0xc000 | qpn&0x3fff), ICRC: e.r.icrc}
+	s.prio = pf.prio
+	if e.r.tagPrio {
+		s.ep.DSCP = pf.prio << 3
+	}
+	if e.r.tagPCP {
+		s.ep.VLAN, s.ep.PCP = true, pf.prio
+	}
 	if int(qp) >= len(e.tmpls) {
 		// Templates for the slots in use only (slots are reused lowest
 		// first), grown here (rarely: amortised).
@@ -1485,6 +1580,9 @@ func (e *Engine) startFlow(now int64, pf *pendingFlow) {
 	s.timer = ccalgo.Never
 	s.rate = e.r.linkBps
 	e.sched.Reset(int(qp), s.rate, e.r.burst, now)
+	if t := e.prioPause[s.prio]; t > now {
+		e.sched.HoldUntil(int(qp), t, now) // its priority is paused
+	}
 	s.actIdx = int32(len(e.active))
 	e.active = append(e.active, qp)
 	e.tc.FlowsStarted++
@@ -1495,7 +1593,7 @@ func (e *Engine) startFlow(now int64, pf *pendingFlow) {
 func (e *Engine) complete(now int64, qp int32, s *sendQP) {
 	e.tc.FlowsCompleted++
 	if len(e.fcts) < e.r.cfg.MaxFCTs {
-		ov := dataOverhead + phyOverhead
+		ov := dataOverhead + phyOverhead + vlanLen(e.r.tagPCP)
 		if e.r.intStack {
 			ov += wire.INTLen
 		}

@@ -62,3 +62,45 @@ func TestICRC(t *testing.T) {
 		}
 	}
 }
+
+// TestArrivalsAreTheRunsFlows: Arrivals on a fresh engine gives the flows a
+// run of the same config posts (id, destination, size, start, priority),
+// with two workloads drawing from the host's one generator.
+func TestArrivalsAreTheRunsFlows(t *testing.T) {
+	one := 1
+	a := testConfig("h1", ipA, "none")
+	a.MaxQPs = 64
+	a.Workloads = []WorkloadConfig{
+		{IDBase: 1000, CDF: "../configs/workloads/fb_hadoop.cdf", Dsts: []string{ipB}, Load: 0.2, MaxFlows: 40},
+		{IDBase: 5000, CDF: "../configs/workloads/fb_hadoop.cdf", Dsts: []string{ipB}, Load: 0.1, MaxFlows: 30, Priority: &one},
+	}
+	b := testConfig("h2", ipB, "none")
+	fresh, err := NewEngine(a, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []Arrival
+	fresh.Arrivals(1<<62, func(x Arrival) { want = append(want, x) })
+	if len(want) != 70 {
+		t.Fatalf("%d arrivals, want 40 + 30", len(want))
+	}
+	v := newVnet(t, a, b)
+	got := map[int64]Arrival{}
+	v.run(200_000_000)
+	for _, f := range v.eng[0].FCTs() {
+		got[f.Flow] = Arrival{ID: f.Flow, Dst: f.Dst, Size: f.SizeBytes, StartNs: f.StartNs}
+	}
+	if len(got) != len(want) {
+		t.Fatalf("the run completed %d flows, Arrivals gave %d", len(got), len(want))
+	}
+	for _, w := range want {
+		g := got[w.ID]
+		if w.Priority != map[bool]uint8{true: 1, false: 3}[w.ID >= 5000] {
+			t.Fatalf("arrival %+v: wrong priority", w)
+		}
+		w.Priority = 0
+		if g != w {
+			t.Fatalf("flow %d: the run posted %+v, Arrivals gave %+v", w.ID, g, w)
+		}
+	}
+}

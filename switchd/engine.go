@@ -281,7 +281,8 @@ func New(cfg *Config) (*Engine, error) {
 		pauseQuanta:  cfg.PFC.PauseQuanta,
 		dscpPrio:     cfg.Switch.PriorityFrom == "dscp",
 		publishEvery: PublishEveryNs,
-		tx:           []txShard{{cpMin: ccalgo.Never, samples: NewSampleRing(cfg.Telemetry.SampleBuffer)}},
+		tx: []txShard{{cpMin: ccalgo.Never, samples: NewSampleRing(cfg.Telemetry.SampleBuffer),
+			pfcEvents: NewRing[PFCEvent](max(cfg.Telemetry.SampleBuffer, minPFCEventRing))}},
 	}
 	for _, p := range cfg.Lossless() {
 		e.lossless |= 1 << p
@@ -395,6 +396,14 @@ func (e *Engine) SampleNs() int64 { return e.sampleNs }
 // Samples is the ring the tx+CC side writes queue / fair-rate samples into
 // (the first shard's, see SampleRings, when ShardTx split the ports).
 func (e *Engine) Samples() *SampleRing { return e.tx[0].samples }
+
+// minPFCEventRing is the least room of a shard's ring of PFC events: a
+// lossless priority in a storm changes state every few microseconds.
+const minPFCEventRing = 4096
+
+// PFCEvents is the ring the tx+CC side writes XOFF and XON events into (the
+// first shard's, see PFCEventRings, when ShardTx split the ports).
+func (e *Engine) PFCEvents() *Ring[PFCEvent] { return e.tx[0].pfcEvents }
 
 // CP returns port p's congestion point (nil for a plain FIFO port).
 func (e *Engine) CP(p int) ccalgo.CongestionPoint { return e.eg[p].cp }
@@ -1227,7 +1236,15 @@ func (e *Engine) setXOFF(now int64, g *egress, prio uint8) {
 	e.tx[g.sh].xoffPorts |= 1 << g.idx
 	g.c[cPFCOnsets]++
 	g.sinceXOFF[prio] = 0
+	e.pfcEvent(now, g, prio, true)
 	e.sendPause(now, g, prio, e.pauseQuanta)
+}
+
+// pfcEvent records an XOFF or XON of priority prio of ingress port g.
+func (e *Engine) pfcEvent(now int64, g *egress, prio uint8, xoff bool) {
+	sh := &e.tx[g.sh]
+	sh.pfcEvents.push(&PFCEvent{TNs: now, Port: int32(g.idx), Prio: prio, XOFF: xoff,
+		IngressBytes: e.acctOf(sh, int(g.idx)).inBytes[prio]})
 }
 
 // setXON resumes priority prio of ingress port g upstream.
@@ -1239,6 +1256,7 @@ func (e *Engine) setXON(now int64, g *egress, prio uint8) {
 	if e.pfcWant == nil {
 		e.recordAfterXOFF(g, prio)
 	}
+	e.pfcEvent(now, g, prio, false)
 	e.sendPause(now, g, prio, 0)
 }
 
@@ -1406,7 +1424,7 @@ func (e *Engine) ServiceShard(k int, now int64) {
 		for a := sh.ports; a != 0; a &= a - 1 {
 			i := bits.TrailingZeros64(a)
 			g := &e.eg[i]
-			s := Sample{TNs: now, Port: i, QueueBytes: g.qBytes, FairRateBps: -1}
+			s := Sample{TNs: now, Port: i, QueueBytes: g.qBytes, FairRateBps: -1, PrioBytes: g.qPrio}
 			if g.fair != nil {
 				s.FairRateBps = g.fair.FairRateBps()
 			}
@@ -1504,6 +1522,15 @@ func (e *Engine) samplesDropped() uint64 {
 	return n
 }
 
+// pfcEventsDropped sums the PFC events every shard's ring dropped.
+func (e *Engine) pfcEventsDropped() uint64 {
+	var n uint64
+	for k := range e.tx {
+		n += e.tx[k].pfcEvents.Dropped()
+	}
+	return n
+}
+
 // CountTxDrop counts n frames of port p that the adapter could not send (NIC
 // ring full, no mbuf for a generated frame). tx+CC lcore.
 func (e *Engine) CountTxDrop(p, n int) { e.eg[p].c[cDropTx] += uint64(n) }
@@ -1575,7 +1602,7 @@ func (e *Engine) PublishIngress() {
 
 // Snapshot returns every port's counters as last published. Any goroutine.
 func (e *Engine) Snapshot() Snapshot {
-	s := Snapshot{Ports: make([]PortCounters, e.n), SamplesDropped: e.samplesDropped()}
+	s := Snapshot{Ports: make([]PortCounters, e.n), SamplesDropped: e.samplesDropped(), PFCEventsDropped: e.pfcEventsDropped()}
 	for i := range s.Ports {
 		pc := &s.Ports[i]
 		pc.Port, pc.Name, pc.Scheme = i, e.eg[i].name, e.eg[i].scheme

@@ -25,6 +25,7 @@ type txShard struct {
 
 	nextSample, nextPubTx int64
 	samples               *SampleRing
+	pfcEvents             *Ring[PFCEvent]
 	// buf is the shard's buffer: the whole buffer with one shard, a slice of
 	// it in proportion to the shard's ports with several (like the buffer of
 	// each pipeline of a multi-pipeline switch ASIC).
@@ -150,9 +151,10 @@ func (e *Engine) ShardTx(groups [][]int) error {
 		sh := &e.tx[k]
 		sh.cpMin = ccalgo.Never
 		sh.nextSample, sh.nextPubTx = old.nextSample, old.nextPubTx
-		sh.samples = old.samples
+		sh.samples, sh.pfcEvents = old.samples, old.pfcEvents
 		if k > 0 {
 			sh.samples = NewSampleRing(len(old.samples.buf))
+			sh.pfcEvents = NewRing[PFCEvent](len(old.pfcEvents.buf))
 		}
 		sh.buf = old.buf
 		if sh.buf.on {
@@ -200,6 +202,16 @@ func (e *Engine) SampleRings() []*SampleRing {
 	r := make([]*SampleRing, len(e.tx))
 	for k := range e.tx {
 		r[k] = e.tx[k].samples
+	}
+	return r
+}
+
+// PFCEventRings are the rings the shards write PFC events into, one per
+// shard (PFCEvents is the first).
+func (e *Engine) PFCEventRings() []*Ring[PFCEvent] {
+	r := make([]*Ring[PFCEvent], len(e.tx))
+	for k := range e.tx {
+		r[k] = e.tx[k].pfcEvents
 	}
 	return r
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/ccbed/ccbed/internal/atomicfile"
+	"github.com/ccbed/ccbed/wire"
 )
 
 // Sample is one telemetry point of one port.
@@ -20,24 +21,48 @@ type Sample struct {
 	Port        int     // port index
 	QueueBytes  int64   // egress data queue
 	FairRateBps float64 // RoCC fair rate; negative when the port's CP has none
+	// PrioBytes are the bytes in each priority's data queue (they sum to
+	// QueueBytes).
+	PrioBytes [wire.PFCPriorities]int64
 }
 
-// SampleRing is a single-producer (tx+CC lcore), single-consumer (the CSV
-// writer) ring of samples. A full ring drops the new sample and counts it.
-type SampleRing struct {
-	buf        []Sample
+// PFCEvent is one change of a lossless priority of an ingress port: XOFF
+// (the switch paused the port's peer for it) or XON (resumed it). Pause
+// refreshes are not events.
+type PFCEvent struct {
+	TNs  int64 // engine time, ns
+	Port int32 // the ingress port whose peer is paused or resumed
+	Prio uint8 // the priority
+	XOFF bool  // true: XOFF; false: XON
+	// IngressBytes are the priority's bytes from the port held in the
+	// switch at the change (with several tx shards, those on the shard of
+	// the port's egress), headroom included.
+	IngressBytes int64
+}
+
+// Ring is a single-producer (tx+CC lcore), single-consumer (the results
+// writer) ring of records: telemetry samples (SampleRing), PFC events. A
+// full ring drops the new record and counts it.
+type Ring[T any] struct {
+	buf        []T
 	mask       uint64
 	head, tail atomic.Uint64
 	dropped    atomic.Uint64
 }
 
+// SampleRing is the ring of a shard's telemetry samples.
+type SampleRing = Ring[Sample]
+
 // NewSampleRing makes a ring of at least n samples.
-func NewSampleRing(n int) *SampleRing {
+func NewSampleRing(n int) *SampleRing { return NewRing[Sample](n) }
+
+// NewRing makes a ring of at least n records.
+func NewRing[T any](n int) *Ring[T] {
 	n = nextPow2(max(n, 2))
-	return &SampleRing{buf: make([]Sample, n), mask: uint64(n - 1)}
+	return &Ring[T]{buf: make([]T, n), mask: uint64(n - 1)}
 }
 
-func (r *SampleRing) push(s *Sample) {
+func (r *Ring[T]) push(s *T) {
 	t := r.tail.Load()
 	if t-r.head.Load() >= uint64(len(r.buf)) {
 		r.dropped.Add(1)
@@ -47,9 +72,9 @@ func (r *SampleRing) push(s *Sample) {
 	r.tail.Store(t + 1)
 }
 
-// Drain calls fn on every sample written so far, oldest first, and returns how
+// Drain calls fn on every record written so far, oldest first, and returns how
 // many. One reader at a time.
-func (r *SampleRing) Drain(fn func(*Sample)) int {
+func (r *Ring[T]) Drain(fn func(*T)) int {
 	h, t := r.head.Load(), r.tail.Load()
 	for i := h; i < t; i++ {
 		fn(&r.buf[i&r.mask])
@@ -58,13 +83,15 @@ func (r *SampleRing) Drain(fn func(*Sample)) int {
 	return int(t - h)
 }
 
-// Dropped is the number of samples lost to a full ring.
-func (r *SampleRing) Dropped() uint64 { return r.dropped.Load() }
+// Dropped is the number of records lost to a full ring.
+func (r *Ring[T]) Dropped() uint64 { return r.dropped.Load() }
 
 // Snapshot is the switch's counters at one time.
 type Snapshot struct {
 	Ports          []PortCounters `json:"ports"`
 	SamplesDropped uint64         `json:"samples_dropped"`
+	// PFCEventsDropped counts PFC events (PFCEvents) lost to a full ring.
+	PFCEventsDropped uint64 `json:"pfc_events_dropped,omitempty"`
 }
 
 // CSVHeader is the first line of the time-series file.
@@ -348,6 +375,7 @@ func (e *Engine) SnapshotInto(s *Snapshot) {
 	}
 	s.Ports = s.Ports[:e.n]
 	s.SamplesDropped = e.samplesDropped()
+	s.PFCEventsDropped = e.pfcEventsDropped()
 	for i := range s.Ports {
 		pc := &s.Ports[i]
 		*pc = PortCounters{}
@@ -449,6 +477,12 @@ func (m *Monitor) Tick(now time.Time) error {
 			m.csv.DrainFrom(m.eng.tx[k].samples)
 		}
 	}
+	// The daemon writes no PFC event log (its counters count the XOFFs):
+	// the events are let go, so that the ring never fills and counts them
+	// as dropped.
+	for k := range m.eng.tx {
+		m.eng.tx[k].pfcEvents.Drain(discardPFCEvent)
+	}
 	if m.console != nil && now.Sub(m.lastLine) >= time.Second {
 		m.eng.SnapshotInto(&m.cur)
 		var prev *Snapshot
@@ -495,6 +529,9 @@ func (m *Monitor) writeJSON(now time.Time) error {
 	}
 	return atomicfile.Write(m.jsonPath, m.jbuf.b)
 }
+
+// discardPFCEvent lets a PFC event go (Monitor.Tick).
+func discardPFCEvent(*PFCEvent) {}
 
 // Finish ends the run at now (after the loops stopped): it drains the last
 // samples, closes the CSV and writes the final JSON with the loops'

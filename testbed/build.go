@@ -190,17 +190,18 @@ func (e *Experiment) Spec() *fabric.Spec {
 		RTONs: usToNs(t.RTOUs), NakIntervalNs: usToNs(t.NakIntervalUs),
 		SampleNs: usToNs(e.Experiment.SampleUs), Seed: e.Experiment.Seed, PacingJitter: t.PacingJitter,
 		Exact: e.Experiment.Clock == ClockVirtual, ICRC: e.Experiment.ICRC, TrustAll: e.Experiment.Trust == TrustAll,
+		TagPCP: t.PriorityTag == TagPCP,
 	}
 	s.Failures, _ = e.failures() // checked by Validate
 	for _, f := range e.Flows {
 		s.Flows = append(s.Flows, fabric.Flow{ID: f.ID, Src: f.Src, Dst: f.Dst, SizeBytes: f.SizeBytes,
-			StartNs: usToNs(f.StartUs), RateBps: f.RateGbps * 1e9})
+			StartNs: usToNs(f.StartUs), RateBps: f.RateGbps * 1e9, Priority: f.Priority})
 	}
 	s.Flows = append(s.Flows, e.ns3Flows...)
 	for _, in := range e.Incast {
 		s.Incast = append(s.Incast, fabric.Incast{IDBase: in.IDBase, Senders: in.Senders, Dst: in.Dst,
 			FlowsPerSender: in.FlowsPerSender, SizeBytes: in.SizeBytes, StartNs: usToNs(in.StartUs),
-			Repeat: in.Repeat, PeriodNs: usToNs(in.PeriodUs)})
+			Repeat: in.Repeat, PeriodNs: usToNs(in.PeriodUs), Priority: in.Priority})
 	}
 	for _, w := range e.Workloads {
 		cdf := w.CDF
@@ -208,7 +209,8 @@ func (e *Experiment) Spec() *fabric.Spec {
 			cdf = filepath.Join(e.dir, cdf)
 		}
 		s.Workloads = append(s.Workloads, fabric.Workload{IDBase: w.IDBase, CDF: cdf, Senders: w.Senders,
-			Dsts: w.Dsts, Load: w.Load, StartNs: usToNs(w.StartUs), StopNs: usToNs(w.StopUs), MaxFlows: w.MaxFlows})
+			Dsts: w.Dsts, Load: w.Load, StartNs: usToNs(w.StartUs), StopNs: usToNs(w.StopUs), MaxFlows: w.MaxFlows,
+			Priority: w.Priority})
 	}
 	return s
 }

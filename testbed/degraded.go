@@ -157,7 +157,10 @@ func hostDegraded(name string, r *hostd.Report) []string {
 func switchDegraded(name string, s *switchd.Snapshot) []string {
 	var out []string
 	if s.SamplesDropped > 0 {
-		out = append(out, fmt.Sprintf("switch %s dropped %d telemetry samples (queue.csv, fairrate.csv have gaps)", name, s.SamplesDropped))
+		out = append(out, fmt.Sprintf("switch %s dropped %d telemetry samples (queue.csv, queue_prio.csv, fairrate.csv have gaps)", name, s.SamplesDropped))
+	}
+	if s.PFCEventsDropped > 0 {
+		out = append(out, fmt.Sprintf("switch %s dropped %d PFC events (pfc.csv has gaps)", name, s.PFCEventsDropped))
 	}
 	var tx uint64
 	for i := range s.Ports {

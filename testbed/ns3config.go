@@ -161,7 +161,7 @@ func (e *Experiment) readNS3Inputs() error {
 		}
 		flows[i].StartNs -= origin
 	}
-	e.ns3Flows = flows
+	e.ns3Flows, e.ns3HostIDs = flows, nt.HostIDs
 	return nil
 }
 

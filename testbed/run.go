@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math/bits"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -393,6 +394,7 @@ type feed struct {
 	rec       *report.Recorder
 	t0Ns      int64
 	base      []int // switch i's first port id; made from the engines
+	prios     uint8 // the priorities of queue_prio.csv's rows (prioRows)
 	warmUs    float64
 	byIP      map[uint32]int
 	delivered []map[int64]int64
@@ -409,13 +411,24 @@ func (e *Experiment) newFeed(clock string, t0Ns int64) *feed {
 		LinkGbps: hostLinkGbps(t),
 	})
 	e.addReferences(rec)
-	f := &feed{e: e, rec: rec, t0Ns: t0Ns, warmUs: e.Experiment.WarmupMs * 1e3, byIP: make(map[uint32]int, len(t.Hosts)),
+	f := &feed{e: e, rec: rec, t0Ns: t0Ns, prios: prioRows(e.Spec().Priorities()), warmUs: e.Experiment.WarmupMs * 1e3, byIP: make(map[uint32]int, len(t.Hosts)),
 		delivered: make([]map[int64]int64, len(t.Hosts)), fcts: make([]map[int64]float64, len(t.Hosts))}
 	for i, h := range t.Hosts {
 		f.byIP[h.IP] = i
 		f.delivered[i], f.fcts[i] = map[int64]int64{}, map[int64]float64{}
 	}
 	return f
+}
+
+// prioRows are the priorities queue_prio.csv has rows of, given those the
+// traffic uses: all of them when there are two or more, none when there is
+// one (queue.csv is then that priority's queue: a copy would double the
+// largest file of a long run for nothing).
+func prioRows(used uint8) uint8 {
+	if bits.OnesCount8(used) < 2 {
+		return 0
+	}
+	return used
 }
 
 // us is engine time ns on the results' time base.
@@ -437,8 +450,22 @@ func (f *feed) switchSamples(switches []*switchd.Engine, samples []fabric.Switch
 		}
 		id := f.base[s.Switch] + s.Port
 		f.rec.AddQueueSample(tu, id, s.QueueBytes)
+		for m := f.prios; m != 0; m &= m - 1 {
+			p := bits.TrailingZeros8(m)
+			f.rec.AddPrioQueueSample(tu, id, p, s.PrioBytes[p])
+		}
 		if s.FairRateBps >= 0 {
 			f.rec.AddFairRate(tu, id, s.FairRateBps/1e9)
+		}
+	}
+}
+
+// pfcEvents adds the switches' XOFF and XON events.
+func (f *feed) pfcEvents(events []fabric.SwitchPFCEvent) {
+	for i := range events {
+		ev := &events[i]
+		if tu := f.us(ev.TNs); tu >= 0 {
+			f.rec.AddPFCEvent(tu, f.base[ev.Switch]+int(ev.Port), int(ev.Prio), ev.XOFF, ev.IngressBytes)
 		}
 	}
 }
@@ -473,6 +500,7 @@ func (f *feed) host(i int, samples []hostd.RateSample, fcts []hostd.FCT) {
 // sampled before it (report.Recorder.Advance).
 func (f *feed) drain(d *fabric.Drain) error {
 	f.switchSamples(d.Switches, d.Samples)
+	f.pfcEvents(d.PFCEvents)
 	for i, h := range d.Hosts {
 		h.TakeResults(func(samples []hostd.RateSample, fcts []hostd.FCT) { f.host(i, samples, fcts) })
 	}
@@ -528,6 +556,7 @@ func (f *feed) finish(fr *fabric.Result) {
 func (e *Experiment) record(fr *fabric.Result) *report.Recorder {
 	f := e.newFeed(fr.Clock, fr.T0Ns)
 	f.switchSamples(fr.Switches, fr.Samples)
+	f.pfcEvents(fr.PFCEvents)
 	for i, he := range fr.Hosts {
 		f.host(i, he.Samples(), he.FCTs())
 	}

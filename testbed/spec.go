@@ -48,9 +48,20 @@ type Experiment struct {
 	topo *fabric.Topology
 	// ns3Flows are the flows of an ns3 topology's flow file.
 	ns3Flows []fabric.Flow
+	// ns3HostIDs are an ns3 topology's hosts' ns-3 node ids
+	// (fabric.NS3Topology.HostIDs).
+	ns3HostIDs []int
 	// ns3 is what the ns3 topology's config.txt set (ns3config.go).
 	ns3 *ns3Inputs
 }
+
+// Where hosts tag their data's priority (Topology.PriorityTag).
+const (
+	// TagDSCP tags it in the IPv4 DSCP.
+	TagDSCP = "dscp"
+	// TagPCP tags it in an 802.1Q tag's PCP.
+	TagPCP = "pcp"
+)
 
 // ExperimentInfo names the experiment and says how long it runs.
 type ExperimentInfo struct {
@@ -140,6 +151,11 @@ type Topology struct {
 	// PacingJitter spreads each host QP's packet spacing over [1 - j, 1 + j]
 	// of its paced gap (0: exact pacing; see hostd.Config.PacingJitter).
 	PacingJitter float64 `toml:"pacing_jitter"`
+	// PriorityTag is where hosts tag their data's priority and switches read
+	// it: "dscp" (the default: the IPv4 DSCP's class selector, priority <<
+	// 3) or "pcp" (an 802.1Q priority tag, VLAN id 0, its PCP the priority;
+	// frames 4 bytes longer). ACKs, NAKs and CNPs echo the data's tag.
+	PriorityTag string `toml:"priority_tag"`
 
 	HostsPerSwitch []int      `toml:"hosts_per_switch"` // chain
 	TrunkGbps      float64    `toml:"trunk_gbps"`       // chain (default link_gbps)
@@ -222,6 +238,12 @@ type Flow struct {
 	SizeBytes int64   `toml:"size_bytes"` // 0: unlimited
 	StartUs   float64 `toml:"start_us"`   // when it starts
 	RateGbps  float64 `toml:"rate_gbps"`  // offered-rate cap; 0: none
+	// Priority is the flow's traffic class (0-7): its data is tagged with it
+	// in the DSCP (priority << 3, which its ACKs and NAKs echo), queued in
+	// that priority's queue at every switch, lossless when [pfc] lists it,
+	// and paused only by PFC frames of it. Absent: its sender's priority
+	// ([[host_priority]], else 3).
+	Priority *int `toml:"priority"`
 }
 
 // Incast is Senders hosts each sending FlowsPerSender flows of SizeBytes to Dst
@@ -237,6 +259,9 @@ type Incast struct {
 	StartUs        float64 `toml:"start_us"`  // when the first round starts
 	Repeat         int     `toml:"repeat"`    // rounds; 0: 1
 	PeriodUs       float64 `toml:"period_us"` // between the rounds' starts
+	// Priority is the traffic class (0-7) of the incast's flows, as a
+	// [[flows]] entry's priority; absent: each sender's.
+	Priority *int `toml:"priority"`
 }
 
 // Workload draws flow sizes from a CDF with Poisson arrivals at Load of each
@@ -253,6 +278,9 @@ type Workload struct {
 	StartUs  float64 `toml:"start_us"`  // when arrivals start
 	StopUs   float64 `toml:"stop_us"`   // when arrivals stop; 0: never
 	MaxFlows int     `toml:"max_flows"` // flows per sender at most; 0: no limit
+	// Priority is the traffic class (0-7) of the workload's flows, as a
+	// [[flows]] entry's priority; absent: each sender's.
+	Priority *int `toml:"priority"`
 }
 
 // Lcores places the loops. The default (when the file sets no hosts list):
@@ -271,7 +299,7 @@ type Lcores struct {
 func Default() Experiment {
 	return Experiment{
 		Experiment: ExperimentInfo{DurationMs: 20, SampleUs: 100, OutputDir: "results", Clock: ClockDPDK, Seed: 1, Trust: TrustTopology},
-		Topology:   Topology{Kind: KindStar, LinkGbps: 10, BufferBytes: 4 << 20, MTUBytes: 1024, AckEvery: 1},
+		Topology:   Topology{Kind: KindStar, LinkGbps: 10, BufferBytes: 4 << 20, MTUBytes: 1024, AckEvery: 1, PriorityTag: TagDSCP},
 		CC:         CC{Scheme: "none", ExpectedFlows: 16},
 		PFC:        PFC{XOFFBytes: 500_000, XONOffsetBytes: 3_000},
 		Buffer:     switchd.DefaultConfig().Buffer,
@@ -331,6 +359,8 @@ func (e *Experiment) Validate() error {
 		return e.errorf("topology.rto_us", "%v; 0: derived", config.Time(t.RTOUs, "us"))
 	case !(t.PacingJitter >= 0 && t.PacingJitter < 1):
 		return e.errorf("topology.pacing_jitter", "must be in [0, 1), got %v", t.PacingJitter)
+	case t.PriorityTag != "" && t.PriorityTag != TagDSCP && t.PriorityTag != TagPCP:
+		return e.errorf("topology.priority_tag", "%q: want %q or %q", t.PriorityTag, TagDSCP, TagPCP)
 	case config.Time(t.NakIntervalUs, "us") != nil:
 		return e.errorf("topology.nak_interval_us", "%v; 0: derived", config.Time(t.NakIntervalUs, "us"))
 	}

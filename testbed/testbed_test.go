@@ -67,6 +67,7 @@ func TestValidateErrors(t *testing.T) {
 		{"self flow", "src = 1\ndst = 3", "src = 1\ndst = 1", "flows[1].dst", 29},
 		{"unknown key", "sample_us = 500", "sample_usec = 500", "experiment.sample_usec", 5},
 		{"bad rate", "link_gbps = 1", "link_gbps = -1", "topology.link_gbps", 9},
+		{"bad priority", "start_us = 20_000", "start_us = 20_000\npriority = 8", "flows[2].priority", 37},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			text := strings.Replace(small, tc.edit, tc.from, 1)
@@ -114,6 +115,30 @@ func TestConfigsMapping(t *testing.T) {
 	args := strings.Join(e.EALArgs(), " ")
 	if !strings.Contains(args, "--no-huge") || !strings.Contains(args, "--lcores=0@0,1@1") {
 		t.Fatalf("EAL args %q", args)
+	}
+}
+
+// TestFlowPriorities: a flow's priority reaches its sender's config, flows
+// without one keep their host's, and a host of priority 0 (which hostd's
+// pfc_priority cannot say: 0 is its default, 3) has its flows name 0.
+func TestFlowPriorities(t *testing.T) {
+	text := strings.Replace(small, "start_us = 20_000", "start_us = 20_000\npriority = 1", 1) +
+		"\n[[host_priority]]\nhosts = [0]\npriority = 0\n\n[[host_priority]]\nhosts = [1]\npriority = 5\n"
+	e, err := Decode("x.toml", text, ".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	hc := e.HostConfigs()
+	prio := func(p *int) string {
+		if p == nil {
+			return "nil"
+		}
+		return fmt.Sprint(*p)
+	}
+	got := fmt.Sprintf("%s %d, %s %d, %s %d", prio(hc[0].Flows[0].Priority), hc[0].PFCPriority,
+		prio(hc[1].Flows[0].Priority), hc[1].PFCPriority, prio(hc[2].Flows[0].Priority), hc[2].PFCPriority)
+	if want := "0 0, nil 5, 1 3"; got != want {
+		t.Fatalf("flow priority and host pfc_priority of hosts 0, 1, 2: %s, want %s", got, want)
 	}
 }
 

@@ -11,6 +11,7 @@
 //	testbed compare [-o DIR] [-port N] LABEL=RESULTS_DIR...  # queue and fair rate of several runs on shared axes
 //	testbed schemes [-v] [SCHEME...]   # -v: each scheme's [cc.params] keys, types, defaults and meanings
 //	testbed reference                  # the experiment file's and the schemes' reference (docs/reference.md)
+//	testbed export-flows EXPERIMENT.toml [-set key=value]... [-o FILE]  # the flows a run posts, as an ns-3 flow.txt
 //	testbed nodes EXPERIMENT.toml [-inventory FILE] -o DIR  # configs, inventory and Ansible playbook for real nodes
 //	testbed collect [-o OUT] DIR       # merge the nodes' results (DIR/results/<node>/) into one results directory
 //	testbed version                    # or testbed -version: the build
@@ -68,6 +69,7 @@ func init() {
 		{"compare", "[-o DIR] [-port N] LABEL=RESULTS_DIR...", compare},
 		{"schemes", "[-v] [SCHEME...]", schemes},
 		{"reference", "", reference},
+		{"export-flows", "EXPERIMENT.toml [-set key=value]... [-o FILE]", exportFlows},
 		{"nodes", "EXPERIMENT.toml [-inventory FILE] -o DIR", nodes},
 		{"collect", "[-o OUT] DIR", collect},
 		{"version", "", version},
@@ -623,6 +625,41 @@ func reference(args []string) error {
 		return err
 	}
 	return testbed.WriteReference(os.Stdout)
+}
+
+// exportFlows writes the flows the experiment's run posts as an HPCC ns-3
+// flow.txt.
+func exportFlows(args []string) error {
+	c := newCommand("export-flows", "Write the flows a run of the experiment posts (static, incast and workload flows) as an HPCC ns-3 flow.txt.").Positional("EXPERIMENT.toml", 1, 1)
+	var sets overrides
+	c.Flags.Var(&sets, "set", setUsage)
+	out := c.Flags.String("o", "-", "the flow.txt to write (-: standard output)")
+	pos, err := c.Parse(args)
+	if err != nil {
+		return err
+	}
+	e, err := testbed.LoadWith(pos[0], sets)
+	if err != nil {
+		return err
+	}
+	if *out == "-" {
+		_, err = e.ExportNS3Flows(os.Stdout)
+		return err
+	}
+	f, err := os.Create(*out)
+	if err != nil {
+		return err
+	}
+	n, err := e.ExportNS3Flows(f)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(*out)
+		return err
+	}
+	c.Log().Info("flows written", zap.String("file", *out), zap.Int("flows", n))
+	return nil
 }
 
 func nodes(args []string) error {

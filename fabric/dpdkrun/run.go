@@ -276,6 +276,11 @@ func Run(ctx context.Context, plan *fabric.Plan, o Options) (*Outcome, error) {
 					res.Samples = append(res.Samples, fabric.SwitchSample{Switch: si, Sample: *s})
 				}
 			})
+			eng.PFCEvents().Drain(func(ev *switchd.PFCEvent) {
+				if ev.TNs >= t0 {
+					res.PFCEvents = append(res.PFCEvents, fabric.SwitchPFCEvent{Switch: si, PFCEvent: *ev})
+				}
+			})
 		}
 	}
 	wall := time.Now()

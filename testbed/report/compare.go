@@ -176,7 +176,7 @@ func readPortSeries(path string, id int) (*decimator, error) {
 		if line == 1 {
 			continue // header
 		}
-		r, err := parseRow(sc.Bytes())
+		r, err := parseRow(sc.Bytes(), false)
 		if err != nil || bytes.Count(sc.Bytes(), []byte{','}) != 2 {
 			return nil, fmt.Errorf("report: %s:%d: want 3 columns of numbers", path, line)
 		}

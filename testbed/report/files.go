@@ -17,19 +17,27 @@ const (
 	RateCSVHeader     = "t_us,flow,goodput_gbps,rate_gbps,window_bytes"
 	FairRateCSVHeader = "t_us,port,gbps"
 	FCTCSVHeader      = "flow,src,dst,size_bytes,start_us,fct_us,slowdown"
+	// PrioQueueCSVHeader is queue_prio.csv's: each priority's queue of a
+	// port, one row per sample, port and priority the traffic uses.
+	PrioQueueCSVHeader = "t_us,port,priority,queue_bytes"
+	// PFCCSVHeader is pfc.csv's: one row per XOFF or XON of a priority of
+	// an ingress port.
+	PFCCSVHeader = "t_us,port,priority,event,ingress_bytes"
 )
 
 // The file names WriteAll writes into the results directory.
 const (
-	SummaryFile     = "summary.json"
-	QueueCSVFile    = "queue.csv"
-	RateCSVFile     = "rate.csv"
-	FairRateCSVFile = "fairrate.csv"
-	FCTCSVFile      = "fct.csv"
-	QueuePlotFile   = "queue.png"
-	RatePlotFile    = "rate.png"
-	FairPlotFile    = "fairrate.png"
-	FCTPlotFile     = "fct_slowdown.png"
+	SummaryFile      = "summary.json"
+	QueueCSVFile     = "queue.csv"
+	RateCSVFile      = "rate.csv"
+	FairRateCSVFile  = "fairrate.csv"
+	FCTCSVFile       = "fct.csv"
+	PrioQueueCSVFile = "queue_prio.csv"
+	PFCCSVFile       = "pfc.csv"
+	QueuePlotFile    = "queue.png"
+	RatePlotFile     = "rate.png"
+	FairPlotFile     = "fairrate.png"
+	FCTPlotFile      = "fct_slowdown.png"
 )
 
 // appendFloat appends x in the shortest form that reads back exactly.
@@ -47,6 +55,17 @@ func appendOpt(b []byte, x float64) []byte {
 
 // appendQueueValues appends a queue row's value: bytes, an integer.
 func appendQueueValues(b []byte, r *row) []byte { return strconv.AppendInt(b, int64(r.v), 10) }
+
+// appendPFCValues appends a PFC row's event (rp: 1 XOFF, 0 XON) and
+// ingress bytes.
+func appendPFCValues(b []byte, r *row) []byte {
+	if r.rp == 1 {
+		b = append(b, "xoff,"...)
+	} else {
+		b = append(b, "xon,"...)
+	}
+	return strconv.AppendInt(b, int64(r.v), 10)
+}
 
 // appendFairValues appends a fair-rate row's value.
 func appendFairValues(b []byte, r *row) []byte { return appendFloat(b, r.v) }
@@ -71,7 +90,7 @@ func writeHeld(w io.Writer, tb *table) error {
 	bw.WriteByte('\n')
 	var buf []byte
 	for i, rs := 0, tb.sorted(); i < len(rs); i++ {
-		buf = appendRow(buf[:0], &rs[i], tb.values)
+		buf = tb.appendRow(buf[:0], &rs[i])
 		bw.Write(buf)
 	}
 	return bw.Flush()
@@ -144,8 +163,9 @@ func (r *Recorder) HasFairRate() bool {
 }
 
 // Stream makes r write its files into the existing directory dir while the
-// run goes (a StageDir's path): queue.csv, rate.csv and fct.csv are created
-// now, with their headers; fairrate.csv with its first row; summary.json
+// run goes (a StageDir's path): queue.csv, rate.csv, pfc.csv and fct.csv
+// are created now, with their headers; fairrate.csv and queue_prio.csv with
+// their first row; summary.json
 // now, saying the run has not finished (interrupted, degraded: a run killed
 // before WriteFiles leaves it so), and again by WriteFiles at the end.
 // From then on, the rows of every series sampled before the time given to
@@ -168,7 +188,7 @@ func (r *Recorder) stream(dir string) error {
 	for _, tb := range r.tables() {
 		tb.stats.reset(r.durUs / 2)
 	}
-	for _, tb := range []*table{r.queue, r.rate} {
+	for _, tb := range []*table{r.queue, r.rate, r.pfc} {
 		if err := tb.open(dir); err != nil {
 			r.closeFiles(dir)
 			return err
@@ -186,8 +206,12 @@ func (r *Recorder) stream(dir string) error {
 	return WriteSummaryFile(dir, s)
 }
 
-// tables are r's series files.
-func (r *Recorder) tables() []*table { return []*table{r.queue, r.rate, r.fair} }
+// tables are r's series files whose statistics the summary reads, in the
+// order of view's fields.
+func (r *Recorder) tables() []*table { return r.all[:4] }
+
+// files are every table r writes.
+func (r *Recorder) files() []*table { return r.all }
 
 // Advance writes the rows of every series sampled before tUs, in time order
 // (ties by port or flow id), and every FCT record added so far, into the
@@ -203,7 +227,7 @@ func (r *Recorder) advance(tUs float64, flush bool) error {
 	if r.dir == "" || r.done {
 		return nil
 	}
-	for _, tb := range r.tables() {
+	for _, tb := range r.files() {
 		if err := tb.emit(r.dir, tUs); err != nil {
 			return fmt.Errorf("report: write %s: %w", tb.name, err)
 		}
@@ -227,7 +251,7 @@ func (r *Recorder) advance(tUs float64, flush bool) error {
 // closeFiles closes every open file, reporting the first error.
 func (r *Recorder) closeFiles(dir string) error {
 	var err error
-	for _, tb := range r.tables() {
+	for _, tb := range r.files() {
 		if cerr := tb.close(); err == nil && cerr != nil {
 			err = fmt.Errorf("report: write %s: %w", tb.name, cerr)
 		}
@@ -302,8 +326,8 @@ func (r *Recorder) WriteAll(dir string) (Summary, error) {
 
 // WriteFiles writes the results contract into the existing directory dir
 // (use it on a StageDir's path; WriteAll does both): summary.json,
-// queue.csv, rate.csv and fct.csv always (a CSV with no rows has its
-// header), fairrate.csv when a fair rate was recorded, and the PNG plots
+// queue.csv, rate.csv, pfc.csv and fct.csv always (a CSV with no rows has
+// its header), fairrate.csv and queue_prio.csv when they have rows, and the PNG plots
 // whose data exist (see WritePlots); summary.json last. A Recorder that
 // streams (Stream) completes its files in dir, which must be the one it
 // streams into; one that does not streams every row now. It returns the

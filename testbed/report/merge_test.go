@@ -142,6 +142,8 @@ func TestStreamSamplePathAllocatesNothing(t *testing.T) {
 			r.AddQueueSample(tUs, p, int64(p%8)*1000)
 			r.AddRate(RateSample{TUs: tUs, Flow: p, GoodputGbps: float64(p), RateGbps: 1, WindowBytes: 1000})
 			r.AddFairRate(tUs, p, 2)
+			r.AddPrioQueueSample(tUs, p, 3, int64(p%8)*1000)
+			r.AddPFCEvent(tUs, p, 3, p%2 == 0, 5000)
 		}
 		tUs += 100
 		if err := r.Advance(tUs); err != nil {

@@ -146,7 +146,9 @@ type FCTRecord struct {
 type Recorder struct {
 	mu                sync.Mutex
 	meta              Meta
-	queue, rate, fair *table // rows of queue.csv, rate.csv, fairrate.csv
+	queue, rate, fair *table   // rows of queue.csv, rate.csv, fairrate.csv
+	prioQueue, pfc    *table   // rows of queue_prio.csv, pfc.csv
+	all               []*table // every table: those with statistics (tables), then pfc
 	fct               fctTable
 	flows             map[int]FlowInfo
 	ports             map[int]PortCounters
@@ -162,14 +164,19 @@ type Recorder struct {
 
 // NewRecorder returns an empty Recorder for the run described by meta.
 func NewRecorder(meta Meta) *Recorder {
-	return &Recorder{
-		meta:  meta,
-		queue: newTable(QueueCSVFile, QueueCSVHeader, appendQueueValues, true),
-		rate:  newTable(RateCSVFile, RateCSVHeader, appendRateValues, false),
-		fair:  newTable(FairRateCSVFile, FairRateCSVHeader, appendFairValues, false),
-		flows: make(map[int]FlowInfo),
-		ports: make(map[int]PortCounters),
+	r := &Recorder{
+		meta:      meta,
+		queue:     newTable(QueueCSVFile, QueueCSVHeader, appendQueueValues, true),
+		rate:      newTable(RateCSVFile, RateCSVHeader, appendRateValues, false),
+		fair:      newTable(FairRateCSVFile, FairRateCSVHeader, appendFairValues, false),
+		prioQueue: newTable(PrioQueueCSVFile, PrioQueueCSVHeader, appendQueueValues, true),
+		pfc:       newTable(PFCCSVFile, PFCCSVHeader, appendPFCValues, false),
+		flows:     make(map[int]FlowInfo),
+		ports:     make(map[int]PortCounters),
 	}
+	r.prioQueue.byPrio, r.pfc.byPrio = true, true
+	r.all = []*table{r.queue, r.rate, r.fair, r.prioQueue, r.pfc}
+	return r
 }
 
 // AddReference draws a horizontal reference line on the plot named plot
@@ -210,6 +217,35 @@ func (r *Recorder) AddQueueSample(tUs float64, port int, bytes int64) {
 	r.mu.Lock()
 	if finite(tUs) {
 		r.queue.add(row{t: tUs, id: port, v: float64(bytes), rp: math.NaN(), win: math.NaN()})
+	} else {
+		r.nonFinite++
+	}
+	r.mu.Unlock()
+}
+
+// AddPrioQueueSample records the bytes in priority prio's (0-7) queue of
+// port's egress at tUs.
+func (r *Recorder) AddPrioQueueSample(tUs float64, port, prio int, bytes int64) {
+	r.mu.Lock()
+	if finite(tUs) && prio >= 0 && prio <= 7 && port >= 0 {
+		r.prioQueue.add(row{t: tUs, id: port<<3 | prio, v: float64(bytes), rp: math.NaN(), win: math.NaN()})
+	} else {
+		r.nonFinite++
+	}
+	r.mu.Unlock()
+}
+
+// AddPFCEvent records an XOFF (xoff true) or XON of priority prio (0-7) of
+// ingress port at tUs, with the priority's bytes from the port the switch
+// held then.
+func (r *Recorder) AddPFCEvent(tUs float64, port, prio int, xoff bool, ingressBytes int64) {
+	r.mu.Lock()
+	if finite(tUs) && prio >= 0 && prio <= 7 && port >= 0 {
+		ev := 0.0
+		if xoff {
+			ev = 1
+		}
+		r.pfc.add(row{t: tUs, id: port<<3 | prio, v: float64(ingressBytes), rp: ev, win: math.NaN()})
 	} else {
 		r.nonFinite++
 	}

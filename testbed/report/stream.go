@@ -32,15 +32,18 @@ type row struct {
 type table struct {
 	name, header string
 	values       func([]byte, *row) []byte
-	pending      []row
-	seq          uint64
-	cmpRows      func(a, b row) int // made once: sorting allocates nothing
-	compares     int                // comparisons made sorting (a measure of the writer's cost)
-	stats        seriesStats
-	f            *os.File
-	w            *bufio.Writer
-	buf          []byte
-	written      int // rows written
+	// byPrio: the row's id is port*8 + priority, written as two columns,
+	// "port,priority" (queue_prio.csv, pfc.csv).
+	byPrio   bool
+	pending  []row
+	seq      uint64
+	cmpRows  func(a, b row) int // made once: sorting allocates nothing
+	compares int                // comparisons made sorting (a measure of the writer's cost)
+	stats    seriesStats
+	f        *os.File
+	w        *bufio.Writer
+	buf      []byte
+	written  int // rows written
 }
 
 func newTable(name, header string, values func([]byte, *row) []byte, counts bool) *table {
@@ -110,7 +113,7 @@ func (tb *table) emit(dir string, untilUs float64) error {
 	}
 	for i := range rs[:k] {
 		r := &rs[i]
-		tb.buf = appendRow(tb.buf[:0], r, tb.values)
+		tb.buf = tb.appendRow(tb.buf[:0], r)
 		tb.w.Write(tb.buf)
 		tb.stats.add(r, true)
 	}
@@ -119,13 +122,20 @@ func (tb *table) emit(dir string, untilUs float64) error {
 	return nil
 }
 
-// appendRow appends r as a CSV line: t, id, then its values.
-func appendRow(b []byte, r *row, values func([]byte, *row) []byte) []byte {
+// appendRow appends r as a CSV line of tb: t, id (port and priority when
+// byPrio), then its values.
+func (tb *table) appendRow(b []byte, r *row) []byte {
 	b = appendFloat(b, r.t)
 	b = append(b, ',')
-	b = strconv.AppendInt(b, int64(r.id), 10)
+	if tb.byPrio {
+		b = strconv.AppendInt(b, int64(r.id>>3), 10)
+		b = append(b, ',')
+		b = strconv.AppendInt(b, int64(r.id&7), 10)
+	} else {
+		b = strconv.AppendInt(b, int64(r.id), 10)
+	}
 	b = append(b, ',')
-	b = values(b, r)
+	b = tb.values(b, r)
 	return append(b, '\n')
 }
 
@@ -560,7 +570,7 @@ func (tb *table) replay(dir string, halfUs float64) error {
 	line := 1
 	for sc.Scan() {
 		line++
-		r, err := parseRow(sc.Bytes())
+		r, err := parseRow(sc.Bytes(), tb.byPrio)
 		if err != nil {
 			return fmt.Errorf("report: %s:%d: %w", path, line, err)
 		}
@@ -569,10 +579,10 @@ func (tb *table) replay(dir string, halfUs float64) error {
 	return sc.Err()
 }
 
-// parseRow reads a line of queue.csv, rate.csv or fairrate.csv: the values
-// written are the shortest that read back exactly, so the row is the one
-// written.
-func parseRow(b []byte) (row, error) {
+// parseRow reads a line of queue.csv, rate.csv, fairrate.csv or (byPrio)
+// queue_prio.csv: the values written are the shortest that read back
+// exactly, so the row is the one written.
+func parseRow(b []byte, byPrio bool) (row, error) {
 	r := row{rp: math.NaN(), win: math.NaN()}
 	for k := 0; ; k++ {
 		f := b
@@ -581,6 +591,19 @@ func parseRow(b []byte) (row, error) {
 			f, b = b[:i], b[i+1:]
 		}
 		var err error
+		if byPrio && k == 2 { // the priority: the id is port*8 + priority
+			var p int
+			if p, err = strconv.Atoi(string(f)); err == nil && (p < 0 || p > 7) {
+				err = fmt.Errorf("priority %d", p)
+			}
+			r.id = r.id<<3 | p
+			if err != nil {
+				return r, err
+			}
+			k-- // the values follow as in queue.csv
+			byPrio = false
+			continue
+		}
 		switch k {
 		case 0:
 			r.t, err = strconv.ParseFloat(string(f), 64)

@@ -92,6 +92,9 @@ type Summary struct {
 	// the experiment injected (topology.loss_rate, [[link_failures]]), when
 	// any did.
 	LinkLosses []LinkLossSummary `json:"link_losses,omitempty"`
+	// HottestPort is the port with the longest queue (HotPort) and its
+	// priorities' queues, when it has per-priority samples.
+	HottestPort *HotPortSummary `json:"hottest_port,omitempty"`
 }
 
 // LinkLossSummary is one entry of summary.json's "link_losses": what one
@@ -148,6 +151,25 @@ type FlowSummary struct {
 	SteadyRateGbps OptFloat `json:"steady_rate_gbps"`
 	// FCTUs is the flow's completion time; null when it did not complete.
 	FCTUs OptFloat `json:"fct_us"`
+}
+
+// HotPortSummary is summary.json's "hottest_port".
+type HotPortSummary struct {
+	// ID and Name are the port's, as in ports[].
+	ID   int    `json:"id"`
+	Name string `json:"name,omitempty"`
+	// Priorities are the port's priority queues that queue_prio.csv has
+	// samples of, by priority.
+	Priorities []PrioQueueSummary `json:"priorities"`
+}
+
+// PrioQueueSummary is one priority's queue statistics at a port, as
+// PortSummary's are the port's.
+type PrioQueueSummary struct {
+	Priority         int      `json:"priority"`
+	AvgQueueBytes    OptFloat `json:"avg_queue_bytes"`
+	P99QueueBytes    OptFloat `json:"p99_queue_bytes"`
+	SteadyQueueBytes OptFloat `json:"steady_queue_bytes"`
 }
 
 // PortSummary is one entry of summary.json's "ports".
@@ -303,6 +325,7 @@ func FCTBuckets(recs []FCTRecord, perDecade int) []FCTBucket {
 // statistics and the run's length.
 type view struct {
 	queue, rate, fair *seriesStats
+	prio              *seriesStats // queue_prio.csv's, by port*8 + priority
 	fct               *fctStats
 	durUs             float64
 }
@@ -312,18 +335,18 @@ type view struct {
 // caller holds r.mu.
 func (r *Recorder) view() view {
 	if r.dir != "" {
-		return view{&r.queue.stats, &r.rate.stats, &r.fair.stats, &r.fct.stats, r.durUs}
+		return view{&r.queue.stats, &r.rate.stats, &r.fair.stats, &r.prioQueue.stats, &r.fct.stats, r.durUs}
 	}
 	durUs := r.durationUs()
 	v := view{durUs: durUs, fct: &fctStats{}}
-	var st [3]*seriesStats
+	var st [4]*seriesStats
 	for k, tb := range r.tables() {
 		st[k] = &seriesStats{halfUs: durUs / 2, counts: tb.stats.counts}
 		for i, rs := 0, tb.sorted(); i < len(rs); i++ {
 			st[k].add(&rs[i], true)
 		}
 	}
-	v.queue, v.rate, v.fair = st[0], st[1], st[2]
+	v.queue, v.rate, v.fair, v.prio = st[0], st[1], st[2], st[3]
 	for i, p := 0, r.fct.sortedPending(); i < len(p); i++ {
 		v.fct.add(&p[i].rec)
 	}
@@ -442,10 +465,40 @@ func (r *Recorder) summary(v view) Summary {
 		sum.Ports = append(sum.Ports, p)
 	}
 
+	sum.HottestPort = hottestPort(&sum, v.prio)
+
 	if sum.JainFlows = len(throughout); sum.JainFlows >= 2 {
 		sum.JainIndex = Some(Jain(throughout))
 	}
 	return sum
+}
+
+// hottestPort is the hottest port of sum (HotPort) with its priorities'
+// queue statistics (from queue_prio.csv's rows, prio), or nil when no port
+// has queue samples or the hottest has no per-priority ones.
+func hottestPort(sum *Summary, prio *seriesStats) *HotPortSummary {
+	id, ok := HotPort(sum)
+	if !ok {
+		return nil
+	}
+	h := &HotPortSummary{ID: id, Priorities: []PrioQueueSummary{}}
+	for i := range sum.Ports {
+		if p := &sum.Ports[i]; p.ID == id {
+			h.Name = p.Name
+		}
+	}
+	for p := 0; p < 8; p++ {
+		s := prio.get(id<<3 | p)
+		if s == nil || s.n == 0 {
+			continue
+		}
+		h.Priorities = append(h.Priorities, PrioQueueSummary{Priority: p, AvgQueueBytes: Some(s.sum / float64(s.n)),
+			P99QueueBytes: Some(percentileCounts(s.counts, s.n, 99)), SteadyQueueBytes: optRatio(s.steadySum, s.steadyN)})
+	}
+	if len(h.Priorities) == 0 {
+		return nil
+	}
+	return h
 }
 
 // optRatio is the mean sum/n of n values, missing when there are none.
