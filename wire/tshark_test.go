@@ -1,14 +1,13 @@
 package wire
 
 import (
-	"bytes"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/ccbed/ccbed/internal/tsharktest"
 	"github.com/google/gopacket"
 	"github.com/google/gopacket/layers"
 	"github.com/google/gopacket/pcapgo"
@@ -52,9 +51,9 @@ func TestTshark(t *testing.T) {
 		"infiniband.aeth.msn", "icmp.type", "icmp.code", "icmp.checksum.status", "macc.opcode", "macc.cbfc.enbv",
 		"macc.cbfc.pause_time.c3", "ip.dsfield.ecn", "ip.checksum.status", "_ws.expert.severity", "_ws.col.Protocol",
 	}
-	lines := tsharkFields(t, path, []string{"-o", "ip.check_checksum:TRUE", "-E", "occurrence=f"}, fields)
-	if len(lines) != len(frames) {
-		t.Fatalf("tshark printed %d lines for %d packets:\n%s", len(lines), len(frames), strings.Join(lines, "\n"))
+	rows := tsharktest.Fields(t, path, []string{"-o", "ip.check_checksum:TRUE", "-E", "occurrence=f"}, fields)
+	if len(rows) != len(frames) {
+		t.Fatalf("tshark printed %d lines for %d packets", len(rows), len(frames))
 	}
 	// Expected values per packet, by field name ("" = field absent).
 	want := map[string]map[string]string{
@@ -71,8 +70,12 @@ func TestTshark(t *testing.T) {
 		"pfc":       {"_ws.col.Protocol": "MAC CTRL", "macc.opcode": "0x0101", "macc.cbfc.enbv": "0x0028", "macc.cbfc.pause_time.c3": "65535", "infiniband.bth.opcode": ""},
 	}
 	for i, fr := range frames {
-		got := fieldMap(t, fields, lines[i])
-		t.Logf("%-10s %s", fr.name, lines[i])
+		got := rows[i]
+		vals := make([]string, len(fields))
+		for j, f := range fields {
+			vals[j] = got[f]
+		}
+		t.Logf("%-10s %s", fr.name, strings.Join(vals, "|"))
 		if got["ip.checksum.status"] != "" && got["ip.checksum.status"] != "1" {
 			t.Errorf("%s: IPv4 checksum status %q (1 = good)", fr.name, got["ip.checksum.status"])
 		}
@@ -90,42 +93,4 @@ func TestTshark(t *testing.T) {
 			}
 		}
 	}
-}
-
-// tsharkFields runs tshark on the pcap at path with the extra options opts and
-// prints fields, one line per frame, values separated by '|' (several
-// occurrences of a field by ','). It skips the test when tshark is not
-// installed (scripts/setup.sh installs it).
-func tsharkFields(t *testing.T, path string, opts, fields []string) []string {
-	t.Helper()
-	tshark, err := exec.LookPath("tshark")
-	if err != nil {
-		t.Skip("tshark not installed: skipping the Wireshark cross-check")
-	}
-	args := append([]string{"-r", path, "-T", "fields", "-E", "separator=|"}, opts...)
-	for _, f := range fields {
-		args = append(args, "-e", f)
-	}
-	cmd := exec.Command(tshark, args...)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("tshark: %v\n%s", err, stderr.String())
-	}
-	return strings.Split(strings.TrimRight(string(out), "\n"), "\n")
-}
-
-// fieldMap splits one line of tsharkFields into a value per field.
-func fieldMap(t *testing.T, fields []string, line string) map[string]string {
-	t.Helper()
-	vals := strings.Split(line, "|")
-	if len(vals) != len(fields) {
-		t.Fatalf("%d fields, want %d, in %q", len(vals), len(fields), line)
-	}
-	got := make(map[string]string, len(fields))
-	for j, f := range fields {
-		got[f] = vals[j]
-	}
-	return got
 }

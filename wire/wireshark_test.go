@@ -2,13 +2,12 @@ package wire
 
 import (
 	"fmt"
-	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/ccbed/ccbed/ccalgo"
+	"github.com/ccbed/ccbed/internal/tsharktest"
 )
 
 // wiresharkFields are the fields of deploy/wireshark/ccbed.lua the tests check.
@@ -28,15 +27,6 @@ var wiresharkFields = []string{
 var wiresharkProtocols = map[Kind]string{
 	KindData: "RRoCE", KindAck: "RRoCE", KindNak: "RRoCE", KindCNP: "RRoCE",
 	KindRoCCRate: "ccbed", KindP4QCN: "ccbed", KindQCN: "ccbed", KindPFC: "MAC CTRL",
-}
-
-// wiresharkPlugin returns the path of deploy/wireshark/ccbed.lua.
-func wiresharkPlugin(t *testing.T) string {
-	_, file, _, ok := runtime.Caller(0)
-	if !ok {
-		t.Fatal("runtime.Caller failed")
-	}
-	return filepath.Join(filepath.Dir(file), "..", "deploy", "wireshark", "ccbed.lua")
 }
 
 // allSpeedFrames returns data frames whose INT hops carry every B code 0..15,
@@ -162,13 +152,12 @@ func TestWiresharkPlugin(t *testing.T) {
 			}
 		}
 	}
-	plugin := []string{"-X", "lua_script:" + wiresharkPlugin(t)}
-	lines := tsharkFields(t, writePcap(t, t.TempDir(), all), plugin, wiresharkFields)
-	if len(lines) != len(all) {
-		t.Fatalf("tshark printed %d lines for %d frames:\n%s", len(lines), len(all), strings.Join(lines, "\n"))
+	rows := tsharktest.Fields(t, writePcap(t, t.TempDir(), all), tsharktest.PluginArgs(t), wiresharkFields)
+	if len(rows) != len(all) {
+		t.Fatalf("tshark printed %d lines for %d frames", len(rows), len(all))
 	}
 	for i, fr := range all {
-		got := fieldMap(t, wiresharkFields, lines[i])
+		got := rows[i]
 		if strings.Contains(got["_ws.expert.message"], "Lua") {
 			t.Errorf("%s: %s", fr.name, got["_ws.expert.message"])
 		}
