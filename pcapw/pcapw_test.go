@@ -6,12 +6,12 @@ import (
 	"errors"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/ccbed/ccbed/internal/tsharktest"
 	"github.com/google/gopacket/pcapgo"
 )
 
@@ -439,10 +439,6 @@ func FuzzReader(f *testing.F) {
 // nanosecond resolution, every frame's time, length on the wire and bytes
 // kept. It skips when tshark is not installed (scripts/setup.sh installs it).
 func TestTshark(t *testing.T) {
-	tshark, err := exec.LookPath("tshark")
-	if err != nil {
-		t.Skip("tshark not installed: skipping Wireshark's check of the file")
-	}
 	path := filepath.Join(t.TempDir(), "x.pcap")
 	w, err := Create(path, 64)
 	if err != nil {
@@ -458,34 +454,22 @@ func TestTshark(t *testing.T) {
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(tshark, "-r", path, "-T", "fields", "-E", "separator=|",
-		"-e", "frame.time_epoch", "-e", "frame.len", "-e", "frame.cap_len", "-e", "eth.dst")
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("tshark: %v\n%s", err, stderr.String())
+	rows := tsharktest.Fields(t, path, nil, []string{"frame.time_epoch", "frame.len", "frame.cap_len", "eth.dst"})
+	if len(rows) != len(times) {
+		t.Fatalf("tshark read %d frames, want %d", len(rows), len(times))
 	}
-	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
-	if len(lines) != len(times) {
-		t.Fatalf("tshark read %d frames, want %d:\n%s", len(lines), len(times), out)
-	}
-	for i, l := range lines {
-		f := strings.Split(l, "|")
-		if len(f) < 3 {
-			t.Fatalf("line %q", l)
-		}
-		sec, frac, _ := strings.Cut(f[0], ".")
+	for i, f := range rows {
+		sec, frac, _ := strings.Cut(f["frame.time_epoch"], ".")
 		s, err1 := strconv.ParseInt(sec, 10, 64)
 		ns, err2 := strconv.ParseInt((frac + "000000000")[:9], 10, 64)
 		if err1 != nil || err2 != nil || s*1e9+ns != times[i] {
-			t.Errorf("frame %d: time %s, want %d ns", i, f[0], times[i])
+			t.Errorf("frame %d: time %s, want %d ns", i, f["frame.time_epoch"], times[i])
 		}
-		if f[1] != strconv.Itoa(lens[i]) || f[2] != strconv.Itoa(min(lens[i], 64)) {
-			t.Errorf("frame %d: len %s cap_len %s, want %d and %d", i, f[1], f[2], lens[i], min(lens[i], 64))
+		if f["frame.len"] != strconv.Itoa(lens[i]) || f["frame.cap_len"] != strconv.Itoa(min(lens[i], 64)) {
+			t.Errorf("frame %d: len %s cap_len %s, want %d and %d", i, f["frame.len"], f["frame.cap_len"], lens[i], min(lens[i], 64))
 		}
-		if f[3] != "00:01:02:03:04:05" {
-			t.Errorf("frame %d: eth.dst %q", i, f[3])
+		if f["eth.dst"] != "00:01:02:03:04:05" {
+			t.Errorf("frame %d: eth.dst %q", i, f["eth.dst"])
 		}
 	}
 }

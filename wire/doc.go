@@ -21,7 +21,9 @@
 // on UDP port 4791, PFC on EtherType 0x8808, and replaces gopacket's ICMPv4
 // decoder by one that adds a RoCC rate layer to type 253 messages and decodes
 // the others as before. Wireshark/tshark decode the standard parts (BTH, AETH,
-// CNP, ICMP, MAC control) natively.
+// CNP, ICMP, MAC control) natively, and ccbed's own with the Lua plugin
+// deploy/wireshark/ccbed.lua (fields ccbed.*; wireshark_test.go checks it
+// against Decode).
 //
 // Formats that are ccbed's own (not in RoCEv2) are documented on their types:
 // DataHeader, AckExt, INT (placement after the BTH), RoCCRate, FeedbackMsg. Two

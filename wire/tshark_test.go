@@ -1,14 +1,13 @@
 package wire
 
 import (
-	"bytes"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/ccbed/ccbed/internal/tsharktest"
 	"github.com/google/gopacket"
 	"github.com/google/gopacket/layers"
 	"github.com/google/gopacket/pcapgo"
@@ -45,10 +44,6 @@ func writePcap(tb testing.TB, dir string, frames []builtFrame) string {
 // InfiniBand BTH on UDP 4791 (protocol RRoCE) with the right opcode, QP and PSN, the rate message
 // as ICMP type 253 with a good checksum, and PFC as MAC control.
 func TestTshark(t *testing.T) {
-	tshark, err := exec.LookPath("tshark")
-	if err != nil {
-		t.Skip("tshark not installed: skipping the Wireshark cross-check")
-	}
 	frames := builtFrames(t)
 	path := writePcap(t, t.TempDir(), frames)
 	fields := []string{
@@ -56,20 +51,9 @@ func TestTshark(t *testing.T) {
 		"infiniband.aeth.msn", "icmp.type", "icmp.code", "icmp.checksum.status", "macc.opcode", "macc.cbfc.enbv",
 		"macc.cbfc.pause_time.c3", "ip.dsfield.ecn", "ip.checksum.status", "_ws.expert.severity", "_ws.col.Protocol",
 	}
-	args := []string{"-r", path, "-o", "ip.check_checksum:TRUE", "-T", "fields", "-E", "separator=|", "-E", "occurrence=f"}
-	for _, f := range fields {
-		args = append(args, "-e", f)
-	}
-	cmd := exec.Command(tshark, args...)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("tshark: %v\n%s", err, stderr.String())
-	}
-	lines := strings.Split(strings.TrimRight(string(out), "\n"), "\n")
-	if len(lines) != len(frames) {
-		t.Fatalf("tshark printed %d lines for %d packets:\n%s", len(lines), len(frames), out)
+	rows := tsharktest.Fields(t, path, []string{"-o", "ip.check_checksum:TRUE", "-E", "occurrence=f"}, fields)
+	if len(rows) != len(frames) {
+		t.Fatalf("tshark printed %d lines for %d packets", len(rows), len(frames))
 	}
 	// Expected values per packet, by field name ("" = field absent).
 	want := map[string]map[string]string{
@@ -86,15 +70,12 @@ func TestTshark(t *testing.T) {
 		"pfc":       {"_ws.col.Protocol": "MAC CTRL", "macc.opcode": "0x0101", "macc.cbfc.enbv": "0x0028", "macc.cbfc.pause_time.c3": "65535", "infiniband.bth.opcode": ""},
 	}
 	for i, fr := range frames {
-		vals := strings.Split(lines[i], "|")
-		if len(vals) != len(fields) {
-			t.Fatalf("%s: %d fields in %q", fr.name, len(vals), lines[i])
-		}
-		got := map[string]string{}
+		got := rows[i]
+		vals := make([]string, len(fields))
 		for j, f := range fields {
-			got[f] = vals[j]
+			vals[j] = got[f]
 		}
-		t.Logf("%-10s %s", fr.name, lines[i])
+		t.Logf("%-10s %s", fr.name, strings.Join(vals, "|"))
 		if got["ip.checksum.status"] != "" && got["ip.checksum.status"] != "1" {
 			t.Errorf("%s: IPv4 checksum status %q (1 = good)", fr.name, got["ip.checksum.status"])
 		}
