@@ -310,7 +310,8 @@ func (v *Virtual) Events() int64 { return v.events }
 // Result collects what the run produced. Call it after Run.
 func (v *Virtual) Result() *Result {
 	r := &Result{Clock: ClockVirtual, Plan: v.plan, T0Ns: 0, EndNs: v.now, Events: v.events,
-		Samples: v.samples, FrameBuffers: v.frameBuffers(), LinkLosses: v.linkLosses()}
+		Samples: v.samples, FrameBuffers: v.frameBuffers(), LinkLosses: v.linkLosses(),
+		Parallel: v.ParallelStats()}
 	for _, sn := range v.swNodes {
 		sn.Engine().PublishEgress()
 		sn.Engine().PublishIngress()

@@ -112,6 +112,10 @@ type RunOptions struct {
 	// directory in experiment.output_dir/experiment.name (a sweep's point;
 	// the latest links are then left as they are).
 	Dir string
+	// Parallel runs a virtual-time run in partitions on several workers
+	// (fabric.Virtual.SetParallel; the zero value and one worker: the
+	// serial driver). The results are the same.
+	Parallel fabric.Parallel
 }
 
 // RunWith is Run with options. Each run gets a directory of its own,
@@ -193,6 +197,11 @@ func RunWith(ctx context.Context, e *Experiment, out io.Writer, o RunOptions) (*
 		v, err := fabric.NewVirtual(plan)
 		if err != nil {
 			return nil, fmt.Errorf("testbed: %w", err)
+		}
+		if o.Parallel.Workers > 0 {
+			if err := v.SetParallel(o.Parallel); err != nil {
+				return nil, fmt.Errorf("testbed: %w", err)
+			}
 		}
 		if capture != nil {
 			if err := v.Capture(capture); err != nil {

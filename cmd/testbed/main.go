@@ -292,6 +292,9 @@ func run(args []string) error {
 	pcapDir := fs.String("pcap", "", "capture frames to pcap files in this directory, one per port (docs/capture.md)")
 	pcapPorts := fs.String("pcap-ports", "", "ports to capture, comma-separated: s0.p3 (a switch port), s0 (all its ports), h2 (a host), switches, hosts (default: the file's [capture], or every switch port)")
 	pcapSnaplen := fs.Int("pcap-snaplen", 0, "bytes kept of each captured frame (0: whole frames)")
+	workers := fs.Int("workers", 1, "virtual time: run the fabric in partitions on this many goroutines; the results are the same for any number (1: the serial driver; docs/fabric.md)")
+	partition := fs.String("partition", "switch", "virtual time with -workers: what a partition holds: switch (a switch and its hosts) or node (every node alone)")
+	groups := fs.Int("partition-groups", 0, "virtual time: deal the partitions into this many (partition i into group i mod N; 0: as they are); with -workers 1, runs the parallel driver on one goroutine")
 	runDir := fs.String("run-dir", "", "write the results directory at exactly `DIR` in place of a new one under -o (a sweep's point: testbed sweep -plan), staged and renamed into place, replacing an earlier run's results there; the latest links stay as they are")
 	path, err := rf.parse(c, args)
 	if err != nil {
@@ -337,7 +340,21 @@ func run(args []string) error {
 	if e.Experiment.Scaling != "" {
 		fmt.Println("scaling:", e.Experiment.Scaling)
 	}
-	opts := testbed.RunOptions{Capture: capture, Log: c.Log(), Dir: *runDir}
+	opts := testbed.RunOptions{Capture: capture, Log: c.Log(), Dir: *runDir,
+		Parallel: fabric.Parallel{Workers: *workers, Groups: *groups}}
+	if *workers < 1 {
+		return c.Errorf("-workers %d: want 1 or more", *workers)
+	}
+	switch *partition {
+	case "switch":
+		if *workers > 1 || *groups > 0 {
+			opts.Parallel.Partition = fabric.PartitionSwitch
+		}
+	case "node":
+		opts.Parallel.Partition = fabric.PartitionNode
+	default:
+		return c.Errorf("-partition %q: want switch or node", *partition)
+	}
 	prog := c.Progress(every)
 	if prog != nil {
 		opts.Progress = func(p fabric.Progress) { prog.Report(p.String(), progressFields(p)...) }
@@ -362,6 +379,9 @@ func run(args []string) error {
 		sim := float64(f.EndNs-f.T0Ns) / 1e9
 		fmt.Printf("virtual time: %d events in %.2f s of wall time (%.2f M events/s, %.3g simulated s per wall s), %d frame buffers\n",
 			f.Events, wall, float64(f.Events)/wall/1e6, sim/wall, f.FrameBuffers)
+		if f.Parallel != nil {
+			fmt.Printf("parallel: %s\n", f.Parallel)
+		}
 	}
 	for _, c := range res.Captures {
 		dropped := ""
