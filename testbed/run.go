@@ -80,8 +80,9 @@ func (e *Experiment) EALArgs() []string {
 
 // Progress, when not nil, receives the run's progress about every second of
 // wall time (fabric.Progress: its String is a one-line report). In virtual
-// time it is called between events, on the run's goroutine; on DPDK from a
-// goroutine of its own. It must return quickly.
+// time it is called between events, on the run's goroutine (with
+// RunOptions.Parallel, on one of its workers while the others wait); on DPDK
+// from a goroutine of its own. It must return quickly.
 type Progress func(fabric.Progress)
 
 // Run runs the experiment with its clock: in virtual time (fabric.Virtual), or

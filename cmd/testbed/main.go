@@ -430,6 +430,15 @@ func progressFields(p fabric.Progress) []zap.Field {
 	if p.PeakRSSBytes > 0 {
 		f = append(f, zap.Float64("peak_rss_mib", math.Round(float64(p.PeakRSSBytes)/(1<<20))))
 	}
+	if s := p.Parallel; s != nil {
+		busy := make([]float64, len(s.BusyNs))
+		for i, ns := range s.BusyNs {
+			busy[i] = math.Round(1000*float64(ns)/float64(max(s.WallNs, 1))) / 1000
+		}
+		f = append(f, zap.Int("workers", s.Workers), zap.Float64s("worker_busy", busy),
+			zap.Float64("parallelism", math.Round(100*s.Parallelism())/100),
+			zap.Float64("sync_us_per_window", math.Round(float64(s.SyncPerWindow())/10)/100))
+	}
 	if eta := p.ETA(); eta >= 0 {
 		f = append(f, zap.Duration("eta", eta))
 	}
