@@ -160,8 +160,8 @@ type parallel struct {
 }
 
 // SetParallel runs the fabric as c says from now on; call it before Run.
-// With one worker and neither Partition nor Groups set, the run is the
-// serial driver's. Failures work with any partitioning; a capture needs the
+// With one worker, or a fabric of one partition, and neither Partition nor
+// Groups set, the run is the serial driver's. Failures work with any partitioning; a capture needs the
 // serial driver: a data frame's payload after its data header is whatever
 // its buffer held before (hostd writes only the headers), so the captured
 // bytes depend on which buffer a store hands out, and partitions have
@@ -185,11 +185,14 @@ func (v *Virtual) SetParallel(c Parallel) error {
 		return nil
 	}
 	of := v.partitionOf(c)
-	r := &parallel{cfg: c, v: v, partitionsOf: of, lookaheadNs: MaxTimeNs}
 	nparts := 0
 	for _, p := range of {
 		nparts = max(nparts, int(p)+1)
 	}
+	if nparts == 1 && c.Partition == PartitionAuto && c.Groups == 0 {
+		return nil // one partition: nothing to run in parallel
+	}
+	r := &parallel{cfg: c, v: v, partitionsOf: of, lookaheadNs: MaxTimeNs}
 	nn, nw := len(v.nodes), len(v.wires)
 	for range nparts {
 		r.parts = append(r.parts, &part{lp: lp{nodes: v.nodes, wires: v.wires, faults: v.faults, portBase: v.portBase,

@@ -292,7 +292,7 @@ func run(args []string) error {
 	pcapDir := fs.String("pcap", "", "capture frames to pcap files in this directory, one per port (docs/capture.md)")
 	pcapPorts := fs.String("pcap-ports", "", "ports to capture, comma-separated: s0.p3 (a switch port), s0 (all its ports), h2 (a host), switches, hosts (default: the file's [capture], or every switch port)")
 	pcapSnaplen := fs.Int("pcap-snaplen", 0, "bytes kept of each captured frame (0: whole frames)")
-	workers := fs.Int("workers", 1, "virtual time: run the fabric in partitions on this many goroutines; the results are the same for any number (1: the serial driver; docs/fabric.md)")
+	workers := fs.Int("workers", runtime.NumCPU(), "virtual time: run the fabric in partitions on this many goroutines; the results are the same for any number (1: the serial driver; default: this machine's logical CPUs, 1 with -pcap or a [capture]; docs/fabric.md)")
 	partition := fs.String("partition", "switch", "virtual time with -workers: what a partition holds: switch (a switch and its hosts) or node (every node alone)")
 	groups := fs.Int("partition-groups", 0, "virtual time: deal the partitions into this many (partition i into group i mod N; 0: as they are); with -workers 1, runs the parallel driver on one goroutine")
 	runDir := fs.String("run-dir", "", "write the results directory at exactly `DIR` in place of a new one under -o (a sweep's point: testbed sweep -plan), staged and renamed into place, replacing an earlier run's results there; the latest links stay as they are")
@@ -345,9 +345,16 @@ func run(args []string) error {
 	if *workers < 1 {
 		return c.Errorf("-workers %d: want 1 or more", *workers)
 	}
+	if capture != nil {
+		if !c.Set("workers") {
+			opts.Parallel.Workers = 1 // a capture needs the serial driver
+		} else if *workers > 1 {
+			return c.Errorf("-workers %d: a capture (-pcap, [capture]) needs the serial driver: -workers 1", *workers)
+		}
+	}
 	switch *partition {
 	case "switch":
-		if *workers > 1 || *groups > 0 {
+		if opts.Parallel.Workers > 1 || *groups > 0 {
 			opts.Parallel.Partition = fabric.PartitionSwitch
 		}
 	case "node":
