@@ -93,8 +93,8 @@ func (s *ParallelStats) String() string {
 	for _, ns := range s.BusyNs {
 		b += fmt.Sprintf(" %.0f%%", 100*float64(ns)/float64(max(s.WallNs, 1)))
 	}
-	return b + fmt.Sprintf("), %d partitions, lookahead %d ns, parallelism %.1fx (16 workers %.1fx), sync %.2f us/window over %d windows",
-		s.Partitions, s.LookaheadNs, s.Parallelism(), s.SpeedupBound(3), float64(s.SyncPerWindow())/1e3, s.Windows)
+	return b + fmt.Sprintf("), %d partitions, lookahead %d ns, parallelism %.1fx (16 workers %.1fx, 64 workers %.1fx), sync %.2f us/window over %d windows",
+		s.Partitions, s.LookaheadNs, s.Parallelism(), s.SpeedupBound(3), s.SpeedupBound(5), float64(s.SyncPerWindow())/1e3, s.Windows)
 }
 
 // clone is a copy of s that shares nothing with it.
