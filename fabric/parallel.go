@@ -132,7 +132,6 @@ type queue struct {
 
 // parallel is the parallel driver's state.
 type parallel struct {
-	cfg     Parallel
 	parts   []*part
 	workers []worker
 	bar     barrier
@@ -144,19 +143,19 @@ type parallel struct {
 	stop   bool
 	stats  ParallelStats
 	// The run's.
-	v            *Virtual
-	ctx          context.Context
-	end          int64
-	nextDrain    int64
-	progress     func(Progress)
-	pace         PaceMeter
-	started      time.Time
-	nextReport   time.Time
-	windowStart  time.Time
-	err          error
-	betweenFunc  func()
-	lookaheadNs  int64
-	partitionsOf []int32 // node's partition
+	v           *Virtual
+	ctx         context.Context
+	end         int64
+	nextDrain   int64
+	progress    func(Progress)
+	pace        PaceMeter
+	started     time.Time
+	nextReport  time.Time
+	windowStart time.Time
+	err         error
+	betweenFunc func()
+	lookaheadNs int64
+	wg          sync.WaitGroup
 }
 
 // SetParallel runs the fabric as c says from now on; call it before Run.
@@ -192,7 +191,7 @@ func (v *Virtual) SetParallel(c Parallel) error {
 	if nparts == 1 && c.Partition == PartitionAuto && c.Groups == 0 {
 		return nil // one partition: nothing to run in parallel
 	}
-	r := &parallel{cfg: c, v: v, partitionsOf: of, lookaheadNs: MaxTimeNs}
+	r := &parallel{v: v, lookaheadNs: MaxTimeNs}
 	nn, nw := len(v.nodes), len(v.wires)
 	for range nparts {
 		r.parts = append(r.parts, &part{lp: lp{nodes: v.nodes, wires: v.wires, faults: v.faults, portBase: v.portBase,
@@ -309,16 +308,15 @@ func (v *Virtual) runParallel(ctx context.Context, end int64, progress func(Prog
 		p.next = p.earliest()
 	}
 	r.plan()
-	var wg sync.WaitGroup
 	for w := 1; w < len(r.workers); w++ {
-		wg.Add(1)
+		r.wg.Add(1)
 		go func() {
-			defer wg.Done()
+			defer r.wg.Done()
 			r.work(w)
 		}()
 	}
 	r.work(0)
-	wg.Wait()
+	r.wg.Wait()
 	r.stats.WallNs += time.Since(r.started).Nanoseconds()
 	r.takeAll()
 	v.events = 0
