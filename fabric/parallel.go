@@ -160,11 +160,11 @@ type parallel struct {
 
 // SetParallel runs the fabric as c says from now on; call it before Run.
 // With one worker, or a fabric of one partition, and neither Partition nor
-// Groups set, the run is the serial driver's. Failures work with any partitioning; a capture needs the
-// serial driver: a data frame's payload after its data header is whatever
-// its buffer held before (hostd writes only the headers), so the captured
-// bytes depend on which buffer a store hands out, and partitions have
-// stores of their own.
+// Groups set, the run is the serial driver's. Failures work with any
+// partitioning; a capture needs the serial driver: a data frame's payload
+// after its data header is whatever its buffer held before (hostd writes
+// only the headers), so the captured bytes depend on which buffer a store
+// hands out, and partitions have stores of their own.
 func (v *Virtual) SetParallel(c Parallel) error {
 	switch {
 	case v.now != 0 || v.events != 0:
