@@ -37,45 +37,9 @@ const engineDigestGolden = "testdata/engine-digest.golden"
 // every hash as it was, whatever the results files do (testbed's
 // TestFabricDigest covers those).
 func TestEngineDigest(t *testing.T) {
-	star := func(scheme string) *fabric.Spec {
-		return &fabric.Spec{Topo: fabric.Star(4, 10e9, 1000), Scheme: scheme, ExpectedFlows: 3, MTU: 1000,
-			BufferBytes: 400_000, PFC: fabric.PFC{Enabled: true}, Buffer: switchd.BufferConfig{SizeBytes: 1_000_000},
-			SampleNs: 50_000, Seed: 3, PacingJitter: 0.1,
-			Flows: []fabric.Flow{{ID: 1, Src: 0, Dst: 3}, {ID: 2, Src: 1, Dst: 3, StartNs: 200_000},
-				{ID: 3, Src: 2, Dst: 3, SizeBytes: 300_000, StartNs: 500_000}}}
-	}
-	leafSpine := func(scheme string) *fabric.Spec {
-		all := []int{0, 1, 2, 3, 4, 5, 6, 7}
-		return &fabric.Spec{Topo: fabric.LeafSpine(2, 2, 4, 25e9, 25e9, 1000), Scheme: scheme, ExpectedFlows: 8,
-			MTU: 1000, BufferBytes: 1_000_000, PFC: fabric.PFC{Enabled: true},
-			Buffer: switchd.BufferConfig{SizeBytes: 600_000}, SampleNs: 50_000, Seed: 5, PacingJitter: 0.05,
-			Incast: []fabric.Incast{{IDBase: 1, Senders: []int{3, 4, 5, 6, 7}, Dst: 0, FlowsPerSender: 2,
-				SizeBytes: 200_000, StartNs: 100_000}},
-			Workloads: []fabric.Workload{{IDBase: 1000, CDF: "../configs/workloads/websearch.cdf", Senders: all, Dsts: all,
-				Load: 0.6, StopNs: 1_500_000}}}
-	}
-	type tc struct {
-		name  string
-		spec  *fabric.Spec
-		endNs int64
-	}
-	var cases []tc
-	for _, s := range ccalgo.Schemes() {
-		cases = append(cases, tc{"star-" + s.Name, star(s.Name), 3_000_000})
-	}
-	for _, s := range []string{"dcqcn", "hpcc"} {
-		cases = append(cases, tc{"leafspine-" + s, leafSpine(s), 2_000_000})
-	}
-	icrc := star("dcqcn")
-	icrc.ICRC = true
-	cases = append(cases, tc{"star-dcqcn-icrc", icrc, 3_000_000})
-	failing := star("dcqcn")
-	failing.Failures = fabric.Failures{LossRate: 0.002, LinkDown: []fabric.LinkDown{{A: 1, B: 4, DownNs: 1_000_000, UpNs: 1_500_000}}}
-	cases = append(cases, tc{"star-dcqcn-failures", failing, 3_000_000})
-
 	var got []string
-	for _, c := range cases {
-		h := engineDigest(t, c.spec, c.endNs, strings.HasPrefix(c.name, "star"))
+	for _, c := range engineDigestCases() {
+		h := engineDigest(t, c.spec, c.endNs, strings.HasPrefix(c.name, "star"), fabric.Parallel{Workers: 1})
 		got = append(got, c.name+" "+h)
 	}
 	text := strings.Join(got, "\n") + "\n"
@@ -95,10 +59,53 @@ func TestEngineDigest(t *testing.T) {
 	}
 }
 
+// engineDigestCase is a run TestEngineDigest hashes.
+type engineDigestCase struct {
+	name  string
+	spec  *fabric.Spec
+	endNs int64
+}
+
+// engineDigestCases are TestEngineDigest's runs, each with a spec of its own.
+func engineDigestCases() []engineDigestCase {
+	star := func(scheme string) *fabric.Spec {
+		return &fabric.Spec{Topo: fabric.Star(4, 10e9, 1000), Scheme: scheme, ExpectedFlows: 3, MTU: 1000,
+			BufferBytes: 400_000, PFC: fabric.PFC{Enabled: true}, Buffer: switchd.BufferConfig{SizeBytes: 1_000_000},
+			SampleNs: 50_000, Seed: 3, PacingJitter: 0.1,
+			Flows: []fabric.Flow{{ID: 1, Src: 0, Dst: 3}, {ID: 2, Src: 1, Dst: 3, StartNs: 200_000},
+				{ID: 3, Src: 2, Dst: 3, SizeBytes: 300_000, StartNs: 500_000}}}
+	}
+	leafSpine := func(scheme string) *fabric.Spec {
+		all := []int{0, 1, 2, 3, 4, 5, 6, 7}
+		return &fabric.Spec{Topo: fabric.LeafSpine(2, 2, 4, 25e9, 25e9, 1000), Scheme: scheme, ExpectedFlows: 8,
+			MTU: 1000, BufferBytes: 1_000_000, PFC: fabric.PFC{Enabled: true},
+			Buffer: switchd.BufferConfig{SizeBytes: 600_000}, SampleNs: 50_000, Seed: 5, PacingJitter: 0.05,
+			Incast: []fabric.Incast{{IDBase: 1, Senders: []int{3, 4, 5, 6, 7}, Dst: 0, FlowsPerSender: 2,
+				SizeBytes: 200_000, StartNs: 100_000}},
+			Workloads: []fabric.Workload{{IDBase: 1000, CDF: "../configs/workloads/websearch.cdf", Senders: all, Dsts: all,
+				Load: 0.6, StopNs: 1_500_000}}}
+	}
+	type tc = engineDigestCase
+	var cases []tc
+	for _, s := range ccalgo.Schemes() {
+		cases = append(cases, tc{"star-" + s.Name, star(s.Name), 3_000_000})
+	}
+	for _, s := range []string{"dcqcn", "hpcc"} {
+		cases = append(cases, tc{"leafspine-" + s, leafSpine(s), 2_000_000})
+	}
+	icrc := star("dcqcn")
+	icrc.ICRC = true
+	cases = append(cases, tc{"star-dcqcn-icrc", icrc, 3_000_000})
+	failing := star("dcqcn")
+	failing.Failures = fabric.Failures{LossRate: 0.002, LinkDown: []fabric.LinkDown{{A: 1, B: 4, DownNs: 1_000_000, UpNs: 1_500_000}}}
+	cases = append(cases, tc{"star-dcqcn-failures", failing, 3_000_000})
+	return cases
+}
+
 // engineDigest runs spec in virtual time to endNs and hashes what the
 // engines and the driver produced; capture adds the frames host 3's port
-// (a star's receiver) saw.
-func engineDigest(t *testing.T, spec *fabric.Spec, endNs int64, capture bool) string {
+// (a star's receiver) saw. par is how the driver runs.
+func engineDigest(t *testing.T, spec *fabric.Spec, endNs int64, capture bool, par fabric.Parallel) string {
 	t.Helper()
 	spec.Exact = true
 	p, err := spec.Plan()
@@ -107,6 +114,9 @@ func engineDigest(t *testing.T, spec *fabric.Spec, endNs int64, capture bool) st
 	}
 	v, err := fabric.NewVirtual(p)
 	if err != nil {
+		t.Fatal(err)
+	}
+	if err := v.SetParallel(par); err != nil {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()

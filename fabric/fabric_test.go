@@ -226,33 +226,49 @@ func TestECMPSpreadsFlows(t *testing.T) {
 // TestVirtualAllocatesNothing: once flows run, advancing the virtual clock
 // allocates nothing (engines, nodes, wires, event heap).
 func TestVirtualAllocatesNothing(t *testing.T) {
-	s := &fabric.Spec{Topo: fabric.Star(4, 100e9, 1000), Scheme: "rocc", Exact: true}
-	for i := 0; i < 3; i++ {
-		s.Flows = append(s.Flows, fabric.Flow{ID: i + 1, Src: i, Dst: 3})
-	}
-	p, err := s.Plan()
-	if err != nil {
-		t.Fatal(err)
-	}
-	v, err := fabric.NewVirtual(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx := context.Background()
-	if err := v.Run(ctx, 5_000_000, nil); err != nil {
-		t.Fatal(err)
-	}
-	before := v.Events()
-	allocs := testing.AllocsPerRun(20, func() {
-		if err := v.Run(ctx, v.Now()+10_000, nil); err != nil {
-			t.Fatal(err)
-		}
-	})
-	if ev := v.Events() - before; ev < 1000 {
-		t.Fatalf("only %d events in the measured steps", ev)
-	}
-	if allocs != 0 {
-		t.Fatalf("%.1f allocations per 10 us step of a 3-to-1 RoCC run", allocs)
+	for _, tc := range []struct {
+		name string
+		par  fabric.Parallel
+	}{
+		{"serial", fabric.Parallel{Workers: 1}},
+		// The parallel driver's windows, mailboxes and barrier, every node a
+		// partition, on the caller's goroutine (more workers start
+		// goroutines once per Run).
+		{"partitioned", fabric.Parallel{Workers: 1, Partition: fabric.PartitionNode}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := &fabric.Spec{Topo: fabric.Star(4, 100e9, 1000), Scheme: "rocc", Exact: true}
+			for i := 0; i < 3; i++ {
+				s.Flows = append(s.Flows, fabric.Flow{ID: i + 1, Src: i, Dst: 3})
+			}
+			p, err := s.Plan()
+			if err != nil {
+				t.Fatal(err)
+			}
+			v, err := fabric.NewVirtual(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := v.SetParallel(tc.par); err != nil {
+				t.Fatal(err)
+			}
+			ctx := context.Background()
+			if err := v.Run(ctx, 5_000_000, nil); err != nil {
+				t.Fatal(err)
+			}
+			before := v.Events()
+			allocs := testing.AllocsPerRun(20, func() {
+				if err := v.Run(ctx, v.Now()+10_000, nil); err != nil {
+					t.Fatal(err)
+				}
+			})
+			if ev := v.Events() - before; ev < 1000 {
+				t.Fatalf("only %d events in the measured steps", ev)
+			}
+			if allocs != 0 {
+				t.Fatalf("%.1f allocations per 10 us step of a 3-to-1 RoCC run", allocs)
+			}
+		})
 	}
 }
 

@@ -112,8 +112,8 @@ func (v *Virtual) setFailures(f *Failures, seed uint64) {
 
 // lose reports whether a frame on wire wi from enter to arrive is lost, and
 // counts it.
-func (v *Virtual) lose(wi int, enter, arrive int64) bool {
-	wf := &v.faults[wi]
+func (p *lp) lose(wi int, enter, arrive int64) bool {
+	wf := &p.faults[wi]
 	for _, s := range wf.down {
 		if s.from < arrive && (s.until == 0 || s.until > enter) {
 			wf.downLost++

@@ -34,6 +34,9 @@ type Progress struct {
 	// so far (0: unknown). Together they show whether a run's memory follows
 	// the network it simulates or grows with its length.
 	HeapBytes, PeakRSSBytes uint64
+	// Parallel is what the parallel driver measured so far (nil: the
+	// serial driver runs).
+	Parallel *ParallelStats
 }
 
 // PaceWindow is the wall time over which Progress's recent pace is averaged.
@@ -136,6 +139,9 @@ func (p Progress) String() string {
 	}
 	if p.PeakRSSBytes > 0 {
 		s += fmt.Sprintf(", peak RSS %.0f MiB", float64(p.PeakRSSBytes)/(1<<20))
+	}
+	if p.Parallel != nil {
+		s += ", " + p.Parallel.String()
 	}
 	return s + ", ETA " + eta
 }

@@ -25,6 +25,9 @@ type Result struct {
 	// LinkLosses are the link directions that lost frames to the spec's
 	// Failures (virtual time), by sending node and port.
 	LinkLosses []LinkLoss
+	// Parallel is what the parallel driver measured (nil: the serial
+	// driver ran).
+	Parallel *ParallelStats
 }
 
 // window selects samples with from < t <= to (experiment time, ns).

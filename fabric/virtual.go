@@ -3,7 +3,6 @@ package fabric
 import (
 	"context"
 	"fmt"
-	"math"
 	"time"
 
 	"github.com/ccbed/ccbed/hostd"
@@ -35,6 +34,9 @@ type wireDir struct {
 	// frame entering the wire; capRx the receiving port's: every frame the
 	// wire delivers (Virtual.Capture).
 	capTx, capRx *pcapw.Writer
+	// mail, when not nil, is where the sender posts frames for the
+	// receiver's partition (the wire is cut: parallel.go).
+	mail *[2]mailbox
 }
 
 // inflight is a frame on a wire, arriving at `at`.
@@ -68,27 +70,20 @@ func (w *wireDir) pop() {
 
 // Virtual is the virtual-time driver: a discrete-event loop over the fabric's
 // nodes (the real switchd and hostd engines behind node.Node) and its links.
-// Single-threaded and deterministic: the same plan gives the same events in
-// the same order, whatever the machine.
+// Deterministic: the same plan gives the same events in the same order,
+// whatever the machine; SetParallel runs it in partitions on several
+// goroutines with the same results (parallel.go).
 type Virtual struct {
+	lp        // the serial driver's one logical process: every node
 	plan      *Plan
-	frames    *frameStore
-	nodes     []node.Node
 	swNodes   []*switchd.Node
 	hostNodes []*hostd.Node
-	wires     []wireDir
-	faults    []wireFaults // per wire, nil when the spec injects no failures
-	portBase  []int        // wires of node n: portBase[n] + port
+	// par, when not nil, runs the fabric in partitions (SetParallel).
+	par *parallel
 	// sink receives the results as the run goes (StreamResults), drain
 	// what it is handed.
-	sink  func(*Drain)
-	drain Drain
-	// agenda: entry n < len(nodes) is node n's next wake-up, entry
-	// len(nodes) + w wire w's next arrival.
-	agenda  *agenda
-	out     []node.Tx
-	now     int64
-	events  int64
+	sink    func(*Drain)
+	drain   Drain
 	samples []SwitchSample
 	pfc     []SwitchPFCEvent
 	capture *CaptureSet
@@ -110,7 +105,7 @@ type SwitchPFCEvent struct {
 func NewVirtual(p *Plan) (*Virtual, error) {
 	t := p.Topo
 	room := 256 // the largest switch-generated frame fits
-	v := &Virtual{plan: p, out: make([]node.Tx, 64)}
+	v := &Virtual{plan: p, lp: lp{out: make([]node.Tx, 64)}}
 	hosts := make([]*hostd.Engine, len(p.Hosts))
 	for i := range p.Hosts {
 		e, err := hostd.NewEngine(p.Hosts[i], 0)
@@ -158,16 +153,6 @@ func NewVirtual(p *Plan) (*Virtual, error) {
 	return v, nil
 }
 
-// schedule asks node n when it next needs to run and moves its wake-up there.
-func (v *Virtual) schedule(n int) {
-	w := v.nodes[n].NextWake(v.now)
-	if w > MaxTimeNs {
-		v.agenda.remove(n)
-		return
-	}
-	v.agenda.set(n, w)
-}
-
 // countFlows sets p's flow counts from the hosts' engines (between events).
 func (v *Virtual) countFlows(p *Progress) {
 	for _, hn := range v.hostNodes {
@@ -187,11 +172,13 @@ func (v *Virtual) Run(ctx context.Context, end int64, progress func(Progress)) e
 	if end > MaxTimeNs {
 		return fmt.Errorf("fabric: end %d ns beyond the virtual clock's %d", end, int64(MaxTimeNs))
 	}
+	if v.par != nil {
+		return v.runParallel(ctx, end, progress)
+	}
 	start := time.Now()
 	nextReport := start.Add(time.Second)
 	var pace PaceMeter
 	nextDrain := v.now + 1_000_000
-	nn := len(v.nodes)
 	for v.agenda.len() > 0 {
 		id, k := v.agenda.top()
 		if keyTime(k) > end {
@@ -199,28 +186,7 @@ func (v *Virtual) Run(ctx context.Context, end int64, progress func(Progress)) e
 		}
 		v.now = keyTime(k)
 		v.events++
-		if id < nn {
-			v.transmit(id)
-			v.schedule(id)
-		} else {
-			wi := id - nn
-			w := &v.wires[wi]
-			f := w.front()
-			h, l := f.h, int(f.len)
-			w.pop()
-			if w.n > 0 {
-				v.agenda.set(id, w.front().at)
-			} else {
-				v.agenda.remove(id)
-			}
-			to := int(w.to)
-			if w.capRx != nil {
-				w.capRx.Append(v.now, v.frames.bytes(h)[:l]) // an error sticks: CloseCapture reports it
-			}
-			v.nodes[to].Receive(v.now, int(w.toPort), h, v.frames.bytes(h)[:l])
-			v.transmit(to)
-			v.schedule(to)
-		}
+		v.step(id)
 		if v.now >= nextDrain {
 			v.drainSamples()
 			nextDrain = v.now + 1_000_000
@@ -246,37 +212,6 @@ func (v *Virtual) Run(ctx context.Context, end int64, progress func(Progress)) e
 	return nil
 }
 
-// transmit runs node n's Transmit at now until it has nothing more, and puts
-// each frame on its wire.
-func (v *Virtual) transmit(n int) {
-	for {
-		k := v.nodes[n].Transmit(v.now, v.out)
-		for _, tx := range v.out[:k] {
-			wi := v.portBase[n] + tx.Port
-			w := &v.wires[wi]
-			start := math.Max(float64(v.now), w.free)
-			w.free = start + float64(tx.Len+frameOverhead)*w.nsPerByte
-			w.frames++
-			w.bytes += uint64(tx.Len)
-			if w.capTx != nil {
-				w.capTx.Append(v.now, v.frames.bytes(tx.H)[:tx.Len])
-			}
-			at := int64(math.Ceil(w.free + w.delayNs))
-			if v.faults != nil && v.lose(wi, v.now, at) {
-				v.frames.Free(tx.H) // it took its time on the wire; nobody receives it
-				continue
-			}
-			w.push(inflight{h: tx.H, len: int32(tx.Len), at: at})
-			if w.n == 1 {
-				v.agenda.set(len(v.nodes)+wi, at)
-			}
-		}
-		if k < len(v.out) {
-			return
-		}
-	}
-}
-
 // Capture writes the frames of c's ports to pcap files from now on (call it
 // before Run, and CloseCapture after): every frame a port hands to its wire,
 // stamped with the time it was handed over, and every frame the wire delivers
@@ -287,6 +222,9 @@ func (v *Virtual) transmit(n int) {
 func (v *Virtual) Capture(c *Capture) error {
 	if v.capture != nil {
 		return fmt.Errorf("fabric: a capture is already open")
+	}
+	if v.par != nil {
+		return fmt.Errorf("fabric: a capture needs the serial driver (one worker)")
 	}
 	set, err := OpenCapture(v.plan.Topo, c)
 	if err != nil {
@@ -339,7 +277,8 @@ type Drain struct {
 // StreamResults hands the run's samples to sink as the run goes (see
 // Drain), in place of keeping them: Result's Samples stays empty, and the
 // sink takes the hosts' samples and FCTs from their engines. Call it
-// before Run. sink runs on the run's goroutine, between events.
+// before Run. sink runs between events, on the run's goroutine (with
+// SetParallel, on one of its workers while the others wait).
 func (v *Virtual) StreamResults(sink func(*Drain)) {
 	v.sink = sink
 	v.drain.Switches, v.drain.Hosts = nil, nil
@@ -385,7 +324,8 @@ func (v *Virtual) Events() int64 { return v.events }
 // Result collects what the run produced. Call it after Run.
 func (v *Virtual) Result() *Result {
 	r := &Result{Clock: ClockVirtual, Plan: v.plan, T0Ns: 0, EndNs: v.now, Events: v.events,
-		Samples: v.samples, PFCEvents: v.pfc, FrameBuffers: v.frames.Buffers(), LinkLosses: v.linkLosses()}
+		Samples: v.samples, PFCEvents: v.pfc, FrameBuffers: v.frameBuffers(), LinkLosses: v.linkLosses(),
+		Parallel: v.ParallelStats()}
 	for _, sn := range v.swNodes {
 		sn.Engine().PublishEgress()
 		sn.Engine().PublishIngress()

@@ -33,3 +33,7 @@ go vet ./...
 # CPUs; run side by side they would starve each other (and the testbed's
 # emulated links, which drain only while their lcore runs).
 go test -p 1 -count=1 -timeout 30m "$@" ./...
+# The parallel virtual-time driver under the race detector, at a small size:
+# a leaf-spine and a star with failures, every node a partition, 1 and 3
+# workers (a few seconds once built).
+go test -race -short -count=1 -timeout 10m -run 'TestParallelDigest/(leafspine-dcqcn|star-dcqcn-failures)' ./fabric/

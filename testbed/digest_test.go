@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/ccbed/ccbed/ccalgo"
+	"github.com/ccbed/ccbed/fabric"
 	"github.com/ccbed/ccbed/testbed/report"
 )
 
@@ -128,27 +129,9 @@ stop_us = 1500
 // move behaviour (a refactor, a speed-up, a results-layout change) must
 // leave every hash as it was.
 func TestFabricDigest(t *testing.T) {
-	type run struct{ name, text string }
-	var runs []run
-	for _, s := range ccalgo.Schemes() {
-		runs = append(runs, run{"star-" + s.Name, strings.Replace(digestStar, "SCHEME", s.Name, 1)})
-	}
-	for _, s := range []string{"dcqcn", "hpcc"} {
-		runs = append(runs, run{"leafspine-" + s, strings.Replace(digestLeafSpine, "SCHEME", s, 1)})
-	}
-	// Hosts that compute the RoCEv2 ICRC of every frame.
-	runs = append(runs, run{"star-dcqcn-icrc", strings.Replace(strings.Replace(digestStar, "SCHEME", "dcqcn", 1), "seed = 3", "seed = 3\nicrc = true", 1)})
 	var got []string
-	for _, r := range runs {
-		e, err := Decode(r.name+".toml", r.text, ".")
-		if err != nil {
-			t.Fatalf("%s: %v", r.name, err)
-		}
-		e.Experiment.OutputDir = t.TempDir()
-		res, err := Run(context.Background(), e, nil)
-		if err != nil {
-			t.Fatalf("%s: %v", r.name, err)
-		}
+	for _, r := range digestRuns() {
+		res := runDigestCase(t, r, RunOptions{})
 		got = append(got, r.name+" "+runDigest(t, res))
 		var pauses, fcts int
 		for _, p := range res.Summary.Ports {
@@ -180,6 +163,65 @@ func TestFabricDigest(t *testing.T) {
 	if string(want) != text {
 		t.Errorf("the fabric's behaviour moved; if on purpose, rerun with -update-digest and say why in the commit.\ngot:\n%swant:\n%s", text, want)
 	}
+}
+
+// TestFabricDigestParallel runs TestFabricDigest's cases with the parallel
+// driver, every node a partition of its own, on 2 and 16 workers, and
+// asserts that every results file and counter hashes as in the golden file
+// (the serial driver's).
+func TestFabricDigestParallel(t *testing.T) {
+	golden, err := os.ReadFile(digestGolden)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{}
+	for _, line := range strings.Split(strings.TrimSpace(string(golden)), "\n") {
+		name, hash, _ := strings.Cut(line, " ")
+		want[name] = hash
+	}
+	for _, r := range digestRuns() {
+		for _, n := range []int{2, 16} {
+			par := fabric.Parallel{Workers: n, Partition: fabric.PartitionNode}
+			res := runDigestCase(t, r, RunOptions{Parallel: par})
+			if got := runDigest(t, res); got != want[r.name] {
+				t.Errorf("%s with %d workers: digest %s, the serial driver's %s", r.name, n, got, want[r.name])
+			}
+		}
+	}
+}
+
+// digestRun is a case of TestFabricDigest: its name and experiment file.
+type digestRun struct{ name, text string }
+
+// runDigestCase runs r with o into a temporary directory.
+func runDigestCase(t *testing.T, r digestRun, o RunOptions) *Result {
+	t.Helper()
+	e, err := Decode(r.name+".toml", r.text, ".")
+	if err != nil {
+		t.Fatalf("%s: %v", r.name, err)
+	}
+	e.Experiment.OutputDir = t.TempDir()
+	res, err := RunWith(context.Background(), e, nil, o)
+	if err != nil {
+		t.Fatalf("%s: %v", r.name, err)
+	}
+	return res
+}
+
+// digestRuns are TestFabricDigest's cases: every scheme on the star, DCQCN
+// and HPCC on the leaf-spine, DCQCN with the hosts' ICRC.
+func digestRuns() []digestRun {
+	type run = digestRun
+	var runs []run
+	for _, s := range ccalgo.Schemes() {
+		runs = append(runs, run{"star-" + s.Name, strings.Replace(digestStar, "SCHEME", s.Name, 1)})
+	}
+	for _, s := range []string{"dcqcn", "hpcc"} {
+		runs = append(runs, run{"leafspine-" + s, strings.Replace(digestLeafSpine, "SCHEME", s, 1)})
+	}
+	// Hosts that compute the RoCEv2 ICRC of every frame.
+	runs = append(runs, run{"star-dcqcn-icrc", strings.Replace(strings.Replace(digestStar, "SCHEME", "dcqcn", 1), "seed = 3", "seed = 3\nicrc = true", 1)})
+	return runs
 }
 
 // runDigest hashes a run's CSVs, the measured parts of its summary (the

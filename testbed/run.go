@@ -81,8 +81,9 @@ func (e *Experiment) EALArgs() []string {
 
 // Progress, when not nil, receives the run's progress about every second of
 // wall time (fabric.Progress: its String is a one-line report). In virtual
-// time it is called between events, on the run's goroutine; on DPDK from a
-// goroutine of its own. It must return quickly.
+// time it is called between events, on the run's goroutine (with
+// RunOptions.Parallel, on one of its workers while the others wait); on DPDK
+// from a goroutine of its own. It must return quickly.
 type Progress func(fabric.Progress)
 
 // Run runs the experiment with its clock: in virtual time (fabric.Virtual), or
@@ -113,6 +114,10 @@ type RunOptions struct {
 	// directory in experiment.output_dir/experiment.name (a sweep's point;
 	// the latest links are then left as they are).
 	Dir string
+	// Parallel runs a virtual-time run in partitions on several workers
+	// (fabric.Virtual.SetParallel; the zero value and one worker: the
+	// serial driver). The results are the same.
+	Parallel fabric.Parallel
 }
 
 // RunWith is Run with options. Each run gets a directory of its own,
@@ -194,6 +199,11 @@ func RunWith(ctx context.Context, e *Experiment, out io.Writer, o RunOptions) (*
 		v, err := fabric.NewVirtual(plan)
 		if err != nil {
 			return nil, fmt.Errorf("testbed: %w", err)
+		}
+		if o.Parallel.Workers > 0 {
+			if err := v.SetParallel(o.Parallel); err != nil {
+				return nil, fmt.Errorf("testbed: %w", err)
+			}
 		}
 		if capture != nil {
 			if err := v.Capture(capture); err != nil {

@@ -294,6 +294,9 @@ func run(args []string) error {
 	pcapDir := fs.String("pcap", "", "capture frames to pcap files in this directory, one per port (docs/capture.md)")
 	pcapPorts := fs.String("pcap-ports", "", "ports to capture, comma-separated: s0.p3 (a switch port), s0 (all its ports), h2 (a host), switches, hosts (default: the file's [capture], or every switch port)")
 	pcapSnaplen := fs.Int("pcap-snaplen", 0, "bytes kept of each captured frame (0: whole frames)")
+	workers := fs.Int("workers", runtime.NumCPU(), "virtual time: run the fabric in partitions on this many goroutines; the results are the same for any number (1: the serial driver; default: this machine's logical CPUs, 1 with -pcap or a [capture]; docs/fabric.md)")
+	partition := fs.String("partition", "switch", "virtual time with -workers: what a partition holds: switch (a switch and its hosts) or node (every node alone)")
+	groups := fs.Int("partition-groups", 0, "virtual time: deal the partitions into this many (partition i into group i mod N; 0: as they are); with -workers 1, runs the parallel driver on one goroutine")
 	runDir := fs.String("run-dir", "", "write the results directory at exactly `DIR` in place of a new one under -o (a sweep's point: testbed sweep -plan), staged and renamed into place, replacing an earlier run's results there; the latest links stay as they are")
 	path, err := rf.parse(c, args)
 	if err != nil {
@@ -339,7 +342,28 @@ func run(args []string) error {
 	if e.Experiment.Scaling != "" {
 		fmt.Println("scaling:", e.Experiment.Scaling)
 	}
-	opts := testbed.RunOptions{Capture: capture, Log: c.Log(), Dir: *runDir}
+	opts := testbed.RunOptions{Capture: capture, Log: c.Log(), Dir: *runDir,
+		Parallel: fabric.Parallel{Workers: *workers, Groups: *groups}}
+	if *workers < 1 {
+		return c.Errorf("-workers %d: want 1 or more", *workers)
+	}
+	if capture != nil {
+		if !c.Set("workers") {
+			opts.Parallel.Workers = 1 // a capture needs the serial driver
+		} else if *workers > 1 {
+			return c.Errorf("-workers %d: a capture (-pcap, [capture]) needs the serial driver: -workers 1", *workers)
+		}
+	}
+	switch *partition {
+	case "switch":
+		if opts.Parallel.Workers > 1 || *groups > 0 {
+			opts.Parallel.Partition = fabric.PartitionSwitch
+		}
+	case "node":
+		opts.Parallel.Partition = fabric.PartitionNode
+	default:
+		return c.Errorf("-partition %q: want switch or node", *partition)
+	}
 	prog := c.Progress(every)
 	if prog != nil {
 		opts.Progress = func(p fabric.Progress) { prog.Report(p.String(), progressFields(p)...) }
@@ -364,6 +388,9 @@ func run(args []string) error {
 		sim := float64(f.EndNs-f.T0Ns) / 1e9
 		fmt.Printf("virtual time: %d events in %.2f s of wall time (%.2f M events/s, %.3g simulated s per wall s), %d frame buffers\n",
 			f.Events, wall, float64(f.Events)/wall/1e6, sim/wall, f.FrameBuffers)
+		if f.Parallel != nil {
+			fmt.Printf("parallel: %s\n", f.Parallel)
+		}
 	}
 	for _, c := range res.Captures {
 		dropped := ""
@@ -411,6 +438,15 @@ func progressFields(p fabric.Progress) []zap.Field {
 	}
 	if p.PeakRSSBytes > 0 {
 		f = append(f, zap.Float64("peak_rss_mib", math.Round(float64(p.PeakRSSBytes)/(1<<20))))
+	}
+	if s := p.Parallel; s != nil {
+		busy := make([]float64, len(s.BusyNs))
+		for i, ns := range s.BusyNs {
+			busy[i] = math.Round(1000*float64(ns)/float64(max(s.WallNs, 1))) / 1000
+		}
+		f = append(f, zap.Int("workers", s.Workers), zap.Float64s("worker_busy", busy),
+			zap.Float64("parallelism", math.Round(100*s.Parallelism())/100),
+			zap.Float64("sync_us_per_window", math.Round(float64(s.SyncPerWindow())/10)/100))
 	}
 	if eta := p.ETA(); eta >= 0 {
 		f = append(f, zap.Duration("eta", eta))

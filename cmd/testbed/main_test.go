@@ -42,36 +42,41 @@ func writeExperiment(t *testing.T, text string) string {
 	return p
 }
 
-// TestSIGINTWritesInterruptedResults sends SIGINT to testbed run: the run
-// stops, its results are written and marked interrupted.
+// TestSIGINTWritesInterruptedResults sends SIGINT to testbed run, with the
+// serial driver and with the parallel one: the run stops, its results are
+// written and marked interrupted.
 func TestSIGINTWritesInterruptedResults(t *testing.T) {
-	path := writeExperiment(t, long)
-	out := t.TempDir()
-	done := make(chan error, 1)
-	go func() { done <- run([]string{path, "-o", out, "-q"}) }()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		if m, _ := filepath.Glob(filepath.Join(out, "long", ".*.partial-*")); len(m) > 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the run never staged its results")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	time.Sleep(200 * time.Millisecond)
-	syscall.Kill(os.Getpid(), syscall.SIGINT)
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatal(err)
-		}
-	case <-time.After(30 * time.Second):
-		t.Fatal("SIGINT did not stop the run")
-	}
-	s, err := report.LoadSummary(filepath.Join(out, "long", "latest", report.SummaryFile))
-	if err != nil || !s.Interrupted || s.DurationS <= 0 || s.DurationS >= 600 {
-		t.Fatalf("summary after SIGINT: interrupted %v, duration %v s, %v", s.Interrupted, s.DurationS, err)
+	for _, args := range [][]string{{"-workers", "1"}, {"-workers", "2", "-partition", "node"}} {
+		t.Run(strings.Join(args, " "), func(t *testing.T) {
+			path := writeExperiment(t, long)
+			out := t.TempDir()
+			done := make(chan error, 1)
+			go func() { done <- run(append([]string{path, "-o", out, "-q"}, args...)) }()
+			deadline := time.Now().Add(30 * time.Second)
+			for {
+				if m, _ := filepath.Glob(filepath.Join(out, "long", ".*.partial-*")); len(m) > 0 {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatal("the run never staged its results")
+				}
+				time.Sleep(10 * time.Millisecond)
+			}
+			time.Sleep(200 * time.Millisecond)
+			syscall.Kill(os.Getpid(), syscall.SIGINT)
+			select {
+			case err := <-done:
+				if err != nil {
+					t.Fatal(err)
+				}
+			case <-time.After(30 * time.Second):
+				t.Fatal("SIGINT did not stop the run")
+			}
+			s, err := report.LoadSummary(filepath.Join(out, "long", "latest", report.SummaryFile))
+			if err != nil || !s.Interrupted || s.DurationS <= 0 || s.DurationS >= 600 {
+				t.Fatalf("summary after SIGINT: interrupted %v, duration %v s, %v", s.Interrupted, s.DurationS, err)
+			}
+		})
 	}
 }
 

@@ -1,0 +1,150 @@
+package fabric
+
+import (
+	"math"
+
+	"github.com/ccbed/ccbed/node"
+)
+
+// lp is a logical process of the virtual-time driver: an agenda, a frame
+// store, and a clock over some of the fabric's nodes and the wires into
+// them. The serial driver (Virtual.Run) is one lp over every node; the
+// parallel driver (parallel.go) one per partition. An lp runs only its own
+// nodes' wake-ups and its own wires' arrivals; it writes only the sending
+// half of the wires out of its nodes (free, counters, faults, capTx) and
+// the receiving half of the wires into them (the frames in flight, capRx).
+type lp struct {
+	// nodes, wires, faults and portBase are the whole fabric's, shared by
+	// every lp of a run.
+	nodes    []node.Node
+	wires    []wireDir
+	faults   []wireFaults // per wire, nil when the spec injects no failures
+	portBase []int        // wires of node n: portBase[n] + port
+	frames   *frameStore
+	// agenda: entry n < len(nodes) is node n's next wake-up, entry
+	// len(nodes) + w wire w's next arrival (only this lp's nodes and the
+	// wires into them).
+	agenda *agenda
+	out    []node.Tx
+	now    int64
+	events int64
+	// parity is the side of a cut wire's mailbox this lp posts into;
+	// posted is the earliest arrival posted since the driver last reset it.
+	parity int
+	posted int64
+}
+
+// mailbox is the frames a cut wire's sender posted in one window, for the
+// receiver's lp to take at the start of the next: their arrival times and
+// lengths, and their bytes one after the other.
+type mailbox struct {
+	frames []mailFrame
+	buf    []byte
+}
+
+// mailFrame is a frame in a mailbox.
+type mailFrame struct {
+	at  int64
+	len int32
+}
+
+// schedule asks node n when it next needs to run and moves its wake-up there.
+func (p *lp) schedule(n int) {
+	w := p.nodes[n].NextWake(p.now)
+	if w > MaxTimeNs {
+		p.agenda.remove(n)
+		return
+	}
+	p.agenda.set(n, w)
+}
+
+// step runs agenda entry id at p.now: node id's wake-up, or the arrival of
+// the first frame in flight on wire id - len(nodes), which its node
+// receives and answers at once.
+func (p *lp) step(id int) {
+	nn := len(p.nodes)
+	if id < nn {
+		p.transmit(id)
+		p.schedule(id)
+		return
+	}
+	wi := id - nn
+	w := &p.wires[wi]
+	f := w.front()
+	h, l := f.h, int(f.len)
+	w.pop()
+	if w.n > 0 {
+		p.agenda.set(id, w.front().at)
+	} else {
+		p.agenda.remove(id)
+	}
+	to := int(w.to)
+	if w.capRx != nil {
+		w.capRx.Append(p.now, p.frames.bytes(h)[:l]) // an error sticks: CloseCapture reports it
+	}
+	p.nodes[to].Receive(p.now, int(w.toPort), h, p.frames.bytes(h)[:l])
+	p.transmit(to)
+	p.schedule(to)
+}
+
+// transmit runs node n's Transmit at now until it has nothing more, and puts
+// each frame on its wire: in flight to the receiver, or, on a wire cut
+// between two lps, into the wire's mailbox (a copy; the buffer goes back to
+// this lp's store).
+func (p *lp) transmit(n int) {
+	for {
+		k := p.nodes[n].Transmit(p.now, p.out)
+		for _, tx := range p.out[:k] {
+			wi := p.portBase[n] + tx.Port
+			w := &p.wires[wi]
+			start := math.Max(float64(p.now), w.free)
+			w.free = start + float64(tx.Len+frameOverhead)*w.nsPerByte
+			w.frames++
+			w.bytes += uint64(tx.Len)
+			if w.capTx != nil {
+				w.capTx.Append(p.now, p.frames.bytes(tx.H)[:tx.Len])
+			}
+			at := int64(math.Ceil(w.free + w.delayNs))
+			if p.faults != nil && p.lose(wi, p.now, at) {
+				p.frames.Free(tx.H) // it took its time on the wire; nobody receives it
+				continue
+			}
+			if w.mail != nil {
+				m := &w.mail[p.parity]
+				m.buf = append(m.buf, p.frames.bytes(tx.H)[:tx.Len]...)
+				m.frames = append(m.frames, mailFrame{at: at, len: int32(tx.Len)})
+				p.frames.Free(tx.H)
+				p.posted = min(p.posted, at)
+				continue
+			}
+			w.push(inflight{h: tx.H, len: int32(tx.Len), at: at})
+			if w.n == 1 {
+				p.agenda.set(len(p.nodes)+wi, at)
+			}
+		}
+		if k < len(p.out) {
+			return
+		}
+	}
+}
+
+// take moves the frames posted on side parity of the mailboxes of wires in
+// (wires cut into this lp) into flight, each into a buffer of this lp's
+// store, in the order their sender posted them.
+func (p *lp) take(in []int32, parity int) {
+	nn := len(p.nodes)
+	for _, wi := range in {
+		w := &p.wires[wi]
+		m := &w.mail[parity]
+		off := 0
+		for _, f := range m.frames {
+			h, b := p.frames.Alloc()
+			off += copy(b, m.buf[off:off+int(f.len)])
+			w.push(inflight{h: h, len: f.len, at: f.at})
+			if w.n == 1 {
+				p.agenda.set(nn+int(wi), f.at)
+			}
+		}
+		m.frames, m.buf = m.frames[:0], m.buf[:0]
+	}
+}
