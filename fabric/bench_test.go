@@ -1,7 +1,9 @@
 package fabric_test
 
 import (
+	"math"
 	"runtime"
+	"syscall"
 	"testing"
 	"time"
 
@@ -77,4 +79,67 @@ func BenchmarkRoCC3to1(b *testing.B) {
 	}
 	b.ReportMetric(0.04*float64(b.N)/wall.Seconds(), "sim-s/wall-s")
 	b.ReportMetric(float64(events)/wall.Seconds()/1e6, "Mevents/s")
+}
+
+// BenchmarkLeafSpineGrowth is issue 22's linear-growth figure: the 128-host
+// and the 256-host leaf-spine of benchLeafSpine (DCQCN, 10 ms simulated),
+// alternated in one process for b.N rounds (-benchtime 3x for three), and
+// the ratio of their wall and CPU time per simulated second (the goal:
+// at most 2.2, twice the hosts giving about 2.2x the events). Each round's
+// figures are logged, so the range over rounds is in the output;
+// fastest-ratio divides each size's least wall time (the round least
+// disturbed by the machine's other load).
+func BenchmarkLeafSpineGrowth(b *testing.B) {
+	b.ReportAllocs()
+	type cost struct {
+		wall, cpu time.Duration
+		events    int64
+	}
+	run := func(leaves int) cost {
+		cpu0 := processCPU(b)
+		start := time.Now()
+		r, err := fabric.Simulate(leafSpineWebSearch(leaves, "dcqcn"), 10_000_000)
+		if err != nil {
+			b.Fatal(err)
+		}
+		return cost{wall: time.Since(start), cpu: processCPU(b) - cpu0, events: r.Events}
+	}
+	var sum [2]cost
+	minW, maxW, minC, maxC := math.Inf(1), 0.0, math.Inf(1), 0.0
+	fastest := [2]float64{math.Inf(1), math.Inf(1)} // each size's least wall time, s
+	for i := 0; i < b.N; i++ {
+		small, large := run(8), run(16)
+		rw := large.wall.Seconds() / small.wall.Seconds()
+		rc := large.cpu.Seconds() / small.cpu.Seconds()
+		minW, maxW, minC, maxC = min(minW, rw), max(maxW, rw), min(minC, rc), max(maxC, rc)
+		b.Logf("round %d: 128 hosts %.2f s wall %.2f s cpu %.0f ns/event; 256 hosts %.2f s wall %.2f s cpu %.0f ns/event; "+
+			"ratio wall %.2f cpu %.2f events %.2f", i+1,
+			small.wall.Seconds(), small.cpu.Seconds(), float64(small.wall.Nanoseconds())/float64(small.events),
+			large.wall.Seconds(), large.cpu.Seconds(), float64(large.wall.Nanoseconds())/float64(large.events),
+			rw, rc, float64(large.events)/float64(small.events))
+		for j, c := range []cost{small, large} {
+			fastest[j] = min(fastest[j], c.wall.Seconds())
+			sum[j].wall += c.wall
+			sum[j].cpu += c.cpu
+			sum[j].events += c.events
+		}
+	}
+	b.ReportMetric(sum[1].wall.Seconds()/sum[0].wall.Seconds(), "wall-ratio")
+	b.ReportMetric(sum[1].cpu.Seconds()/sum[0].cpu.Seconds(), "cpu-ratio")
+	b.ReportMetric(fastest[1]/fastest[0], "fastest-ratio")
+	b.ReportMetric(minW, "wall-ratio-min")
+	b.ReportMetric(maxW, "wall-ratio-max")
+	b.ReportMetric(minC, "cpu-ratio-min")
+	b.ReportMetric(maxC, "cpu-ratio-max")
+	b.ReportMetric(float64(sum[0].wall.Nanoseconds())/float64(sum[0].events), "ns/event-128")
+	b.ReportMetric(float64(sum[1].wall.Nanoseconds())/float64(sum[1].events), "ns/event-256")
+}
+
+// processCPU is the process's user and system CPU time so far.
+func processCPU(b *testing.B) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		b.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
