@@ -12,6 +12,7 @@ import (
 	_ "github.com/ccbed/ccbed/ccalgo/all"
 	"github.com/ccbed/ccbed/fabric"
 	"github.com/ccbed/ccbed/hostd"
+	"github.com/ccbed/ccbed/switchd"
 )
 
 func TestRoutesECMP(t *testing.T) {
@@ -367,5 +368,47 @@ func TestPacingJitter(t *testing.T) {
 	}
 	if fmt.Sprint(jit.Samples) != fmt.Sprint(again.Samples) {
 		t.Error("two runs with one seed differ")
+	}
+}
+
+// TestEventRingNeverFills checks the plan's small host event ring (16
+// events, Spec.Plan): the virtual driver serves a host's send side after
+// every frame, so no control event is ever dropped, under an incast with PFC
+// pauses and under web search on a leaf-spine, for schemes whose receivers
+// send ACKs, CNPs or feedback.
+func TestEventRingNeverFills(t *testing.T) {
+	incast := func(scheme string) *fabric.Spec {
+		return &fabric.Spec{Topo: fabric.Star(16, 25e9, 1000), Scheme: scheme, ExpectedFlows: 30, MTU: 1000,
+			PFC: fabric.PFC{Enabled: true}, Buffer: switchd.BufferConfig{SizeBytes: 300_000}, Seed: 2,
+			Incast: []fabric.Incast{{IDBase: 1, Senders: []int{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15},
+				Dst: 0, FlowsPerSender: 2, SizeBytes: 100_000}}}
+	}
+	for _, tc := range []struct {
+		name string
+		spec *fabric.Spec
+		end  int64
+	}{
+		{"incast dcqcn", incast("dcqcn"), 2_000_000},
+		{"incast hpcc", incast("hpcc"), 2_000_000},
+		{"incast rocc", incast("rocc"), 2_000_000},
+		{"leaf-spine web search dcqcn", leafSpineWebSearch(2, "dcqcn"), 1_000_000},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r, err := fabric.Simulate(tc.spec, tc.end)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var acks uint64
+			for i, h := range r.Hosts {
+				rc := h.RxCounters()
+				acks += rc.Acks
+				if rc.EventsDropped != 0 {
+					t.Errorf("host %d dropped %d events", i, rc.EventsDropped)
+				}
+			}
+			if acks == 0 {
+				t.Fatalf("no ACKs received: the case tests nothing")
+			}
+		})
 	}
 }
