@@ -2,8 +2,14 @@ package fabric
 
 import "github.com/ccbed/ccbed/node"
 
-// frameChunk is the number of buffers the store adds at a time.
-const frameChunk = 4096
+// frameChunkShift is log2 of the buffers the serial driver's store adds at a
+// time (4,096); partitionChunkShift a partition's (256): a fabric cut into
+// hundreds of partitions would otherwise hold 4,096 buffers in each, where
+// a partition's frames in flight are a few hundred.
+const (
+	frameChunkShift     = 12
+	partitionChunkShift = 8
+)
 
 // frameStore is the virtual-time driver's frame buffers: fixed-room buffers in
 // chunks that never move (engines keep slices of them while frames wait in
@@ -12,12 +18,18 @@ const frameChunk = 4096
 // flat in the number of frames simulated.
 type frameStore struct {
 	room   int
+	shift  uint // log2 of the buffers per chunk
 	chunks [][]byte
 	free   []node.Handle
 	inUse  int
 }
 
-func newFrameStore(room int) *frameStore { return &frameStore{room: room} }
+func newFrameStore(room int) *frameStore { return newFrameStoreChunks(room, frameChunkShift) }
+
+// newFrameStoreChunks is a store that grows by 1 << shift buffers at a time.
+func newFrameStoreChunks(room int, shift uint) *frameStore {
+	return &frameStore{room: room, shift: shift}
+}
 
 // Alloc returns a free buffer, adding a chunk when none is left.
 func (s *frameStore) Alloc() (node.Handle, []byte) {
@@ -39,20 +51,21 @@ func (s *frameStore) Free(h node.Handle) {
 // bytes is buffer h's whole room.
 func (s *frameStore) bytes(h node.Handle) []byte {
 	i := int(h - 1)
-	c := s.chunks[i/frameChunk]
-	o := (i % frameChunk) * s.room
+	c := s.chunks[i>>s.shift]
+	o := (i & (1<<s.shift - 1)) * s.room
 	return c[o : o+s.room : o+s.room]
 }
 
 func (s *frameStore) grow() {
-	base := len(s.chunks) * frameChunk
-	s.chunks = append(s.chunks, make([]byte, frameChunk*s.room))
-	for i := frameChunk - 1; i >= 0; i-- {
+	n := 1 << s.shift
+	base := len(s.chunks) * n
+	s.chunks = append(s.chunks, make([]byte, n*s.room))
+	for i := n - 1; i >= 0; i-- {
 		s.free = append(s.free, node.Handle(base+i+1))
 	}
 }
 
 // Buffers is the number of buffers the store holds (the most ever in use).
-func (s *frameStore) Buffers() int { return len(s.chunks) * frameChunk }
+func (s *frameStore) Buffers() int { return len(s.chunks) << s.shift }
 
 var _ node.Frames = (*frameStore)(nil)

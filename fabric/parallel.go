@@ -195,7 +195,7 @@ func (v *Virtual) SetParallel(c Parallel) error {
 	nn, nw := len(v.nodes), len(v.wires)
 	for range nparts {
 		r.parts = append(r.parts, &part{lp: lp{nodes: v.nodes, wires: v.wires, faults: v.faults, portBase: v.portBase,
-			frames: newFrameStore(v.frames.room), agenda: newAgenda(nn + nw), out: make([]node.Tx, len(v.out))}})
+			frames: newFrameStoreChunks(v.frames.room, partitionChunkShift), agenda: newAgenda(nn + nw), out: make([]node.Tx, len(v.out))}})
 	}
 	// Every node's buffers come from its partition's store from now on.
 	for i, hn := range v.hostNodes {

@@ -1,16 +1,18 @@
 package dcqcn
 
-import (
-	"math"
-
-	"github.com/ccbed/ccbed/ccalgo"
-)
+import "github.com/ccbed/ccbed/ccalgo"
 
 // NP is DCQCN's notification point (paper Section 3.1, Figure 6): a CNP to a QP
 // when a CE-marked packet arrives and none went to that QP in the last N us.
 type NP struct {
 	interval int64
-	lastCNP  []int64 // per QP, time of the last CNP; math.MinInt64 if none
+	// lastCNP is, per QP, the time of the last CNP plus 1; 0 if none. Zero
+	// as "none" leaves the table as make returns it: a host's NP is sized
+	// for every receiver slot it may have (hostd max_rx_flows, 65,536 in
+	// a fabric: 512 KB), and its pages are only touched for the slots in
+	// use (1,024 hosts of a fat-tree held 527 MB when every entry was
+	// written at start).
+	lastCNP []int64
 }
 
 var _ ccalgo.NotificationPoint = (*NP)(nil)
@@ -23,11 +25,7 @@ func NewNP(p *Params, env ccalgo.Env) (*NP, error) {
 	if env.MaxFlows < 1 {
 		return nil, bad("MaxFlows", env.MaxFlows, "env must allow at least one QP")
 	}
-	n := &NP{interval: int64(p.CNPIntervalUs * 1000), lastCNP: make([]int64, env.MaxFlows)}
-	for i := range n.lastCNP {
-		n.lastCNP[i] = math.MinInt64
-	}
-	return n, nil
+	return &NP{interval: int64(p.CNPIntervalUs * 1000), lastCNP: make([]int64, env.MaxFlows)}, nil
 }
 
 // OnData echoes the send timestamp and mark in the ACK and reports whether a CNP
@@ -38,10 +36,9 @@ func (n *NP) OnData(now int64, d *ccalgo.DataArrival, ack *ccalgo.AckFields) boo
 	if d.Mark != ccalgo.MarkCE || d.QP < 0 || int(d.QP) >= len(n.lastCNP) {
 		return false
 	}
-	last := n.lastCNP[d.QP]
-	if last != math.MinInt64 && now-last < n.interval {
+	if last := n.lastCNP[d.QP]; last != 0 && now-(last-1) < n.interval {
 		return false
 	}
-	n.lastCNP[d.QP] = now
+	n.lastCNP[d.QP] = now + 1 // times are >= 0: never 0
 	return true
 }
