@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"runtime"
+	"sort"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -23,8 +24,9 @@ type Parallel struct {
 	Workers int
 	// Partition is what the partitions are made of.
 	Partition Partitioning
-	// Groups, when above 0, deals the partitions into this many, the i-th
-	// into group i mod Groups.
+	// Groups, when above 0, deals the partitions into this many groups of
+	// even load, each partition's load the line rate of its nodes' ports
+	// (dealGroups).
 	Groups int
 }
 
@@ -238,7 +240,7 @@ func (v *Virtual) SetParallel(c Parallel) error {
 // partitionOf is each node's partition under c: units (a switch with its
 // hosts, or a node), the two ends of every link without delay (no
 // lookahead) in one, numbered in the order of their first node, then dealt
-// into c.Groups.
+// into c.Groups (dealGroups).
 func (v *Virtual) partitionOf(c Parallel) []int32 {
 	t := v.plan.Topo
 	n := t.NumNodes()
@@ -287,11 +289,51 @@ func (v *Virtual) partitionOf(c Parallel) []int32 {
 		of[i] = k
 	}
 	if c.Groups > 0 {
-		for i := range of {
-			of[i] %= int32(c.Groups)
-		}
+		dealGroups(of, len(num), c.Groups, func(i int) float64 {
+			var bps float64
+			for port := 0; port < t.NumPorts(i); port++ {
+				_, _, l := t.Peer(i, port)
+				bps += l.Bps
+			}
+			return bps
+		})
 	}
 	return of
+}
+
+// dealGroups deals units 0 .. units-1 (of[i] is node i's) into groups of
+// even load, largest first, each to the group with the least so far (the
+// lowest such group on a tie), and renumbers of by group. A unit's load is
+// its nodes' weight: the line rate of their ports, what a node's events
+// follow (every frame a node receives is an event, and its links bound
+// what it receives), so that a leaf of 16 hosts is not dealt beside 8 more
+// hosts as if it were one of them. The deal depends on the topology only,
+// never on the run, and results do not depend on it at all.
+func dealGroups(of []int32, units, groups int, weight func(node int) float64) {
+	load := make([]float64, units)
+	for i, u := range of {
+		load[u] += weight(i)
+	}
+	order := make([]int, units)
+	for u := range order {
+		order[u] = u
+	}
+	sort.SliceStable(order, func(a, b int) bool { return load[order[a]] > load[order[b]] })
+	group := make([]int32, units)
+	sum := make([]float64, groups)
+	for _, u := range order {
+		g := 0
+		for k := 1; k < groups; k++ {
+			if sum[k] < sum[g] {
+				g = k
+			}
+		}
+		group[u] = int32(g)
+		sum[g] += load[u]
+	}
+	for i, u := range of {
+		of[i] = group[u]
+	}
 }
 
 // runParallel is Run in partitions.

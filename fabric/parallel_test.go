@@ -23,9 +23,12 @@ func TestParallelDigest(t *testing.T) {
 	}
 	for _, c := range engineDigestCases() {
 		for _, part := range []fabric.Partitioning{fabric.PartitionSwitch, fabric.PartitionNode} {
+			pars := []fabric.Parallel{{Workers: 2, Partition: part, Groups: 3}} // dealt by load
 			for _, n := range workers {
-				par := fabric.Parallel{Workers: n, Partition: part}
-				t.Run(fmt.Sprintf("%s/partition%d/workers%d", c.name, part, n), func(t *testing.T) {
+				pars = append(pars, fabric.Parallel{Workers: n, Partition: part})
+			}
+			for _, par := range pars {
+				t.Run(fmt.Sprintf("%s/partition%d/workers%d/groups%d", c.name, part, par.Workers, par.Groups), func(t *testing.T) {
 					c := engineDigestCases()[indexOf(t, c.name)]
 					got := engineDigest(t, c.spec, c.endNs, false, par)
 					if got != want[c.name] {
