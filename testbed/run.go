@@ -21,6 +21,7 @@ import (
 	"github.com/ccbed/ccbed/fabric"
 	"github.com/ccbed/ccbed/fabric/dpdkrun"
 	"github.com/ccbed/ccbed/hostd"
+	"github.com/ccbed/ccbed/internal/idmap"
 	"github.com/ccbed/ccbed/lcore"
 	"github.com/ccbed/ccbed/pcapw"
 	"github.com/ccbed/ccbed/switchd"
@@ -407,8 +408,14 @@ type feed struct {
 	prios     uint8 // the priorities of queue_prio.csv's rows (prioRows)
 	warmUs    float64
 	byIP      map[uint32]int
-	delivered []map[int64]int64
-	fcts      []map[int64]float64
+	delivered []idmap.Map[int64, delivery] // by host, then flow id
+}
+
+// delivery is what a host's flow delivered: its bytes, and its last FCT (0
+// while it runs).
+type delivery struct {
+	bytes int64
+	fctUs float64
 }
 
 // newFeed returns a feed into a new Recorder for a run of clock whose time
@@ -422,10 +429,9 @@ func (e *Experiment) newFeed(clock string, t0Ns int64) *feed {
 	})
 	e.addReferences(rec)
 	f := &feed{e: e, rec: rec, t0Ns: t0Ns, prios: prioRows(e.Spec().Priorities()), warmUs: e.Experiment.WarmupMs * 1e3, byIP: make(map[uint32]int, len(t.Hosts)),
-		delivered: make([]map[int64]int64, len(t.Hosts)), fcts: make([]map[int64]float64, len(t.Hosts))}
+		delivered: make([]idmap.Map[int64, delivery], len(t.Hosts))}
 	for i, h := range t.Hosts {
 		f.byIP[h.IP] = i
-		f.delivered[i], f.fcts[i] = map[int64]int64{}, map[int64]float64{}
 	}
 	return f
 }
@@ -501,8 +507,9 @@ func (f *feed) host(i int, samples []hostd.RateSample, fcts []hostd.FCT) {
 		}
 		f.rec.AddFCTRecordFrom(i, report.FCTRecord{Flow: int(fc.Flow), Src: t.Hosts[i].Name, Dst: dst, StartUs: f.us(fc.StartNs),
 			SizeBytes: fc.SizeBytes, FCTUs: float64(fc.FCTNs) / 1e3, Slowdown: float64(fc.FCTNs) / float64(fc.IdealNs)})
-		f.delivered[i][fc.Flow] += fc.SizeBytes
-		f.fcts[i][fc.Flow] = float64(fc.FCTNs) / 1e3
+		d := f.delivered[i].Slot(fc.Flow)
+		d.bytes += fc.SizeBytes
+		d.fctUs = float64(fc.FCTNs) / 1e3
 	}
 }
 
@@ -526,16 +533,16 @@ func (f *feed) finish(fr *fabric.Result) {
 	f.rec.SetDuration(float64(fr.EndNs-fr.T0Ns) / 1e9)
 	spec := fr.Plan.Spec
 	for i, he := range fr.Hosts {
-		delivered := f.delivered[i]
+		delivered := &f.delivered[i]
 		for _, a := range he.ActiveFlows() {
-			delivered[a.Flow] += a.AckedBytes
+			delivered.Slot(a.Flow).bytes += a.AckedBytes
 		}
-		for id, bytes := range delivered {
+		for id, d := range delivered.All() {
 			dst := "workload"
-			if d := spec.FlowDst(i, id); d >= 0 {
-				dst = t.Hosts[d].Name
+			if h := spec.FlowDst(i, id); h >= 0 {
+				dst = t.Hosts[h].Name
 			}
-			f.rec.SetFlow(report.FlowInfo{ID: int(id), Src: t.Hosts[i].Name, Dst: dst, Bytes: bytes, FCTUs: f.fcts[i][id]})
+			f.rec.SetFlow(report.FlowInfo{ID: int(id), Src: t.Hosts[i].Name, Dst: dst, Bytes: d.bytes, FCTUs: d.fctUs})
 		}
 	}
 	for si, eng := range fr.Switches {

@@ -25,6 +25,8 @@ import (
 	"math"
 	"sync"
 	"time"
+
+	"github.com/ccbed/ccbed/internal/idmap"
 )
 
 // Meta describes the run a Recorder records.
@@ -150,7 +152,7 @@ type Recorder struct {
 	prioQueue, pfc    *table   // rows of queue_prio.csv, pfc.csv
 	all               []*table // every table: those with statistics (tables), then pfc
 	fct               fctTable
-	flows             map[int]FlowInfo
+	flows             idmap.Map[int, FlowInfo]
 	ports             map[int]PortCounters
 	nonFinite         int
 	refs              map[string][]RefLine // plot file -> reference lines
@@ -171,7 +173,6 @@ func NewRecorder(meta Meta) *Recorder {
 		fair:      newTable(FairRateCSVFile, FairRateCSVHeader, appendFairValues, false),
 		prioQueue: newTable(PrioQueueCSVFile, PrioQueueCSVHeader, appendQueueValues, true),
 		pfc:       newTable(PFCCSVFile, PFCCSVHeader, appendPFCValues, false),
-		flows:     make(map[int]FlowInfo),
 		ports:     make(map[int]PortCounters),
 	}
 	r.prioQueue.byPrio, r.pfc.byPrio = true, true
@@ -357,7 +358,7 @@ func (r *Recorder) SetLcores(ls []LcoreSummary) {
 // SetFlow records (or replaces) what is known about flow f.ID.
 func (r *Recorder) SetFlow(f FlowInfo) {
 	r.mu.Lock()
-	r.flows[f.ID] = f
+	r.flows.Set(f.ID, f)
 	r.mu.Unlock()
 }
 

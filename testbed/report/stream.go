@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+
+	"github.com/ccbed/ccbed/internal/idmap"
 )
 
 // row is one sample of a series: one row of queue.csv, rate.csv or
@@ -185,9 +187,9 @@ type seriesStat struct {
 // seriesStats is the statistics of every series of a table, and the plot's
 // bounded copy of them.
 type seriesStats struct {
-	halfUs float64 // the steady half starts here
-	counts bool    // keep counts per value (queue bytes)
-	idx    seriesIndex
+	halfUs float64               // the steady half starts here
+	counts bool                  // keep counts per value (queue bytes)
+	idx    idmap.Map[int, int32] // series id -> place in list
 	list   []seriesStat
 	lastUs float64 // the latest row's time (0 before any)
 	plots  plotSample
@@ -200,28 +202,28 @@ func (st *seriesStats) reset(halfUs float64) {
 
 // get returns series id's statistics, nil when it has no rows.
 func (st *seriesStats) get(id int) *seriesStat {
-	if i, ok := st.idx.get(id); ok {
-		return &st.list[i]
+	if i := st.idx.Ref(id); i != nil {
+		return &st.list[*i]
 	}
 	return nil
 }
 
 // add counts r; with plot, into the plot's copy too.
 func (st *seriesStats) add(r *row, plot bool) {
-	i, ok := st.idx.get(r.id)
-	if !ok {
-		i = len(st.list)
-		st.idx.put(r.id, i)
+	slot := st.idx.Ref(r.id)
+	if slot == nil {
+		slot = st.idx.Slot(r.id)
+		*slot = int32(len(st.list))
 		s := seriesStat{id: r.id}
 		if st.counts {
 			s.counts = make(map[int64]uint64)
 		}
 		st.list = append(st.list, s)
 		if plot {
-			st.plots.admit(st.list, i)
+			st.plots.admit(st.list, int(*slot))
 		}
 	}
-	s := &st.list[i]
+	s := &st.list[*slot]
 	s.n++
 	s.sum += r.v
 	if r.t >= st.halfUs {
@@ -244,45 +246,6 @@ func (st *seriesStats) add(r *row, plot bool) {
 	if plot && s.plot != nil {
 		s.plot.add(r.t, r.v)
 	}
-}
-
-// seriesIndex maps a series id to its place in a list. Ids are mostly
-// small and dense (ports; flows numbered from a workload's id_base), so
-// those below denseSeriesIDs sit in a slice indexed by id, one load where a
-// map probe missed the cache (a workload of 1 KB flows has a series per
-// flow, hundreds of thousands); any other id goes in a map.
-type seriesIndex struct {
-	dense  []int32 // place + 1; 0: absent
-	sparse map[int]int
-}
-
-// denseSeriesIDs bounds the ids kept in the slice (at most 16 MiB of it).
-const denseSeriesIDs = 1 << 22
-
-func (x *seriesIndex) get(id int) (int, bool) {
-	if id >= 0 && id < denseSeriesIDs {
-		if id < len(x.dense) && x.dense[id] > 0 {
-			return int(x.dense[id]) - 1, true
-		}
-		return 0, false
-	}
-	i, ok := x.sparse[id]
-	return i, ok
-}
-
-func (x *seriesIndex) put(id, i int) {
-	if id >= 0 && id < denseSeriesIDs && i < math.MaxInt32 {
-		if id >= len(x.dense) {
-			n := max(id+1, min(2*len(x.dense), denseSeriesIDs))
-			x.dense = slices.Grow(x.dense, n-len(x.dense))[:n] // new slots are zero: nothing shrinks it
-		}
-		x.dense[id] = int32(i + 1)
-		return
-	}
-	if x.sparse == nil {
-		x.sparse = make(map[int]int)
-	}
-	x.sparse[id] = i
 }
 
 // ids returns the series' ids in increasing order.
@@ -329,7 +292,7 @@ func percentileCounts(counts map[int64]uint64, n int, p float64) float64 {
 type fctStats struct {
 	perDecade int
 	n         int
-	perFlow   map[int]fctMean
+	perFlow   idmap.Map[int, fctMean]
 	buckets   []fctValues // by bucket index + 1; 0 is [0, 1)
 }
 
@@ -346,17 +309,13 @@ type fctValues struct {
 
 // add counts rec.
 func (fs *fctStats) add(rec *FCTRecord) {
-	if fs.perFlow == nil {
-		fs.perFlow = make(map[int]fctMean)
-		if fs.perDecade < 1 {
-			fs.perDecade = DefaultBucketsPerDecade
-		}
+	if fs.perDecade < 1 {
+		fs.perDecade = DefaultBucketsPerDecade
 	}
 	fs.n++
-	m := fs.perFlow[rec.Flow]
+	m := fs.perFlow.Slot(rec.Flow)
 	m.sum += rec.FCTUs
 	m.n++
-	fs.perFlow[rec.Flow] = m
 	b := 0
 	if rec.SizeBytes >= 1 {
 		b = bucketOf(rec.SizeBytes, fs.perDecade) + 1

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -116,25 +117,30 @@ func TestStreamKilledMidway(t *testing.T) {
 	}
 }
 
-// TestSeriesIndex: ids in the dense range and outside it (negative, past
-// denseSeriesIDs) map back to their places, and ids never put are absent.
-func TestSeriesIndex(t *testing.T) {
-	ids := []int{7, 0, 3, denseSeriesIDs - 1, denseSeriesIDs, -5, 1 << 40, 100_000, 8}
-	var x seriesIndex
+// TestSeriesIDs: series of ids small, large, negative and far apart are
+// found again by id, each with its own rows, and ids never seen are absent.
+func TestSeriesIDs(t *testing.T) {
+	ids := []int{7, 0, 3, 1<<22 - 1, 1 << 22, -5, 1 << 40, 100_000, 8, 15_107_315}
+	var st seriesStats
 	for i, id := range ids {
-		if _, ok := x.get(id); ok {
-			t.Fatalf("id %d present before it was put", id)
+		if st.get(id) != nil {
+			t.Fatalf("id %d present before its first row", id)
 		}
-		x.put(id, i)
+		for range i + 1 {
+			st.add(&row{t: 1, id: id, v: float64(i)}, false)
+		}
 	}
 	for i, id := range ids {
-		if got, ok := x.get(id); !ok || got != i {
-			t.Errorf("get(%d) = %d, %v; want %d, true", id, got, ok, i)
+		if s := st.get(id); s == nil || s.id != id || s.n != i+1 || s.sum != float64(i*(i+1)) {
+			t.Errorf("get(%d) = %+v; want id %d with %d rows of %d", id, s, id, i+1, i)
 		}
 	}
-	for _, id := range []int{1, 2, 9, 99_999, denseSeriesIDs + 1, -1, 1<<40 + 1} {
-		if _, ok := x.get(id); ok {
-			t.Errorf("get(%d) present; it was never put", id)
+	for _, id := range []int{1, 2, 9, 99_999, 1<<22 + 1, -1, 1<<40 + 1} {
+		if st.get(id) != nil {
+			t.Errorf("get(%d) present; it has no row", id)
 		}
+	}
+	if got, want := st.ids(), []int{-5, 0, 3, 7, 8, 100_000, 1<<22 - 1, 1 << 22, 15_107_315, 1 << 40}; !slices.Equal(got, want) {
+		t.Errorf("ids %v, want %v", got, want)
 	}
 }

@@ -419,15 +419,16 @@ func (r *Recorder) summary(v view) Summary {
 
 	// Flows: every flow given by SetFlow or having rate samples, by id.
 	var throughout []float64 // steady rates of the flows that shared the whole steady half
-	flowIDs := unionIDs(r.flows, v.rate.ids())
+	flowIDs := mergeIDs(r.flows.IDs(nil), v.rate.ids())
 	sum.Flows = make([]FlowSummary, 0, len(flowIDs))
 	for _, id := range flowIDs {
-		info, ok := r.flows[id]
+		info, ok := r.flows.Get(id)
 		if !ok {
 			info.ID = id
 		}
 		f := FlowSummary{ID: id, Src: info.Src, Dst: info.Dst, Bytes: info.Bytes}
-		switch m := v.fct.perFlow[id]; {
+		m, _ := v.fct.perFlow.Get(id)
+		switch {
 		case info.FCTUs > 0:
 			f.FCTUs = Some(info.FCTUs)
 		case m.n > 0:
