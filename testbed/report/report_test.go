@@ -4,11 +4,13 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"image/png"
 	"math"
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -747,6 +749,44 @@ func TestPrintTableManyFlows(t *testing.T) {
 	}
 	if out := buf.String(); !strings.Contains(out, "1000 flows, 500 completed") || strings.Count(out, "\n") > 10 {
 		t.Errorf("table of 1000 flows:\n%s", out)
+	}
+}
+
+// TestPrintTableManyPorts: a fabric's ports print as totals over all of them
+// and rows for the MaxTablePorts busiest, by name, in port order.
+func TestPrintTableManyPorts(t *testing.T) {
+	s := Summary{Experiment: "fabric", Scheme: "hpcc"}
+	for i := range 64 {
+		p := PortSummary{ID: i, Name: fmt.Sprintf("leaf%d.p%d", i/16, i%16), Drops: 1, PFCPauses: uint64(i % 3)}
+		if i != 5 { // one port without samples: its p99 is missing and ranks last
+			p.P99QueueBytes = Some(float64((i * 37) % 64 * 1000))
+		}
+		s.Ports = append(s.Ports, p)
+	}
+	var buf bytes.Buffer
+	if err := PrintTable(&buf, s); err != nil {
+		t.Fatal(err)
+	}
+	out := buf.String()
+	if !strings.Contains(out, "64 ports: 64 drops, 0 marks, 0 CNPs, 63 pauses; the 8 with the largest p99 queue") {
+		t.Errorf("no totals line:\n%s", out)
+	}
+	// (i * 37) % 64 takes every value 0..63 once; port 5's (57) is missing,
+	// so the eight largest are 63..55 but 57, listed in port order.
+	var want []string
+	for i := range 64 {
+		if v := (i * 37) % 64; v >= 55 && i != 5 {
+			want = append(want, fmt.Sprintf("leaf%d.p%d", i/16, i%16))
+		}
+	}
+	var got []string
+	for _, line := range strings.Split(out, "\n") {
+		if f := strings.Fields(line); len(f) > 0 && strings.HasPrefix(f[0], "leaf") {
+			got = append(got, f[0])
+		}
+	}
+	if !slices.Equal(got, want) || strings.Count(out, "\n") > 14 {
+		t.Errorf("port rows %v, want %v; table:\n%s", got, want, out)
 	}
 }
 

@@ -1,8 +1,10 @@
 package report
 
 import (
+	"cmp"
 	"fmt"
 	"io"
+	"slices"
 	"text/tabwriter"
 )
 
@@ -11,10 +13,17 @@ import (
 // hold every flow.
 const MaxTableFlows = 32
 
+// MaxTablePorts is the most ports PrintTable lists one by one; a fabric
+// with more gets a line of totals over every port and a row for each of the
+// MaxTablePorts busiest (by p99 queue, then drops and pauses):
+// summary.json's ports[] holds every port.
+const MaxTablePorts = 8
+
 // PrintTable writes s as a short human summary: a header line, one row per
 // flow (avg and steady Gb/s, FCT; a count when there are more than
-// MaxTableFlows), one row per port (avg, p99 and steady
-// queue in KB, fair rate, drops, marks, CNPs, pauses), Jain's index, and
+// MaxTableFlows), one row per port (avg, p99 and steady queue in KB, fair
+// rate, drops, marks, CNPs, pauses; totals and the busiest when there are
+// more than MaxTablePorts), the FCT slowdowns by size, Jain's index, and
 // whether the run was interrupted or degraded (with the reasons). A missing
 // value (no FCT, no fair rate, no samples) prints as "-".
 func PrintTable(w io.Writer, s Summary) error {
@@ -47,10 +56,23 @@ func PrintTable(w io.Writer, s Summary) error {
 		tw.Flush()
 	}
 	if len(s.Ports) > 0 {
+		ports := s.Ports
+		if len(ports) > MaxTablePorts {
+			var drops, marks, cnps, pauses uint64
+			for _, p := range ports {
+				drops += p.Drops
+				marks += p.ECNMarked
+				cnps += p.CNPsSent
+				pauses += p.PFCPauses
+			}
+			fmt.Fprintf(w, "%d ports: %d drops, %d marks, %d CNPs, %d pauses; the %d with the largest p99 queue (every port in summary.json):\n",
+				len(ports), drops, marks, cnps, pauses, MaxTablePorts)
+			ports = busiestPorts(ports, MaxTablePorts)
+		}
 		fmt.Fprintf(tw, "port\tavg q KB\tp99 q KB\tsteady q KB\tfair Gb/s\tdrops\tmarks\tCNPs\tpauses\t\n")
-		for _, p := range s.Ports {
-			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%d\t%d\t%d\t%d\t\n",
-				p.ID, kb(p.AvgQueueBytes), kb(p.P99QueueBytes), kb(p.SteadyQueueBytes),
+		for _, p := range ports {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%d\t%d\t%d\t\n",
+				portLabel(p), kb(p.AvgQueueBytes), kb(p.P99QueueBytes), kb(p.SteadyQueueBytes),
 				p.FairRateGbps.Format(3), p.Drops, p.ECNMarked, p.CNPsSent, p.PFCPauses)
 		}
 		tw.Flush()
@@ -75,6 +97,40 @@ func PrintTable(w io.Writer, s Summary) error {
 		fmt.Fprintf(w, "DEGRADED: %s\n", r)
 	}
 	return nil
+}
+
+// busiestPorts returns the n ports of ports with the largest p99 queue
+// (then the most drops, then the most pauses), in the order of ports.
+func busiestPorts(ports []PortSummary, n int) []PortSummary {
+	idx := make([]int, len(ports))
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortStableFunc(idx, func(a, b int) int {
+		pa, pb := &ports[a], &ports[b]
+		if c := cmp.Compare(pb.P99QueueBytes.Or(-1), pa.P99QueueBytes.Or(-1)); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(pb.Drops, pa.Drops); c != 0 {
+			return c
+		}
+		return cmp.Compare(pb.PFCPauses, pa.PFCPauses)
+	})
+	idx = idx[:n]
+	slices.Sort(idx)
+	out := make([]PortSummary, n)
+	for i, k := range idx {
+		out[i] = ports[k]
+	}
+	return out
+}
+
+// portLabel is a port's name (a fabric's s<i>.p<port>), else its id.
+func portLabel(p PortSummary) string {
+	if p.Name != "" {
+		return p.Name
+	}
+	return fmt.Sprint(p.ID)
 }
 
 // kb formats a byte count in KB with one decimal, "-" when missing.
