@@ -5,7 +5,6 @@ import (
 	"math"
 	"math/bits"
 	"math/rand/v2"
-	"reflect"
 	"slices"
 	"sort"
 
@@ -42,9 +41,9 @@ type Engine struct {
 	active     []int32
 	timers     *timerHeap
 	slotBits   uint
-	genShift   uint          // slotBits plus the bits of the shard index: a QP number's generation starts here
-	rpTmpl     reflect.Value // pristine RP to reset a QP's RP from; invalid: rebuild
-	starts     []pendingFlow // static and incast flows, by start time
+	genShift   uint                 // slotBits plus the bits of the shard index: a QP number's generation starts here
+	rpTmpl     ccalgo.ReactionPoint // pristine RP to reset a QP's RP from (ccalgo.Resetter); nil: rebuild
+	starts     []pendingFlow        // static and incast flows, by start time
 	startIdx   int
 	pending    []pendingFlow // ring of flows waiting for a free QP; grows up to maxPending
 	maxPending int
@@ -82,6 +81,7 @@ type Engine struct {
 	doneHead int
 	doneLen  int
 	evictAge int64           // a completed receiver flow may be evicted this long after its last packet
+	_        uint64          // keeps fr at 8 mod 16 (TestFrameScratchPlace)
 	fr       wire.Frame      // at 8 mod 16 in the engine (pad before it when fields move it): see TestFrameScratchPlace
 	fb       ccalgo.Feedback // CP feedback decoded, before it goes to its QP's engine
 	da       ccalgo.DataArrival
@@ -114,7 +114,6 @@ type sendQP struct {
 	timer    int64
 	capBps   float64
 
-	rpv     reflect.Value // *rp's struct, for resets
 	gen     uint32
 	qpn     uint32
 	flowID  int64
@@ -422,8 +421,8 @@ func newEngine(r *resolved, now int64, sh shardSpec) (*Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	if tv := reflect.ValueOf(tmpl); tv.Kind() == reflect.Pointer && tv.Elem().Kind() == reflect.Struct && plainData(tv.Elem().Type()) {
-		e.rpTmpl = tv.Elem()
+	if _, ok := tmpl.(ccalgo.Resetter); ok {
+		e.rpTmpl = tmpl
 	}
 	e.onSend = true
 	if h, ok := tmpl.(ccalgo.SendHook); ok {
@@ -514,28 +513,6 @@ func newEngine(r *resolved, now int64, sh shardSpec) (*Engine, error) {
 	e.nextSamp = now + r.sampleNs
 	e.lastSamp = now
 	return e, nil
-}
-
-// plainData reports whether values of t hold no references (pointers, slices,
-// maps, interfaces, channels, functions, strings), so that a struct copy makes
-// an independent value.
-func plainData(t reflect.Type) bool {
-	switch t.Kind() {
-	case reflect.Bool, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
-		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr,
-		reflect.Float32, reflect.Float64, reflect.Complex64, reflect.Complex128:
-		return true
-	case reflect.Array:
-		return plainData(t.Elem())
-	case reflect.Struct:
-		for i := 0; i < t.NumField(); i++ {
-			if !plainData(t.Field(i).Type) {
-				return false
-			}
-		}
-		return true
-	}
-	return false
 }
 
 // EventsPending reports whether the rx side has handed the tx side events
@@ -1496,9 +1473,6 @@ func (e *Engine) growQPs(n int, now int64) error {
 		if s.rp, err = e.r.scheme.NewRP(e.r.params, e.r.env); err != nil {
 			return err
 		}
-		if e.rpTmpl.IsValid() {
-			s.rpv = reflect.ValueOf(s.rp).Elem()
-		}
 		s.timer = ccalgo.Never
 		s.actIdx = -1
 		free = append(free, int32(i))
@@ -1531,10 +1505,10 @@ func (e *Engine) startFlow(now int64, pf *pendingFlow) {
 		qpn = (s.gen<<e.genShift | base) & psnMask
 	}
 	s.qpn = qpn
-	if e.rpTmpl.IsValid() {
-		s.rpv.Set(e.rpTmpl)
+	if e.rpTmpl != nil {
+		s.rp.(ccalgo.Resetter).ResetFrom(e.rpTmpl)
 	} else {
-		// The scheme's RP holds references: build a fresh one (allocates).
+		// The scheme's RP is not a ccalgo.Resetter: build a fresh one (allocates).
 		rp, err := e.r.scheme.NewRP(e.r.params, e.r.env)
 		if err == nil {
 			s.rp = rp

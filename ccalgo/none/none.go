@@ -43,6 +43,11 @@ type RP struct {
 	rate float64
 }
 
+// ResetFrom makes r a copy of tmpl, an RP of this scheme that the same
+// NewRP call built and nothing has used since (ccalgo.Resetter): the RP is
+// plain data, so the copy is a fresh RP.
+func (r *RP) ResetFrom(tmpl ccalgo.ReactionPoint) { *r = *tmpl.(*RP) }
+
 var _ ccalgo.ReactionPoint = (*RP)(nil)
 
 // SendHook reports that OnSend does nothing (ccalgo.SendHook).

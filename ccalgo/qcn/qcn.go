@@ -245,6 +245,11 @@ type RP struct {
 	stats  RPStats
 }
 
+// ResetFrom makes r a copy of tmpl, an RP of this scheme that the same
+// NewRP call built and nothing has used since (ccalgo.Resetter): the RP is
+// plain data, so the copy is a fresh RP.
+func (r *RP) ResetFrom(tmpl ccalgo.ReactionPoint) { *r = *tmpl.(*RP) }
+
 var _ ccalgo.ReactionPoint = (*RP)(nil)
 
 // NewRP returns an RP with parameters p (nil: defaults) on a NIC of env.LinkBps,
