@@ -589,7 +589,7 @@ func TestTablesGrowByUse(t *testing.T) {
 	}
 	for _, qp := range ea.active {
 		s := &ea.qps[qp]
-		if qp >= 40 || s.qpn != 1<<ea.genShift|uint32(qp) {
+		if qp >= 40 || s.qpn != 1<<ea.sender.genShift|uint32(qp) {
 			t.Fatalf("slot %d has QP number %#x, want slots 0..39 of the first generation", qp, s.qpn)
 		}
 	}

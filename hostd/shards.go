@@ -194,7 +194,8 @@ func (s Shards) Merged() *Engine {
 	if len(s) == 1 {
 		return s[0]
 	}
-	m := &Engine{r: s[0].r, shards: len(s)}
+	m := &Engine{r: s[0].r}
+	m.sender.r, m.receiver.r, m.sender.shards = s[0].r, s[0].r, len(s)
 	m.samples, m.fcts = s.Samples(), s.FCTs()
 	m.rc, m.tc = s.Counters()
 	for _, e := range s {
