@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"strconv"
 
 	"github.com/ccbed/ccbed/ccalgo"
@@ -123,16 +121,14 @@ func WriteCountersJSON(w io.Writer, rep Report) error {
 	return enc.Encode(rep)
 }
 
-// WriteResults writes rate.csv, fct.csv and counters.json of e into dir
-// (created if needed), with file names prefixed by prefix (e.g. "h1-"; may be
-// empty); times in rate.csv and fct.csv are relative to origin (ns). Call it
-// once the loops have stopped.
-func WriteResults(dir, prefix string, e *Engine, port *PortCounter, origin int64) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
+// WriteResultFiles writes e's rate.csv, fct.csv and counters.json, each
+// into the writer create returns for its name, and closes it; times in
+// rate.csv and fct.csv are relative to origin (ns). Call it once the loops
+// have stopped. The daemon side names the files and makes them
+// (hostd/daemon.WriteResults: a results directory).
+func WriteResultFiles(create func(name string) (io.WriteCloser, error), e *Engine, port *PortCounter, origin int64) error {
 	write := func(name string, fn func(io.Writer) error) error {
-		f, err := os.Create(filepath.Join(dir, prefix+name))
+		f, err := create(name)
 		if err != nil {
 			return err
 		}

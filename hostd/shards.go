@@ -188,7 +188,7 @@ func cmpInt64(a, b int64) int {
 // Merged is a read-only engine that holds the engines' results merged:
 // samples, FCTs, receiver flows, active flows and summed counters, with the
 // host's name, addresses and scheme. It is for the readers that take one
-// engine (WriteResults, Report, Samples, FCTs, RxFlows, ActiveFlows,
+// engine (WriteResultFiles, Report, Samples, FCTs, RxFlows, ActiveFlows,
 // Counters); it runs nothing. Of one engine it is that engine.
 func (s Shards) Merged() *Engine {
 	if len(s) == 1 {

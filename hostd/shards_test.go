@@ -340,7 +340,7 @@ func TestShardsWriteResults(t *testing.T) {
 	m := newMnet(t, a, b, 3, 2)
 	m.run(2_000_000)
 	dir := t.TempDir()
-	if err := WriteResults(dir, "", m.hosts[0].Merged(), &PortCounter{TxFrames: 9}, 0); err != nil {
+	if err := writeResults(dir, "", m.hosts[0].Merged(), &PortCounter{TxFrames: 9}, 0); err != nil {
 		t.Fatal(err)
 	}
 	fct, _ := os.ReadFile(filepath.Join(dir, "fct.csv"))

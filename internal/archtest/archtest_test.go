@@ -35,9 +35,9 @@ var forbidden = map[string]string{
 var knownExceptions = map[string]string{
 	"switchd": "switchd/config.go decodes its TOML file (through config) and switchd/telemetry.go " +
 		"writes result files (os, internal/atomicfile): the switchd side of issue 27 comes next",
-	"hostd": "hostd/config.go decodes [host] and [cc.params] through config (TOML) and reads CDF files, " +
-		"hostd/daemon.go loads the file, execs chronyc/pmc and writes run.json (os, os/exec), " +
-		"hostd/results.go writes result files (os): they move to a daemon package with hostd.Spec (issue 27, item 1)",
+	"hostd": "hostd/config.go and hostd/daemon.go decode [host] and [cc.params] and load the file through config " +
+		"(TOML, os), and hostd/workload.go reads CDF files through it: they move to hostd/daemon with a typed hostd.Spec " +
+		"(issue 27, item 1)",
 }
 
 // shapedPackages are the engine packages whose types and files are bounded
