@@ -324,10 +324,13 @@ type SendHook interface {
 // returns the RP to the state of tmpl: an RP of the same scheme built by the
 // same constructor call (params and env) and never used since, which the
 // caller keeps as the template. It allocates nothing; being plain data, a
-// scheme's RP implements it as one struct copy, *r = *tmpl.(*RP). A host
-// calls it when a QP slot starts a new flow.
+// scheme's RP implements it as one struct copy, *r = *tmpl.(*RP). It
+// reports false, changing nothing, when tmpl is not of the RP's own type:
+// a type that embeds a scheme's RP (a test's tracing wrapper) gets its
+// ResetFrom promoted, and the caller must then build a fresh RP instead. A
+// host calls it when a QP slot starts a new flow.
 type Resetter interface {
-	ResetFrom(tmpl ReactionPoint)
+	ResetFrom(tmpl ReactionPoint) bool
 }
 
 // RPBase gives a ReactionPoint the no-op defaults of every hook; schemes embed it

@@ -73,8 +73,9 @@
 //     message on a reused (source, QP) restarts it.
 //   - An RP is reset for a new flow from a pristine instance of its scheme
 //     through ccalgo.Resetter (a struct copy: ccalgo's RPs are plain data);
-//     an RP that does not implement it is rebuilt, which allocates once per
-//     flow start (counted as rp_rebuilds).
+//     an RP that does not implement it, or refuses the template (a wrapper
+//     around a scheme's RP, as closed-loop tests use), is rebuilt, which
+//     allocates once per flow start (counted as rp_rebuilds).
 //   - Rates sampled in rate.csv are goodput at the sender (newly acknowledged
 //     payload per sample period), not the RP's rate. Every row covers a whole
 //     period: a completing flow's last row is at the end of the period it

@@ -231,10 +231,9 @@ func (tx *sender) startFlow(now int64, pf *pendingFlow) {
 		qpn = (s.gen<<tx.genShift | base) & psnMask
 	}
 	s.qpn = qpn
-	if tx.rpTmpl != nil {
-		s.rp.(ccalgo.Resetter).ResetFrom(tx.rpTmpl)
-	} else {
-		// The scheme's RP is not a ccalgo.Resetter: build a fresh one (allocates).
+	if tx.rpTmpl == nil || !s.rp.(ccalgo.Resetter).ResetFrom(tx.rpTmpl) {
+		// The scheme's RP is not a ccalgo.Resetter of its own type (a
+		// wrapper around one): build a fresh one (allocates).
 		rp, err := tx.r.scheme.NewRP(tx.r.params, tx.r.env)
 		if err == nil {
 			s.rp = rp

@@ -200,9 +200,10 @@ func driveRP(rp ccalgo.ReactionPoint, step int, now int64, seq uint64) (int64, u
 // TestRPResetContract checks ccalgo's reset contract for every scheme's RP
 // at the papers' link speeds: it is a pointer to a struct of plain data (no
 // pointers, slices, maps, interfaces, strings, channels or functions, at
-// any depth), it implements ccalgo.Resetter, and an RP driven through every
-// kind of event and then reset from a pristine template equals a freshly
-// built one, while the template stays pristine.
+// any depth), it implements ccalgo.Resetter, it refuses a template of
+// another type, and an RP driven through every kind of event and then reset
+// from a pristine template equals a freshly built one, while the template
+// stays pristine.
 func TestRPResetContract(t *testing.T) {
 	checked := 0
 	for _, s := range ccalgo.Schemes() {
@@ -240,7 +241,12 @@ func TestRPResetContract(t *testing.T) {
 			if reflect.DeepEqual(rp, fresh) && s.Name != "none" { // none's RP sends at line rate whatever comes
 				t.Errorf("%s: 300 events left the RP as built: the check proves nothing", s.Name)
 			}
-			r.ResetFrom(tmpl)
+			if r.ResetFrom(wrappedRP{tmpl}) {
+				t.Errorf("%s: ResetFrom took a template of another type", s.Name)
+			}
+			if !r.ResetFrom(tmpl) {
+				t.Errorf("%s: ResetFrom refused its own scheme's template", s.Name)
+			}
 			if !reflect.DeepEqual(rp, fresh) {
 				t.Errorf("%s at %v G: reset RP differs from a fresh one", s.Name, gbps)
 			}
@@ -257,6 +263,10 @@ func TestRPResetContract(t *testing.T) {
 		t.Error("no RP checked")
 	}
 }
+
+// wrappedRP is an RP of another type around a scheme's, as a test's tracing
+// wrapper is: ResetFrom must refuse it as a template.
+type wrappedRP struct{ ccalgo.ReactionPoint }
 
 // notPlain returns the path to the first field of t that holds a reference,
 // or "" when t is plain data.
