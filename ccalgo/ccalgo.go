@@ -23,6 +23,13 @@
 // Contract for every implementation: no allocation, no map with string keys, no
 // interface boxing and no logging in any per-packet or per-event method. State
 // sized by the number of flows is allocated by the constructor (Env.MaxFlows).
+//
+// A ReactionPoint is plain data: its struct holds no pointers, slices, maps,
+// interfaces, strings or functions (its parameters are copied in by value), so
+// that a struct copy is an independent RP. A host reuses one RP per QP slot for
+// flow after flow and resets it by copying a pristine template of the same
+// scheme, params and env (Resetter), allocating nothing per flow; ccalgo/all
+// checks that every registered RP implements Resetter and is plain data.
 package ccalgo
 
 import (
@@ -311,6 +318,19 @@ type ReactionPoint interface {
 // unchanged by OnSend.
 type SendHook interface {
 	SendHook() bool
+}
+
+// Resetter is implemented by every ReactionPoint of ccbed. ResetFrom(tmpl)
+// returns the RP to the state of tmpl: an RP of the same scheme built by the
+// same constructor call (params and env) and never used since, which the
+// caller keeps as the template. It allocates nothing; being plain data, a
+// scheme's RP implements it as one struct copy, *r = *tmpl.(*RP). It
+// reports false, changing nothing, when tmpl is not of the RP's own type:
+// a type that embeds a scheme's RP (a test's tracing wrapper) gets its
+// ResetFrom promoted, and the caller must then build a fresh RP instead. A
+// host calls it when a QP slot starts a new flow.
+type Resetter interface {
+	ResetFrom(tmpl ReactionPoint) bool
 }
 
 // RPBase gives a ReactionPoint the no-op defaults of every hook; schemes embed it

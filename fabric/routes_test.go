@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/ccbed/ccbed/hostd"
+	"github.com/ccbed/ccbed/wire"
 )
 
 // perHostRoutes is the routes as every switch had them before routes by
@@ -123,7 +124,7 @@ func TestPrefixRoutesMatchPerHost(t *testing.T) {
 				}
 				for _, a := range []uint32{HostIP(0) - 1, top + 1, top + 256, 10 << 24} {
 					if got := rt.LookupHash(a, 0); got != -1 {
-						t.Fatalf("switch %d: %s, no host's, leaves by port %d", s, hostd.FormatIPv4(a), got)
+						t.Fatalf("switch %d: %s, no host's, leaves by port %d", s, wire.FormatIPv4(a), got)
 					}
 				}
 				if got := c.topo.Routes(s); len(got) != len(want) {

@@ -468,7 +468,7 @@ func (s *Spec) Plan() (*Plan, error) {
 	for si, sw := range t.Switches {
 		c := switchd.DefaultConfig()
 		c.Switch.ID = sw.ID & 0xfff
-		c.Switch.IP = hostd.FormatIPv4(sw.IP)
+		c.Switch.IP = wire.FormatIPv4(sw.IP)
 		c.Switch.Mode = switchd.ModeRTC
 		if s.Exact {
 			c.Switch.BurstBytes = 0
@@ -494,7 +494,7 @@ func (s *Spec) Plan() (*Plan, error) {
 				faces = switchd.FacesHost
 			}
 			c.Ports = append(c.Ports, switchd.PortConfig{
-				Name: fmt.Sprintf("p%d", port), MAC: macString(sw.PortMACs[port]), PeerMAC: macString(pm),
+				Name: fmt.Sprintf("p%d", port), MAC: wire.MAC(sw.PortMACs[port]).String(), PeerMAC: wire.MAC(pm).String(),
 				LinkGbps: out.Bps / 1e9, BufferBytes: s.BufferBytes,
 				HeadroomBytes: s.headroom(t, v, port), Faces: faces,
 			})
@@ -507,7 +507,7 @@ func (s *Spec) Plan() (*Plan, error) {
 		c.Routes = make([]switchd.RouteConfig, 0, len(routes))
 		names := map[*int][]string{} // an ECMP group's port names, by its slice
 		for _, r := range routes {
-			rc := switchd.RouteConfig{Prefix: hostd.FormatIPv4(r.Addr) + "/" + strconv.Itoa(r.Len)}
+			rc := switchd.RouteConfig{Prefix: wire.FormatIPv4(r.Addr) + "/" + strconv.Itoa(r.Len)}
 			if len(r.Ports) == 1 {
 				rc.Port = portName(r.Ports[0])
 			} else {
@@ -552,8 +552,8 @@ func (s *Spec) Plan() (*Plan, error) {
 	for h, hs := range t.Hosts {
 		peer, peerPort, out := t.Peer(h, 0)
 		c := hostd.Config{
-			Name: hs.Name, IP: hostd.FormatIPv4(hs.IP), MAC: macString(hs.MAC),
-			GatewayMAC: macString(t.Switches[peer-nh].PortMACs[peerPort]),
+			Name: hs.Name, IP: wire.FormatIPv4(hs.IP), MAC: wire.MAC(hs.MAC).String(),
+			GatewayMAC: wire.MAC(t.Switches[peer-nh].PortMACs[peerPort]).String(),
 			LinkGbps:   out.Bps / 1e9, MTUBytes: s.MTU, BaseRTTUs: baseUs,
 			Scheme: s.Scheme, CC: s.Params, Typed: s.Typed, ExpectedFlows: s.ExpectedFlows,
 			AckEvery: s.AckEvery, RTOUs: rtoUs, NakIntervalUs: nakUs,
@@ -586,7 +586,7 @@ func (s *Spec) Plan() (*Plan, error) {
 		}
 		p.Hosts = append(p.Hosts, c)
 	}
-	ip := func(h int) string { return hostd.FormatIPv4(t.Hosts[h].IP) }
+	ip := func(h int) string { return wire.FormatIPv4(t.Hosts[h].IP) }
 	// flowPrio is the priority a flow of host h that names pr is sent in,
 	// for hostd: nil keeps the host's PFCPriority, except for a host of
 	// priority 0, which hostd's config cannot say (0 there is its default,
@@ -663,7 +663,7 @@ func (t *Topology) CPRanges() []string {
 		for i++; i < len(spans) && (spans[i].lo <= cur.hi || !hostIn(cur.hi, spans[i].lo)); i++ {
 			cur.hi = max(cur.hi, spans[i].hi)
 		}
-		out = append(out, hostd.FormatIPv4(cur.lo)+"-"+hostd.FormatIPv4(cur.hi))
+		out = append(out, wire.FormatIPv4(cur.lo)+"-"+wire.FormatIPv4(cur.hi))
 	}
 	return out
 }
@@ -716,8 +716,4 @@ func (s *Spec) FlowDst(src int, id int64) int {
 		}
 	}
 	return -1
-}
-
-func macString(m [6]byte) string {
-	return fmt.Sprintf("%02x:%02x:%02x:%02x:%02x:%02x", m[0], m[1], m[2], m[3], m[4], m[5])
 }

@@ -119,7 +119,7 @@ func TestFlowStartAllocatesNothing(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !e.rpTmpl.IsValid() {
+		if e.rpTmpl == nil {
 			t.Errorf("%s: RP not resettable by copy", scheme)
 			continue
 		}

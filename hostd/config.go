@@ -4,7 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"net"
+
 	"net/netip"
 	"path/filepath"
 	"sort"
@@ -519,8 +519,8 @@ func (rs addrRanges) has(a uint32) bool {
 // addresses it names.
 func parseAddrRange(s string) (lo, hi uint32, err error) {
 	if i := strings.IndexByte(s, '-'); i >= 0 {
-		if lo, err = ParseIPv4(s[:i]); err == nil {
-			hi, err = ParseIPv4(s[i+1:])
+		if lo, err = wire.ParseIPv4(s[:i]); err == nil {
+			hi, err = wire.ParseIPv4(s[i+1:])
 		}
 		if err != nil {
 			return 0, 0, fmt.Errorf("%q: want an address, a prefix (a.b.c.d/n) or a range (a.b.c.d-e.f.g.h)", s)
@@ -539,33 +539,10 @@ func parseAddrRange(s string) (lo, hi uint32, err error) {
 		lo = uint32(a[0])<<24 | uint32(a[1])<<16 | uint32(a[2])<<8 | uint32(a[3])
 		return lo, lo | uint32(uint64(1)<<(32-p.Bits())-1), nil
 	}
-	if lo, err = ParseIPv4(s); err != nil {
+	if lo, err = wire.ParseIPv4(s); err != nil {
 		return 0, 0, fmt.Errorf("%q: want an address, a prefix (a.b.c.d/n) or a range (a.b.c.d-e.f.g.h)", s)
 	}
 	return lo, lo, nil
-}
-
-// ParseIPv4 parses a dotted IPv4 address into host byte order.
-func ParseIPv4(s string) (uint32, error) {
-	ip := net.ParseIP(s).To4()
-	if ip == nil {
-		return 0, fmt.Errorf("%q is not an IPv4 address", s)
-	}
-	return uint32(ip[0])<<24 | uint32(ip[1])<<16 | uint32(ip[2])<<8 | uint32(ip[3]), nil
-}
-
-// FormatIPv4 formats a host-byte-order IPv4 address.
-func FormatIPv4(a uint32) string {
-	return fmt.Sprintf("%d.%d.%d.%d", a>>24, a>>16&0xff, a>>8&0xff, a&0xff)
-}
-
-// ParseMAC parses a colon-separated Ethernet address.
-func ParseMAC(s string) (wire.MAC, error) {
-	hw, err := net.ParseMAC(s)
-	if err != nil || len(hw) != 6 {
-		return wire.MAC{}, fmt.Errorf("%q is not an Ethernet MAC address", s)
-	}
-	return wire.MAC(hw), nil
 }
 
 // CheckConfig checks c as NewEngine does (defaults applied, every field's
@@ -590,17 +567,17 @@ func resolve(c *Config, f *config.File, keyPrefix, baseDir string) (*resolved, e
 	}
 	r := &resolved{cfg: *c}
 	var err error
-	if r.ip, err = ParseIPv4(c.IP); err != nil {
+	if r.ip, err = wire.ParseIPv4(c.IP); err != nil {
 		return nil, configError(f, k("ip"), "%v", err)
 	}
 	if c.MAC != "" {
-		if r.mac, err = ParseMAC(c.MAC); err != nil {
+		if r.mac, err = wire.ParseMAC(c.MAC); err != nil {
 			return nil, configError(f, k("mac"), "%v", err)
 		}
 	}
 	r.gateway = wire.MAC{0xff, 0xff, 0xff, 0xff, 0xff, 0xff}
 	if c.GatewayMAC != "" {
-		if r.gateway, err = ParseMAC(c.GatewayMAC); err != nil {
+		if r.gateway, err = wire.ParseMAC(c.GatewayMAC); err != nil {
 			return nil, configError(f, k("gateway_mac"), "%v", err)
 		}
 	}
@@ -686,11 +663,11 @@ func resolve(c *Config, f *config.File, keyPrefix, baseDir string) (*resolved, e
 
 	r.peers = map[uint32]wire.MAC{}
 	for i, p := range c.Peers {
-		ip, err := ParseIPv4(p.IP)
+		ip, err := wire.ParseIPv4(p.IP)
 		if err != nil {
 			return nil, configError(f, fmt.Sprintf("%s[%d].ip", k("peers"), i), "%v", err)
 		}
-		m, err := ParseMAC(p.MAC)
+		m, err := wire.ParseMAC(p.MAC)
 		if err != nil {
 			return nil, configError(f, fmt.Sprintf("%s[%d].mac", k("peers"), i), "%v", err)
 		}
@@ -698,7 +675,7 @@ func resolve(c *Config, f *config.File, keyPrefix, baseDir string) (*resolved, e
 	}
 	for i, fl := range c.Flows {
 		key := func(s string) string { return fmt.Sprintf("%s[%d].%s", k("flows"), i, s) }
-		ip, err := ParseIPv4(fl.Dst)
+		ip, err := wire.ParseIPv4(fl.Dst)
 		if err != nil {
 			return nil, configError(f, key("dst"), "%v", err)
 		}
@@ -719,7 +696,7 @@ func resolve(c *Config, f *config.File, keyPrefix, baseDir string) (*resolved, e
 	starts := int64(len(c.Flows))
 	for i, g := range c.Incast {
 		key := func(s string) string { return fmt.Sprintf("%s[%d].%s", k("incast"), i, s) }
-		ip, err := ParseIPv4(g.Dst)
+		ip, err := wire.ParseIPv4(g.Dst)
 		if err != nil {
 			return nil, configError(f, key("dst"), "%v", err)
 		}
@@ -768,7 +745,7 @@ func resolve(c *Config, f *config.File, keyPrefix, baseDir string) (*resolved, e
 		ws.dsts = w.DstIPs
 		if ws.dsts == nil {
 			for _, d := range w.Dsts {
-				ip, err := ParseIPv4(d)
+				ip, err := wire.ParseIPv4(d)
 				if err != nil {
 					return nil, configError(f, key("dsts"), "%v", err)
 				}

@@ -2,6 +2,7 @@ package hostd
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -68,7 +69,7 @@ func TestWriteResults(t *testing.T) {
 	v := newVnet(t, a, b)
 	v.run(500_000)
 	dir := t.TempDir()
-	if err := WriteResults(dir, "h1-", v.eng[0], &PortCounter{TxFrames: 3}, 0); err != nil {
+	if err := writeResults(dir, "h1-", v.eng[0], &PortCounter{TxFrames: 3}, 0); err != nil {
 		t.Fatal(err)
 	}
 	fct, _ := os.ReadFile(filepath.Join(dir, "h1-fct.csv"))
@@ -160,4 +161,12 @@ func TestLoadFileRequiredKeys(t *testing.T) {
 			t.Errorf("%s: %v, want %q", tc.name, err, tc.want)
 		}
 	}
+}
+
+// writeResults writes e's result files into dir with names prefixed by
+// prefix, as hostd/daemon.WriteResults does.
+func writeResults(dir, prefix string, e *Engine, port *PortCounter, origin int64) error {
+	return WriteResultFiles(func(name string) (io.WriteCloser, error) {
+		return os.Create(filepath.Join(dir, prefix+name))
+	}, e, port, origin)
 }

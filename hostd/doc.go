@@ -71,8 +71,10 @@
 //   - The receiver never frees its per-flow state during a run (up to
 //     MaxRxFlows entries, the tables doubling from 16 as flows arrive); a new
 //     message on a reused (source, QP) restarts it.
-//   - An RP is reset for a new flow by copying a pristine instance when its type
-//     holds no references (every scheme today); otherwise it is rebuilt, which
+//   - An RP is reset for a new flow from a pristine instance of its scheme
+//     through ccalgo.Resetter (a struct copy: ccalgo's RPs are plain data);
+//     an RP that does not implement it, or refuses the template (a wrapper
+//     around a scheme's RP, as closed-loop tests use), is rebuilt, which
 //     allocates once per flow start (counted as rp_rebuilds).
 //   - Rates sampled in rate.csv are goodput at the sender (newly acknowledged
 //     payload per sample period), not the RP's rate. Every row covers a whole

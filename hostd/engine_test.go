@@ -345,8 +345,8 @@ func TestRPReactsToItsSignal(t *testing.T) {
 		if len(fs) != 1 {
 			t.Fatalf("%d active flows", len(fs))
 		}
-		ip, _ := ParseIPv4(ipA)
-		dst, _ := ParseIPv4(ipB)
+		ip, _ := wire.ParseIPv4(ipA)
+		dst, _ := wire.ParseIPv4(ipB)
 		fb := ccalgo.Feedback{Kind: kind, CPID: 0x0a0000fe,
 			Flow:      ccalgo.FlowKey{SrcIP: ip, DstIP: dst, SrcPort: 0xc000 | uint16(fs[0].QPN&0x3fff), DstPort: 4791, DestQP: fs[0].QPN},
 			RateUnits: uint32(rateBps / 10e6), DeltaFBps: 10e6, Fb: 63, QOff: -100_000, QDelta: -10_000}
@@ -489,7 +489,7 @@ func TestStaleAndMalformed(t *testing.T) {
 			t.Fatal("control owed for garbage")
 		}
 	}
-	ip, _ := ParseIPv4(ipA)
+	ip, _ := wire.ParseIPv4(ipA)
 	ep := wire.Endpoints{SrcIP: ip + 1, DstIP: ip}
 	buf := make([]byte, 256)
 	n, _ := wire.BuildAck(buf, &ep, &wire.AckSpec{DestQP: 0x123456, PSN: 5, Syndrome: wire.SyndromeAckNoCred}, &ccalgo.AckFields{})
@@ -589,7 +589,7 @@ func TestTablesGrowByUse(t *testing.T) {
 	}
 	for _, qp := range ea.active {
 		s := &ea.qps[qp]
-		if qp >= 40 || s.qpn != 1<<ea.genShift|uint32(qp) {
+		if qp >= 40 || s.qpn != 1<<ea.sender.genShift|uint32(qp) {
 			t.Fatalf("slot %d has QP number %#x, want slots 0..39 of the first generation", qp, s.qpn)
 		}
 	}

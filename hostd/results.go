@@ -5,11 +5,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"strconv"
 
 	"github.com/ccbed/ccbed/ccalgo"
+	"github.com/ccbed/ccbed/wire"
 )
 
 // RateCSVHeader and FCTCSVHeader are the columns of hostd's rate.csv and
@@ -56,10 +55,10 @@ func WriteRateCSV(w io.Writer, samples []RateSample, origin int64) error {
 func WriteFCTCSV(w io.Writer, src uint32, fcts []FCT, origin int64) error {
 	bw := bufio.NewWriter(w)
 	fmt.Fprintln(bw, FCTCSVHeader)
-	srcIP := FormatIPv4(src)
+	srcIP := wire.FormatIPv4(src)
 	for i := range fcts {
 		f := &fcts[i]
-		fmt.Fprintf(bw, "%d,%s,%s,%d,%.3f,%.3f,%.4f\n", f.Flow, srcIP, FormatIPv4(f.Dst), f.SizeBytes,
+		fmt.Fprintf(bw, "%d,%s,%s,%d,%.3f,%.3f,%.4f\n", f.Flow, srcIP, wire.FormatIPv4(f.Dst), f.SizeBytes,
 			float64(f.StartNs-origin)/1000, float64(f.FCTNs)/1000, f.Slowdown())
 	}
 	return bw.Flush()
@@ -100,13 +99,13 @@ type PortCounter struct {
 // Report builds the counters report of e; port may be nil.
 func (e *Engine) Report(port *PortCounter) Report {
 	rx, tx := e.Counters()
-	rep := Report{Host: e.r.cfg.Name, IP: FormatIPv4(e.r.ip), Scheme: e.r.cfg.Scheme, Rx: rx, Tx: tx,
+	rep := Report{Host: e.r.cfg.Name, IP: wire.FormatIPv4(e.r.ip), Scheme: e.r.cfg.Scheme, Rx: rx, Tx: tx,
 		Active: e.ActiveFlows()}
 	if port != nil {
 		rep.Port = *port
 	}
 	for _, f := range e.RxFlows() {
-		row := RxFlowRow{Src: FormatIPv4(f.SrcIP), QPN: f.QPN, Bytes: f.Bytes, Frames: f.Frames, Messages: f.Messages}
+		row := RxFlowRow{Src: wire.FormatIPv4(f.SrcIP), QPN: f.QPN, Bytes: f.Bytes, Frames: f.Frames, Messages: f.Messages}
 		if d := f.LastNs - f.FirstNs; d > 0 {
 			row.Gbps = float64(f.FrameBytes) * 8 / float64(d)
 		}
@@ -122,16 +121,14 @@ func WriteCountersJSON(w io.Writer, rep Report) error {
 	return enc.Encode(rep)
 }
 
-// WriteResults writes rate.csv, fct.csv and counters.json of e into dir
-// (created if needed), with file names prefixed by prefix (e.g. "h1-"; may be
-// empty); times in rate.csv and fct.csv are relative to origin (ns). Call it
-// once the loops have stopped.
-func WriteResults(dir, prefix string, e *Engine, port *PortCounter, origin int64) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
+// WriteResultFiles writes e's rate.csv, fct.csv and counters.json, each
+// into the writer create returns for its name, and closes it; times in
+// rate.csv and fct.csv are relative to origin (ns). Call it once the loops
+// have stopped. The daemon side names the files and makes them
+// (hostd/daemon.WriteResults: a results directory).
+func WriteResultFiles(create func(name string) (io.WriteCloser, error), e *Engine, port *PortCounter, origin int64) error {
 	write := func(name string, fn func(io.Writer) error) error {
-		f, err := os.Create(filepath.Join(dir, prefix+name))
+		f, err := create(name)
 		if err != nil {
 			return err
 		}

@@ -188,13 +188,14 @@ func cmpInt64(a, b int64) int {
 // Merged is a read-only engine that holds the engines' results merged:
 // samples, FCTs, receiver flows, active flows and summed counters, with the
 // host's name, addresses and scheme. It is for the readers that take one
-// engine (WriteResults, Report, Samples, FCTs, RxFlows, ActiveFlows,
+// engine (WriteResultFiles, Report, Samples, FCTs, RxFlows, ActiveFlows,
 // Counters); it runs nothing. Of one engine it is that engine.
 func (s Shards) Merged() *Engine {
 	if len(s) == 1 {
 		return s[0]
 	}
-	m := &Engine{r: s[0].r, shards: len(s)}
+	m := &Engine{r: s[0].r}
+	m.sender.r, m.receiver.r, m.sender.shards = s[0].r, s[0].r, len(s)
 	m.samples, m.fcts = s.Samples(), s.FCTs()
 	m.rc, m.tc = s.Counters()
 	for _, e := range s {

@@ -301,7 +301,7 @@ func TestEngineQPNumbers(t *testing.T) {
 				seen[f.QPN] = k
 				for _, r := range engs {
 					if got := r.owner(f.QPN); got != k {
-						t.Errorf("%d engines: engine %d routes QP %#x of engine %d to %d", n, r.shard, f.QPN, k, got)
+						t.Errorf("%d engines: engine %d routes QP %#x of engine %d to %d", n, r.receiver.shard, f.QPN, k, got)
 					}
 				}
 			}
@@ -340,7 +340,7 @@ func TestShardsWriteResults(t *testing.T) {
 	m := newMnet(t, a, b, 3, 2)
 	m.run(2_000_000)
 	dir := t.TempDir()
-	if err := WriteResults(dir, "", m.hosts[0].Merged(), &PortCounter{TxFrames: 9}, 0); err != nil {
+	if err := writeResults(dir, "", m.hosts[0].Merged(), &PortCounter{TxFrames: 9}, 0); err != nil {
 		t.Fatal(err)
 	}
 	fct, _ := os.ReadFile(filepath.Join(dir, "fct.csv"))
@@ -356,7 +356,7 @@ func TestShardsWriteResults(t *testing.T) {
 	// Counters: a sum over every field.
 	var one RxCounters
 	setAll(reflect.ValueOf(&one).Elem())
-	engs := Shards{{rc: one}, {rc: one}, {rc: one}}
+	engs := Shards{{receiver: receiver{rc: one}}, {receiver: receiver{rc: one}}, {receiver: receiver{rc: one}}}
 	rc, _ := engs.Counters()
 	if got := fmt.Sprint(rc); strings.Contains(got, " 1 ") || strings.Contains(got, " 0 ") {
 		t.Errorf("summed counters %s: a field not summed", got)

@@ -85,7 +85,7 @@ func (s *trustSender) deliver(t *testing.T, frame []byte) {
 // ack builds an ACK (or NAK) from src for the sender's flow.
 func (s *trustSender) ack(t *testing.T, src uint32, psn uint32, nak bool) []byte {
 	t.Helper()
-	ipa, _ := ParseIPv4(ipA)
+	ipa, _ := wire.ParseIPv4(ipA)
 	ep := wire.Endpoints{SrcMAC: wire.MAC{2, 0, 0, 0, 0xff, 1}, SrcIP: src, DstIP: ipa, SrcPort: 0xc000}
 	syn := uint8(wire.SyndromeAckNoCred)
 	if nak {
@@ -102,7 +102,7 @@ func (s *trustSender) ack(t *testing.T, src uint32, psn uint32, nak bool) []byte
 // cnp builds a CNP from src for the sender's flow.
 func (s *trustSender) cnp(t *testing.T, src uint32) []byte {
 	t.Helper()
-	ipa, _ := ParseIPv4(ipA)
+	ipa, _ := wire.ParseIPv4(ipA)
 	ep := wire.Endpoints{SrcMAC: wire.MAC{2, 0, 0, 0, 0xff, 1}, SrcIP: src, DstIP: ipa}
 	b := make([]byte, 256)
 	n, err := wire.BuildCNP(b, &ep, s.qpn)
@@ -117,8 +117,8 @@ func (s *trustSender) cnp(t *testing.T, src uint32) []byte {
 // reference (QCN, P4QCN).
 func (s *trustSender) feedback(t *testing.T, kind ccalgo.FeedbackKind, src, id uint32) []byte {
 	t.Helper()
-	ipa, _ := ParseIPv4(ipA)
-	ipb, _ := ParseIPv4(ipB)
+	ipa, _ := wire.ParseIPv4(ipA)
+	ipb, _ := wire.ParseIPv4(ipB)
 	fb := ccalgo.Feedback{Kind: kind, CPID: id,
 		Flow:      ccalgo.FlowKey{SrcIP: ipa, DstIP: ipb, SrcPort: 0xc000 | uint16(s.qpn&0x3fff), DstPort: wire.RoCEv2Port, DestQP: s.qpn},
 		RateUnits: 300, DeltaFBps: 10e6, Fb: 63, QOff: -100_000, QDelta: -10_000}
@@ -134,7 +134,7 @@ func (s *trustSender) feedback(t *testing.T, kind ccalgo.FeedbackKind, src, id u
 // pfc builds a pause of the data priority (3) for 65535 quanta from mac.
 func pfc(t *testing.T, mac string) []byte {
 	t.Helper()
-	m, err := ParseMAC(mac)
+	m, err := wire.ParseMAC(mac)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -150,7 +150,7 @@ func pfc(t *testing.T, mac string) []byte {
 // (forgeries refused and counted by kind), and checks both what the frame did
 // and what the counters say.
 func TestTrustControlFrames(t *testing.T) {
-	ipb, _ := ParseIPv4(ipB)
+	ipb, _ := wire.ParseIPv4(ipB)
 	rateCut := func(s *trustSender, b FlowState) bool { return s.flow().RateBps < b.RateBps }
 	acked := func(s *trustSender, b FlowState) bool { return s.flow().AckedBytes != b.AckedBytes }
 	rewound := func(s *trustSender, _ FlowState) bool { _, tc := s.e.Counters(); return tc.NakRewinds > 0 }
@@ -277,7 +277,7 @@ func TestTrustControlFrames(t *testing.T) {
 // (Refusals.NakRepeat); with "all", only a NAK below snd_una or above
 // snd_max is (as BadAcks).
 func TestNakAcceptance(t *testing.T) {
-	ipb, _ := ParseIPv4(ipB)
+	ipb, _ := wire.ParseIPv4(ipB)
 	const rtt = 4000 // testConfig's BaseRTTUs, ns
 	type step struct {
 		wait int64  // ns before the step
@@ -417,7 +417,7 @@ func TestAddrRanges(t *testing.T) {
 		{"10.254.0.253", false}, {"10.254.0.254", true}, {"10.254.1.3", true}, {"10.254.1.255", true},
 		{"10.254.2.0", false}, {"192.168.0.1", true}, {"192.168.0.2", false}, {"0.0.0.0", false}, {"255.255.255.255", false},
 	} {
-		a, _ := ParseIPv4(tc.a)
+		a, _ := wire.ParseIPv4(tc.a)
 		if got := rs.has(a); got != tc.in {
 			t.Errorf("has(%s) = %v, want %v", tc.a, got, tc.in)
 		}

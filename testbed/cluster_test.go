@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/ccbed/ccbed/hostd"
+	"github.com/ccbed/ccbed/hostd/daemon"
 )
 
 // clusterExperiment is the netns cluster's experiment: RoCC 2-to-1, two
@@ -414,7 +415,7 @@ LogLevel ERROR
 		}
 	}
 	var info hostd.RunInfo
-	if info, err = hostd.ReadRunInfo(filepath.Join(out, ResultsSubdir, "h0", hostd.RunInfoFile)); err != nil || info.DurationS < 0.9 {
+	if info, err = daemon.ReadRunInfo(filepath.Join(out, ResultsSubdir, "h0", hostd.RunInfoFile)); err != nil || info.DurationS < 0.9 {
 		t.Errorf("h0 run.json: %+v, %v", info, err)
 	}
 	if n := strings.Count(pbOut, " failed=0 "); n != len(nodes) {

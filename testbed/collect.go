@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/ccbed/ccbed/hostd"
+	"github.com/ccbed/ccbed/hostd/daemon"
 	"github.com/ccbed/ccbed/switchd"
 	"github.com/ccbed/ccbed/testbed/report"
 )
@@ -160,7 +161,7 @@ func Collect(dir, out string, w io.Writer) (*CollectResult, error) {
 	infos := make([]hostd.RunInfo, len(m.Hosts))
 	reps := make([]hostd.Report, len(m.Hosts))
 	for i, h := range m.Hosts {
-		info, err := hostd.ReadRunInfo(filepath.Join(nodeDir(h.Name), hostd.RunInfoFile))
+		info, err := daemon.ReadRunInfo(filepath.Join(nodeDir(h.Name), hostd.RunInfoFile))
 		if err != nil {
 			return nil, fmt.Errorf("testbed: collect: host %s: %w (did hostd run? see %s)", h.Name, err,
 				filepath.Join(nodeDir(h.Name), HostLogFile))

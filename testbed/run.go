@@ -26,6 +26,7 @@ import (
 	"github.com/ccbed/ccbed/pcapw"
 	"github.com/ccbed/ccbed/switchd"
 	"github.com/ccbed/ccbed/testbed/report"
+	"github.com/ccbed/ccbed/wire"
 	"go.uber.org/zap"
 )
 
@@ -503,7 +504,7 @@ func (f *feed) host(i int, samples []hostd.RateSample, fcts []hostd.FCT) {
 		if d, ok := f.byIP[fc.Dst]; ok {
 			dst = t.Hosts[d].Name
 		} else {
-			dst = hostd.FormatIPv4(fc.Dst)
+			dst = wire.FormatIPv4(fc.Dst)
 		}
 		f.rec.AddFCTRecordFrom(i, report.FCTRecord{Flow: int(fc.Flow), Src: t.Hosts[i].Name, Dst: dst, StartUs: f.us(fc.StartNs),
 			SizeBytes: fc.SizeBytes, FCTUs: float64(fc.FCTNs) / 1e3, Slowdown: float64(fc.FCTNs) / float64(fc.IdealNs)})

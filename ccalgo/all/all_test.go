@@ -145,35 +145,7 @@ func TestSendHookHonest(t *testing.T) {
 		}
 		now, seq := int64(0), uint64(0)
 		for step := range 300 {
-			now += 1000
-			switch step % 6 {
-			case 0, 1, 2:
-				var f ccalgo.AckFields
-				f.EchoTS = now - 9000
-				if step%4 == 0 {
-					f.Mark = ccalgo.MarkCE
-				}
-				f.INT.Push(ccalgo.INTHop{LinkBps: 100e9, TS: uint32(now), TxBytes: uint32(step) * 1000, QLen: uint32(step%5) * 10_000})
-				f.Window, f.ActiveFlows, f.RecvBytes = 50_000, 3, 20_000
-				seq += 1000
-				a := ccalgo.AckEvent{AckedSeq: seq, NewlyAcked: 1000, SndNxt: seq + 20_000, RTT: 9000 + int64(step%7)*1000, Fields: f}
-				if step%30 == 1 {
-					rp.OnNak(now, &a)
-				} else {
-					rp.OnAck(now, &a)
-				}
-			case 3:
-				rp.OnCNP(now)
-			case 4:
-				for _, k := range []ccalgo.FeedbackKind{ccalgo.FeedbackRoCCRate, ccalgo.FeedbackP4QCN, ccalgo.FeedbackQCN} {
-					rp.OnFeedback(now, &ccalgo.Feedback{Kind: k, RateUnits: 100, DeltaFBps: 1e8, RateBps: 10e9, Fb: 20, QOff: 5000, QDelta: 100})
-				}
-			case 5:
-				if tt := rp.NextTimer(); tt != ccalgo.Never {
-					now = max(now, tt)
-					rp.OnTimer(now)
-				}
-			}
+			now, seq = driveRP(rp, step, now, seq)
 			before := reflect.New(v.Elem().Type()).Elem()
 			before.Set(v.Elem())
 			rp.OnSend(now, seq+10_000, 1000)
@@ -187,6 +159,134 @@ func TestSendHookHonest(t *testing.T) {
 	if checked == 0 {
 		t.Error("no RP reports SendHook false: nothing checked")
 	}
+}
+
+// driveRP gives rp the step-th of a cycle of events at about now (ACKs,
+// marked, with INT and RCC's fields; NAKs; a CNP; feedback of every kind;
+// its timer) and returns the new time and acknowledged sequence.
+func driveRP(rp ccalgo.ReactionPoint, step int, now int64, seq uint64) (int64, uint64) {
+	now += 1000
+	switch step % 6 {
+	case 0, 1, 2:
+		var f ccalgo.AckFields
+		f.EchoTS = now - 9000
+		if step%4 == 0 {
+			f.Mark = ccalgo.MarkCE
+		}
+		f.INT.Push(ccalgo.INTHop{LinkBps: 100e9, TS: uint32(now), TxBytes: uint32(step) * 1000, QLen: uint32(step%5) * 10_000})
+		f.Window, f.ActiveFlows, f.RecvBytes = 50_000, 3, 20_000
+		seq += 1000
+		a := ccalgo.AckEvent{AckedSeq: seq, NewlyAcked: 1000, SndNxt: seq + 20_000, RTT: 9000 + int64(step%7)*1000, Fields: f}
+		if step%30 == 1 {
+			rp.OnNak(now, &a)
+		} else {
+			rp.OnAck(now, &a)
+		}
+	case 3:
+		rp.OnCNP(now)
+	case 4:
+		for _, k := range []ccalgo.FeedbackKind{ccalgo.FeedbackRoCCRate, ccalgo.FeedbackP4QCN, ccalgo.FeedbackQCN} {
+			rp.OnFeedback(now, &ccalgo.Feedback{Kind: k, RateUnits: 100, DeltaFBps: 1e8, RateBps: 10e9, Fb: 20, QOff: 5000, QDelta: 100})
+		}
+	case 5:
+		if tt := rp.NextTimer(); tt != ccalgo.Never {
+			now = max(now, tt)
+			rp.OnTimer(now)
+		}
+	}
+	return now, seq
+}
+
+// TestRPResetContract checks ccalgo's reset contract for every scheme's RP
+// at the papers' link speeds: it is a pointer to a struct of plain data (no
+// pointers, slices, maps, interfaces, strings, channels or functions, at
+// any depth), it implements ccalgo.Resetter, it refuses a template of
+// another type, and an RP driven through every kind of event and then reset
+// from a pristine template equals a freshly built one, while the template
+// stays pristine.
+func TestRPResetContract(t *testing.T) {
+	checked := 0
+	for _, s := range ccalgo.Schemes() {
+		if s.NewRP == nil {
+			continue
+		}
+		for _, gbps := range []float64{10, 40, 100} {
+			env := ccalgo.Env{LinkBps: gbps * 1e9, BaseRTT: 8000, MTU: 1000, MaxFlows: 16, ExpectedFlows: 4, ID: 7}
+			p := s.DefaultParams(env)
+			build := func() ccalgo.ReactionPoint {
+				rp, err := s.NewRP(p, env)
+				if err != nil {
+					t.Fatalf("%s at %v G: %v", s.Name, gbps, err)
+				}
+				return rp
+			}
+			tmpl, rp, fresh := build(), build(), build()
+			v := reflect.ValueOf(rp)
+			if v.Kind() != reflect.Pointer || v.Elem().Kind() != reflect.Struct {
+				t.Errorf("%s: RP is a %v, not a pointer to a struct", s.Name, v.Type())
+				continue
+			}
+			if path := notPlain(v.Elem().Type(), "RP"); path != "" {
+				t.Errorf("%s: RP is not plain data: %s", s.Name, path)
+			}
+			r, ok := rp.(ccalgo.Resetter)
+			if !ok {
+				t.Errorf("%s: RP does not implement ccalgo.Resetter", s.Name)
+				continue
+			}
+			now, seq := int64(0), uint64(0)
+			for step := range 300 {
+				now, seq = driveRP(rp, step, now, seq)
+			}
+			if reflect.DeepEqual(rp, fresh) && s.Name != "none" { // none's RP sends at line rate whatever comes
+				t.Errorf("%s: 300 events left the RP as built: the check proves nothing", s.Name)
+			}
+			if r.ResetFrom(wrappedRP{tmpl}) {
+				t.Errorf("%s: ResetFrom took a template of another type", s.Name)
+			}
+			if !r.ResetFrom(tmpl) {
+				t.Errorf("%s: ResetFrom refused its own scheme's template", s.Name)
+			}
+			if !reflect.DeepEqual(rp, fresh) {
+				t.Errorf("%s at %v G: reset RP differs from a fresh one", s.Name, gbps)
+			}
+			for step := range 30 {
+				now, seq = driveRP(rp, step, now, seq)
+			}
+			if !reflect.DeepEqual(tmpl, fresh) {
+				t.Errorf("%s at %v G: using a reset RP changed its template", s.Name, gbps)
+			}
+			checked++
+		}
+	}
+	if checked == 0 {
+		t.Error("no RP checked")
+	}
+}
+
+// wrappedRP is an RP of another type around a scheme's, as a test's tracing
+// wrapper is: ResetFrom must refuse it as a template.
+type wrappedRP struct{ ccalgo.ReactionPoint }
+
+// notPlain returns the path to the first field of t that holds a reference,
+// or "" when t is plain data.
+func notPlain(t reflect.Type, path string) string {
+	switch t.Kind() {
+	case reflect.Bool, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr,
+		reflect.Float32, reflect.Float64, reflect.Complex64, reflect.Complex128:
+		return ""
+	case reflect.Array:
+		return notPlain(t.Elem(), path+"[]")
+	case reflect.Struct:
+		for i := 0; i < t.NumField(); i++ {
+			if p := notPlain(t.Field(i).Type, path+"."+t.Field(i).Name); p != "" {
+				return p
+			}
+		}
+		return ""
+	}
+	return path + " (" + t.Kind().String() + ")"
 }
 
 // feedbackLog records what a CP emits.

@@ -43,6 +43,18 @@ type RP struct {
 	rate float64
 }
 
+// ResetFrom makes r a copy of tmpl, an RP of this scheme that the same
+// NewRP call built and nothing has used since (ccalgo.Resetter): the RP is
+// plain data, so the copy is a fresh RP. It reports false, and leaves r
+// alone, when tmpl is not this scheme's *RP.
+func (r *RP) ResetFrom(tmpl ccalgo.ReactionPoint) bool {
+	t, ok := tmpl.(*RP)
+	if ok {
+		*r = *t
+	}
+	return ok
+}
+
 var _ ccalgo.ReactionPoint = (*RP)(nil)
 
 // SendHook reports that OnSend does nothing (ccalgo.SendHook).

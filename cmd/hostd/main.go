@@ -34,7 +34,7 @@
 // start_at_unix_ns) brings up DPDK and the port, then waits for that
 // wall-clock instant before its time 0, so that the hosts of a multi-node run
 // (testbed nodes, docs/real-nodes.md) start their traffic together. An
-// instant in the past, or more than hostd.MaxStartLead ahead, is an error.
+// instant in the past, or more than hostdaemon.MaxStartLead ahead, is an error.
 // With -start-at-file PATH it brings up DPDK and the port, says "ready,
 // waiting for the start instant", and waits for the instant to be written
 // to PATH: the playbook of a multi-node run picks the instant once every
@@ -58,6 +58,7 @@ import (
 	"github.com/ccbed/ccbed/cli"
 	"github.com/ccbed/ccbed/dpdk"
 	"github.com/ccbed/ccbed/hostd"
+	hostdaemon "github.com/ccbed/ccbed/hostd/daemon"
 	hostdp "github.com/ccbed/ccbed/hostd/dataplane"
 	"github.com/ccbed/ccbed/internal/atomicfile"
 	"github.com/ccbed/ccbed/lcore"
@@ -174,7 +175,7 @@ func startInstant(f *hostd.File, flag string, now time.Time) (time.Time, error) 
 	var at time.Time
 	switch {
 	case flag != "":
-		t, err := hostd.ParseStartAt(flag)
+		t, err := hostdaemon.ParseStartAt(flag)
 		if err != nil {
 			return at, fmt.Errorf("-start-at: %w", err)
 		}
@@ -184,7 +185,7 @@ func startInstant(f *hostd.File, flag string, now time.Time) (time.Time, error) 
 	default:
 		return at, nil
 	}
-	if err := hostd.CheckStartAt(at, now); err != nil {
+	if err := hostdaemon.CheckStartAt(at, now); err != nil {
 		return at, err
 	}
 	return at, nil
@@ -202,7 +203,7 @@ func run(path, startAtFlag string) error {
 const startFilePoll = 10 * time.Millisecond
 
 // waitStartFile waits until the file at path holds a start instant (as
-// hostd.ParseStartAt reads it), for at most maxWait or until ctx ends. A file
+// hostdaemon.ParseStartAt reads it), for at most maxWait or until ctx ends. A file
 // that does not parse yet (being written) is read again at the next poll; one
 // that still does not parse when maxWait is up is an error that quotes it.
 // A writer should write the file whole (to a temporary name, then rename).
@@ -215,7 +216,7 @@ func waitStartFile(ctx context.Context, path string, maxWait time.Duration) (tim
 		b, err := os.ReadFile(path)
 		switch {
 		case err == nil:
-			at, perr := hostd.ParseStartAt(string(b))
+			at, perr := hostdaemon.ParseStartAt(string(b))
 			if perr == nil {
 				return at, nil
 			}
@@ -298,7 +299,7 @@ func bringUp(f *hostd.File, o options) (*dpdk.Mempool, dpdk.EthPort, error) {
 // checkBringUp is -check: the results directory, then what bringUp does,
 // then an engine and its adapter on the port; everything released again.
 func checkBringUp(f *hostd.File, o options) error {
-	if err := hostd.CheckResultsDir(f.ResultsDir); err != nil {
+	if err := hostdaemon.CheckResultsDir(f.ResultsDir); err != nil {
 		return err
 	}
 	mp, p, err := bringUp(f, o)
@@ -341,14 +342,14 @@ func runWith(path, startAtFlag string, o options) error {
 		startAt = time.Time{} // the file's instant replaces the config's
 	}
 	// The results directory first: a run never ends with results it cannot write.
-	if err := hostd.CheckResultsDir(f.ResultsDir); err != nil {
+	if err := hostdaemon.CheckResultsDir(f.ResultsDir); err != nil {
 		return err
 	}
 	info := hostd.RunInfo{Host: f.Host.Name, ClockOffsetBoundNs: hostd.ClockOffsetBoundNs}
 	if !startAt.IsZero() {
 		info.StartAtUnixNs, info.StartAt = startAt.UnixNano(), startAt.UTC().Format(time.RFC3339Nano)
 	}
-	info.ClockOffset = hostd.ReadClockOffset(context.Background())
+	info.ClockOffset = hostdaemon.ReadClockOffset(context.Background())
 	info.ClockOffsetExceeded = info.ClockOffset.Exceeds(hostd.ClockOffsetBoundNs)
 	log := o.logger(f)
 	sigc := make(chan os.Signal, 1)
@@ -375,12 +376,12 @@ func runWith(path, startAtFlag string, o options) error {
 		log.Info("ready, waiting for the start instant", zap.String("start_at_file", o.startFile),
 			zap.Stringer("clock_offset", info.ClockOffset))
 		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-		startAt, err = waitStartFile(ctx, o.startFile, hostd.MaxStartLead)
+		startAt, err = waitStartFile(ctx, o.startFile, hostdaemon.MaxStartLead)
 		stop()
 		if err != nil {
 			return err
 		}
-		if err := hostd.CheckStartAt(startAt, time.Now()); err != nil {
+		if err := hostdaemon.CheckStartAt(startAt, time.Now()); err != nil {
 			return fmt.Errorf("-start-at-file %s: %w", o.startFile, err)
 		}
 		info.StartAtUnixNs, info.StartAt = startAt.UnixNano(), startAt.UTC().Format(time.RFC3339Nano)
@@ -397,7 +398,7 @@ func runWith(path, startAtFlag string, o options) error {
 		log.Info(msg, zap.String("start_at", info.StartAt),
 			zap.Float64("wait_s", math.Round(time.Until(startAt).Seconds()*1000)/1000), zap.Stringer("clock_offset", info.ClockOffset))
 		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-		err := hostd.WaitUntil(ctx, startAt)
+		err := hostdaemon.WaitUntil(ctx, startAt)
 		stop()
 		if err != nil {
 			return fmt.Errorf("interrupted while waiting for the start instant %s", info.StartAt)
@@ -488,14 +489,14 @@ func runWith(path, startAtFlag string, o options) error {
 	}
 	h.Close()
 	pc := h.PortCounters()
-	if err := hostd.WriteResults(f.ResultsDir, "", eng.Merged(), &pc, start); err != nil {
+	if err := hostdaemon.WriteResults(f.ResultsDir, "", eng.Merged(), &pc, start); err != nil {
 		return err
 	}
 	info.DurationS = float64(clock.Now()-start) / 1e9
 	for _, s := range stats {
 		info.Lcores = append(info.Lcores, hostd.LcoreRun{Name: s.Name, Lcore: s.Lcore, Iterations: s.Iterations, MaxStallNs: s.MaxStallNs})
 	}
-	if err := hostd.WriteRunInfo(f.ResultsDir, info); err != nil {
+	if err := hostdaemon.WriteRunInfo(f.ResultsDir, info); err != nil {
 		return err
 	}
 	rx, tx := eng.Counters()

@@ -27,7 +27,7 @@ const txBurst = 3 * Burst
 // from a hostd.Config (hostd.NewEngine) plus an already started port and a mempool, call
 // PollRx and PollTx from two lcores (or Poll from one, or several hosts' polls
 // from one lcore loop), read Counters, call Close after the loops stop, and
-// write results with WriteResults.
+// write results with hostd/daemon.WriteResults.
 //
 // In 2-lcore mode (PollRx and PollTx on different lcores) the rx side receives
 // a burst and hands each frame to Engine.Receive; the ACK / NAK it owes is built

@@ -1,0 +1,272 @@
+package archtest
+
+import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/ccbed/ccbed"
+
+// enginePackages are the packages that run in both clocks and so must not
+// reach files, processes, DPDK or the TOML decoder: their daemons (cmd/,
+// the dataplane adapters, the testbed) turn files into the values they take.
+// A pattern ending in "/..." takes the directory and every one below it.
+var enginePackages = []string{"ccalgo/...", "pacer", "wire", "hostd", "switchd"}
+
+// forbidden are the imports an engine package may not reach, directly or
+// through another package of the module.
+var forbidden = map[string]string{
+	"os":                            "files and the environment belong to the daemon",
+	"os/exec":                       "running tools (chronyc, pmc) belongs to the daemon",
+	module + "/dpdk":                "DPDK belongs to the dataplane adapters",
+	"github.com/BurntSushi/toml":    "TOML files belong to the daemon",
+	module + "/internal/atomicfile": "result files belong to the daemon",
+}
+
+// knownExceptions are the engine packages that still break the rule, with
+// why: the to-do list of issue 27. The test fails when one of them no
+// longer breaks it, so that the list only shrinks.
+var knownExceptions = map[string]string{
+	"switchd": "switchd/config.go decodes its TOML file (through config) and switchd/telemetry.go " +
+		"writes result files (os, internal/atomicfile): the switchd side of issue 27 comes next",
+	"hostd": "hostd/config.go and hostd/daemon.go decode [host] and [cc.params] and load the file through config " +
+		"(TOML, os), and hostd/workload.go reads CDF files through it: they move to hostd/daemon with a typed hostd.Spec " +
+		"(issue 27, item 1)",
+}
+
+// shapedPackages are the engine packages whose types and files are bounded
+// (maxFields, maxLines): the two engines, which issue 27 splits by concern.
+var shapedPackages = []string{"hostd", "switchd"}
+
+// maxFields bounds the fields of a struct type in a shaped package: a type
+// with more holds more than one concern.
+const maxFields = 40
+
+// knownWideTypes are the struct types over maxFields, with why.
+var knownWideTypes = map[string]string{
+	"switchd.egress":       "the port, the MMU and PFC in one struct: split by concern in the switchd side of issue 27",
+	"switchd.PortCounters": "a port's counters, one a field: to group by concern (queue, MMU, PFC) with the egress split",
+}
+
+// maxLines bounds a shaped package's source files.
+const maxLines = 700
+
+// knownLongFiles are the files over maxLines, with why.
+var knownLongFiles = map[string]string{
+	"hostd/config.go":   "the file's schema, defaults and validation: moves to the daemon side with hostd.Spec",
+	"switchd/engine.go": "one Engine type: split into port, MMU and CP glue in the switchd side of issue 27",
+	"switchd/config.go": "the file's schema and validation: moves to the daemon side with switchd.Spec",
+}
+
+// root is the module's directory.
+func root(t *testing.T) string {
+	t.Helper()
+	dir, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "go.mod")); err != nil {
+		t.Fatalf("no go.mod at %s: %v", dir, err)
+	}
+	return dir
+}
+
+// expand lists the package directories (relative to the module) of the
+// patterns.
+func expand(t *testing.T, dir string, patterns []string) []string {
+	t.Helper()
+	var out []string
+	for _, p := range patterns {
+		base, all := strings.CutSuffix(p, "/...")
+		if !all {
+			out = append(out, p)
+			continue
+		}
+		err := filepath.WalkDir(filepath.Join(dir, base), func(path string, d os.DirEntry, err error) error {
+			if err != nil || !d.IsDir() {
+				return err
+			}
+			if m, _ := filepath.Glob(filepath.Join(path, "*.go")); len(m) > 0 {
+				rel, _ := filepath.Rel(dir, path)
+				out = append(out, filepath.ToSlash(rel))
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	return out
+}
+
+// pkgFiles parses the non-test Go files of the package in dir/rel.
+func pkgFiles(t *testing.T, dir, rel string, mode parser.Mode) (*token.FileSet, map[string]*ast.File) {
+	t.Helper()
+	fset := token.NewFileSet()
+	files := map[string]*ast.File{}
+	names, err := filepath.Glob(filepath.Join(dir, rel, "*.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range names {
+		if strings.HasSuffix(name, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, name, nil, mode)
+		if err != nil {
+			t.Fatal(err)
+		}
+		files[filepath.ToSlash(rel)+"/"+filepath.Base(name)] = f
+	}
+	return fset, files
+}
+
+// imports maps each of the module's packages reached from rel to its
+// direct imports, by file: what a forbidden import is reached through.
+type importGraph struct {
+	t     *testing.T
+	dir   string
+	files map[string]map[string][]string // package (relative) -> import path -> files importing it
+}
+
+func (g *importGraph) load(rel string) map[string][]string {
+	if m, ok := g.files[rel]; ok {
+		return m
+	}
+	m := map[string][]string{}
+	g.files[rel] = m
+	_, files := pkgFiles(g.t, g.dir, rel, parser.ImportsOnly)
+	for name, f := range files {
+		for _, is := range f.Imports {
+			p := strings.Trim(is.Path.Value, `"`)
+			m[p] = append(m[p], name)
+		}
+	}
+	return m
+}
+
+// violations returns, for package rel, each forbidden import it reaches
+// with the chain of module packages and the file that imports it.
+func (g *importGraph) violations(rel string) []string {
+	var out []string
+	seen := map[string]bool{}
+	var walk func(rel string, chain []string)
+	walk = func(rel string, chain []string) {
+		if seen[rel] {
+			return
+		}
+		seen[rel] = true
+		m := g.load(rel)
+		paths := make([]string, 0, len(m))
+		for p := range m {
+			paths = append(paths, p)
+		}
+		sort.Strings(paths)
+		for _, p := range paths {
+			if why, bad := forbidden[p]; bad {
+				files := m[p]
+				sort.Strings(files)
+				out = append(out, strings.Join(append(chain, strings.Join(files, ", ")), " -> ")+" imports "+p+" ("+why+")")
+			}
+			if sub, ok := strings.CutPrefix(p, module+"/"); ok {
+				if _, bad := forbidden[p]; !bad {
+					walk(sub, append(chain, sub))
+				}
+			}
+		}
+	}
+	walk(rel, []string{rel})
+	return out
+}
+
+// TestEnginesReadNoFiles fails when an engine package imports os, os/exec,
+// dpdk, the TOML decoder or the atomic file writer, directly or through
+// another package of the module, unless it is a known exception; and when
+// a known exception no longer does.
+func TestEnginesReadNoFiles(t *testing.T) {
+	dir := root(t)
+	g := &importGraph{t: t, dir: dir, files: map[string]map[string][]string{}}
+	pkgs := expand(t, dir, enginePackages)
+	if len(pkgs) < 5 {
+		t.Fatalf("engine packages %v: the patterns found too few", pkgs)
+	}
+	for _, rel := range pkgs {
+		v := g.violations(rel)
+		_, known := knownExceptions[rel]
+		switch {
+		case len(v) > 0 && !known:
+			t.Errorf("engine package %s reaches what daemons own (engines take specs, daemons read files: docs/architecture.md):\n\t%s",
+				rel, strings.Join(v, "\n\t"))
+		case len(v) == 0 && known:
+			t.Errorf("engine package %s no longer reaches os, os/exec, dpdk or TOML: remove it from knownExceptions", rel)
+		case len(v) > 0:
+			t.Logf("known exception %s (%s):\n\t%s", rel, knownExceptions[rel], strings.Join(v, "\n\t"))
+		}
+	}
+	for rel := range knownExceptions {
+		if !contains(pkgs, rel) {
+			t.Errorf("known exception %s is not an engine package", rel)
+		}
+	}
+}
+
+// TestEngineShapes fails when hostd or switchd has a struct type of more
+// than maxFields fields or a source file of more than maxLines lines, unless
+// it is a known one; and when a known one no longer is.
+func TestEngineShapes(t *testing.T) {
+	dir := root(t)
+	wide, long := map[string]int{}, map[string]int{}
+	for _, rel := range shapedPackages {
+		fset, files := pkgFiles(t, dir, rel, 0)
+		for name, f := range files {
+			if n := fset.Position(f.End()).Line; n > maxLines {
+				long[name] = n
+			}
+			ast.Inspect(f, func(n ast.Node) bool {
+				ts, ok := n.(*ast.TypeSpec)
+				if !ok {
+					return true
+				}
+				if st, ok := ts.Type.(*ast.StructType); ok {
+					k := 0
+					for _, fl := range st.Fields.List {
+						k += max(len(fl.Names), 1)
+					}
+					if k > maxFields {
+						wide[f.Name.Name+"."+ts.Name.Name] = k
+					}
+				}
+				return true
+			})
+		}
+	}
+	check := func(what string, got map[string]int, known map[string]string, limit int) {
+		for name, n := range got {
+			if _, ok := known[name]; !ok {
+				t.Errorf("%s %s has %d, more than %d: split it by concern", what, name, n, limit)
+			}
+		}
+		for name := range known {
+			if _, ok := got[name]; !ok {
+				t.Errorf("%s %s is within %d now: remove it from the known list", what, name, limit)
+			}
+		}
+	}
+	check("struct type", wide, knownWideTypes, maxFields)
+	check("file", long, knownLongFiles, maxLines)
+}
+
+func contains(s []string, x string) bool {
+	for _, v := range s {
+		if v == x {
+			return true
+		}
+	}
+	return false
+}
