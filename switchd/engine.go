@@ -794,7 +794,7 @@ shape:
 			// One data queue busy (not lossless under PFC), frames going
 			// straight into out: drainData's loop, back here once a CP's
 			// feedback waits or out is full.
-			if direct && n < len(out) && g.nonEmpty&(g.nonEmpty-1) == 0 && !(e.pfcOn && e.lossless&g.nonEmpty != 0) && !e.noDrain {
+			if direct && n < len(out) && g.nonEmpty&(g.nonEmpty-1) == 0 && !e.noDrain {
 				var k int
 				bu, k = e.drainData(now, g, bu, t, out[n:])
 				n += k
@@ -853,26 +853,32 @@ func (e *Engine) release(now int64, g *egress, out []TxItem) int {
 }
 
 // drainData is Transmit's loop for its commonest case: one data queue holds
-// frames (not a lossless priority under PFC, whose ingress accounting may
-// resume a peer at any frame), no control or generated frame waits, and
-// frames leaving the shaper go straight into out. It takes frames from that
-// queue while the shaper (its clock bu) is free at t and out has room,
-// exactly as Transmit's loop and dequeueData would, without their per-frame
-// choice of what to send next, and with the tx counters and the lossy shared
-// buffer's use summed once. It stops where that choice matters again: a CP
-// hook emitted feedback out of this port (it goes before the next data
-// frame). It returns the shaper's clock and the frames it put into out (at
-// least one: the caller checked the shaper is free).
+// frames, no control or generated frame waits, and frames leaving the shaper
+// go straight into out. It takes frames from that queue while the shaper (its
+// clock bu) is free at t and out has room, exactly as Transmit's loop and
+// dequeueData would, without their per-frame choice of what to send next, and
+// with the tx counters and the lossy shared buffer's use summed once. A
+// lossless priority under PFC releases each frame's ingress count as
+// dequeueData does (an XON may follow any frame). It stops where that choice
+// matters again: a CP hook emitted feedback, or an XON was sent, out of this
+// port (it goes before the next data frame). It returns the shaper's clock
+// and the frames it put into out (at least one: the caller checked the
+// shaper is free).
 func (e *Engine) drainData(now int64, g *egress, bu, t float64, out []TxItem) (float64, int) {
 	prio := bits.TrailingZeros8(g.nonEmpty)
 	q := &g.q[prio]
 	ovh, nspb := float64(e.overhead), g.nsPerByte
+	sh := &e.tx[g.sh]
+	lossless := e.pfcOn && e.lossless&(1<<prio) != 0
 	n, bytes := 0, 0
 	for n < len(out) && bu <= t && q.head != q.tail {
 		en := &q.buf[q.head&q.mask]
 		l := len(en.frame)
 		g.qBytes -= int64(l)
 		g.qPrio[prio] -= int64(l)
+		if lossless {
+			e.ingressRelease(now, sh, int(en.in), en.prio, int64(l))
+		}
 		if g.hookDeq || en.stamp {
 			g.busyUntil = bu // INT's TS
 			e.dequeueHooks(now, g, en, prio)
@@ -894,7 +900,7 @@ func (e *Engine) drainData(now int64, g *egress, bu, t float64, out []TxItem) (f
 		g.nonEmpty &^= 1 << prio
 		g.deficit[prio] = 0
 	}
-	if buf := &e.tx[g.sh].buf; buf.on {
+	if buf := &sh.buf; buf.on && !lossless {
 		buf.used -= int64(bytes)
 	}
 	g.c[cTxPackets] += uint64(n)
