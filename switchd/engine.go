@@ -1148,9 +1148,16 @@ func (e *Engine) acctOf(sh *txShard, in int) *ingressAcct {
 func (e *Engine) ingressAdd(now int64, sh *txShard, in int, prio uint8, l int64) {
 	a := e.acctOf(sh, in)
 	if buf := &sh.buf; buf.on {
+		// Within the reserve, no headroom in use and a threshold above 0
+		// (the common case under light load): buf.add keeps the frame in
+		// the reserve and shouldPause is false, so nothing more happens.
+		if nb := a.inBytes[prio] + l; nb <= buf.reserve && a.hdrmBytes[prio] == 0 && buf.pool-buf.used >= buf.minFree {
+			a.inBytes[prio] = nb
+			return
+		}
 		buf.add(a, prio, l)
-	} else {
-		a.inBytes[prio] += l
+	} else if a.inBytes[prio] += l; a.inBytes[prio] <= e.xoffBytes {
+		return // shouldPause is false
 	}
 	if sh.acct == nil {
 		if g := &e.eg[in]; g.xoff&(1<<prio) == 0 && e.shouldPause(sh, a, prio) {
@@ -1173,7 +1180,11 @@ func (e *Engine) ingressAdd(now int64, sh *txShard, in int, prio uint8, l int64)
 func (e *Engine) ingressRelease(now int64, sh *txShard, in int, prio uint8, l int64) {
 	a := e.acctOf(sh, in)
 	if buf := &sh.buf; buf.on {
-		buf.remove(a, prio, l)
+		if a.hdrmBytes[prio] == 0 && a.inBytes[prio] <= buf.reserve {
+			a.inBytes[prio] -= l // buf.remove: nothing in the headroom or the shared pool
+		} else {
+			buf.remove(a, prio, l)
+		}
 	} else {
 		a.inBytes[prio] -= l
 	}
