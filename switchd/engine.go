@@ -360,6 +360,7 @@ func New(cfg *Config) (*Engine, error) {
 			e.tx[0].cpDirty |= 1 << i
 		}
 	}
+	e.setAcctAt(&e.tx[0])
 	e.sampleNs = int64(math.Round(cfg.Telemetry.SampleUs * 1e3))
 	if e.sampleNs == 0 {
 		e.sampleNs = 100_000
@@ -646,7 +647,9 @@ func (e *Engine) Enqueue(now int64, m *Meta, frame []byte, h Handle) bool {
 	prio := m.Prio & 7
 	q := &g.q[prio]
 	lossless := e.pfcOn && e.lossless&(1<<prio) != 0
-	if lossless && sh.acct == nil {
+	// One shard: xoffPorts has bit i set exactly while port i holds a
+	// priority in XOFF.
+	if lossless && sh.acct == nil && sh.xoffPorts&(1<<m.In) != 0 {
 		if ig := &e.eg[m.In]; ig.xoff&(1<<prio) != 0 {
 			ig.sinceXOFF[prio] += l
 		}
@@ -697,7 +700,9 @@ func (e *Engine) Enqueue(now int64, m *Meta, frame []byte, h Handle) bool {
 		g.c[cQueueMax] = uint64(g.qBytes)
 	}
 	if lossless {
-		e.ingressAdd(now, sh, int(m.In), prio, l)
+		if !sh.addInReserve(int(m.In), prio, l) {
+			e.ingressAdd(now, sh, int(m.In), prio, l)
+		}
 	} else if sh.buf.on {
 		sh.buf.used += l
 	}
@@ -876,7 +881,7 @@ func (e *Engine) drainData(now int64, g *egress, bu, t float64, out []TxItem) (f
 		l := len(en.frame)
 		g.qBytes -= int64(l)
 		g.qPrio[prio] -= int64(l)
-		if lossless {
+		if lossless && !sh.releaseInReserve(int(en.in), en.prio, int64(l)) {
 			e.ingressRelease(now, sh, int(en.in), en.prio, int64(l))
 		}
 		if g.hookDeq || en.stamp {
@@ -1133,10 +1138,7 @@ func (e *Engine) receivePFC(now int64, g *egress, frame []byte) {
 // acctOf is the lossless count of ingress port in that shard sh keeps: the
 // port's own with one shard.
 func (e *Engine) acctOf(sh *txShard, in int) *ingressAcct {
-	if sh.acct != nil {
-		return &sh.acct[in]
-	}
-	return &e.eg[in].acct
+	return sh.acctAt[in]
 }
 
 // ingressAdd counts l more bytes of lossless priority prio from port in inside
@@ -1189,6 +1191,9 @@ func (e *Engine) ingressRelease(now int64, sh *txShard, in int, prio uint8, l in
 		a.inBytes[prio] -= l
 	}
 	if sh.acct == nil {
+		if sh.xoffPorts&(1<<in) == 0 {
+			return // port in holds no priority in XOFF
+		}
 		if g := &e.eg[in]; g.xoff&(1<<prio) != 0 && e.shouldResume(sh, a, prio) {
 			e.setXON(now, g, prio)
 		}
