@@ -748,6 +748,13 @@ func benchLaunched(b *testing.B, s *Switch, clock *lcore.TSCClock, rxLcores int)
 	if d := s.Stats().RingDrops; d != 0 {
 		b.Logf("%d frames dropped at the rx-to-tx rings", d)
 	}
+	var xoff, xon uint64
+	for _, pc := range eng.Snapshot().Ports {
+		xoff, xon = xoff+pc.PausesSent, xon+pc.ResumesSent
+	}
+	if xoff+xon != 0 {
+		b.Logf("PFC: %d XOFF and %d XON frames sent", xoff, xon)
+	}
 	b.ReportMetric(float64(pk)/el.Seconds()/1e6, "Mpps")
 	// Each side's busy time per packet (the tx lcore's: enqueue, CP,
 	// shaping, transmit), wall time of its polls that found work: on a
