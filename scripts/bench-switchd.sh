@@ -31,7 +31,8 @@
 # switchd's per-packet cost split between an rx lcore (Classify) and a tx+CC
 # lcore (Enqueue, Service, Transmit), the sharded mode's two sides, and the
 # sharded mode on this machine's cores (BenchmarkForwardSharded: 1 rx + 1 tx
-# lcore, wall-clock Mpps); then dpdk-testpmd io and mac on the same vdevs with
+# lcore, wall-clock Mpps and the tx lcore's busy time per packet, with PFC
+# off and on); then dpdk-testpmd io and mac on the same vdevs with
 # their own frames: different work (no parsing, no route lookup), kept as a
 # floor.
 #   cycles/pkt = TSC Hz / packets per second, the TSC rate as DPDK reads it
@@ -273,30 +274,38 @@ printf '  (io: rx and tx only, the devices'"'"' cost; mac: rewrites the MACs as 
 # The sharded mode's two sides (engine only, Go, no devices), and the mode on
 # two lcores with the devices; docs/perf.md's scaling model uses the split.
 # Each $rounds times, the best run counting, as above.
-if ! st=$(timeout $((300 * rounds)) go test -count="$rounds" -run '^$' -bench 'EngineStages/(none|rocc|dcqcn|hpcc)/' -benchtime "${secs}s" ./switchd/ 2>&1); then
+if ! st=$(timeout $((300 * rounds)) go test -count="$rounds" -run '^$' -bench 'EngineStages/^(none|rocc|dcqcn|hpcc|none\+pfc|dcqcn\+pfc)$/' -benchtime "${secs}s" ./switchd/ 2>&1); then
 	echo "$st" | tail -20 >&2
 	die "go test -bench EngineStages failed"
 fi
-if ! sh_out=$(timeout $((2 * rounds * (secs + 15) + 60)) go test -count="$rounds" -run '^$' -bench 'ForwardSharded' -benchtime "${secs}s" ./switchd/dataplane/ 2>&1); then
+if ! sh_out=$(timeout $((4 * rounds * (secs + 15) + 60)) go test -count="$rounds" -run '^$' -bench 'ForwardSharded' -benchtime "${secs}s" ./switchd/dataplane/ 2>&1); then
 	echo "$sh_out" | tail -20 >&2
 	die "go test -bench ForwardSharded failed"
 fi
 stage() { # scheme stage
-	echo "$st" | awk -v n="BenchmarkEngineStages/$1/$2" '$1 ~ "^"n"(-[0-9]+)?$" {
+	echo "$st" | awk -v n="BenchmarkEngineStages/${1/+/\\+}/$2" '$1 ~ "^"n"(-[0-9]+)?$" {
 		for (i = 1; i < NF; i++) if ($(i+1) == "cpu-ns/op" && (best == "" || $i + 0 < best + 0)) best = $i
 	} END { if (best != "") print best }'
 }
 printf '\nper-packet CPU time of each side of the sharded mode (engine only, 64 B payload)\n'
 printf '  %-10s %14s %16s\n' scheme "rx (classify)" "tx+CC (queue)"
-for scheme in none rocc dcqcn hpcc; do
+for scheme in none rocc dcqcn hpcc none+pfc dcqcn+pfc; do
 	printf '  %-10s %14s %16s\n' "$scheme" "$(stage "$scheme" classify)" "$(stage "$scheme" queue)"
 done
-printf 'sharded mode, 1 rx + 1 tx+CC lcore on this machine'"'"'s 2 cores (wall clock, 64 B)\n'
-for scheme in none dcqcn; do
-	m=$(echo "$sh_out" | awk -v n="BenchmarkForwardSharded/$scheme/64B/1rx" '$1 ~ "^"n"(-[0-9]+)?$" {
-		for (i = 1; i < NF; i++) if ($(i+1) == "Mpps" && $i + 0 > best + 0) best = $i
-	} END { if (best != "") print best }')
-	printf '  %-23s %7s Mpps   (rtc, 1 lcore: %s)\n' "switchd $scheme" "${m:--}" "$(metric "$scheme" 64 Mpps)"
+printf '  (+pfc: PFC on, every frame lossless, below XOFF)\n'
+printf 'sharded mode, 1 rx + 1 tx+CC lcore on this machine'"'"'s 2 cores (wall clock, 64 B;\n'
+printf 'tx busy: the tx+CC lcore'"'"'s polls that found work, TSC time per packet; +pfc: PFC on)\n'
+for scheme in none dcqcn none+pfc dcqcn+pfc; do
+	# The run of most Mpps, and its tx busy time.
+	read -r m busy < <(echo "$sh_out" | awk -v n="BenchmarkForwardSharded/${scheme/+/\\+}/64B/1rx" '$1 ~ "^"n"(-[0-9]+)?$" {
+		v = ""; t = "-"
+		for (i = 1; i < NF; i++) {
+			if ($(i+1) == "Mpps") v = $i
+			if ($(i+1) == "tx-busy-ns/pkt") t = $i
+		}
+		if (v + 0 > best + 0) { best = v; bt = t }
+	} END { if (best != "") print best, bt; else print "- -" }')
+	printf '  %-23s %7s Mpps   tx busy %7s ns/pkt   (rtc, 1 lcore: %s)\n' "switchd $scheme" "$m" "$busy" "$(metric "${scheme%+pfc}" 64 Mpps)"
 done
 
 # The scaling model (docs/perf.md): lcores the sharded mode needs for 4 ports

@@ -26,6 +26,10 @@ type sharedBuffer struct {
 	// float product's value, without the conversions on every packet.
 	alphaNum   int64
 	alphaShift int8
+	// minFree is the least free shared pool whose threshold is above 0:
+	// while pool - used >= minFree, a priority within its reserve with no
+	// headroom in use does not call for XOFF (ingressAdd's fast path).
+	minFree int64
 }
 
 // ingressAcct is PFC's count of one ingress port's lossless bytes inside the
@@ -57,6 +61,7 @@ func newSharedBuffer(cfg *Config) sharedBuffer {
 	b := &cfg.Buffer
 	s := sharedBuffer{on: true, pool: b.SizeBytes, alpha: b.Alpha, reserve: b.ReserveBytes, resumeOffset: b.ResumeOffsetBytes}
 	s.alphaNum, s.alphaShift = dyadic(b.Alpha)
+	s.minFree = s.leastFreeAbove0()
 	if cfg.PFC.Enabled {
 		hdrm, rsrv := cfg.reserved()
 		s.pool -= hdrm + rsrv
@@ -66,11 +71,38 @@ func newSharedBuffer(cfg *Config) sharedBuffer {
 
 // threshold is the dynamic threshold: alpha x the free shared pool.
 func (s *sharedBuffer) threshold() int64 {
-	free := max(s.pool-s.used, 0)
+	return s.thresholdOf(max(s.pool-s.used, 0))
+}
+
+// thresholdOf is threshold with free bytes free.
+func (s *sharedBuffer) thresholdOf(free int64) int64 {
 	if s.alphaShift >= 0 && free < 1<<40 {
 		return free * s.alphaNum >> s.alphaShift
 	}
 	return int64(s.alpha * float64(free))
+}
+
+// leastFreeAbove0 is the least free pool whose threshold is above 0 (the
+// threshold grows with the free pool), or MaxInt64 when none is.
+func (s *sharedBuffer) leastFreeAbove0() int64 {
+	if !(s.alpha > 0) {
+		return math.MaxInt64
+	}
+	lo, hi := int64(0), int64(1)
+	for s.thresholdOf(hi) <= 0 { // thresholdOf(lo) <= 0 < thresholdOf(hi)
+		if hi >= 1<<60 {
+			return math.MaxInt64
+		}
+		lo, hi = hi, 2*hi
+	}
+	for hi-lo > 1 {
+		if mid := lo + (hi-lo)/2; s.thresholdOf(mid) > 0 {
+			hi = mid
+		} else {
+			lo = mid
+		}
+	}
+	return hi
 }
 
 // admitLossy reports whether a lossy frame of l bytes fits its egress queue,

@@ -1,6 +1,7 @@
 package switchd
 
 import (
+	"math"
 	"strings"
 	"testing"
 
@@ -275,5 +276,29 @@ func TestThresholdDyadic(t *testing.T) {
 		if th := b.threshold(); th != 0 {
 			t.Errorf("alpha %v: threshold %d with the pool over-used", alpha, th)
 		}
+	}
+}
+
+// TestLeastFreeAbove0: minFree is the least free pool whose dynamic threshold
+// is above 0 (ingressAdd's fast path relies on it), for dyadic alphas and
+// others.
+func TestLeastFreeAbove0(t *testing.T) {
+	for _, tc := range []struct {
+		alpha float64
+		want  int64
+	}{
+		{1.0 / 8, 8}, {0.5, 2}, {1, 1}, {2, 1}, {16, 1}, {1.0 / 3, 3}, {0.3, 4}, {1.0 / 1024, 1024}, {1e-7, 10_000_000},
+	} {
+		var s sharedBuffer
+		s.alpha = tc.alpha
+		s.alphaNum, s.alphaShift = dyadic(tc.alpha)
+		m := s.leastFreeAbove0()
+		if m != tc.want || s.thresholdOf(m) <= 0 || s.thresholdOf(m-1) > 0 {
+			t.Errorf("alpha %g: least free %d (threshold %d, one less %d), want %d", tc.alpha, m, s.thresholdOf(m), s.thresholdOf(m-1), tc.want)
+		}
+	}
+	var s sharedBuffer // alpha 0: the threshold is never above 0
+	if m := s.leastFreeAbove0(); m != math.MaxInt64 {
+		t.Errorf("alpha 0: least free %d, want MaxInt64", m)
 	}
 }

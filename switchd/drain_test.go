@@ -27,7 +27,21 @@ func TestDrainDataMatchesGeneralLoop(t *testing.T) {
 		{"rocc", "rocc", nil},
 		{"p4qcn", "p4qcn", nil},
 		{"static-buffer", "dcqcn", func(c *Config) { c.Buffer.Mode = BufferStatic }},
-		{"pfc", "none", func(c *Config) { c.PFC.Enabled = true; c.PFC.XOFFBytes = 20_000 }},
+		{"pfc", "none", func(c *Config) {
+			c.PFC.Enabled = true
+			c.PFC.XOFFBytes = 20_000
+			c.Buffer.SizeBytes = 320_000 // the dynamic threshold pauses
+		}},
+		{"pfc-dcqcn", "dcqcn", func(c *Config) {
+			c.Buffer.Mode = BufferStatic
+			c.PFC.Enabled = true
+			c.PFC.XOFFBytes = 12_000
+		}},
+		{"pfc-static", "none", func(c *Config) {
+			c.Buffer.Mode = BufferStatic
+			c.PFC.Enabled = true
+			c.PFC.XOFFBytes = 8_000
+		}},
 		{"delay", "hpcc", func(c *Config) {
 			for i := range c.Ports {
 				c.Ports[i].DelayUs = 1
@@ -78,8 +92,19 @@ func TestDrainDataMatchesGeneralLoop(t *testing.T) {
 			lane.e.PublishEgress()
 			ref.e.PublishIngress()
 			lane.e.PublishIngress()
-			if a, b := ref.e.Snapshot(), lane.e.Snapshot(); !reflect.DeepEqual(a, b) {
+			a, b := ref.e.Snapshot(), lane.e.Snapshot()
+			if !reflect.DeepEqual(a, b) {
 				t.Fatalf("counters differ:\n general %+v\n drain   %+v", a, b)
+			}
+			if c.PFC.Enabled {
+				// The lossless lane is tested only if pauses came and went.
+				var xoff, xon uint64
+				for _, pc := range a.Ports {
+					xoff, xon = xoff+pc.PausesSent, xon+pc.ResumesSent
+				}
+				if xoff == 0 || xon == 0 {
+					t.Fatalf("%d XOFF and %d XON frames sent: the scenario tests little", xoff, xon)
+				}
 			}
 			var sa, sb []Sample
 			ref.e.Samples().Drain(func(s *Sample) { sa = append(sa, *s) })

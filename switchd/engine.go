@@ -360,6 +360,7 @@ func New(cfg *Config) (*Engine, error) {
 			e.tx[0].cpDirty |= 1 << i
 		}
 	}
+	e.setAcctAt(&e.tx[0])
 	e.sampleNs = int64(math.Round(cfg.Telemetry.SampleUs * 1e3))
 	if e.sampleNs == 0 {
 		e.sampleNs = 100_000
@@ -646,7 +647,9 @@ func (e *Engine) Enqueue(now int64, m *Meta, frame []byte, h Handle) bool {
 	prio := m.Prio & 7
 	q := &g.q[prio]
 	lossless := e.pfcOn && e.lossless&(1<<prio) != 0
-	if lossless && sh.acct == nil {
+	// One shard: xoffPorts has bit i set exactly while port i holds a
+	// priority in XOFF.
+	if lossless && sh.acct == nil && sh.xoffPorts&(1<<m.In) != 0 {
 		if ig := &e.eg[m.In]; ig.xoff&(1<<prio) != 0 {
 			ig.sinceXOFF[prio] += l
 		}
@@ -697,7 +700,9 @@ func (e *Engine) Enqueue(now int64, m *Meta, frame []byte, h Handle) bool {
 		g.c[cQueueMax] = uint64(g.qBytes)
 	}
 	if lossless {
-		e.ingressAdd(now, sh, int(m.In), prio, l)
+		if !sh.addInReserve(int(m.In), prio, l) {
+			e.ingressAdd(now, sh, int(m.In), prio, l)
+		}
 	} else if sh.buf.on {
 		sh.buf.used += l
 	}
@@ -794,7 +799,7 @@ shape:
 			// One data queue busy (not lossless under PFC), frames going
 			// straight into out: drainData's loop, back here once a CP's
 			// feedback waits or out is full.
-			if direct && n < len(out) && g.nonEmpty&(g.nonEmpty-1) == 0 && !(e.pfcOn && e.lossless&g.nonEmpty != 0) && !e.noDrain {
+			if direct && n < len(out) && g.nonEmpty&(g.nonEmpty-1) == 0 && !e.noDrain {
 				var k int
 				bu, k = e.drainData(now, g, bu, t, out[n:])
 				n += k
@@ -853,26 +858,32 @@ func (e *Engine) release(now int64, g *egress, out []TxItem) int {
 }
 
 // drainData is Transmit's loop for its commonest case: one data queue holds
-// frames (not a lossless priority under PFC, whose ingress accounting may
-// resume a peer at any frame), no control or generated frame waits, and
-// frames leaving the shaper go straight into out. It takes frames from that
-// queue while the shaper (its clock bu) is free at t and out has room,
-// exactly as Transmit's loop and dequeueData would, without their per-frame
-// choice of what to send next, and with the tx counters and the lossy shared
-// buffer's use summed once. It stops where that choice matters again: a CP
-// hook emitted feedback out of this port (it goes before the next data
-// frame). It returns the shaper's clock and the frames it put into out (at
-// least one: the caller checked the shaper is free).
+// frames, no control or generated frame waits, and frames leaving the shaper
+// go straight into out. It takes frames from that queue while the shaper (its
+// clock bu) is free at t and out has room, exactly as Transmit's loop and
+// dequeueData would, without their per-frame choice of what to send next, and
+// with the tx counters and the lossy shared buffer's use summed once. A
+// lossless priority under PFC releases each frame's ingress count as
+// dequeueData does (an XON may follow any frame). It stops where that choice
+// matters again: a CP hook emitted feedback, or an XON was sent, out of this
+// port (it goes before the next data frame). It returns the shaper's clock
+// and the frames it put into out (at least one: the caller checked the
+// shaper is free).
 func (e *Engine) drainData(now int64, g *egress, bu, t float64, out []TxItem) (float64, int) {
 	prio := bits.TrailingZeros8(g.nonEmpty)
 	q := &g.q[prio]
 	ovh, nspb := float64(e.overhead), g.nsPerByte
+	sh := &e.tx[g.sh]
+	lossless := e.pfcOn && e.lossless&(1<<prio) != 0
 	n, bytes := 0, 0
 	for n < len(out) && bu <= t && q.head != q.tail {
 		en := &q.buf[q.head&q.mask]
 		l := len(en.frame)
 		g.qBytes -= int64(l)
 		g.qPrio[prio] -= int64(l)
+		if lossless && !sh.releaseInReserve(int(en.in), en.prio, int64(l)) {
+			e.ingressRelease(now, sh, int(en.in), en.prio, int64(l))
+		}
 		if g.hookDeq || en.stamp {
 			g.busyUntil = bu // INT's TS
 			e.dequeueHooks(now, g, en, prio)
@@ -894,7 +905,7 @@ func (e *Engine) drainData(now int64, g *egress, bu, t float64, out []TxItem) (f
 		g.nonEmpty &^= 1 << prio
 		g.deficit[prio] = 0
 	}
-	if buf := &e.tx[g.sh].buf; buf.on {
+	if buf := &sh.buf; buf.on && !lossless {
 		buf.used -= int64(bytes)
 	}
 	g.c[cTxPackets] += uint64(n)
@@ -1127,10 +1138,7 @@ func (e *Engine) receivePFC(now int64, g *egress, frame []byte) {
 // acctOf is the lossless count of ingress port in that shard sh keeps: the
 // port's own with one shard.
 func (e *Engine) acctOf(sh *txShard, in int) *ingressAcct {
-	if sh.acct != nil {
-		return &sh.acct[in]
-	}
-	return &e.eg[in].acct
+	return sh.acctAt[in]
 }
 
 // ingressAdd counts l more bytes of lossless priority prio from port in inside
@@ -1142,9 +1150,16 @@ func (e *Engine) acctOf(sh *txShard, in int) *ingressAcct {
 func (e *Engine) ingressAdd(now int64, sh *txShard, in int, prio uint8, l int64) {
 	a := e.acctOf(sh, in)
 	if buf := &sh.buf; buf.on {
+		// Within the reserve, no headroom in use and a threshold above 0
+		// (the common case under light load): buf.add keeps the frame in
+		// the reserve and shouldPause is false, so nothing more happens.
+		if nb := a.inBytes[prio] + l; nb <= buf.reserve && a.hdrmBytes[prio] == 0 && buf.pool-buf.used >= buf.minFree {
+			a.inBytes[prio] = nb
+			return
+		}
 		buf.add(a, prio, l)
-	} else {
-		a.inBytes[prio] += l
+	} else if a.inBytes[prio] += l; a.inBytes[prio] <= e.xoffBytes {
+		return // shouldPause is false
 	}
 	if sh.acct == nil {
 		if g := &e.eg[in]; g.xoff&(1<<prio) == 0 && e.shouldPause(sh, a, prio) {
@@ -1167,11 +1182,18 @@ func (e *Engine) ingressAdd(now int64, sh *txShard, in int, prio uint8, l int64)
 func (e *Engine) ingressRelease(now int64, sh *txShard, in int, prio uint8, l int64) {
 	a := e.acctOf(sh, in)
 	if buf := &sh.buf; buf.on {
-		buf.remove(a, prio, l)
+		if a.hdrmBytes[prio] == 0 && a.inBytes[prio] <= buf.reserve {
+			a.inBytes[prio] -= l // buf.remove: nothing in the headroom or the shared pool
+		} else {
+			buf.remove(a, prio, l)
+		}
 	} else {
 		a.inBytes[prio] -= l
 	}
 	if sh.acct == nil {
+		if sh.xoffPorts&(1<<in) == 0 {
+			return // port in holds no priority in XOFF
+		}
 		if g := &e.eg[in]; g.xoff&(1<<prio) != 0 && e.shouldResume(sh, a, prio) {
 			e.setXON(now, g, prio)
 		}

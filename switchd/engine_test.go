@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"math"
 	"runtime"
+	"strings"
 	"testing"
 
 	"github.com/ccbed/ccbed/ccalgo"
@@ -556,14 +557,18 @@ func BenchmarkEngine(b *testing.B) {
 // Frames come as the lcores see them, in bursts: 32 per port (16 flows, 64 B
 // payload), every port's enqueued before each port transmits its burst. An
 // HPCC frame's INT stack is emptied before it comes back, so that every
-// dequeue writes a record (a real frame crosses at most a few hops).
+// dequeue writes a record (a real frame crosses at most a few hops). A
+// "+pfc" scheme has PFC on, every frame lossless (ingress accounting at
+// enqueue and dequeue; the bursts stay below XOFF).
 func BenchmarkEngineStages(b *testing.B) {
 	const burst = 32
-	for _, scheme := range []string{"none", "rocc", "dcqcn", "hpcc"} {
+	for _, name := range []string{"none", "rocc", "dcqcn", "hpcc", "none+pfc", "dcqcn+pfc"} {
+		scheme, pfc := strings.CutSuffix(name, "+pfc")
 		for _, stage := range []string{"classify", "queue"} {
-			b.Run(scheme+"/"+stage, func(b *testing.B) {
+			b.Run(name+"/"+stage, func(b *testing.B) {
 				c := testConfig(4, 100)
 				c.CC.Scheme = scheme
+				c.PFC.Enabled = pfc
 				c.Switch.DecrementTTL = false
 				h := newHarness(b, c)
 				var frames [][]byte

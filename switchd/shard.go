@@ -50,6 +50,48 @@ type txShard struct {
 	acct   []ingressAcct
 	xoff   []uint8
 	xoffIn uint64
+	// acctAt[i] is the count of ingress port i the shard keeps (acctOf):
+	// &acct[i] with several shards under PFC, the port's own otherwise.
+	acctAt []*ingressAcct
+}
+
+// addInReserve counts a lossless frame of l bytes of priority prio from
+// ingress port in when that is all ingressAdd would do: a shared buffer, the
+// priority within its reserve after it, no headroom in use and a dynamic
+// threshold above 0 (then shouldPause is false). It reports whether it did;
+// the caller calls ingressAdd when not. Small enough to inline.
+func (sh *txShard) addInReserve(in int, prio uint8, l int64) bool {
+	a, b := sh.acctAt[in], &sh.buf
+	if nb := a.inBytes[prio] + l; b.on && nb <= b.reserve && a.hdrmBytes[prio] == 0 && b.pool-b.used >= b.minFree {
+		a.inBytes[prio] = nb
+		return true
+	}
+	return false
+}
+
+// releaseInReserve is addInReserve for a lossless frame leaving: the
+// priority's bytes all in the reserve (nothing in the headroom or the
+// shared pool to release) and port in holding no priority in XOFF in this
+// shard's view (no XON to decide). The caller calls ingressRelease when not.
+func (sh *txShard) releaseInReserve(in int, prio uint8, l int64) bool {
+	a, b := sh.acctAt[in], &sh.buf
+	if b.on && a.hdrmBytes[prio] == 0 && a.inBytes[prio] <= b.reserve && (sh.xoffPorts|sh.xoffIn)&(1<<in) == 0 {
+		a.inBytes[prio] -= l
+		return true
+	}
+	return false
+}
+
+// setAcctAt fills sh.acctAt (after sh.acct is made, or left nil).
+func (e *Engine) setAcctAt(sh *txShard) {
+	sh.acctAt = make([]*ingressAcct, e.n)
+	for i := range sh.acctAt {
+		if sh.acct != nil {
+			sh.acctAt[i] = &sh.acct[i]
+		} else {
+			sh.acctAt[i] = &e.eg[i].acct
+		}
+	}
 }
 
 // mailboxSlots is the room of a mailbox between two shards, in frames.
@@ -178,6 +220,7 @@ func (e *Engine) ShardTx(groups [][]int) error {
 				sh.acct[i].headroom = e.eg[i].acct.headroom
 			}
 		}
+		e.setAcctAt(sh)
 	}
 	if e.pfcOn && len(groups) > 1 {
 		e.pfcWant = make([]atomic.Uint64, e.n)

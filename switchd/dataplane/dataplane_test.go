@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -449,12 +450,12 @@ func BenchmarkForwardRTC(b *testing.B) {
 }
 
 // BenchmarkForwardSharded is BenchmarkForwardRTC's traffic through the sharded
-// mode: rx lcores that receive and classify (lcores 1 and 3 on CPU 1) and the
+// mode (a "+pfc" scheme with PFC on, every frame lossless): rx lcores that receive and classify (lcores 1 and 3 on CPU 1) and the
 // tx+CC lcore (lcore 2 on CPU 0), while the benchmark's goroutine sleeps. It
 // reports the switch's Mpps over wall time. With 1 rx lcore it uses both of
 // this machine's CPUs; more rx lcores than CPUs only share them.
 func BenchmarkForwardSharded(b *testing.B) {
-	for _, scheme := range []string{"none", "dcqcn"} {
+	for _, scheme := range []string{"none", "dcqcn", "none+pfc", "dcqcn+pfc"} {
 		b.Run(scheme+"/64B/1rx", func(b *testing.B) { benchForwardMode(b, scheme, 64, 1, nil) })
 	}
 }
@@ -498,7 +499,9 @@ func benchForwardMode(b *testing.B, scheme string, size, rxLcores int, storm fun
 			p.Stop()
 		}
 	}()
+	scheme, pfc := strings.CutSuffix(scheme, "+pfc")
 	cfg := switchConfig(scheme, []float64{1000, 1000, 1000, 1000})
+	cfg.PFC.Enabled = pfc // every frame lossless (pfc.priority)
 	cfg.Switch.DecrementTTL = false
 	cfg.Switch.BurstBytes = 1 << 20
 	// Each port faces a host, as a switch's edge ports do: the feedback a
@@ -692,8 +695,27 @@ func benchLaunched(b *testing.B, s *Switch, clock *lcore.TSCClock, rxLcores int)
 	}
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0)) // Launch raises it
 	g := lcore.NewGroup()
-	if err := s.Launch(g, clock, ids); err != nil {
-		b.Fatal(err)
+	// The loops Launch would start, each summing the TSC time of its polls
+	// that found work (busy polls: the loops busy-poll, so their CPU time
+	// counts idle polls too), so that each side's cost per packet is known.
+	busyTSC := make([]atomic.Uint64, len(ids))
+	for k, id := range ids {
+		poll := func() int { return s.PollShard(k, clock.Now()) }
+		name := fmt.Sprintf("switch-rx%d", k)
+		if k >= rxLcores {
+			poll = func() int { return s.PollTxShard(k-rxLcores, clock.Now()) }
+			name = fmt.Sprintf("switch-tx%d", k-rxLcores)
+		}
+		if err := g.Launch(id, name, func() int {
+			t0 := clock.TSC()
+			n := poll()
+			if n > 0 {
+				busyTSC[k].Add(clock.TSC() - t0)
+			}
+			return n
+		}); err != nil {
+			b.Fatal(err)
+		}
 	}
 	eng := s.Engine()
 	txPackets := func() uint64 {
@@ -705,9 +727,16 @@ func benchLaunched(b *testing.B, s *Switch, clock *lcore.TSCClock, rxLcores int)
 	}
 	time.Sleep(50 * time.Millisecond) // warm up; counters publish every ms
 	b.ResetTimer()
-	before, start := txPackets(), time.Now()
+	cpuAt := func() []uint64 {
+		c := make([]uint64, len(busyTSC))
+		for k := range busyTSC {
+			c[k] = busyTSC[k].Load()
+		}
+		return c
+	}
+	before, start, cpu0 := txPackets(), time.Now(), cpuAt()
 	time.Sleep(time.Duration(b.N) * time.Microsecond)
-	pk, el := txPackets()-before, time.Since(start)
+	pk, el, cpu1 := txPackets()-before, time.Since(start), cpuAt()
 	b.StopTimer()
 	g.Stop()
 	for _, st := range g.Wait() {
@@ -719,7 +748,22 @@ func benchLaunched(b *testing.B, s *Switch, clock *lcore.TSCClock, rxLcores int)
 	if d := s.Stats().RingDrops; d != 0 {
 		b.Logf("%d frames dropped at the rx-to-tx rings", d)
 	}
+	var xoff, xon uint64
+	for _, pc := range eng.Snapshot().Ports {
+		xoff, xon = xoff+pc.PausesSent, xon+pc.ResumesSent
+	}
+	if xoff+xon != 0 {
+		b.Logf("PFC: %d XOFF and %d XON frames sent", xoff, xon)
+	}
 	b.ReportMetric(float64(pk)/el.Seconds()/1e6, "Mpps")
+	// Each side's busy time per packet (the tx lcore's: enqueue, CP,
+	// shaping, transmit), wall time of its polls that found work: on a
+	// shared machine it includes whatever preempted them.
+	perPkt := func(k int) float64 {
+		return float64(cpu1[k]-cpu0[k]) * 1e9 / float64(dpdk.TSCHz()) / float64(max(pk, 1))
+	}
+	b.ReportMetric(perPkt(0), "rx-busy-ns/pkt")
+	b.ReportMetric(perPkt(rxLcores), "tx-busy-ns/pkt")
 }
 
 // stopLoops stops g's loops (nil: none launched) and fails on a loop's panic.
