@@ -15,7 +15,7 @@ mkdir -p "$out" bin
 go build -o bin/testbed ./cmd/testbed
 for f in configs/experiments/*-virtual.toml; do
 	name=$(basename "$f" .toml)
-	bin/testbed run -q -o "$out" "$f" >/dev/null
+	bin/testbed run -q -results "$out" "$f" >/dev/null
 	s="$out/$name/latest/summary.json"
 	echo "== $name ($(jq -r .scheme "$s"), clock $(jq -r .clock "$s"), seed $(jq -r .seed "$s"), $(jq -r .topology "$s"))"
 	echo "   command: bin/testbed run $f"

@@ -27,7 +27,7 @@ run() {
 	local tmp="$out/$name-$scheme-$RANDOM.toml"
 	sed -e "s/^scheme = .*/scheme = \"$scheme\"/" -e "s#\"\.\./workloads/#\"$wl/#" ${extra:+-e "$extra"} "$file" >"$tmp"
 	local dir="$out/$(basename "$tmp" .toml)"
-	bin/testbed run -q -o "$dir" "$tmp" >/dev/null
+	bin/testbed run -q -results "$dir" "$tmp" >/dev/null
 	echo "$dir/$name/latest/summary.json"
 }
 

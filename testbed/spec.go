@@ -83,8 +83,9 @@ type ExperimentInfo struct {
 	SampleUs float64 `toml:"sample_us"`
 	// OutputDir is where results/<name>/<run id>/ goes (default
 	// "results"). The file may name only a relative directory below the
-	// working directory (filepath.IsLocal); the -o flag, which the user
-	// types, may name any (RunWith takes it as it is).
+	// working directory (filepath.IsLocal); the -results flag, which the
+	// user types, may name any (RunWith takes it as it is), and -o names
+	// the run's own directory in its place (docs/results.md).
 	OutputDir string `toml:"output_dir"`
 	// Clock is the driver: "virtual" (discrete events in virtual time, exact
 	// and deterministic, every link at its true rate) or "dpdk" (real time,
@@ -332,7 +333,7 @@ func (e *Experiment) Validate() error {
 	case x.Name == LatestLink:
 		return e.errorf("experiment.name", "%q is the link to the newest run: choose another name", x.Name)
 	case x.OutputDir == "" || !filepath.IsLocal(x.OutputDir):
-		return e.errorf("experiment.output_dir", "%q: an experiment file may only name a relative directory below the one testbed runs in (use -o for any other place)", x.OutputDir)
+		return e.errorf("experiment.output_dir", "%q: an experiment file may only name a relative directory below the one testbed runs in (use -results for any other place)", x.OutputDir)
 	case config.PositiveTime(x.DurationMs, "ms") != nil:
 		return e.errorf("experiment.duration_ms", "%v", config.PositiveTime(x.DurationMs, "ms"))
 	case config.Time(x.WarmupMs, "ms") != nil || x.WarmupMs >= x.DurationMs:
