@@ -788,6 +788,9 @@ func nodes(args []string) error {
 		if inv, err = testbed.ReadInventory(*invPath); err != nil {
 			return err
 		}
+		if err := inv.CheckPlaybookHosts(); err != nil {
+			return err
+		}
 	}
 	files, err := e.NodeFiles(*outDir, inv)
 	if err != nil {
