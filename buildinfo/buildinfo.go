@@ -7,6 +7,7 @@ package buildinfo
 
 import (
 	"fmt"
+	"path/filepath"
 	"runtime"
 	"runtime/debug"
 )
@@ -24,9 +25,20 @@ type Info struct {
 	// VCSModified is true when the working tree had uncommitted changes;
 	// absent when the build did not record it.
 	VCSModified *bool `json:"vcs_modified,omitempty"`
+	// VCSSource says where VCSRevision came from: "buildvcs" (the Go
+	// toolchain recorded it), "ldflags" (-ldflags -X ...buildinfo.Revision=),
+	// "git" (read at run time from the .git of the source directory the
+	// binary was built from: a build with -buildvcs=false); absent when the
+	// revision is unknown.
+	VCSSource string `json:"vcs_source,omitempty"`
 	// GoVersion is the Go toolchain that built the binary.
 	GoVersion string `json:"go_version"`
 }
+
+// Revision, when set at link time (go build -ldflags "-X
+// github.com/ccbed/ccbed/buildinfo.Revision=$(git rev-parse HEAD)"), is the
+// revision Read reports when the toolchain recorded none.
+var Revision string
 
 // Read describes the running binary. Without build information (a binary
 // built without module support) the version is "devel" and the module and
@@ -48,6 +60,18 @@ func Read() Info {
 		case "vcs.modified":
 			m := s.Value == "true"
 			b.VCSModified = &m
+		}
+	}
+	switch {
+	case b.VCSRevision != "":
+		b.VCSSource = "buildvcs"
+	case Revision != "":
+		b.VCSRevision, b.VCSSource = Revision, "ldflags"
+	default:
+		if _, file, _, ok := runtime.Caller(0); ok && filepath.IsAbs(file) {
+			if rev := gitRevision(filepath.Dir(file)); rev != "" {
+				b.VCSRevision, b.VCSSource = rev, "git"
+			}
 		}
 	}
 	return b

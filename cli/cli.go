@@ -9,6 +9,14 @@
 //   - an error at run time (a bad file, DPDK failing) is one line
 //     "command: error" on standard error, exit 1;
 //   - durations are Go durations ("2s", "500ms"): Command.Duration;
+//   - -o DIR is the output directory of the command that writes it, in
+//     every command: testbed run's the run's own directory, sweep's the
+//     sweep's, compare's the plots', collect's the merged run's, nodes' the
+//     per-node files', export-flows' the one its flow.txt goes in. A root
+//     below which a command makes directories of its own is another flag
+//     (testbed's -results). A flag whose meaning changes keeps the old one
+//     for one release where the new one cannot hold, with a warning that
+//     says what to write (docs/results.md, "-o: one meaning");
 //   - logs go to standard error through one zap logger (Command.Logging,
 //     Command.Log): -v adds debug messages, -q leaves warnings and errors
 //     only, -log-format json makes every line a JSON object; what a command

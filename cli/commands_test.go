@@ -142,6 +142,9 @@ func TestUsageErrors(t *testing.T) {
 		{"testbed nodes a.toml b.toml", 2, "-", `unexpected argument "b.toml"`},
 		{"testbed collect a b", 2, "-", `unexpected argument "b"`},
 		{"testbed compare x", 2, "-", `"x": want LABEL=RESULTS_DIR`},
+		{"testbed run a.toml -o a -results b", 2, "-", "give -results or -o, not both"},
+		{"testbed sweep a.toml -o a -results b -set experiment.seed=1,2", 2, "-", "give -results or -o, not both"},
+		{"testbed export-flows a.toml b.toml", 2, "-", `unexpected argument "b.toml"`},
 		{"pktgen -lcores x -c configs/pktgen-null.toml", 2, "-", "-lcores"},
 	})
 }
@@ -257,8 +260,8 @@ func TestLogFlags(t *testing.T) {
 	table = append(table,
 		exe{"testbed run " + exp + " -o " + out + " -duration 1ms -v", 0, ", 1 ms, clock virtual", "testbed: DEBUG: results written"},
 		exe{"testbed run " + exp + " -o " + out + " -duration 1ms -q -log-format json", 0, ", 1 ms, clock virtual", "-"},
-		exe{"testbed sweep " + exp + " -o " + out + "/sw -duration 1ms -set experiment.seed=1,2", 0, "== run-001", "testbed: sweep done"},
-		exe{"testbed sweep " + exp + " -o " + out + "/sw -duration 1ms -set experiment.seed=1,2 -q", 0, "-", "-"},
+		exe{"testbed sweep " + exp + " -results " + out + "/sw -duration 1ms -set experiment.seed=1,2", 0, "== run-001", "testbed: sweep done"},
+		exe{"testbed sweep " + exp + " -results " + out + "/sw -duration 1ms -set experiment.seed=1,2 -q", 0, "-", "-"},
 		exe{"pktgen -check -ports net_null0 -eal --no-huge -q", 0, "ok", "pktgen: WARN: -eal is deprecated"},
 	)
 	runTable(t, table)
@@ -334,7 +337,7 @@ func TestLogFormatJSON(t *testing.T) {
 func TestLatestLink(t *testing.T) {
 	exp, out := "configs/experiments/rocc-3to1-virtual.toml", t.TempDir()
 	for _, name := range []string{"first", "second"} {
-		runTable(t, []exe{{"testbed run " + exp + " -q -o " + out + " -duration 1ms -set experiment.name=" + name, 0, "results in", "-"}})
+		runTable(t, []exe{{"testbed run " + exp + " -q -results " + out + " -duration 1ms -set experiment.name=" + name, 0, "results in", "-"}})
 		got, err := os.Readlink(filepath.Join(out, "latest"))
 		if dir, id := filepath.Split(got); err != nil || dir != name+"/" || !strings.Contains(id, "-seed1") {
 			t.Errorf("after the run %s: latest -> %q (%v), want %s/<run id>", name, got, err, name)

@@ -31,6 +31,9 @@ type Error struct {
 	Line int    // 1-based; 0 when unknown
 	Key  string // dotted key path, e.g. "ports.link_gbps"; may be empty
 	Msg  string
+	// Suggest, for an unknown key, is the nearest key the decoder knows
+	// (Suggest); "" when none is near. Error adds it to the message.
+	Suggest string
 	// Err is the underlying error, when there is one (an os error opening
 	// the file): errors.Is(err, fs.ErrNotExist) sees through an *Error.
 	Err error
@@ -50,6 +53,9 @@ func (e *Error) Error() string {
 		fmt.Fprintf(&b, ": %s", e.Key)
 	}
 	fmt.Fprintf(&b, ": %s", e.Msg)
+	if e.Suggest != "" {
+		fmt.Fprintf(&b, " (did you mean %s?)", e.Suggest)
+	}
 	return b.String()
 }
 
@@ -75,7 +81,10 @@ func Load(path string, v any) (*File, error) {
 	return Decode(path, string(src), v)
 }
 
-// Decode is Load on text already read; name is used in errors. Text longer
+// Decode is Load on text already read; name is used in errors. Unknown keys
+// are one *Error each (joined: errors.As finds the first), each with the
+// nearest key v knows when one is near (Suggest); the File is returned with
+// them, the rest of the text decoded into v. Text longer
 // than MaxTOMLBytes, or nested deeper than MaxDepth, is refused before it is
 // decoded: the decoder's time and memory grow with the square of the depth.
 func Decode(name, text string, v any) (*File, error) {
@@ -100,8 +109,10 @@ func Decode(name, text string, v any) (*File, error) {
 		return nil, &Error{File: name, Msg: err.Error()}
 	}
 	if und := md.Undecoded(); len(und) > 0 {
-		k := und[0].String()
-		return nil, &Error{File: name, Line: f.Line(k), Key: k, Msg: "unknown key"}
+		// Every unknown key, each at its line with the nearest known key;
+		// the rest of the file decoded: f is returned with them, so that
+		// a caller listing every error (testbed validate) can go on.
+		return f, errors.Join(f.unknownKeys(und, v)...)
 	}
 	return f, nil
 }

@@ -31,7 +31,7 @@ name=$(sed -n 's/^name *= *"\(.*\)"/\1/p' "$exp" | head -1)
 # its CPU time (user + system) in s.
 sweep() {
 	/usr/bin/time -f '%e %U %S' -o "$tmp/time" \
-		"$tmp/testbed" sweep "$exp" -set experiment.seed=1,2,3,4,5,6,7,8 -duration "$dur" -j "$1" -o "$2" -q
+		"$tmp/testbed" sweep "$exp" -set experiment.seed=1,2,3,4,5,6,7,8 -duration "$dur" -j "$1" -results "$2" -q
 	read -r wall user sys <"$tmp/time"
 	echo "$wall $(echo "$user + $sys" | bc -l)"
 }

@@ -21,7 +21,7 @@ for clock in $clocks; do
 	*) echo "demo.sh: unknown clock $clock" >&2; exit 2 ;;
 	esac
 	echo "== $clock: $exp"
-	bin/testbed run "$exp" -clock "$clock" -o "$out"
+	bin/testbed run "$exp" -clock "$clock" -results "$out"
 	name=$(awk -F'"' '/^name *=/ {print $2; exit}' "$exp")
 	runs+=("$clock=$out/$name")
 	echo

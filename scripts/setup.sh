@@ -8,7 +8,7 @@ cd "$(dirname "$0")/.."
 
 # ansible and openssh-server: the real-node playbook and its netns cluster test
 # (testbed/cluster_test.go: each namespace runs its own sshd).
-PKGS=(libdpdk-dev dpdk-dev dpdk pkg-config gcc tshark iperf3 iproute2 iputils-ping ethtool libpcap-dev jq ansible openssh-server)
+PKGS=(libdpdk-dev dpdk-dev dpdk pkg-config gcc tshark iperf3 iproute2 iputils-ping ethtool libpcap-dev jq ansible ansible-lint openssh-server)
 
 log() { printf 'setup: %s\n' "$*"; }
 

@@ -28,11 +28,21 @@ func (e *Experiment) validateCC() error {
 	env := e.hostEnv(baseRTT)
 	params := sch.DefaultParams(env)
 	if err := config.DecodeTable(e.CC.Params, params); err != nil {
-		var ce *config.Error
-		if errors.As(err, &ce) && ce.Key != "" {
-			return e.errorf("cc.params."+ce.Key, "%s (scheme %s)", ce.Msg, e.CC.Scheme)
+		var errs []error
+		for _, one := range splitErrors(err) {
+			var ce *config.Error
+			if !errors.As(one, &ce) || ce.Key == "" {
+				errs = append(errs, e.errorf("cc.params", "%v", one))
+				continue
+			}
+			pe := e.errorf("cc.params."+ce.Key, "%s (scheme %s)", ce.Msg, e.CC.Scheme)
+			var pce *config.Error
+			if ce.Suggest != "" && errors.As(pe, &pce) {
+				pce.Suggest = "cc.params." + ce.Suggest
+			}
+			errs = append(errs, pe)
 		}
-		return e.errorf("cc.params", "%v", err)
+		return errors.Join(errs...)
 	}
 	for _, build := range []func() error{
 		func() error {

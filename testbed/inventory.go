@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"os"
+	"sort"
 	"strings"
 )
 
@@ -158,4 +159,61 @@ func (inv *Inventory) Var(node, group, key string) (string, bool) {
 // errorf is an error about node, naming the file and the node's line.
 func (inv *Inventory) errorf(node, format string, args ...any) error {
 	return fmt.Errorf("%s:%d: %s: %s", inv.Path, inv.lines[node], node, fmt.Sprintf(format, args...))
+}
+
+// PlaybookGroup is the group the generated playbook runs on (hosts: ccbed):
+// every node of the groups "switch" and "hosts" must be in it.
+const PlaybookGroup = "ccbed"
+
+// members are the nodes of group, through its [group:children] (a name that
+// is a group is expanded, once).
+func (inv *Inventory) members(group string, seen map[string]bool) map[string]bool {
+	out := map[string]bool{}
+	if seen[group] {
+		return out
+	}
+	seen[group] = true
+	for _, n := range inv.Groups[group] {
+		if _, isGroup := inv.Groups[n]; isGroup {
+			for m := range inv.members(n, seen) {
+				out[m] = true
+			}
+			continue
+		}
+		out[n] = true
+	}
+	return out
+}
+
+// CheckPlaybookHosts is an error naming what is missing when the generated
+// playbook, which runs on PlaybookGroup and tells the switch by the group
+// "switch", would not run on every node of the groups "switch" and
+// "hosts": a hand-written inventory without [ccbed:children] would
+// otherwise run a playbook that matches no host and exits 0.
+func (inv *Inventory) CheckPlaybookHosts() error {
+	if _, ok := inv.Groups["switch"]; !ok {
+		return fmt.Errorf("%s: no [switch] group: the playbook tells the switch node by it", inv.Path)
+	}
+	if _, ok := inv.Groups["hosts"]; !ok {
+		return fmt.Errorf("%s: no [hosts] group: the playbook runs hostd on its nodes", inv.Path)
+	}
+	if _, ok := inv.Groups[PlaybookGroup]; !ok {
+		return fmt.Errorf("%s: no group %s: the playbook runs on hosts: %s; add\n[%s:children]\nswitch\nhosts",
+			inv.Path, PlaybookGroup, PlaybookGroup, PlaybookGroup)
+	}
+	in := inv.members(PlaybookGroup, map[string]bool{})
+	var missing []string
+	for _, g := range []string{"switch", "hosts"} {
+		for n := range inv.members(g, map[string]bool{}) {
+			if !in[n] {
+				missing = append(missing, n)
+			}
+		}
+	}
+	if len(missing) > 0 {
+		sort.Strings(missing)
+		return fmt.Errorf("%s: group %s (the playbook's hosts) does not hold %s: add the groups switch and hosts to [%s:children]",
+			inv.Path, PlaybookGroup, strings.Join(missing, ", "), PlaybookGroup)
+	}
+	return nil
 }

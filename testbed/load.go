@@ -6,8 +6,10 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"math"
 	"path/filepath"
 	"regexp"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -36,23 +38,72 @@ func DecodeWith(name, text, dir string, overrides []string) (*Experiment, error)
 func decodeWith(name, text, dir string, overrides []string) (*Experiment, error) {
 	e := Default()
 	f, err := config.Decode(name, text, &e)
-	if err != nil {
-		return nil, err
+	if f == nil {
+		return nil, err // a syntax or type error: nothing more to check
 	}
+	// Unknown keys (err) leave the rest decoded: the checks go on, and
+	// every error found is returned, in the file's order.
+	errs := []error{err}
 	if err := f.Require(&e); err != nil {
-		return nil, err
+		return nil, joinSorted(append(errs, err))
 	}
 	e.file, e.dir = f, dir
 	e.source = &source{path: name, text: text}
 	for _, o := range overrides {
 		if err := e.override(o); err != nil {
-			return nil, err
+			return nil, joinSorted(append(errs, err))
 		}
 	}
 	if err := e.Validate(); err != nil {
-		return nil, e.blameOverride(err)
+		for _, one := range splitErrors(err) {
+			errs = append(errs, e.blameOverride(one))
+		}
+	}
+	if err := joinSorted(errs); err != nil {
+		return nil, err
 	}
 	return &e, nil
+}
+
+// splitErrors is the errors err joins (errors.Join), or err alone; none for
+// nil.
+func splitErrors(err error) []error {
+	if err == nil {
+		return nil
+	}
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		var out []error
+		for _, one := range j.Unwrap() {
+			out = append(out, splitErrors(one)...)
+		}
+		return out
+	}
+	return []error{err}
+}
+
+// joinSorted joins the errors of errs (nil ones dropped, joined ones
+// flattened) in the order of their place: a file's errors by line (errors
+// without one, and the overrides', after them in the order found).
+func joinSorted(errs []error) error {
+	var flat []error
+	for _, err := range errs {
+		flat = append(flat, splitErrors(err)...)
+	}
+	line := func(err error) int {
+		var ce *config.Error
+		if errors.As(err, &ce) && ce.Line > 0 && !strings.HasPrefix(ce.File, "-set ") {
+			return ce.Line
+		}
+		return math.MaxInt
+	}
+	sort.SliceStable(flat, func(i, j int) bool { return line(flat[i]) < line(flat[j]) })
+	switch len(flat) {
+	case 0:
+		return nil
+	case 1:
+		return flat[0]
+	}
+	return errors.Join(flat...)
 }
 
 // source is the experiment file as read, and the overrides applied over it.
@@ -123,6 +174,9 @@ func (e *Experiment) override(kv string) error {
 				ce.Key = key
 			} else {
 				ce.Key = outer + ce.Key
+			}
+			if ce.Suggest != "" {
+				ce.Suggest = outer + ce.Suggest
 			}
 		}
 		return err

@@ -260,3 +260,31 @@ func TestNodeFilesHostEngines(t *testing.T) {
 		t.Errorf("h0: engines %d, lcores %v: want one engine on the default lcores", f.Engines(), f.Lcores)
 	}
 }
+
+// TestCheckPlaybookHosts: an inventory whose nodes the playbook (hosts:
+// ccbed) would not match is an error naming what is missing.
+func TestCheckPlaybookHosts(t *testing.T) {
+	for _, tc := range []struct {
+		name, text, err string
+	}{
+		{"generated shape", "[switch]\ns0\n[hosts]\nh0\nh1\n[ccbed:children]\nswitch\nhosts\n", ""},
+		{"nodes listed", "[switch]\ns0\n[hosts]\nh0\n[ccbed]\ns0\nh0\n", ""},
+		{"nested", "[switch]\ns0\n[hosts]\nh0\n[all_nodes:children]\nswitch\nhosts\n[ccbed:children]\nall_nodes\n", ""},
+		{"no ccbed", "[switch]\ns0\n[hosts]\nh0\nh1\n", "no group ccbed"},
+		{"hosts left out", "[switch]\ns0\n[hosts]\nh0\nh1\n[ccbed:children]\nswitch\n", "does not hold h0, h1"},
+		{"no switch", "[hosts]\nh0\n[ccbed:children]\nhosts\n", "no [switch] group"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := filepath.Join(t.TempDir(), "inventory.ini")
+			os.WriteFile(p, []byte(tc.text), 0o644)
+			inv, err := ReadInventory(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = inv.CheckPlaybookHosts()
+			if tc.err == "" && err != nil || tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err)) {
+				t.Errorf("error %v, want %q", err, tc.err)
+			}
+		})
+	}
+}

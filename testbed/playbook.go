@@ -39,8 +39,8 @@ func (e *Experiment) playbook(hasFiles bool) ([]byte, error) {
 // (a failed loop item's message, else stderr, else the task's message, and
 // the last lines of stdout).
 func gate(what, reg string) string {
-	const t = `        - name: "every node: WHAT"
-          fail:
+	const t = `        - name: "Every node: WHAT"
+          ansible.builtin.fail:
             msg: "WHAT failed on {{ ccbed_why }}"
           when: ccbed_why | length > 0
           vars:
@@ -73,7 +73,7 @@ const playbookTemplate = `# playbook.yml for experiment [[.Experiment]] (generat
 # fetches each node's results into results/<node>/. A failure on any node
 # fails every node at the next gate: each stops its daemons and the play says
 # which node failed and why; results are fetched in any case.
-- name: experiment [[.Experiment]] on real nodes
+- name: Experiment [[.Experiment]] on real nodes
   hosts: ccbed
   gather_facts: false
   vars:
@@ -92,10 +92,10 @@ const playbookTemplate = `# playbook.yml for experiment [[.Experiment]] (generat
     ccbed_fetch_switch: ["[[.Results]]/[[.SwitchCSV]]", "[[.Results]]/[[.SwitchJSON]]", "[[.SwitchLog]]", "[[.Check]]"]
     ccbed_fetch_host: ["[[.Results]]/rate.csv", "[[.Results]]/fct.csv", "[[.Results]]/counters.json", "[[.Results]]/[[.RunInfo]]", "[[.HostLog]]", "[[.Check]]"]
   tasks:
-    - name: run the experiment; whatever happens, stop every daemon and fetch what exists
+    - name: Run the experiment; whatever happens, stop every daemon and fetch what exists
       block:
-        - name: make the work directory
-          file:
+        - name: Make the work directory
+          ansible.builtin.file:
             path: "{{ ccbed_workdir }}/{{ item }}"
             state: directory
             mode: "0755"
@@ -103,8 +103,8 @@ const playbookTemplate = `# playbook.yml for experiment [[.Experiment]] (generat
           register: ccbed_mkdir
           ignore_errors: true
 [[gate "make the work directory" "ccbed_mkdir"]]
-        - name: copy the binary, the config and the check script
-          copy:
+        - name: Copy the binary, the config and the check script
+          ansible.builtin.copy:
             src: "{{ item.src }}"
             dest: "{{ ccbed_workdir }}/{{ item.dest }}"
             mode: "{{ item.mode }}"
@@ -116,8 +116,8 @@ const playbookTemplate = `# playbook.yml for experiment [[.Experiment]] (generat
           ignore_errors: true
 [[gate "copy the binary, the config and the check script" "ccbed_copy"]]
 [[- if .HasFiles]]
-        - name: copy the workload CDFs
-          copy:
+        - name: Copy the workload CDFs
+          ansible.builtin.copy:
             src: "{{ playbook_dir }}/files/"
             dest: "{{ ccbed_workdir }}/files/"
             mode: "0644"
@@ -126,25 +126,25 @@ const playbookTemplate = `# playbook.yml for experiment [[.Experiment]] (generat
           ignore_errors: true
 [[gate "copy the workload CDFs" "ccbed_copy_files"]]
 [[- end]]
-        - name: check the node (DPDK devices, hugepages, clock offset)
-          command: sh check.sh
+        - name: Check the node (DPDK devices, hugepages, clock offset)
+          ansible.builtin.command: sh check.sh
           args:
             chdir: "{{ ccbed_workdir }}"
           register: ccbed_check
           ignore_errors: true
 [[gate "check the node" "ccbed_check"]]
-        - name: check the config as the daemon would run it
-          command: "./bin/{{ ccbed_daemon }} -c {{ ccbed_config }} -check"
+        - name: Check the config as the daemon would run it
+          ansible.builtin.command: "./bin/{{ ccbed_daemon }} -c {{ ccbed_config }} -check"
           args:
             chdir: "{{ ccbed_workdir }}"
           register: ccbed_cfgcheck
           ignore_errors: true
 [[gate "check the config" "ccbed_cfgcheck"]]
-        - name: start switchd in the background and wait until it runs
+        - name: Start switchd in the background and wait until it runs
           # Each line of switchd's output is stamped with the wall clock
           # (bash's $EPOCHREALTIME): "switchd: running" dates the switch's
           # time 0 for testbed collect.
-          shell: |
+          ansible.builtin.shell: |
             rm -f switchd.pid switchd.rc [[.SwitchLog]]
             nohup setsid bash -c './bin/switchd -c switch.toml > >(while IFS= read -r l; do printf "%s %s\n" "$EPOCHREALTIME" "$l"; done > [[.SwitchLog]]) 2>&1 & echo $! > switchd.pid; wait $!; echo $? > switchd.rc' < /dev/null > /dev/null 2>&1 &
             for i in $(seq 1 600); do
@@ -164,10 +164,10 @@ const playbookTemplate = `# playbook.yml for experiment [[.Experiment]] (generat
           register: ccbed_switchd
           ignore_errors: true
 [[gate "start switchd" "ccbed_switchd"]]
-        - name: start hostd and wait until DPDK and its port are up
+        - name: Start hostd and wait until DPDK and its port are up
           # hostd says "ready, waiting for the start instant" once it is up,
           # then waits for the instant to appear in start.ns.
-          shell: |
+          ansible.builtin.shell: |
             rm -f hostd.pid hostd.rc start.ns start.ns.tmp [[.HostLog]]
             nohup setsid bash -c './bin/hostd -c {{ ccbed_config }} -start-at-file start.ns > [[.HostLog]] 2>&1 & echo $! > hostd.pid; wait $!; echo $? > hostd.rc' < /dev/null > /dev/null 2>&1 &
             for i in $(seq 1 {{ ccbed_ready_tries }}); do
@@ -187,12 +187,12 @@ const playbookTemplate = `# playbook.yml for experiment [[.Experiment]] (generat
           register: ccbed_hostd_ready
           ignore_errors: true
 [[gate "start hostd" "ccbed_hostd_ready"]]
-        - name: pick one start instant for every host, ccbed_start_lead_s ahead of the control node's clock
-          set_fact:
+        - name: Pick one start instant for every host, ccbed_start_lead_s ahead of the control node's clock
+          ansible.builtin.set_fact:
             ccbed_start_ns: "{{ (lookup('pipe', 'date +%s%N') | int) + (ccbed_start_lead_s | int) * 1000000000 }}"
           run_once: true
-        - name: give every hostd the start instant
-          shell: |
+        - name: Give every hostd the start instant
+          ansible.builtin.shell: |
             echo {{ ccbed_start_ns }} > start.ns.tmp && mv start.ns.tmp start.ns
           args:
             chdir: "{{ ccbed_workdir }}"
@@ -201,12 +201,12 @@ const playbookTemplate = `# playbook.yml for experiment [[.Experiment]] (generat
           register: ccbed_start
           ignore_errors: true
 [[gate "give every hostd the start instant" "ccbed_start"]]
-        - name: the start instant
-          debug:
+        - name: The start instant
+          ansible.builtin.debug:
             msg: "hosts start at {{ ccbed_start_ns }} ns (Unix), {{ ccbed_start_lead_s }} s after it was picked; the run lasts {{ ccbed_duration_s }} s"
           run_once: true
-        - name: wait out the run
-          shell: |
+        - name: Wait out the run
+          ansible.builtin.shell: |
             for i in $(seq 1 {{ (ccbed_run_timeout_s | int) * 10 }}); do
               if [ -e hostd.rc ]; then
                 cat [[.HostLog]]
@@ -223,8 +223,8 @@ const playbookTemplate = `# playbook.yml for experiment [[.Experiment]] (generat
           register: ccbed_hostd
           ignore_errors: true
 [[gate "run hostd" "ccbed_hostd"]]
-        - name: stop switchd
-          shell: |
+        - name: Stop switchd
+          ansible.builtin.shell: |
             pid=$(cat switchd.pid)
             if [ -e switchd.rc ]; then
               echo "switchd died during the run (status $(cat switchd.rc)): $(cut -d' ' -f2- [[.SwitchLog]] | tail -5 | tr '\n' ' ')" >&2
@@ -250,14 +250,14 @@ const playbookTemplate = `# playbook.yml for experiment [[.Experiment]] (generat
           register: ccbed_stop
           ignore_errors: true
 [[gate "stop switchd" "ccbed_stop"]]
-        - name: what each node printed
-          debug:
+        - name: What each node printed
+          ansible.builtin.debug:
             msg: "{{ (ccbed_stop.stdout_lines if ccbed_is_switch else ccbed_hostd.stdout_lines) | default([]) }}"
       rescue:
-        - name: stop the daemons on this node
+        - name: Stop the daemons on this node
           # Only the processes this play started: the pid files' processes,
           # and only while they still run the binaries copied here.
-          shell: |
+          ansible.builtin.shell: |
             for sig in TERM KILL; do
               for d in hostd switchd; do
                 [ -f $d.pid ] || continue
@@ -271,12 +271,12 @@ const playbookTemplate = `# playbook.yml for experiment [[.Experiment]] (generat
             chdir: "{{ ccbed_workdir }}"
             executable: /bin/bash
           ignore_errors: true
-        - name: say which node failed and why
-          fail:
+        - name: Say which node failed and why
+          ansible.builtin.fail:
             msg: "experiment [[.Experiment]] stopped on every node: {{ ansible_failed_result.msg | default('a step failed (see above)') }}"
       always:
-        - name: fetch the node's results into [[.Results]]/<node>/
-          fetch:
+        - name: Fetch the node's results into [[.Results]]/<node>/
+          ansible.builtin.fetch:
             src: "{{ ccbed_workdir }}/{{ item }}"
             dest: "{{ ccbed_results_dir }}/{{ inventory_hostname }}/"
             flat: true

@@ -167,7 +167,7 @@ var referenceDocs = map[string]string{
 	"github.com/ccbed/ccbed/testbed.ExperimentInfo.ICRC":            "ICRC makes the hosts compute the RoCEv2 ICRC of every frame (off: the\ntrailer is zero), for captures Wireshark checks (docs/capture.md).",
 	"github.com/ccbed/ccbed/testbed.ExperimentInfo.Mirrors":         "Mirrors is the paper figure or claim the experiment reproduces.",
 	"github.com/ccbed/ccbed/testbed.ExperimentInfo.Name":            "Name is the experiment's name, required: one path element (letters,\ndigits, '.', '_', '-'; not \"latest\"), the directory its runs go in.",
-	"github.com/ccbed/ccbed/testbed.ExperimentInfo.OutputDir":       "OutputDir is where results/<name>/<run id>/ goes (default\n\"results\"). The file may name only a relative directory below the\nworking directory (filepath.IsLocal); the -o flag, which the user\ntypes, may name any (RunWith takes it as it is).",
+	"github.com/ccbed/ccbed/testbed.ExperimentInfo.OutputDir":       "OutputDir is where results/<name>/<run id>/ goes (default\n\"results\"). The file may name only a relative directory below the\nworking directory (filepath.IsLocal); the -results flag, which the\nuser types, may name any (RunWith takes it as it is), and -o names\nthe run's own directory in its place (docs/results.md).",
 	"github.com/ccbed/ccbed/testbed.ExperimentInfo.SampleUs":        "SampleUs is the period of the queue, fair-rate and flow-rate series.",
 	"github.com/ccbed/ccbed/testbed.ExperimentInfo.Scaling":         "Scaling states any link-rate scaling against the paper (and the timers\nscaled with it); it is copied into the summary.",
 	"github.com/ccbed/ccbed/testbed.ExperimentInfo.Seed":            "Seed seeds the workload generators (default 1).",

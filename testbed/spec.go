@@ -7,6 +7,7 @@
 package testbed
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"path/filepath"
@@ -83,8 +84,9 @@ type ExperimentInfo struct {
 	SampleUs float64 `toml:"sample_us"`
 	// OutputDir is where results/<name>/<run id>/ goes (default
 	// "results"). The file may name only a relative directory below the
-	// working directory (filepath.IsLocal); the -o flag, which the user
-	// types, may name any (RunWith takes it as it is).
+	// working directory (filepath.IsLocal); the -results flag, which the
+	// user types, may name any (RunWith takes it as it is), and -o names
+	// the run's own directory in its place (docs/results.md).
 	OutputDir string `toml:"output_dir"`
 	// Clock is the driver: "virtual" (discrete events in virtual time, exact
 	// and deterministic, every link at its true rate) or "dpdk" (real time,
@@ -321,183 +323,138 @@ func (e *Experiment) errorf(key, format string, args ...any) error {
 	return e.file.Errorf(key, format, args...)
 }
 
-// Validate checks the experiment; errors name the file, line and key.
+// Validate checks the experiment; errors name the file, line and key. It
+// lists every error it finds (joined: errors.As finds the first), as far
+// as one error leaves the next checks meaningful: a topology that cannot be
+// built ends the checks, a flow naming a host out of range does not.
 func (e *Experiment) Validate() error {
 	x, t := &e.Experiment, &e.Topology
+	var errs []error
+	check := func(bad bool, key, format string, args ...any) {
+		if bad {
+			errs = append(errs, e.errorf(key, format, args...))
+		}
+	}
+	add := func(err error) {
+		if err != nil {
+			errs = append(errs, err)
+		}
+	}
 	switch {
 	case x.Name == "":
-		return e.errorf("experiment.name", "missing: every experiment needs a name")
+		check(true, "experiment.name", "missing: every experiment needs a name")
 	case config.Name(x.Name) != nil:
-		return e.errorf("experiment.name", "%v", config.Name(x.Name))
+		check(true, "experiment.name", "%v", config.Name(x.Name))
 	case x.Name == LatestLink:
-		return e.errorf("experiment.name", "%q is the link to the newest run: choose another name", x.Name)
-	case x.OutputDir == "" || !filepath.IsLocal(x.OutputDir):
-		return e.errorf("experiment.output_dir", "%q: an experiment file may only name a relative directory below the one testbed runs in (use -o for any other place)", x.OutputDir)
-	case config.PositiveTime(x.DurationMs, "ms") != nil:
-		return e.errorf("experiment.duration_ms", "%v", config.PositiveTime(x.DurationMs, "ms"))
-	case config.Time(x.WarmupMs, "ms") != nil || x.WarmupMs >= x.DurationMs:
-		return e.errorf("experiment.warmup_ms", "got %v: want [0, duration_ms)", x.WarmupMs)
-	case config.PositiveTime(x.SampleUs, "us") != nil:
-		return e.errorf("experiment.sample_us", "%v", config.PositiveTime(x.SampleUs, "us"))
-	case x.Clock != ClockVirtual && x.Clock != ClockDPDK:
-		return e.errorf("experiment.clock", "%q: want %q or %q", x.Clock, ClockVirtual, ClockDPDK)
-	case x.Trust != TrustTopology && x.Trust != TrustAll:
-		return e.errorf("experiment.trust", "%q: want %q or %q", x.Trust, TrustTopology, TrustAll)
-	case config.Positive(t.LinkGbps, 400) != nil:
-		return e.errorf("topology.link_gbps", "%v", config.Positive(t.LinkGbps, 400))
-	case config.Time(t.DelayUs, "us") != nil:
-		return e.errorf("topology.delay_us", "%v", config.Time(t.DelayUs, "us"))
-	case t.BufferBytes <= 0:
-		return e.errorf("topology.buffer_bytes", "must be > 0, got %d", t.BufferBytes)
-	case t.MTUBytes < 64 || t.MTUBytes > 9000:
-		return e.errorf("topology.mtu_bytes", "must be 64..9000, got %d", t.MTUBytes)
-	case config.Time(t.BaseRTTUs, "us") != nil:
-		return e.errorf("topology.base_rtt_us", "%v; 0: derived from the topology", config.Time(t.BaseRTTUs, "us"))
-	case t.AckEvery < 1:
-		return e.errorf("topology.ack_every", "must be >= 1, got %d", t.AckEvery)
-	case config.Time(t.RTOUs, "us") != nil:
-		return e.errorf("topology.rto_us", "%v; 0: derived", config.Time(t.RTOUs, "us"))
-	case !(t.PacingJitter >= 0 && t.PacingJitter < 1):
-		return e.errorf("topology.pacing_jitter", "must be in [0, 1), got %v", t.PacingJitter)
-	case t.PriorityTag != "" && t.PriorityTag != TagDSCP && t.PriorityTag != TagPCP:
-		return e.errorf("topology.priority_tag", "%q: want %q or %q", t.PriorityTag, TagDSCP, TagPCP)
-	case config.Time(t.NakIntervalUs, "us") != nil:
-		return e.errorf("topology.nak_interval_us", "%v; 0: derived", config.Time(t.NakIntervalUs, "us"))
+		check(true, "experiment.name", "%q is the link to the newest run: choose another name", x.Name)
+	}
+	check(x.OutputDir == "" || !filepath.IsLocal(x.OutputDir), "experiment.output_dir", "%q: an experiment file may only name a relative directory below the one testbed runs in (use -results for any other place)", x.OutputDir)
+	check(config.PositiveTime(x.DurationMs, "ms") != nil, "experiment.duration_ms", "%v", config.PositiveTime(x.DurationMs, "ms"))
+	check(config.Time(x.WarmupMs, "ms") != nil || x.WarmupMs >= x.DurationMs, "experiment.warmup_ms", "got %v: want [0, duration_ms)", x.WarmupMs)
+	check(config.PositiveTime(x.SampleUs, "us") != nil, "experiment.sample_us", "%v", config.PositiveTime(x.SampleUs, "us"))
+	check(x.Clock != ClockVirtual && x.Clock != ClockDPDK, "experiment.clock", "%q: want %q or %q", x.Clock, ClockVirtual, ClockDPDK)
+	check(x.Trust != TrustTopology && x.Trust != TrustAll, "experiment.trust", "%q: want %q or %q", x.Trust, TrustTopology, TrustAll)
+	experimentErrs := len(errs)
+	check(config.Positive(t.LinkGbps, 400) != nil, "topology.link_gbps", "%v", config.Positive(t.LinkGbps, 400))
+	check(config.Time(t.DelayUs, "us") != nil, "topology.delay_us", "%v", config.Time(t.DelayUs, "us"))
+	check(t.BufferBytes <= 0, "topology.buffer_bytes", "must be > 0, got %d", t.BufferBytes)
+	check(t.MTUBytes < 64 || t.MTUBytes > 9000, "topology.mtu_bytes", "must be 64..9000, got %d", t.MTUBytes)
+	check(config.Time(t.BaseRTTUs, "us") != nil, "topology.base_rtt_us", "%v; 0: derived from the topology", config.Time(t.BaseRTTUs, "us"))
+	check(t.AckEvery < 1, "topology.ack_every", "must be >= 1, got %d", t.AckEvery)
+	check(config.Time(t.RTOUs, "us") != nil, "topology.rto_us", "%v; 0: derived", config.Time(t.RTOUs, "us"))
+	check(!(t.PacingJitter >= 0 && t.PacingJitter < 1), "topology.pacing_jitter", "must be in [0, 1), got %v", t.PacingJitter)
+	check(t.PriorityTag != "" && t.PriorityTag != TagDSCP && t.PriorityTag != TagPCP, "topology.priority_tag", "%q: want %q or %q", t.PriorityTag, TagDSCP, TagPCP)
+	check(config.Time(t.NakIntervalUs, "us") != nil, "topology.nak_interval_us", "%v; 0: derived", config.Time(t.NakIntervalUs, "us"))
+	if len(errs) > experimentErrs {
+		return errors.Join(errs...) // the topology's checks need its keys right
 	}
 	if err := e.buildTopology(); err != nil {
-		return err
+		return errors.Join(append(errs, err)...)
 	}
-	if err := e.checkSamples(); err != nil {
-		return err
+	if experimentErrs == 0 {
+		add(e.checkSamples()) // needs duration_ms and sample_us right
 	}
 	nHosts := len(e.topo.Hosts)
 	if len(e.Lcores.Hosts) == 0 {
 		e.Lcores.Hosts = defaultHostLcores(e.Lcores.Switch, nHosts, runtime.NumCPU())
 	}
 	for i, l := range e.Lcores.Hosts {
-		if l >= 128 {
-			return e.errorf("lcores.hosts", "lcore %d (entry %d) out of range 0..127", l, i)
-		}
+		check(l >= 128, "lcores.hosts", "lcore %d (entry %d) out of range 0..127", l, i)
 	}
-	if _, err := ccalgo.Lookup(e.CC.Scheme); err != nil {
-		return e.errorf("cc.scheme", "%v", err)
-	}
-	if err := e.validateBuffer(nHosts); err != nil {
-		return err
-	}
+	_, schemeErr := ccalgo.Lookup(e.CC.Scheme)
+	check(schemeErr != nil, "cc.scheme", "%v", schemeErr)
+	add(e.validateBuffer(nHosts))
 	if _, err := e.failures(); err != nil {
-		return err
+		add(err)
 	}
-	if err := e.validateCC(); err != nil {
-		return err
+	if schemeErr == nil {
+		add(e.validateCC())
 	}
-	host := func(key string, h int) error {
-		if h < 0 || h >= nHosts {
-			return e.errorf(key, "host %d out of range 0..%d", h, nHosts-1)
-		}
-		return nil
+	hostOK := func(key string, h int) bool {
+		check(h < 0 || h >= nHosts, key, "host %d out of range 0..%d", h, nHosts-1)
+		return h >= 0 && h < nHosts
 	}
-	if len(e.Flows)+len(e.Incast)+len(e.Workloads)+len(e.ns3Flows) == 0 {
-		return e.errorf("flows", "the experiment has no traffic: add [[flows]], [[incast]] or [[workloads]]")
-	}
+	check(len(e.Flows)+len(e.Incast)+len(e.Workloads)+len(e.ns3Flows) == 0, "flows", "the experiment has no traffic: add [[flows]], [[incast]] or [[workloads]]")
 	ids := map[int]string{}
-	claim := func(key string, id int) error {
+	claim := func(key string, id int) {
 		if prev, dup := ids[id]; dup {
-			return e.errorf(key, "flow id %d already used by %s", id, prev)
+			check(true, key, "flow id %d already used by %s", id, prev)
+			return
 		}
 		ids[id] = key
-		return nil
 	}
 	for _, f := range e.ns3Flows {
-		if err := claim("topology.ns3_flows", f.ID); err != nil {
-			return err
-		}
+		claim("topology.ns3_flows", f.ID)
 	}
+	flowErrs := len(errs)
 	for i, f := range e.Flows {
 		k := fmt.Sprintf("flows[%d]", i)
-		if err := host(k+".src", f.Src); err != nil {
-			return err
-		}
-		if err := host(k+".dst", f.Dst); err != nil {
-			return err
-		}
-		switch {
-		case f.Src == f.Dst:
-			return e.errorf(k+".dst", "a flow from host %d to itself", f.Src)
-		case f.SizeBytes < 0:
-			return e.errorf(k+".size_bytes", "must be >= 0 (0: unlimited), got %d", f.SizeBytes)
-		case config.Time(f.StartUs, "us") != nil:
-			return e.errorf(k+".start_us", "%v", config.Time(f.StartUs, "us"))
-		case config.Float(f.RateGbps, 0, hostd.MaxLinkGbps) != nil:
-			return e.errorf(k+".rate_gbps", "%v; 0: no cap", config.Float(f.RateGbps, 0, hostd.MaxLinkGbps))
-		}
-		if err := claim(k+".id", f.ID); err != nil {
-			return err
-		}
+		hostOK(k+".src", f.Src)
+		hostOK(k+".dst", f.Dst)
+		check(f.Src == f.Dst, k+".dst", "a flow from host %d to itself", f.Src)
+		check(f.SizeBytes < 0, k+".size_bytes", "must be >= 0 (0: unlimited), got %d", f.SizeBytes)
+		check(config.Time(f.StartUs, "us") != nil, k+".start_us", "%v", config.Time(f.StartUs, "us"))
+		check(config.Float(f.RateGbps, 0, hostd.MaxLinkGbps) != nil, k+".rate_gbps", "%v; 0: no cap", config.Float(f.RateGbps, 0, hostd.MaxLinkGbps))
+		claim(k+".id", f.ID)
 	}
-	if err := e.validateFlowRates(); err != nil {
-		return err
+	if len(errs) == flowErrs {
+		add(e.validateFlowRates())
 	}
 	for i, in := range e.Incast {
 		k := fmt.Sprintf("incast[%d]", i)
-		if len(in.Senders) == 0 {
-			return e.errorf(k+".senders", "needs at least one sender")
-		}
+		check(len(in.Senders) == 0, k+".senders", "needs at least one sender")
 		for _, s := range in.Senders {
-			if err := host(k+".senders", s); err != nil {
-				return err
-			}
-			if s == in.Dst {
-				return e.errorf(k+".senders", "host %d is also the destination", s)
-			}
+			hostOK(k+".senders", s)
+			check(s == in.Dst, k+".senders", "host %d is also the destination", s)
 		}
-		if err := host(k+".dst", in.Dst); err != nil {
-			return err
-		}
-		if in.SizeBytes <= 0 {
-			return e.errorf(k+".size_bytes", "must be > 0, got %d", in.SizeBytes)
-		}
-		if in.FlowsPerSender < 0 || in.Repeat < 0 {
-			return e.errorf(k, "flows_per_sender and repeat must be >= 0")
-		}
-		if err := config.Time(in.StartUs, "us"); err != nil {
-			return e.errorf(k+".start_us", "%v", err)
-		}
-		if err := config.Time(in.PeriodUs, "us"); err != nil {
-			return e.errorf(k+".period_us", "%v", err)
-		}
+		hostOK(k+".dst", in.Dst)
+		check(in.SizeBytes <= 0, k+".size_bytes", "must be > 0, got %d", in.SizeBytes)
+		check(in.FlowsPerSender < 0 || in.Repeat < 0, k, "flows_per_sender and repeat must be >= 0")
+		check(config.Time(in.StartUs, "us") != nil, k+".start_us", "%v", config.Time(in.StartUs, "us"))
+		check(config.Time(in.PeriodUs, "us") != nil, k+".period_us", "%v", config.Time(in.PeriodUs, "us"))
 	}
 	for i, w := range e.Workloads {
 		k := fmt.Sprintf("workloads[%d]", i)
 		if w.CDF == "" {
-			return e.errorf(k+".cdf", "missing: a flow-size CDF file")
-		}
-		cdf := w.CDF
-		if !filepath.IsAbs(cdf) {
-			cdf = filepath.Join(e.dir, cdf)
-		}
-		if _, err := hostd.LoadCDF(cdf); err != nil {
-			return e.errorf(k+".cdf", "%v", err)
-		}
-		if err := config.Positive(w.Load, 1); err != nil {
-			return e.errorf(k+".load", "%v", err)
-		}
-		if err := config.Time(w.StartUs, "us"); err != nil {
-			return e.errorf(k+".start_us", "%v", err)
-		}
-		if err := config.Time(w.StopUs, "us"); err != nil {
-			return e.errorf(k+".stop_us", "%v; 0: no end", err)
-		}
-		if len(w.Senders) == 0 || len(w.Dsts) == 0 {
-			return e.errorf(k, "needs senders and dsts")
-		}
-		for _, h := range append(append([]int{}, w.Senders...), w.Dsts...) {
-			if err := host(k, h); err != nil {
-				return err
+			check(true, k+".cdf", "missing: a flow-size CDF file")
+		} else {
+			cdf := w.CDF
+			if !filepath.IsAbs(cdf) {
+				cdf = filepath.Join(e.dir, cdf)
+			}
+			if _, err := hostd.LoadCDF(cdf); err != nil {
+				check(true, k+".cdf", "%v", err)
 			}
 		}
+		check(config.Positive(w.Load, 1) != nil, k+".load", "%v", config.Positive(w.Load, 1))
+		check(config.Time(w.StartUs, "us") != nil, k+".start_us", "%v", config.Time(w.StartUs, "us"))
+		check(config.Time(w.StopUs, "us") != nil, k+".stop_us", "%v; 0: no end", config.Time(w.StopUs, "us"))
+		check(len(w.Senders) == 0 || len(w.Dsts) == 0, k, "needs senders and dsts")
+		for _, h := range append(append([]int{}, w.Senders...), w.Dsts...) {
+			hostOK(k, h)
+		}
 	}
-	return nil
+	return errors.Join(errs...)
 }
 
 // sampleBytes is the memory of one sample of one switch port's queue and

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -153,6 +154,10 @@ type SweepOptions struct {
 	// plan.json so that a point can be run again (SweepPlan).
 	File  string
 	Flags []string
+	// Dir, when not empty, is the sweep's directory itself in place of a
+	// new one in Sweep's parent (testbed sweep -o DIR): it must not exist
+	// or be empty, and parent's LatestLink is left as it is.
+	Dir string
 }
 
 // jobs is how many points of exps run at once.
@@ -223,12 +228,21 @@ func (p SweepProgress) String() string {
 // points at it. When ctx ends, the runs in progress stop and are written,
 // marked interrupted, no further run starts, and the index lists the points
 // never run as SweepMissing. It returns the sweep's directory and its runs.
+// With o.Dir the sweep's directory is o.Dir itself, and no link moves.
 func Sweep(ctx context.Context, parent string, points [][]string, load func(sets []string) (*Experiment, error), o SweepOptions) (string, []SweepRun, error) {
 	exps, err := loadPoints(points, load)
 	if err != nil {
 		return "", nil, err
 	}
-	stage, err := report.StageRun(parent, time.Now().UTC().Format(report.RunIDLayout))
+	var stage *report.Staged
+	if o.Dir != "" {
+		if ents, rerr := os.ReadDir(o.Dir); rerr == nil && len(ents) > 0 {
+			return "", nil, fmt.Errorf("testbed: sweep: %s is not empty: a sweep goes into a directory of its own", o.Dir)
+		}
+		stage, err = report.StageDir(o.Dir)
+	} else {
+		stage, err = report.StageRun(parent, time.Now().UTC().Format(report.RunIDLayout))
+	}
 	if err != nil {
 		return "", nil, err
 	}
@@ -246,7 +260,9 @@ func Sweep(ctx context.Context, parent string, points [][]string, load func(sets
 	}
 	// The link is a convenience: a sweep whose link is in the way is still
 	// whole.
-	LinkLatest(parent, filepath.Base(stage.Target()))
+	if o.Dir == "" {
+		LinkLatest(parent, filepath.Base(stage.Target()))
+	}
 	return stage.Target(), runs, failedRuns(runs)
 }
 

@@ -3,24 +3,33 @@
 // virtual devices in real time, and writes results, a summary and plots
 // (docs/results.md).
 //
-//	testbed run EXPERIMENT.toml [-set key=value]... [-clock virtual|dpdk] [-seed N] [-o DIR] [-duration 10ms] [-pcap DIR] [-pcap-ports LIST] [-pcap-snaplen N]
-//	testbed sweep EXPERIMENT.toml -set key=v1,v2... [-j N] [-o DIR] [-clock virtual|dpdk] [-duration 10ms]  # every combination, N at once, one directory, an index
+//	testbed run EXPERIMENT.toml [-set key=value]... [-clock virtual|dpdk] [-seed N] [-o DIR | -results DIR] [-duration 10ms] [-pcap DIR] [-pcap-ports LIST] [-pcap-snaplen N]
+//	testbed sweep EXPERIMENT.toml -set key=v1,v2... [-j N] [-o DIR | -results DIR] [-clock virtual|dpdk] [-duration 10ms]  # every combination, N at once, one directory, an index
 //	testbed sweep EXPERIMENT.toml -set key=v1,v2... -plan DIR  # the same as commands for GNU parallel or a Slurm array
 //	testbed sweep -merge DIR           # the index and plots of what finished in DIR
 //	testbed validate [-set key=value]... EXPERIMENT.toml...
 //	testbed compare [-o DIR] [-port N] LABEL=RESULTS_DIR...  # queue and fair rate of several runs on shared axes
 //	testbed schemes [-v] [SCHEME...]   # -v: each scheme's [cc.params] keys, types, defaults and meanings
 //	testbed reference                  # the experiment file's and the schemes' reference (docs/reference.md)
-//	testbed export-flows EXPERIMENT.toml [-set key=value]... [-o FILE]  # the flows a run posts, as an ns-3 flow.txt
+//	testbed export-flows EXPERIMENT.toml [-set key=value]... [-o DIR]  # the flows a run posts, as an ns-3 flow.txt
 //	testbed nodes EXPERIMENT.toml [-inventory FILE] -o DIR  # configs, inventory and Ansible playbook for real nodes
-//	testbed collect [-o OUT] DIR       # merge the nodes' results (DIR/results/<node>/) into one results directory
+//	testbed collect [-o DIR] DIR       # merge the nodes' results (DIR/results/<node>/) into one results directory
 //	testbed version                    # or testbed -version: the build
 //	testbed help [SUBCOMMAND]          # or testbed -h, testbed SUBCOMMAND -h
+//
+// -o is the output directory of the subcommand that writes it, everywhere:
+// run's the run's own directory, sweep's the sweep's, compare's the plots',
+// nodes' the per-node files', collect's the merged run's, export-flows' the
+// one flow.txt goes in. -results DIR is the results' root of run and sweep
+// (DIR/<name>/<run id>/, what -o named before). The old meanings are kept
+// for one release with a warning: run's or sweep's -o naming a directory
+// that holds other files is read as -results, export-flows' -o ending in
+// .txt (or naming a file) is the file (docs/results.md).
 //
 // The command line follows package cli: -h prints the usage (exit 0), a bad
 // flag, an unknown subcommand or a stray argument exits 2, a failed run 1.
 // -duration-ms N is the deprecated spelling of -duration Nms. run, sweep,
-// validate, compare, nodes and collect log status messages to standard error
+// validate, compare, nodes, collect and export-flows log status messages to standard error
 // (-v: debug too, -q: warnings and errors only, -log-format console|json);
 // their tables and results stay on standard output. run reports its progress
 // every -progress (2s) and points results/latest at the run's directory.
@@ -63,15 +72,15 @@ var subcommands []subcommand
 
 func init() {
 	subcommands = []subcommand{
-		{"run", "EXPERIMENT.toml [-set key=value]... [-clock virtual|dpdk] [-seed N] [-o DIR] [-duration 10ms] [-pcap DIR] [-pcap-ports LIST] [-pcap-snaplen N]", run},
-		{"sweep", "EXPERIMENT.toml -set key=v1,v2,... [-set ...] [-j N] [-o DIR | -plan DIR] [-clock virtual|dpdk] [-duration 10ms]  |  -merge DIR", sweep},
+		{"run", "EXPERIMENT.toml [-set key=value]... [-clock virtual|dpdk] [-seed N] [-o DIR | -results DIR] [-duration 10ms] [-pcap DIR] [-pcap-ports LIST] [-pcap-snaplen N]", run},
+		{"sweep", "EXPERIMENT.toml -set key=v1,v2,... [-set ...] [-j N] [-o DIR | -results DIR | -plan DIR] [-clock virtual|dpdk] [-duration 10ms]  |  -merge DIR", sweep},
 		{"validate", "[-set key=value]... EXPERIMENT.toml...", validate},
 		{"compare", "[-o DIR] [-port N] LABEL=RESULTS_DIR...", compare},
 		{"schemes", "[-v] [SCHEME...]", schemes},
 		{"reference", "", reference},
-		{"export-flows", "EXPERIMENT.toml [-set key=value]... [-o FILE]", exportFlows},
+		{"export-flows", "EXPERIMENT.toml [-set key=value]... [-o DIR]", exportFlows},
 		{"nodes", "EXPERIMENT.toml [-inventory FILE] -o DIR", nodes},
-		{"collect", "[-o OUT] DIR", collect},
+		{"collect", "[-o DIR] DIR", collect},
 		{"version", "", version},
 		{"help", "[SUBCOMMAND]", help},
 	}
@@ -127,7 +136,7 @@ func command(args []string) int {
 }
 
 // logging are the subcommands with the log flags (-v, -q, -log-format).
-var logging = map[string]bool{"run": true, "sweep": true, "validate": true, "compare": true, "nodes": true, "collect": true}
+var logging = map[string]bool{"run": true, "sweep": true, "validate": true, "compare": true, "nodes": true, "collect": true, "export-flows": true}
 
 // current is the subcommand's command that newCommand made last: command
 // reports the subcommand's error with it.
@@ -201,6 +210,7 @@ func signalContext() (context.Context, context.CancelFunc) {
 // runFlags are the flags run and sweep share.
 type runFlags struct {
 	outDir    *string
+	results   *string
 	dur       time.Duration
 	durMsFlag float64
 	// durMs is the experiment's duration in ms from -duration (or the
@@ -211,10 +221,11 @@ type runFlags struct {
 	sets    overrides
 }
 
-func addRunFlags(c *cli.Command, outHelp string) *runFlags {
+func addRunFlags(c *cli.Command, outHelp, resultsHelp string) *runFlags {
 	f := &runFlags{
-		outDir: c.Flags.String("o", "", outHelp),
-		clock:  c.Flags.String("clock", "", "virtual (discrete events) or dpdk (real time on lcores); default: the file's experiment.clock"),
+		outDir:  c.Flags.String("o", "", outHelp),
+		results: c.Flags.String("results", "", resultsHelp),
+		clock:   c.Flags.String("clock", "", "virtual (discrete events) or dpdk (real time on lcores); default: the file's experiment.clock"),
 	}
 	c.Duration(&f.dur, "duration", 0, "override the experiment's duration, a Go `duration` such as 10ms or 1.5s (0: the file's)")
 	c.Flags.Float64Var(&f.durMsFlag, "duration-ms", 0, "deprecated: the experiment's duration in ms; write -duration 10ms")
@@ -260,6 +271,29 @@ func (f *runFlags) words() []string {
 	return w
 }
 
+// resolveRun applies run's -o and -results to e and runDir: -o DIR is the
+// run's own directory (as -run-dir), unless DIR holds other files: then it
+// is the deprecated -o, the results' root, with a warning.
+func (f *runFlags) resolveRun(c *cli.Command, e *testbed.Experiment, runDir *string) error {
+	root := *f.results
+	if dir := *f.outDir; dir != "" {
+		kind, err := testbed.ClassifyOut(dir, report.SummaryFile)
+		switch {
+		case err != nil:
+			return fmt.Errorf("run: %w", err)
+		case kind == testbed.OutLegacy:
+			c.Log().Warn(testbed.OutLegacyWarning("run", dir, e.Experiment.Name))
+			root = dir
+		default:
+			*runDir = dir
+		}
+	}
+	if root != "" {
+		e.Experiment.OutputDir = root
+	}
+	return nil
+}
+
 // load reads the experiment with the flags' overrides applied.
 func (f *runFlags) load(path string, sets []string) (*testbed.Experiment, error) {
 	e, err := testbed.LoadWith(path, sets)
@@ -285,7 +319,9 @@ func (f *runFlags) load(path string, sets []string) (*testbed.Experiment, error)
 func run(args []string) error {
 	c := newCommand("run", "Run an experiment in virtual time or on DPDK; write its results directory (docs/results.md).")
 	fs := c.Flags
-	rf := addRunFlags(c, "output directory: the run goes to DIR/<name>/<run id>/ (default: the experiment's output_dir)")
+	rf := addRunFlags(c, "the run's own `DIR`: its files go into DIR itself, which must be absent, empty or an earlier run's (replaced); "+
+		"deprecated for one release: a DIR holding other files is read as -results DIR, with a warning",
+		"the results' root `DIR`: the run goes to DIR/<name>/<run id>/ and DIR/latest points at it (default: the experiment's output_dir)")
 	seed := fs.Uint64("seed", 0, "override the experiment's seed")
 	var every time.Duration
 	c.Duration(&every, "progress", 2*time.Second, "report the run's progress this often at info level (0: never; -q: never)")
@@ -297,13 +333,16 @@ func run(args []string) error {
 	workers := fs.Int("workers", runtime.NumCPU(), "virtual time: run the fabric in partitions on this many goroutines; the results are the same for any number (1: the serial driver; default: this machine's logical CPUs, 1 with -pcap or a [capture]; docs/fabric.md)")
 	partition := fs.String("partition", "switch", "virtual time with -workers: what a partition holds: switch (a switch and its hosts) or node (every node alone)")
 	groups := fs.Int("partition-groups", 0, "virtual time: deal the partitions into this many groups of even load (by their ports' line rates; 0: as they are); with -workers 1, runs the parallel driver on one goroutine")
-	runDir := fs.String("run-dir", "", "write the results directory at exactly `DIR` in place of a new one under -o (a sweep's point: testbed sweep -plan), staged and renamed into place, replacing an earlier run's results there; the latest links stay as they are")
+	runDir := fs.String("run-dir", "", "the run's own `DIR`, as -o but never read in -o's deprecated meaning (what testbed sweep -plan writes): staged and renamed into place, replacing an earlier run's results there; the latest links stay as they are")
 	path, err := rf.parse(c, args)
 	if err != nil {
 		return err
 	}
-	if *runDir != "" && *rf.outDir != "" {
+	switch {
+	case *runDir != "" && *rf.outDir != "":
 		return c.Errorf("give -o or -run-dir, not both")
+	case *rf.results != "" && (*rf.outDir != "" || *runDir != ""):
+		return c.Errorf("give -results or -o, not both: -o names the run's own directory, -results the root it would go below")
 	}
 	snaplenSet := c.Set("pcap-snaplen")
 	if *cpuProfile != "" {
@@ -324,8 +363,8 @@ func run(args []string) error {
 	for _, w := range e.Warnings() {
 		c.Log().Warn(w)
 	}
-	if *rf.outDir != "" {
-		e.Experiment.OutputDir = *rf.outDir
+	if err := rf.resolveRun(c, e, runDir); err != nil {
+		return err
 	}
 	if *seed != 0 {
 		e.Experiment.Seed = *seed
@@ -464,7 +503,9 @@ func progressFields(p fabric.Progress) []zap.Field {
 func sweep(args []string) error {
 	c := newCommand("sweep", "Run the experiment at every combination of the -set values into one directory, with an index; or plan the runs for GNU parallel or Slurm, and merge what finished.")
 	c.Positional("EXPERIMENT.toml", 0, 1)
-	rf := addRunFlags(c, "parent of the sweep's directory, DIR/<name>-sweep/<sweep id>/ (default: the experiment's output_dir)")
+	rf := addRunFlags(c, "the sweep's own `DIR`: plan.json, the index, the plots and run-NNN/ go into DIR itself, which must be absent or empty; "+
+		"deprecated for one release: a DIR holding other files is read as -results DIR, with a warning",
+		"the results' root `DIR`: the sweep goes to DIR/<name>-sweep/<sweep id>/ and DIR/<name>-sweep/latest points at it (default: the experiment's output_dir)")
 	jobs := c.Flags.Int("j", runtime.NumCPU(), "run this many points at once (default: this machine's logical CPUs; on the DPDK clock always one at a time)")
 	planDir := c.Flags.String("plan", "", "run nothing: write into `DIR` one testbed run command per point (jobs.txt, a GNU parallel job list) and a Slurm array script (slurm.sh), each run writing DIR/run-NNN; then testbed sweep -merge DIR")
 	mergeDir := c.Flags.String("merge", "", "run nothing: build index.csv, index.json and the plots of the sweep in `DIR` (a -plan's or a sweep's) from the runs that finished, listing those missing")
@@ -485,8 +526,10 @@ func sweep(args []string) error {
 		return c.Errorf("missing EXPERIMENT.toml (or -merge DIR)")
 	case *jobs < 1:
 		return c.Errorf("-j %d: want 1 or more", *jobs)
-	case *planDir != "" && *rf.outDir != "":
+	case *planDir != "" && (*rf.outDir != "" || *rf.results != ""):
 		return c.Errorf("give -o or -plan, not both: a plan's runs write into its directory")
+	case *rf.results != "" && *rf.outDir != "":
+		return c.Errorf("give -results or -o, not both: -o names the sweep's own directory, -results the root it would go below")
 	}
 	points, err := testbed.SweepPoints(rf.sets)
 	if err != nil {
@@ -504,14 +547,28 @@ func sweep(args []string) error {
 		c.Log().Warn(w)
 	}
 	outDir := e.Experiment.OutputDir
-	if *rf.outDir != "" {
-		outDir = *rf.outDir
+	if *rf.results != "" {
+		outDir = *rf.results
+	}
+	o := testbed.SweepOptions{Jobs: *jobs, Log: c.Log(), File: path, Flags: rf.words()}
+	if dir := *rf.outDir; dir != "" {
+		kind, err := testbed.ClassifyOut(dir, testbed.SweepPlanFile)
+		switch {
+		case err != nil:
+			return fmt.Errorf("sweep: %w", err)
+		case kind == testbed.OutLegacy:
+			c.Log().Warn(testbed.OutLegacyWarning("sweep", dir, e.Experiment.Name))
+			outDir = dir
+		case kind == testbed.OutSame:
+			return fmt.Errorf("sweep: -o %s holds a sweep already: give a directory of its own (absent or empty)", dir)
+		default:
+			o.Dir = dir
+		}
 	}
 	parent := filepath.Join(outDir, e.Experiment.Name+"-sweep")
 	ctx, stop := signalContext()
 	defer stop()
 	prog := c.Progress(every)
-	o := testbed.SweepOptions{Jobs: *jobs, Log: c.Log(), File: path, Flags: rf.words()}
 	if !c.Quiet() { // -q: no per-run summary tables either
 		o.Out = prog.Writer(os.Stdout)
 	}
@@ -669,20 +726,29 @@ func exportFlows(args []string) error {
 	c := newCommand("export-flows", "Write the flows a run of the experiment posts (static, incast and workload flows) as an HPCC ns-3 flow.txt.").Positional("EXPERIMENT.toml", 1, 1)
 	var sets overrides
 	c.Flags.Var(&sets, "set", setUsage)
-	out := c.Flags.String("o", "-", "the flow.txt to write (-: standard output)")
+	out := c.Flags.String("o", "", "the `DIR` to write flow.txt in (created if missing; default: standard output); "+
+		"deprecated for one release: a path ending in .txt, or a file that exists, is the file itself, with a warning")
 	pos, err := c.Parse(args)
 	if err != nil {
 		return err
+	}
+	path, legacy, err := testbed.ExportFlowsPath(*out)
+	if err != nil {
+		return err
+	}
+	if legacy {
+		c.Log().Warn(fmt.Sprintf("-o %s names the file itself, the deprecated meaning: write -o %s (the directory flow.txt goes in; "+
+			"from the next release -o will only mean that)", *out, filepath.Dir(*out)))
 	}
 	e, err := testbed.LoadWith(pos[0], sets)
 	if err != nil {
 		return err
 	}
-	if *out == "-" {
+	if path == "" {
 		_, err = e.ExportNS3Flows(os.Stdout)
 		return err
 	}
-	f, err := os.Create(*out)
+	f, err := os.Create(path)
 	if err != nil {
 		return err
 	}
@@ -691,10 +757,10 @@ func exportFlows(args []string) error {
 		err = cerr
 	}
 	if err != nil {
-		os.Remove(*out)
+		os.Remove(path)
 		return err
 	}
-	c.Log().Info("flows written", zap.String("file", *out), zap.Int("flows", n))
+	c.Log().Info("flows written", zap.String("file", path), zap.Int("flows", n))
 	return nil
 }
 
@@ -720,6 +786,9 @@ func nodes(args []string) error {
 	var inv *testbed.Inventory
 	if *invPath != "" {
 		if inv, err = testbed.ReadInventory(*invPath); err != nil {
+			return err
+		}
+		if err := inv.CheckPlaybookHosts(); err != nil {
 			return err
 		}
 	}

@@ -51,7 +51,7 @@ func TestSIGINTWritesInterruptedResults(t *testing.T) {
 			path := writeExperiment(t, long)
 			out := t.TempDir()
 			done := make(chan error, 1)
-			go func() { done <- run(append([]string{path, "-o", out, "-q"}, args...)) }()
+			go func() { done <- run(append([]string{path, "-results", out, "-q"}, args...)) }()
 			deadline := time.Now().Add(30 * time.Second)
 			for {
 				if m, _ := filepath.Glob(filepath.Join(out, "long", ".*.partial-*")); len(m) > 0 {
@@ -160,14 +160,14 @@ func TestSweepPlanUnderParallel(t *testing.T) {
 	if err := sweep([]string{"-merge", "plan", "-q"}); err != nil {
 		t.Fatal(err)
 	}
-	if err := sweep(append([]string{"x.toml", "-j", "2", "-o", "out"}, sets...)); err != nil {
+	if err := sweep(append([]string{"x.toml", "-j", "2", "-o", "out/sw"}, sets...)); err != nil {
 		t.Fatal(err)
 	}
 	planned, err := os.ReadFile("plan/index.csv")
 	if err != nil {
 		t.Fatal(err)
 	}
-	inProcess, err := os.ReadFile("out/long-sweep/latest/index.csv")
+	inProcess, err := os.ReadFile("out/sw/index.csv")
 	if err != nil || !bytes.Equal(planned, inProcess) || strings.Count(string(planned), ",ok,false,") != 4 {
 		t.Errorf("index of the plan:\n%s\nof the sweep (%v):\n%s", planned, err, inProcess)
 	}
@@ -200,10 +200,74 @@ func TestSweepFlags(t *testing.T) {
 		{sweep, []string{path, "-plan", "p", "-o", "o", "-set", "experiment.seed=1"}, "give -o or -plan"},
 		{sweep, []string{"-merge", t.TempDir()}, "plan.json: no such file"},
 		{run, []string{path, "-run-dir", "r", "-o", "o"}, "give -o or -run-dir"},
+		{run, []string{path, "-results", "r", "-o", "o"}, "give -results or -o"},
+		{sweep, []string{path, "-results", "r", "-o", "o", "-set", "experiment.seed=1"}, "give -results or -o"},
+		{sweep, []string{path, "-results", "r", "-plan", "o", "-set", "experiment.seed=1"}, "give -o or -plan"},
 	} {
 		err := tc.cmd(tc.args)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%v: error %v, want %q", tc.args, err, tc.want)
 		}
+	}
+}
+
+// TestOutMeanings: -o is the output directory of the command that writes
+// it (the run's own, the sweep's own, the one flow.txt goes in); -results is
+// run's and sweep's results root; the deprecated meanings hold where the new
+// one cannot (a directory holding other files, a .txt path).
+func TestOutMeanings(t *testing.T) {
+	path := writeExperiment(t, strings.Replace(long, "600_000", "1", 1))
+	root := t.TempDir()
+	other := filepath.Join(root, "other")
+	os.MkdirAll(other, 0o755)
+	os.WriteFile(filepath.Join(other, "notes.txt"), []byte("mine"), 0o644)
+	sweepTaken := filepath.Join(root, "sweep-taken")
+	os.MkdirAll(sweepTaken, 0o755)
+	os.WriteFile(filepath.Join(sweepTaken, "plan.json"), []byte("{}"), 0o644)
+	seed := []string{"-set", "experiment.seed=1,2"}
+	sized := writeExperiment(t, strings.Replace(long, "600_000", "1", 1)+"size_bytes = 10000\n")
+	for _, tc := range []struct {
+		name string
+		cmd  func([]string) error
+		args []string
+		want string // a file the command wrote, below root
+		err  string
+	}{
+		{"run -o new", run, []string{path, "-q", "-o", filepath.Join(root, "r1")}, "r1/summary.json", ""},
+		{"run -o again replaces", run, []string{path, "-q", "-o", filepath.Join(root, "r1")}, "r1/summary.json", ""},
+		{"run -o empty", run, []string{path, "-q", "-o", must(os.MkdirTemp(root, "empty"))}, "", ""},
+		{"run -results", run, []string{path, "-q", "-results", filepath.Join(root, "res")}, "res/long/latest/summary.json", ""},
+		{"run -o deprecated", run, []string{path, "-q", "-o", other}, "other/long/latest/summary.json", ""},
+		{"run -o a file", run, []string{path, "-q", "-o", filepath.Join(other, "notes.txt")}, "", "exists and is not a directory"},
+		{"sweep -o new", sweep, append([]string{path, "-q", "-j", "1", "-o", filepath.Join(root, "sw")}, seed...), "sw/run-001/summary.json", ""},
+		{"sweep -o taken", sweep, append([]string{path, "-q", "-o", sweepTaken}, seed...), "", "holds a sweep already"},
+		{"sweep -results", sweep, append([]string{path, "-q", "-j", "1", "-results", filepath.Join(root, "swres")}, seed...), "swres/long-sweep/latest/index.csv", ""},
+		{"sweep -o deprecated", sweep, append([]string{path, "-q", "-j", "1", "-o", other}, seed...), "other/long-sweep/latest/index.csv", ""},
+		{"export-flows -o dir", exportFlows, []string{sized, "-q", "-o", filepath.Join(root, "flows")}, "flows/flow.txt", ""},
+		{"export-flows -o file.txt", exportFlows, []string{sized, "-q", "-o", filepath.Join(root, "mine.txt")}, "mine.txt", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := tc.cmd(tc.args)
+			if tc.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.err) {
+					t.Fatalf("error %v, want %q", err, tc.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tc.want != "" {
+				if _, err := os.Stat(filepath.Join(root, tc.want)); err != nil {
+					t.Fatal(err)
+				}
+			}
+		})
+	}
+	if b, _ := os.ReadFile(filepath.Join(other, "notes.txt")); string(b) != "mine" {
+		t.Errorf("a deprecated -o touched a file of its own: %q", b)
+	}
+	if m, _ := filepath.Glob(filepath.Join(root, "r1", "long")); len(m) > 0 {
+		t.Errorf("run -o DIR wrote below DIR: %v", m)
 	}
 }
