@@ -51,18 +51,19 @@ seed=${SEED:-1}
 go build -o bin/testbed ./cmd/testbed
 go build -o bin/crosscheck ./cmd/crosscheck
 
-# locked runs the command under CPU_LOCK, if set.
-locked() {
-	if [[ -n ${CPU_LOCK:-} ]]; then flock "$CPU_LOCK" "$@"; else "$@"; fi
-}
-
 # timed DIR NAME CMD...: runs CMD with its output in DIR/NAME.log and bash's
-# user, system and real seconds in DIR/NAME.time.
+# user, system and real seconds in DIR/NAME.time, holding CPU_LOCK (if set)
+# from before the clock starts.
 timed() {
-	local dir=$1 name=$2
+	local dir=$1 name=$2 lock
 	shift 2
+	if [[ -n ${CPU_LOCK:-} ]]; then
+		exec {lock}>"$CPU_LOCK"
+		flock "$lock"
+	fi
 	local TIMEFORMAT='%U %S %R'
 	{ time "$@" >"$dir/$name.log" 2>&1; } 2>"$dir/$name.time"
+	if [[ -n ${lock:-} ]]; then exec {lock}>&-; fi
 }
 
 # The leaf-spine, as ns3-datacenter's topology.txt: hosts 0-127, leaves
@@ -172,9 +173,9 @@ for load in $loads; do
 			kind = "ns3"
 			ns3_config = "config.txt"
 		EOF
-		(cd "$ns3" && locked timed "$c" ns3 "$peer" --conf="$c/config.txt" --algorithm="$mode" \
+		(cd "$ns3" && timed "$c" ns3 "$peer" --conf="$c/config.txt" --algorithm="$mode" \
 			--wien=false --delayWien=false --windowCheck="${window[$mode]}")
-		locked timed "$c" ccbed bin/testbed run "$c/run.toml" -workers 1 -q -run-dir "$c/ccbed"
+		timed "$c" ccbed bin/testbed run "$c/run.toml" -workers 1 -q -run-dir "$c/ccbed"
 		cases+=("$c")
 	done
 done
