@@ -310,7 +310,7 @@ func (e *Experiment) applyNS3Config(nt *fabric.NS3Topology) error {
 		refuse("PAUSE_TIME", "ccbed's PFC pauses until XON, with no pause time")
 	}
 	if on, ok := flag("ACK_HIGH_PRIO"); ok && !on {
-		refuse("ACK_HIGH_PRIO", "ccbed's switches send ACKs, NAKs and CNPs ahead of data, as ns-3 does with ACK_HIGH_PRIO 1")
+		refuse("ACK_HIGH_PRIO", "ccbed's switches queue ACKs and NAKs with data as ns-3 does with ACK_HIGH_PRIO 0, but send CNPs (ns-3: a flag on a queued ACK) ahead of the data queues, never paused")
 	}
 	if err := e.applyNS3Scheme(nt, fail, refuse, flag); err != nil {
 		return err
