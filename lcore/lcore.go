@@ -204,7 +204,9 @@ func (g *Group) Stats() []Stats {
 // Run waits until ctx is done, the process gets SIGINT or SIGTERM, or Stop is
 // called (by a loop's owner or after a panic), then stops every loop, waits for
 // them and returns their stats. The signal is consumed (the process does not
-// die), so the caller can still write its results.
+// die), so the caller can still write its results. Run sees only the signals
+// that come once it is called: a daemon that says it is running before it
+// calls Run passes a ctx from SignalContext, made before it says so.
 func (g *Group) Run(ctx context.Context) []Stats {
 	ctx, cancel := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer cancel()
@@ -214,4 +216,21 @@ func (g *Group) Run(ctx context.Context) []Stats {
 	}
 	g.Stop()
 	return g.Wait()
+}
+
+// SignalContext returns a context that SIGINT or SIGTERM cancels from now on,
+// and that is canceled at once when early, the buffered channel the caller
+// gave signal.Notify for them before (to learn later which signal stopped
+// it), already holds one: a signal that came while the daemon started up
+// still stops it. The signal stays in early for the caller to read; early
+// may be nil.
+func SignalContext(parent context.Context, early chan os.Signal) (context.Context, context.CancelFunc) {
+	ctx, cancel := signal.NotifyContext(parent, os.Interrupt, syscall.SIGTERM)
+	select {
+	case sig := <-early:
+		early <- sig
+		cancel()
+	default:
+	}
+	return ctx, cancel
 }

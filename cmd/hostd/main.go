@@ -435,7 +435,9 @@ func runWith(path, startAtFlag string, o options) error {
 		h.Close()
 		return err
 	}
-	ctx := context.Background()
+	// A signal since sigc was registered stops the run too (lcore.SignalContext).
+	ctx, cancelSig := lcore.SignalContext(context.Background(), sigc)
+	defer cancelSig()
 	if f.DurationS > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, time.Duration(f.DurationS*float64(time.Second)))

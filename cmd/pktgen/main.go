@@ -339,10 +339,12 @@ func blast(cfg *pktgen.Config, log *zap.Logger, mf *metrics.Flags) error {
 		}
 	}
 	start := clock.Now()
+	// Signals stop the run (and print the summary) from before it says it
+	// runs (lcore.SignalContext).
+	ctx, cancel := lcore.SignalContext(context.Background(), nil)
+	defer cancel()
 	log.Info("running", zap.Int("ports", len(cfg.Ports)), zap.Uints("lcores", lcs), zap.Float64("duration_s", cfg.DurationS))
 
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
 	if cfg.DurationS > 0 {
 		// The streams stop themselves at their duration; give the receivers
 		// a moment to drain before the loops stop.

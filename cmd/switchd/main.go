@@ -380,15 +380,18 @@ func serve(cfg *switchd.Config, o options, log *zap.Logger) error {
 		sw.Close()
 		return err
 	}
+	// Signals stop the run from before it says it runs (lcore.SignalContext).
+	ctx, cancel := lcore.SignalContext(context.Background(), sigc)
+	defer cancel()
+	if o.duration > 0 {
+		var stop context.CancelFunc
+		ctx, stop = context.WithTimeout(ctx, o.duration)
+		defer stop()
+	}
 	// "switchd: running" begins the line in the console format: the test
 	// harnesses and testbed collect's fallback (switchOrigin) look for it.
 	log.Info("running", zap.String("mode", string(cfg.Switch.Mode)), zap.Uints("lcores", lcores))
 
-	ctx, cancel := context.WithCancel(context.Background())
-	if o.duration > 0 {
-		ctx, cancel = context.WithTimeout(context.Background(), o.duration)
-	}
-	defer cancel()
 	done, stopTel := make(chan struct{}), make(chan struct{})
 	go func() { // telemetry: CSV samples, the console line, checkpoints
 		defer close(done)
