@@ -250,12 +250,7 @@ func (st *seriesStats) add(r *row, plot bool) {
 
 // ids returns the series' ids in increasing order.
 func (st *seriesStats) ids() []int {
-	ids := make([]int, len(st.list))
-	for i := range st.list {
-		ids[i] = st.list[i].id
-	}
-	slices.Sort(ids)
-	return ids
+	return st.idx.IDs(make([]int, 0, len(st.list))) // the index keeps them in order
 }
 
 // nearestRank is the 1-based rank of the p-th percentile (nearest rank) of n
