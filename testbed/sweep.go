@@ -218,7 +218,7 @@ func (p SweepProgress) String() string {
 // there plan.json (SweepPlan), index.csv and index.json (one entry per
 // point, in point order, whatever order the runs ended in), and plots of
 // each metric that varies against each swept key (report.SweepPlots:
-// sweep_<metric>_vs_<key>.png and .svg, the seeds, SweepSeedKey, taken as
+// sweep_<metric>_vs_<key>.png, .svg and .pdf, the seeds, SweepSeedKey, taken as
 // repeats; a run that is interrupted or not SweepOK is left out of the
 // plots). Every point is loaded and checked before the first run starts, so
 // a typo fails at once. A run that fails is listed as SweepFailed with its

@@ -183,7 +183,7 @@ func MergeSweep(dir string) ([]SweepRun, error) {
 	}
 	old, _ := filepath.Glob(filepath.Join(dir, "sweep_*_vs_*"))
 	for _, f := range old {
-		if ext := filepath.Ext(f); ext == ".png" || ext == ".svg" {
+		if ext := filepath.Ext(f); ext == ".png" || ext == ".svg" || ext == ".pdf" {
 			os.Remove(f)
 		}
 	}

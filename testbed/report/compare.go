@@ -145,7 +145,8 @@ func ComparePlots(runs []CompareRun, dir string) ([]string, error) {
 			p.Legend.Add(ls[k].run.Label, l)
 		}
 		path := filepath.Join(dir, name)
-		return path, savePNG(p, path)
+		_, err := savePlot(p, path)
+		return path, err
 	}
 	var out []string
 	f, err := draw("compare_queue.png", "egress queue", "queue (KB)", func(l *loaded) (*decimator, float64) { return l.queue, 1e-3 })

@@ -11,13 +11,16 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
+	"codeberg.org/go-pdf/fpdf"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgimg"
+	"gonum.org/v1/plot/vg/vgpdf"
 	"gonum.org/v1/plot/vg/vgsvg"
 )
 
@@ -218,12 +221,46 @@ func savePNG(p *plot.Plot, path string) error {
 
 // saveSVG draws p into an SVG (vector, for papers) at path.
 func saveSVG(p *plot.Plot, path string) error {
-	c := vgsvg.New(plotWidth, plotHeight)
+	return saveCanvas(p, vgsvg.New(plotWidth, plotHeight), path)
+}
+
+// saveCanvas draws p on c and writes c to path.
+func saveCanvas(p *plot.Plot, c vg.CanvasWriterTo, path string) error {
 	p.Draw(draw.New(c))
 	return writeFile(path, func(w io.Writer) error {
 		_, err := c.WriteTo(w)
 		return err
 	})
+}
+
+// pdfDate is the creation and modification date every PDF records: a fixed
+// one, so that a rerun's PDFs are byte-identical like its other files (the
+// run's own date is summary.json's started_at). The PDF library takes it as
+// a process-wide default, which nothing else in ccbed sets.
+var pdfDate = time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
+
+func init() {
+	fpdf.SetDefaultCreationDate(pdfDate)
+	fpdf.SetDefaultModificationDate(pdfDate)
+}
+
+// savePDF draws p into a PDF at path, its fonts embedded (as conferences'
+// camera-ready checks require).
+func savePDF(p *plot.Plot, path string) error {
+	return saveCanvas(p, vgpdf.New(plotWidth, plotHeight), path)
+}
+
+// savePlot draws p at pngPath as a PNG and beside it, with the same name,
+// as an SVG and a PDF (vector, for papers), and returns the three paths.
+func savePlot(p *plot.Plot, pngPath string) ([]string, error) {
+	base := strings.TrimSuffix(pngPath, ".png")
+	out := []string{pngPath, base + ".svg", base + ".pdf"}
+	for i, save := range []func(*plot.Plot, string) error{savePNG, saveSVG, savePDF} {
+		if err := save(p, out[i]); err != nil {
+			return out[:i], err
+		}
+	}
+	return out, nil
 }
 
 // splitGaps cuts xys where consecutive points are further apart in x than
@@ -445,18 +482,11 @@ func (r *Recorder) WritePlots(dir string) ([]string, error) {
 	defer r.mu.Unlock()
 	v := r.view()
 	var written []string
-	// Each plot as a PNG and as an SVG beside it (same name, .svg).
+	// Each plot as a PNG, with an SVG and a PDF beside it (same name).
 	save := func(p *plot.Plot, name string) error {
-		path := filepath.Join(dir, name)
-		if err := savePNG(p, path); err != nil {
-			return err
-		}
-		svg := strings.TrimSuffix(path, ".png") + ".svg"
-		if err := saveSVG(p, svg); err != nil {
-			return err
-		}
-		written = append(written, path, svg)
-		return nil
+		files, err := savePlot(p, filepath.Join(dir, name))
+		written = append(written, files...)
+		return err
 	}
 
 	title := r.meta.Experiment + " (" + r.meta.Scheme + ")"

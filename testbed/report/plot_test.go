@@ -1,6 +1,7 @@
 package report
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"strings"
@@ -130,24 +131,45 @@ func svgText(t *testing.T, p *plot.Plot) string {
 	return string(b)
 }
 
-// TestPlotsAlsoSVG: every plot is written as a PNG and as an SVG.
-func TestPlotsAlsoSVG(t *testing.T) {
+// TestPlotsAlsoVector: every plot is written as a PNG, an SVG and a PDF
+// with its fonts embedded, and the PDF of the same plot is the same bytes
+// when written again (no creation date of the moment).
+func TestPlotsAlsoVector(t *testing.T) {
 	r := NewRecorder(Meta{Experiment: "x", Scheme: "rocc"})
 	for k := 0; k < 20; k++ {
 		r.AddQueueSample(float64(k*100), 0, int64(1000*k))
 	}
 	r.AddReference(QueuePlotFile, RefLine{Label: "Q_ref", Y: 5000})
-	dir := t.TempDir()
-	written, err := r.WritePlots(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, name := range []string{QueuePlotFile, strings.TrimSuffix(QueuePlotFile, ".png") + ".svg"} {
-		if fi, err := os.Stat(filepath.Join(dir, name)); err != nil || fi.Size() == 0 {
-			t.Errorf("%s: %v", name, err)
+	var pdfs [2][]byte
+	for i := range pdfs {
+		dir := t.TempDir()
+		written, err := r.WritePlots(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		base := strings.TrimSuffix(QueuePlotFile, ".png")
+		for _, name := range []string{QueuePlotFile, base + ".svg", base + ".pdf"} {
+			if fi, err := os.Stat(filepath.Join(dir, name)); err != nil || fi.Size() == 0 {
+				t.Errorf("%s: %v", name, err)
+			}
+		}
+		if len(written) != 3 {
+			t.Errorf("written %v, want the queue plot's PNG, SVG and PDF", written)
+		}
+		if pdfs[i], err = os.ReadFile(filepath.Join(dir, base+".pdf")); err != nil {
+			t.Fatal(err)
 		}
 	}
-	if len(written) != 2 {
-		t.Errorf("written %v, want the queue plot's PNG and SVG", written)
+	if !bytes.HasPrefix(pdfs[0], []byte("%PDF-")) {
+		t.Errorf("the PDF starts %q", pdfs[0][:min(8, len(pdfs[0]))])
+	}
+	if !bytes.Contains(pdfs[0], []byte("/FontFile2")) {
+		t.Error("the PDF embeds no font")
+	}
+	if !bytes.Contains(pdfs[0], []byte("/CreationDate (D:"+pdfDate.Format("20060102150405"))) {
+		t.Error("the PDF does not record the fixed creation date")
+	}
+	if !bytes.Equal(pdfs[0], pdfs[1]) {
+		t.Error("the same plot written twice gave two different PDFs")
 	}
 }

@@ -217,7 +217,7 @@ type SweepRun struct {
 
 // SweepPlots draws each metric that varies across the runs against each
 // swept key that takes two values or more, into dir as
-// sweep_<metric>_vs_<key>.png and .svg, and returns the files written.
+// sweep_<metric>_vs_<key>.png, .svg and .pdf, and returns the files written.
 //
 // A plot has one point per run (an open circle) and, through the mean of the
 // runs at each value, a line with filled marks. replicate is the key whose
@@ -249,14 +249,11 @@ func SweepPlots(dir, title string, keys []string, replicate string, runs []Sweep
 				return written, err
 			}
 			path := filepath.Join(dir, "sweep_"+m.Name+"_vs_"+k+".png")
-			if err := savePNG(p, path); err != nil {
+			files, err := savePlot(p, path)
+			written = append(written, files...)
+			if err != nil {
 				return written, err
 			}
-			svg := strings.TrimSuffix(path, ".png") + ".svg"
-			if err := saveSVG(p, svg); err != nil {
-				return written, err
-			}
-			written = append(written, path, svg)
 		}
 	}
 	return written, nil

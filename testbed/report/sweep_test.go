@@ -103,7 +103,7 @@ func TestSweepPlots(t *testing.T) {
 		names = append(names, filepath.Base(f))
 	}
 	sort.Strings(names)
-	want := "sweep_jain_index_vs_q.png sweep_jain_index_vs_q.svg sweep_total_steady_gbps_vs_q.png sweep_total_steady_gbps_vs_q.svg"
+	want := "sweep_jain_index_vs_q.pdf sweep_jain_index_vs_q.png sweep_jain_index_vs_q.svg sweep_total_steady_gbps_vs_q.pdf sweep_total_steady_gbps_vs_q.png sweep_total_steady_gbps_vs_q.svg"
 	if got := strings.Join(names, " "); got != want {
 		t.Errorf("files %s, want %s", got, want)
 	}
