@@ -165,6 +165,38 @@ func TestNodeFilesFromInventory(t *testing.T) {
 	}
 }
 
+// TestPlaybookLint: the generated playbook, with and without workload CDFs
+// to copy, passes ansible-lint's default rules (scripts/setup.sh installs
+// it; skipped where it is not installed).
+func TestPlaybookLint(t *testing.T) {
+	lint, err := exec.LookPath("ansible-lint")
+	if err != nil {
+		t.Skip("ansible-lint not installed (scripts/setup.sh installs it): playbook not linted")
+	}
+	for _, tc := range []struct{ name, path string }{
+		{"no workload files", "../configs/experiments/rocc-3to1.toml"},
+		{"workload files", "../configs/experiments/incast-websearch.toml"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e, err := Load(tc.path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			dir := t.TempDir()
+			if _, err := e.NodeFiles(dir, nil); err != nil {
+				t.Fatal(err)
+			}
+			cmd := exec.Command(lint, "--offline", "--nocolor", "-p", PlaybookFile)
+			cmd.Dir = dir
+			home := t.TempDir()
+			cmd.Env = append(os.Environ(), "HOME="+home, "ANSIBLE_LOCAL_TEMP="+home, "ANSIBLE_HOME="+home, "NO_COLOR=1")
+			if b, err := cmd.CombinedOutput(); err != nil {
+				t.Errorf("ansible-lint %s: %v\n%s", PlaybookFile, err, b)
+			}
+		})
+	}
+}
+
 func TestInventoryErrors(t *testing.T) {
 	e, err := Decode("x.toml", small, ".")
 	if err != nil {

@@ -76,6 +76,9 @@ const playbookTemplate = `# playbook.yml for experiment [[.Experiment]] (generat
 - name: Experiment [[.Experiment]] on real nodes
   hosts: ccbed
   gather_facts: false
+  # linear (Ansible's default, pinned): every node finishes a task before
+  # any starts the next, which the gates and the run_once tasks rely on.
+  strategy: linear
   vars:
     ccbed_experiment: [[.Experiment]]
     ccbed_duration_s: [[.DurationS]]
@@ -130,6 +133,7 @@ const playbookTemplate = `# playbook.yml for experiment [[.Experiment]] (generat
           ansible.builtin.command: sh check.sh
           args:
             chdir: "{{ ccbed_workdir }}"
+          changed_when: false
           register: ccbed_check
           ignore_errors: true
 [[gate "check the node" "ccbed_check"]]
@@ -137,6 +141,7 @@ const playbookTemplate = `# playbook.yml for experiment [[.Experiment]] (generat
           ansible.builtin.command: "./bin/{{ ccbed_daemon }} -c {{ ccbed_config }} -check"
           args:
             chdir: "{{ ccbed_workdir }}"
+          changed_when: false
           register: ccbed_cfgcheck
           ignore_errors: true
 [[gate "check the config" "ccbed_cfgcheck"]]
@@ -145,8 +150,14 @@ const playbookTemplate = `# playbook.yml for experiment [[.Experiment]] (generat
           # (bash's $EPOCHREALTIME): "switchd: running" dates the switch's
           # time 0 for testbed collect.
           ansible.builtin.shell: |
-            rm -f switchd.pid switchd.rc [[.SwitchLog]]
-            nohup setsid bash -c './bin/switchd -c switch.toml > >(while IFS= read -r l; do printf "%s %s\n" "$EPOCHREALTIME" "$l"; done > [[.SwitchLog]]) 2>&1 & echo $! > switchd.pid; wait $!; echo $? > switchd.rc' < /dev/null > /dev/null 2>&1 &
+            set -e
+            # state files of an earlier run (a stale switchd.rc would read as an exit)
+            for f in switchd.pid switchd.rc [[.SwitchLog]]; do [ ! -e "$f" ] || unlink "$f"; done
+            set +e
+            nohup setsid bash -c '
+              ./bin/switchd -c switch.toml \
+                > >(while IFS= read -r l; do printf "%s %s\n" "$EPOCHREALTIME" "$l"; done > [[.SwitchLog]]) 2>&1 &
+              echo $! > switchd.pid; wait $!; echo $? > switchd.rc' < /dev/null > /dev/null 2>&1 &
             for i in $(seq 1 600); do
               if grep -q 'switchd: running' [[.SwitchLog]] 2>/dev/null; then cut -d' ' -f2- [[.SwitchLog]]; exit 0; fi
               if [ -e switchd.rc ]; then
@@ -161,6 +172,7 @@ const playbookTemplate = `# playbook.yml for experiment [[.Experiment]] (generat
             chdir: "{{ ccbed_workdir }}"
             executable: /bin/bash
           when: ccbed_is_switch
+          changed_when: true
           register: ccbed_switchd
           ignore_errors: true
 [[gate "start switchd" "ccbed_switchd"]]
@@ -168,8 +180,13 @@ const playbookTemplate = `# playbook.yml for experiment [[.Experiment]] (generat
           # hostd says "ready, waiting for the start instant" once it is up,
           # then waits for the instant to appear in start.ns.
           ansible.builtin.shell: |
-            rm -f hostd.pid hostd.rc start.ns start.ns.tmp [[.HostLog]]
-            nohup setsid bash -c './bin/hostd -c {{ ccbed_config }} -start-at-file start.ns > [[.HostLog]] 2>&1 & echo $! > hostd.pid; wait $!; echo $? > hostd.rc' < /dev/null > /dev/null 2>&1 &
+            set -e
+            # state files of an earlier run (a stale start.ns would start hostd at once)
+            for f in hostd.pid hostd.rc start.ns start.ns.tmp [[.HostLog]]; do [ ! -e "$f" ] || unlink "$f"; done
+            set +e
+            nohup setsid bash -c '
+              ./bin/hostd -c {{ ccbed_config }} -start-at-file start.ns > [[.HostLog]] 2>&1 &
+              echo $! > hostd.pid; wait $!; echo $? > hostd.rc' < /dev/null > /dev/null 2>&1 &
             for i in $(seq 1 {{ ccbed_ready_tries }}); do
               if grep -q 'ready, waiting for the start instant' [[.HostLog]] 2>/dev/null; then exit 0; fi
               if [ -e hostd.rc ]; then
@@ -184,13 +201,14 @@ const playbookTemplate = `# playbook.yml for experiment [[.Experiment]] (generat
             chdir: "{{ ccbed_workdir }}"
             executable: /bin/bash
           when: not ccbed_is_switch
+          changed_when: true
           register: ccbed_hostd_ready
           ignore_errors: true
 [[gate "start hostd" "ccbed_hostd_ready"]]
         - name: Pick one start instant for every host, ccbed_start_lead_s ahead of the control node's clock
           ansible.builtin.set_fact:
             ccbed_start_ns: "{{ (lookup('pipe', 'date +%s%N') | int) + (ccbed_start_lead_s | int) * 1000000000 }}"
-          run_once: true
+          run_once: true # noqa: run-once[task] (the play's strategy is linear)
         - name: Give every hostd the start instant
           ansible.builtin.shell: |
             echo {{ ccbed_start_ns }} > start.ns.tmp && mv start.ns.tmp start.ns
@@ -198,13 +216,14 @@ const playbookTemplate = `# playbook.yml for experiment [[.Experiment]] (generat
             chdir: "{{ ccbed_workdir }}"
             executable: /bin/bash
           when: not ccbed_is_switch
+          changed_when: true
           register: ccbed_start
           ignore_errors: true
 [[gate "give every hostd the start instant" "ccbed_start"]]
         - name: The start instant
           ansible.builtin.debug:
             msg: "hosts start at {{ ccbed_start_ns }} ns (Unix), {{ ccbed_start_lead_s }} s after it was picked; the run lasts {{ ccbed_duration_s }} s"
-          run_once: true
+          run_once: true # noqa: run-once[task] (the play's strategy is linear)
         - name: Wait out the run
           ansible.builtin.shell: |
             for i in $(seq 1 {{ (ccbed_run_timeout_s | int) * 10 }}); do
@@ -220,6 +239,7 @@ const playbookTemplate = `# playbook.yml for experiment [[.Experiment]] (generat
             chdir: "{{ ccbed_workdir }}"
             executable: /bin/bash
           when: not ccbed_is_switch
+          changed_when: false
           register: ccbed_hostd
           ignore_errors: true
 [[gate "run hostd" "ccbed_hostd"]]
@@ -247,6 +267,7 @@ const playbookTemplate = `# playbook.yml for experiment [[.Experiment]] (generat
             chdir: "{{ ccbed_workdir }}"
             executable: /bin/bash
           when: ccbed_is_switch
+          changed_when: true
           register: ccbed_stop
           ignore_errors: true
 [[gate "stop switchd" "ccbed_stop"]]
@@ -270,7 +291,9 @@ const playbookTemplate = `# playbook.yml for experiment [[.Experiment]] (generat
           args:
             chdir: "{{ ccbed_workdir }}"
             executable: /bin/bash
-          ignore_errors: true
+          changed_when: "'sent SIG' in ccbed_kill.stdout"
+          failed_when: false
+          register: ccbed_kill
         - name: Say which node failed and why
           ansible.builtin.fail:
             msg: "experiment [[.Experiment]] stopped on every node: {{ ansible_failed_result.msg | default('a step failed (see above)') }}"
@@ -282,5 +305,6 @@ const playbookTemplate = `# playbook.yml for experiment [[.Experiment]] (generat
             flat: true
             fail_on_missing: false
           loop: "{{ ccbed_fetch_switch if ccbed_is_switch else ccbed_fetch_host }}"
-          ignore_errors: true
+          # whatever exists is fetched; a node that cannot be reached has nothing to give
+          failed_when: false
 `
