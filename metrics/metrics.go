@@ -126,6 +126,18 @@ func IsLoopback(host string) bool {
 	return err == nil && a.Zone() == "" && a.Unmap().IsLoopback()
 }
 
+// NodeLabel is the label that tells nodes apart when one process serves
+// several (testbed run -clock dpdk: every switch and host of the fabric).
+const NodeLabel = "node"
+
+// OfNode is a node's collector, served with the label NodeLabel = Node on
+// every metric it sends (StartLimited wraps it). Registered elsewhere, it
+// is its Collector alone, without the label.
+type OfNode struct {
+	Node string
+	prometheus.Collector
+}
+
 // Server is a running endpoint.
 type Server struct {
 	srv  *http.Server
@@ -153,7 +165,11 @@ func StartLimited(addr string, allowAny bool, lim Limits, cs ...prometheus.Colle
 	reg.MustRegister(BuildInfo(), collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	for _, c := range cs {
-		if err := reg.Register(c); err != nil {
+		var r prometheus.Registerer = reg
+		if n, ok := c.(OfNode); ok {
+			r, c = prometheus.WrapRegistererWith(prometheus.Labels{NodeLabel: n.Node}, reg), n.Collector
+		}
+		if err := r.Register(c); err != nil {
 			return nil, fmt.Errorf("metrics: %w", err)
 		}
 	}

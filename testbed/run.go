@@ -23,10 +23,12 @@ import (
 	"github.com/ccbed/ccbed/hostd"
 	"github.com/ccbed/ccbed/internal/idmap"
 	"github.com/ccbed/ccbed/lcore"
+	"github.com/ccbed/ccbed/metrics"
 	"github.com/ccbed/ccbed/pcapw"
 	"github.com/ccbed/ccbed/switchd"
 	"github.com/ccbed/ccbed/testbed/report"
 	"github.com/ccbed/ccbed/wire"
+	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
 )
 
@@ -120,6 +122,10 @@ type RunOptions struct {
 	// (fabric.Virtual.SetParallel; the zero value and one worker: the
 	// serial driver). The results are the same.
 	Parallel fabric.Parallel
+	// Metrics, when its address is set, serves every switch's and host's
+	// counters in the Prometheus text format while a DPDK-clock run goes
+	// (labelled by node; docs/metrics.md). Virtual time serves none.
+	Metrics *metrics.Flags
 }
 
 // RunWith is Run with options. Each run gets a directory of its own,
@@ -246,7 +252,7 @@ func RunWith(ctx context.Context, e *Experiment, out io.Writer, o RunOptions) (*
 		f.finish(fr)
 	case ClockDPDK:
 		o, err := dpdkrun.Run(ctx, plan, dpdkrun.Options{EALArgs: e.EALArgs(), SwitchLcore: e.Lcores.Switch,
-			HostLcores: e.Lcores.Hosts, DurationNs: durNs, Capture: capture, Progress: progress})
+			HostLcores: e.Lcores.Hosts, DurationNs: durNs, Capture: capture, Progress: progress, Serve: serveMetrics(o.Metrics)})
 		if err != nil {
 			return nil, fmt.Errorf("testbed: %w", err)
 		}
@@ -609,4 +615,22 @@ func hostLinkGbps(t *fabric.Topology) float64 {
 		g = max(g, d.Bps/1e9)
 	}
 	return g
+}
+
+// serveMetrics is dpdkrun's Serve for -metrics: every switch's and host's
+// collector, labelled with its node's name (nil without an address).
+func serveMetrics(f *metrics.Flags) func(dpdkrun.Serving) (func(), error) {
+	if f == nil || f.Addr == "" {
+		return nil
+	}
+	return func(sv dpdkrun.Serving) (func(), error) {
+		var cs []prometheus.Collector
+		for _, s := range sv.Switches {
+			cs = append(cs, metrics.OfNode{Node: s.Name, Collector: metrics.Switch(s.Engine, s.Adapter)})
+		}
+		for _, h := range sv.Hosts {
+			cs = append(cs, metrics.OfNode{Node: h.Name, Collector: metrics.Host(h.Host, h.Name, h.Port)})
+		}
+		return f.Serve(cs...)
+	}
 }

@@ -56,6 +56,7 @@ import (
 	"github.com/ccbed/ccbed/cli"
 	"github.com/ccbed/ccbed/config"
 	"github.com/ccbed/ccbed/fabric"
+	"github.com/ccbed/ccbed/metrics"
 	"github.com/ccbed/ccbed/testbed"
 	"github.com/ccbed/ccbed/testbed/report"
 	"go.uber.org/zap"
@@ -333,6 +334,7 @@ func run(args []string) error {
 	workers := fs.Int("workers", runtime.NumCPU(), "virtual time: run the fabric in partitions on this many goroutines; the results are the same for any number (1: the serial driver; default: this machine's logical CPUs, 1 with -pcap or a [capture]; docs/fabric.md)")
 	partition := fs.String("partition", "switch", "virtual time with -workers: what a partition holds: switch (a switch and its hosts) or node (every node alone)")
 	groups := fs.Int("partition-groups", 0, "virtual time: deal the partitions into this many groups of even load (by their ports' line rates; 0: as they are); with -workers 1, runs the parallel driver on one goroutine")
+	mflags := metrics.AddFlags(fs)
 	runDir := fs.String("run-dir", "", "the run's own `DIR`, as -o but never read in -o's deprecated meaning (what testbed sweep -plan writes): staged and renamed into place, replacing an earlier run's results there; the latest links stay as they are")
 	path, err := rf.parse(c, args)
 	if err != nil {
@@ -381,7 +383,13 @@ func run(args []string) error {
 	if e.Experiment.Scaling != "" {
 		fmt.Println("scaling:", e.Experiment.Scaling)
 	}
-	opts := testbed.RunOptions{Capture: capture, Log: c.Log(), Dir: *runDir,
+	if err := mflags.Check(); err != nil {
+		return c.Errorf("%v", err)
+	}
+	if mflags.Addr != "" && e.Experiment.Clock != testbed.ClockDPDK {
+		return c.Errorf("-metrics serves a run on the DPDK clock (-clock dpdk); a virtual-time run has no wall-clock rates to scrape")
+	}
+	opts := testbed.RunOptions{Capture: capture, Log: c.Log(), Dir: *runDir, Metrics: mflags,
 		Parallel: fabric.Parallel{Workers: *workers, Groups: *groups}}
 	if *workers < 1 {
 		return c.Errorf("-workers %d: want 1 or more", *workers)

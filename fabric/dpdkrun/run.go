@@ -53,11 +53,39 @@ type Options struct {
 	// goes, from a goroutine of its own (never from a loop), with the time
 	// since time 0 and the hosts' flows done and started.
 	Progress func(fabric.Progress)
+	// Serve, when not nil, is called once the switches and hosts are built
+	// and before their loops start, with what a run can serve while it goes
+	// (testbed run -metrics: a Prometheus endpoint); the stop it returns is
+	// called before the run's switches and hosts are closed. An error ends
+	// the run before it starts.
+	Serve func(Serving) (stop func(), err error)
 
 	// wrapHostPort, when not nil, wraps host i's port before its engine
 	// gets it, told the pool, the clock and the run's time 0 (the tests'
 	// forging NIC, trust_test.go); the wrapper runs in the host's loop.
 	wrapHostPort func(i int, p port.Port, pool *dpdk.Mempool, clock *lcore.TSCClock, t0 int64) port.Port
+}
+
+// Serving is what a run offers to serve while it goes (Options.Serve): every
+// switch and host, built, in the topology's order.
+type Serving struct {
+	Switches []ServedSwitch
+	Hosts    []ServedHost
+}
+
+// ServedSwitch is a switch of a running fabric: its name, its engine (whose
+// Snapshot any goroutine may take) and its DPDK adapter.
+type ServedSwitch struct {
+	Name    string
+	Engine  *switchd.Engine
+	Adapter *dataplane.Switch
+}
+
+// ServedHost is a host of a running fabric: its name, its port's name and
+// its dataplane (whose Progress any goroutine may ask for).
+type ServedHost struct {
+	Name, Port string
+	Host       *hostdp.Host
 }
 
 // Outcome is a run's fabric.Result with what only real time has.
@@ -227,6 +255,21 @@ func Run(ctx context.Context, plan *fabric.Plan, o Options) (*Outcome, error) {
 		if hosts[i], err = hostdp.NewHost(he, hp, pool, fmt.Sprintf("%s_h%d", tag, i)); err != nil {
 			return nil, fmt.Errorf("dpdkrun: host %s: %w", t.Hosts[i].Name, err)
 		}
+	}
+
+	if o.Serve != nil {
+		sv := Serving{}
+		for si, eng := range engines {
+			sv.Switches = append(sv.Switches, ServedSwitch{Name: t.Switches[si].Name, Engine: eng, Adapter: switches[si]})
+		}
+		for i, h := range hosts {
+			sv.Hosts = append(sv.Hosts, ServedHost{Name: t.Hosts[i].Name, Port: t.PortName(i, 0), Host: h})
+		}
+		stop, err := o.Serve(sv)
+		if err != nil {
+			return nil, fmt.Errorf("dpdkrun: %w", err)
+		}
+		defer stop() // before the hosts' and switches' Close (deferred earlier)
 	}
 
 	byLcore := map[uint][]*hostdp.Host{}
