@@ -7,8 +7,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 # ansible and openssh-server: the real-node playbook and its netns cluster test
-# (testbed/cluster_test.go: each namespace runs its own sshd).
-PKGS=(libdpdk-dev dpdk-dev dpdk pkg-config gcc tshark iperf3 iproute2 iputils-ping ethtool libpcap-dev jq ansible ansible-lint openssh-server)
+# (testbed/cluster_test.go: each namespace runs its own sshd); ansible-lint:
+# the playbook's lint test; parallel: GNU parallel, which runs a planned
+# sweep's commands in cmd/testbed's TestSweepPlanUnderParallel.
+PKGS=(libdpdk-dev dpdk-dev dpdk pkg-config gcc tshark iperf3 iproute2 iputils-ping ethtool libpcap-dev jq ansible ansible-lint openssh-server parallel)
 
 log() { printf 'setup: %s\n' "$*"; }
 
