@@ -48,6 +48,9 @@ modes=${MODES:-1 3 7 8}
 arrivals_us=${ARRIVALS_US:-5000}
 stop_s=${STOP_S:-0.01}
 seed=${SEED:-1}
+# the revision the binaries are built from, read now: the tree may move
+# during the runs
+rev=$(git describe --always --dirty --abbrev=40 2>/dev/null || echo "revision unknown")
 go build -o bin/testbed ./cmd/testbed
 go build -o bin/crosscheck ./cmd/crosscheck
 
@@ -180,6 +183,6 @@ for load in $loads; do
 	done
 done
 echo "ns-3: $(git -C "$ns3" rev-parse HEAD 2>/dev/null || echo "revision unknown") ($ns3)"
-echo "ccbed: $(git rev-parse HEAD 2>/dev/null || echo "revision unknown")"
+echo "ccbed: $rev"
 echo "inputs and runs in $out"
 bin/crosscheck -topology "$out/topology.txt" -mtu 1000 "${cases[@]}"

@@ -41,7 +41,9 @@ package testbed
 //	                               packet, ns-3's flag on every ACK of one)
 //	HPCC (CC_MODE 3):  U_TARGET eta; MI_THRESH max_stage; RATE_AI rate_ai_mbps
 //	TIMELY (CC_MODE 7): RATE_AI delta_bps; RATE_HAI hai_factor = RATE_HAI /
-//	                   RATE_AI; MIN_RATE min_rate_bps
+//	                   RATE_AI; MIN_RATE min_rate_bps; and ns-3's attribute
+//	                   defaults, which no key sets: t_low_ns = 50000,
+//	                   min_rtt_ns = 20000
 //	DCTCP (CC_MODE 8): EWMA_GAIN g; mark_at = "dequeue" (ns-3's switch marks
 //	                   at dequeue); KMIN_MAP = KMAX_MAP with PMAX_MAP 1 and one K
 //	                   for every switch port: k_bytes
@@ -94,6 +96,13 @@ type ns3Inputs struct {
 
 // ns3Schemes are ccbed's schemes by ns-3's CC_MODE.
 var ns3Schemes = map[uint64]string{1: "dcqcn", 3: "hpcc", 7: "timely", 8: "dctcp"}
+
+// ns-3's TIMELY attributes TimelyTLow and TimelyMinRtt (rdma-hw.cc), which
+// config.txt cannot set: an imported TIMELY run takes them as ns-3 runs them.
+const (
+	ns3TimelyTLowNs   = 50_000
+	ns3TimelyMinRTTNs = 20_000
+)
 
 // Warnings are what the experiment's inputs asked for and the run cannot
 // honour (an ns3_config's settings): validate and run print them.
@@ -414,6 +423,11 @@ func (e *Experiment) applyNS3Scheme(nt *fabric.NS3Topology, fail func(key, forma
 			param("hai_factor", hai/rai)
 		}
 		rate("MIN_RATE", "min_rate_bps", 1)
+		// ns-3's TIMELY attributes, which no config.txt key sets and its
+		// programs leave at their defaults (rdma-hw.cc): T_low 50 us, and
+		// the gradient normalised by a fixed 20 us, not the base RTT.
+		param("t_low_ns", int64(ns3TimelyTLowNs))
+		param("min_rtt_ns", int64(ns3TimelyMinRTTNs))
 		if on, _ := flag("HAS_WIN"); on {
 			refuse("HAS_WIN", "ccbed's TIMELY is rate-based, with no window")
 		}
