@@ -2,7 +2,6 @@ package hostd
 
 import (
 	"fmt"
-	"reflect"
 	"slices"
 
 	"github.com/ccbed/ccbed/config"
@@ -118,34 +117,6 @@ func (s Shards) Counters() (RxCounters, TxCounters) {
 		tc.Add(&e.tc)
 	}
 	return rc, tc
-}
-
-// Add adds o's counts to c's (every field).
-func (c *RxCounters) Add(o *RxCounters) {
-	addCounts(reflect.ValueOf(c).Elem(), reflect.ValueOf(o).Elem())
-}
-
-// Add adds o's counts to c's (every field).
-func (c *TxCounters) Add(o *TxCounters) {
-	addCounts(reflect.ValueOf(c).Elem(), reflect.ValueOf(o).Elem())
-}
-
-// Add adds o's counts to c's (every field).
-func (c *PortCounter) Add(o *PortCounter) {
-	addCounts(reflect.ValueOf(c).Elem(), reflect.ValueOf(o).Elem())
-}
-
-// addCounts adds every uint64 of src (a struct of counters, nested structs
-// included) to dst's.
-func addCounts(dst, src reflect.Value) {
-	for i := 0; i < dst.NumField(); i++ {
-		switch f := dst.Field(i); f.Kind() {
-		case reflect.Uint64:
-			f.SetUint(f.Uint() + src.Field(i).Uint())
-		case reflect.Struct:
-			addCounts(f, src.Field(i))
-		}
-	}
 }
 
 // Samples merges the engines' rate samples by time (engine order on ties).
