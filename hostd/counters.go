@@ -65,7 +65,7 @@ type RxCounters struct {
 }
 
 // Refusals counts control frames refused under trust "topology"
-// (Config.Trust), by kind, and VLAN-tagged PFC frames (never a pause, under
+// (Spec.Trust), by kind, and VLAN-tagged PFC frames (never a pause, under
 // any trust). The receive side refuses PFC frames and CP
 // feedback (by their source), the send side CNPs, ACKs and NAKs (by the flow
 // they name), each in its own counters; Engine.Refused sums both.

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/ccbed/ccbed/config"
 	"github.com/ccbed/ccbed/wire"
 )
 
@@ -17,8 +16,8 @@ const MaxEngines = 16
 // (NewEngine is n = 1). The host's state is partitioned between them, so
 // that no lcore touches another's in its hot path:
 //
-//   - flows: engine i starts every n-th static and incast flow of cfg (those
-//     whose index in config order, incast flows expanded, is i mod n), and
+//   - flows: engine i starts every n-th static and incast flow of s (those
+//     whose index in spec order, incast flows expanded, is i mod n), and
 //     runs each workload at 1/n of its load with 1/n of its MaxFlows (flow
 //     ids IDBase + k*n + i; independent Poisson arrivals summing to the
 //     workload's);
@@ -39,20 +38,9 @@ const MaxEngines = 16
 //     each engine's; Shards merges them.
 //
 // Engine 0 of n = 1 is NewEngine's engine exactly.
-func NewEngines(cfg Config, n int, now int64) ([]*Engine, error) {
-	cfg.ApplyDefaults()
-	r, err := resolve(&cfg, nil, "", "")
-	if err != nil {
-		return nil, err
-	}
-	return newEngines(r, n, now)
-}
-
-// NewEnginesFromFile is NewEngines for a Config decoded from f under the
-// table keyPrefix, as NewEngineFromFile.
-func NewEnginesFromFile(cfg Config, f *config.File, keyPrefix, baseDir string, n int, now int64) ([]*Engine, error) {
-	cfg.ApplyDefaults()
-	r, err := resolve(&cfg, f, keyPrefix, baseDir)
+func NewEngines(s Spec, n int, now int64) ([]*Engine, error) {
+	s.ApplyDefaults()
+	r, err := resolve(&s)
 	if err != nil {
 		return nil, err
 	}
