@@ -98,13 +98,17 @@ func maxEntries(entryBytes uintptr, mem int64) int64 {
 // of a count the engine allocates entryBytes for each of.
 func entries(n, lo int64, entryBytes uintptr, mem int64) error {
 	if hi := maxEntries(entryBytes, mem); n < lo || n > hi {
-		if mem <= 0 {
-			return fmt.Errorf("got %d: want %d..%d (%d B each)", n, lo, hi, entryBytes)
-		}
-		return fmt.Errorf("got %d: want %d..%d (%d B each, at most a quarter of this machine's %.1f GiB of memory)",
-			n, lo, hi, entryBytes, float64(mem)/(1<<30))
+		return fmt.Errorf("got %d: want %d..%d (%s)", n, lo, hi, entriesBound(entryBytes, mem))
 	}
 	return nil
+}
+
+// entriesBound says where maxEntries(entryBytes, mem) comes from.
+func entriesBound(entryBytes uintptr, mem int64) string {
+	if mem <= 0 {
+		return fmt.Sprintf("%d B each", entryBytes)
+	}
+	return fmt.Sprintf("%d B each, at most a quarter of this machine's %.1f GiB of memory", entryBytes, float64(mem)/(1<<30))
 }
 
 // checkNumbers range-checks every numeric field of s's top level (the
@@ -359,8 +363,8 @@ func resolve(s *Spec) (*resolved, error) {
 		}
 		// Every start of every group is a pendingFlow made up front.
 		if int64(g.Repeat) > (maxStarts-starts)/int64(g.Flows) {
-			return nil, specErr(key("flows"), "flows x repeat = %.4g starts, with %d before: more than %d (%d B each, at most a quarter of %.1f GiB of memory)",
-				float64(g.Flows)*float64(g.Repeat), starts, maxStarts, unsafe.Sizeof(pendingFlow{}), float64(s.MemBytes)/(1<<30))
+			return nil, specErr(key("flows"), "flows x repeat = %.4g starts, with %d before: more than %d (%s)",
+				float64(g.Flows)*float64(g.Repeat), starts, maxStarts, entriesBound(unsafe.Sizeof(pendingFlow{}), s.MemBytes))
 		}
 		starts += int64(g.Flows) * int64(g.Repeat)
 		r.incastDst = append(r.incastDst, g.Dst)
