@@ -218,70 +218,36 @@ func specErr(key, format string, args ...any) error {
 
 // ApplyDefaults fills the zero optional fields with their defaults.
 func (s *Spec) ApplyDefaults() {
-	if s.LinkGbps == 0 {
-		s.LinkGbps = 10
-	}
-	if s.MTUBytes == 0 {
-		s.MTUBytes = 1024
-	}
-	if s.BaseRTTUs == 0 {
-		s.BaseRTTUs = 10
-	}
-	if s.Scheme == "" {
-		s.Scheme = "none"
-	}
-	if s.ExpectedFlows == 0 {
-		s.ExpectedFlows = 100
-	}
-	if s.AckEvery == 0 {
-		s.AckEvery = 1
-	}
-	if s.NakIntervalUs == 0 {
-		s.NakIntervalUs = max(4*s.BaseRTTUs, 100)
-	}
-	if s.RTOUs == 0 {
-		s.RTOUs = 1000
-	}
-	if s.MaxQPs == 0 {
-		s.MaxQPs = 1024
-	}
-	if s.MaxRxFlows == 0 {
-		s.MaxRxFlows = 65536
-	}
-	if s.MaxPending == 0 {
-		s.MaxPending = 65536
-	}
-	if s.EventRing == 0 {
-		s.EventRing = 8192
-	}
-	if s.BurstBytes == 0 {
-		s.BurstBytes = 16 * int64(s.MTUBytes+dataOverhead+wire.INTLen)
-	}
-	if s.NICBurstFrames == 0 {
-		s.NICBurstFrames = 32
-	}
-	if s.PFCPriority == 0 {
-		s.PFCPriority = 3
-	}
-	if s.SampleUs == 0 {
-		s.SampleUs = 100
-	}
-	if s.MaxSamples == 0 {
-		s.MaxSamples = 1_000_000
-	}
-	if s.MaxFCTs == 0 {
-		s.MaxFCTs = 1_000_000
-	}
-	if s.Seed == 0 {
-		s.Seed = 1
-	}
-	if s.Trust == "" {
-		s.Trust = TrustAll
-	}
+	orDefault(&s.LinkGbps, 10)
+	orDefault(&s.MTUBytes, 1024)
+	orDefault(&s.BaseRTTUs, 10)
+	orDefault(&s.Scheme, "none")
+	orDefault(&s.ExpectedFlows, 100)
+	orDefault(&s.AckEvery, 1)
+	orDefault(&s.NakIntervalUs, max(4*s.BaseRTTUs, 100))
+	orDefault(&s.RTOUs, 1000)
+	orDefault(&s.MaxQPs, 1024)
+	orDefault(&s.MaxRxFlows, 65536)
+	orDefault(&s.MaxPending, 65536)
+	orDefault(&s.EventRing, 8192)
+	orDefault(&s.BurstBytes, 16*int64(s.MTUBytes+dataOverhead+wire.INTLen))
+	orDefault(&s.NICBurstFrames, 32)
+	orDefault(&s.PFCPriority, 3)
+	orDefault(&s.SampleUs, 100)
+	orDefault(&s.MaxSamples, 1_000_000)
+	orDefault(&s.MaxFCTs, 1_000_000)
+	orDefault(&s.Seed, 1)
+	orDefault(&s.Trust, TrustAll)
 	for i := range s.Incast {
-		if s.Incast[i].Repeat == 0 {
-			s.Incast[i].Repeat = 1
-		}
+		orDefault(&s.Incast[i].Repeat, 1)
+	}
+}
+
+// orDefault sets *p to v when *p is its type's zero value.
+func orDefault[T comparable](p *T, v T) {
+	var zero T
+	if *p == zero {
+		*p = v
 	}
 }
 
