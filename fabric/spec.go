@@ -7,9 +7,12 @@ import (
 	"sort"
 	"strconv"
 
+	"github.com/ccbed/ccbed/ccalgo"
 	_ "github.com/ccbed/ccbed/ccalgo/all" // every scheme, chosen by name
 
+	"github.com/ccbed/ccbed/config"
 	"github.com/ccbed/ccbed/hostd"
+	"github.com/ccbed/ccbed/hostd/daemon"
 	"github.com/ccbed/ccbed/switchd"
 	"github.com/ccbed/ccbed/wire"
 )
@@ -63,7 +66,7 @@ type Spec struct {
 	SampleNs int64
 	// Seed seeds the workload generators and the pacing jitter (default 1).
 	Seed uint64
-	// PacingJitter is every host's hostd.Config.PacingJitter: 0 paces exactly.
+	// PacingJitter is every host's hostd.Spec.PacingJitter: 0 paces exactly.
 	PacingJitter float64
 	// Failures are faults injected into the links (virtual time only).
 	Failures Failures
@@ -76,10 +79,10 @@ type Spec struct {
 	// feedback only from the switches' addresses and CP ids (CPRanges).
 	TrustAll bool
 	// ICRC makes hosts compute the RoCEv2 ICRC of every frame they build
-	// (hostd.Config.ICRC), for captures that Wireshark checks.
+	// (hostd.Spec.ICRC), for captures that Wireshark checks.
 	ICRC bool
 	// TagPCP makes hosts tag each flow's priority in an 802.1Q tag's PCP
-	// (hostd.Config.TagPCP) instead of the DSCP, and switches take
+	// (hostd.Spec.TagPCP) instead of the DSCP, and switches take
 	// priorities from the PCP (switch.priority_from "pcp").
 	TagPCP bool
 	// Exact shapes switch ports and host NICs without bursts: frames leave
@@ -159,7 +162,9 @@ type Plan struct {
 	Spec     *Spec
 	Topo     *Topology
 	Switches []switchd.Config
-	Hosts    []hostd.Config
+	// Hosts are the hosts' specs, as hostd.NewEngine takes them: no file
+	// format between the plan and the engines.
+	Hosts []hostd.Spec
 	// BaseRTTNs is the base RTT the nodes were given.
 	BaseRTTNs int64
 }
@@ -461,9 +466,9 @@ func (s *Spec) Plan() (*Plan, error) {
 	var routes []Route
 	// Port names and ECMP groups' names, shared by every route that uses them.
 	portName := func(p int) string { return "p" + strconv.Itoa(p) }
-	var cps []string
+	var cpRanges []hostd.AddrRange
 	if !s.TrustAll {
-		cps = t.CPRanges()
+		cpRanges = t.cpRanges()
 	}
 	for si, sw := range t.Switches {
 		c := switchd.DefaultConfig()
@@ -551,11 +556,11 @@ func (s *Spec) Plan() (*Plan, error) {
 	frame := s.MTU + hostd.DataOverhead + wire.INTLen + s.vlanLen()
 	for h, hs := range t.Hosts {
 		peer, peerPort, out := t.Peer(h, 0)
-		c := hostd.Config{
-			Name: hs.Name, IP: wire.FormatIPv4(hs.IP), MAC: wire.MAC(hs.MAC).String(),
-			GatewayMAC: wire.MAC(t.Switches[peer-nh].PortMACs[peerPort]).String(),
+		c := hostd.Spec{
+			Name: hs.Name, IP: hs.IP, MAC: wire.MAC(hs.MAC),
+			GatewayMAC: wire.MAC(t.Switches[peer-nh].PortMACs[peerPort]),
 			LinkGbps:   out.Bps / 1e9, MTUBytes: s.MTU, BaseRTTUs: baseUs,
-			Scheme: s.Scheme, CC: s.Params, Typed: s.Typed, ExpectedFlows: s.ExpectedFlows,
+			Scheme: s.Scheme, ExpectedFlows: s.ExpectedFlows,
 			AckEvery: s.AckEvery, RTOUs: rtoUs, NakIntervalUs: nakUs,
 			SampleUs: float64(s.SampleNs) / 1e3, Seed: s.Seed,
 			// MaxRxFlows stays hostd's default (65,536): the receiver's
@@ -565,13 +570,19 @@ func (s *Spec) Plan() (*Plan, error) {
 			// (1 KB flows at 90 % of 100 Gb/s: ~11 M a second, ~45,000 held).
 			MaxPending: 4096, PacingJitter: s.PacingJitter,
 			PFCPriority: DefaultPriority, TagPriority: !s.TagPCP, TagPCP: s.TagPCP, ICRC: s.ICRC,
+			MemBytes: config.MemTotal(),
 		}
+		params, err := s.hostParams(&c)
+		if err != nil {
+			return nil, fmt.Errorf("fabric: host %s: %w", hs.Name, err)
+		}
+		c.Params = params
 		if p, ok := s.HostPriority[h]; ok {
 			c.PFCPriority = int(p)
 		}
 		c.Trust = hostd.TrustAll
 		if !s.TrustAll {
-			c.Trust, c.TrustedCPs = hostd.TrustTopology, cps
+			c.Trust, c.TrustedCPs = hostd.TrustTopology, cpRanges
 		}
 		if s.Exact {
 			c.GrowResults = true
@@ -586,7 +597,7 @@ func (s *Spec) Plan() (*Plan, error) {
 		}
 		p.Hosts = append(p.Hosts, c)
 	}
-	ip := func(h int) string { return wire.FormatIPv4(t.Hosts[h].IP) }
+	ip := func(h int) uint32 { return t.Hosts[h].IP }
 	// flowPrio is the priority a flow of host h that names pr is sent in,
 	// for hostd: nil keeps the host's PFCPriority, except for a host of
 	// priority 0, which hostd's config cannot say (0 there is its default,
@@ -600,14 +611,14 @@ func (s *Spec) Plan() (*Plan, error) {
 	}
 	for _, f := range s.Flows {
 		hc := &p.Hosts[f.Src]
-		hc.Flows = append(hc.Flows, hostd.FlowConfig{ID: f.ID, Dst: ip(f.Dst), SizeBytes: f.SizeBytes,
+		hc.Flows = append(hc.Flows, hostd.Flow{ID: f.ID, Dst: ip(f.Dst), SizeBytes: f.SizeBytes,
 			StartUs: float64(f.StartNs) / 1e3, RateGbps: f.RateBps / 1e9, Priority: flowPrio(f.Src, f.Priority)})
 	}
 	for _, in := range s.Incast {
 		per := max(in.FlowsPerSender, 1)
 		for k, snd := range in.Senders {
 			hc := &p.Hosts[snd]
-			hc.Incast = append(hc.Incast, hostd.IncastConfig{
+			hc.Incast = append(hc.Incast, hostd.Incast{
 				IDBase: in.IDBase + k*per*max(in.Repeat, 1), Dst: ip(in.Dst), Flows: per, SizeBytes: in.SizeBytes,
 				StartUs: float64(in.StartNs) / 1e3, Repeat: in.Repeat, PeriodUs: float64(in.PeriodNs) / 1e3,
 				Priority: flowPrio(snd, in.Priority)})
@@ -615,17 +626,20 @@ func (s *Spec) Plan() (*Plan, error) {
 	}
 	for wi := range s.Workloads {
 		w := &s.Workloads[wi]
-		// One slice of each for every sender (hostd keeps DstIPs as is).
-		var dsts []string
-		var dstIPs []uint32
+		// One CDF and one slice of destinations for every sender (hostd
+		// keeps them as they are).
+		cdf, err := daemon.LoadCDF(w.CDF)
+		if err != nil {
+			return nil, fmt.Errorf("fabric: workload %d: %w", wi, err)
+		}
+		var dsts []uint32
 		for _, d := range w.Dsts {
-			dsts = append(dsts, ip(d))
-			dstIPs = append(dstIPs, t.Hosts[d].IP)
+			dsts = append(dsts, t.Hosts[d].IP)
 		}
 		for k, snd := range w.Senders {
 			hc := &p.Hosts[snd]
-			hc.Workloads = append(hc.Workloads, hostd.WorkloadConfig{
-				IDBase: WorkloadIDBase(w, wi, k, len(w.Senders)), CDF: w.CDF, Dsts: dsts, DstIPs: dstIPs, Load: w.Load,
+			hc.Workloads = append(hc.Workloads, hostd.Workload{
+				IDBase: WorkloadIDBase(w, wi, k, len(w.Senders)), CDF: cdf, Dsts: dsts, Load: w.Load,
 				StartUs: float64(w.StartNs) / 1e3, StopUs: float64(w.StopNs) / 1e3, MaxFlows: w.MaxFlows,
 				Priority: flowPrio(snd, w.Priority)})
 		}
@@ -640,6 +654,15 @@ func (s *Spec) Plan() (*Plan, error) {
 // when no host's address lies between them (a fabric's hosts are numbered
 // below its switches: one range then holds them all).
 func (t *Topology) CPRanges() []string {
+	var out []string
+	for _, r := range t.cpRanges() {
+		out = append(out, r.String())
+	}
+	return out
+}
+
+// cpRanges are CPRanges as hostd takes them.
+func (t *Topology) cpRanges() []hostd.AddrRange {
 	type span struct{ lo, hi uint32 }
 	spans := make([]span, 0, len(t.Switches))
 	for si, sw := range t.Switches {
@@ -657,13 +680,13 @@ func (t *Topology) CPRanges() []string {
 		i, _ := slices.BinarySearch(hosts, lo)
 		return i < len(hosts) && hosts[i] <= hi
 	}
-	var out []string
+	var out []hostd.AddrRange
 	for i := 0; i < len(spans); {
 		cur := spans[i]
 		for i++; i < len(spans) && (spans[i].lo <= cur.hi || !hostIn(cur.hi, spans[i].lo)); i++ {
 			cur.hi = max(cur.hi, spans[i].hi)
 		}
-		out = append(out, wire.FormatIPv4(cur.lo)+"-"+wire.FormatIPv4(cur.hi))
+		out = append(out, hostd.AddrRange{Lo: cur.lo, Hi: cur.hi})
 	}
 	return out
 }
@@ -716,4 +739,24 @@ func (s *Spec) FlowDst(src int, id int64) int {
 		}
 	}
 	return -1
+}
+
+// hostParams is the scheme's parameters for host c (its spec with the
+// fields its Env reads): Typed as it is, else the scheme's defaults for the
+// host with Params decoded over them.
+func (s *Spec) hostParams(c *hostd.Spec) (any, error) {
+	if s.Typed != nil {
+		return s.Typed, nil
+	}
+	sc, err := ccalgo.Lookup(s.Scheme)
+	if err != nil {
+		return nil, err
+	}
+	d := *c
+	d.ApplyDefaults()
+	p := sc.DefaultParams(d.Env())
+	if err := config.DecodeTable(s.Params, p); err != nil {
+		return nil, fmt.Errorf("cc params: scheme %s: %w", s.Scheme, err)
+	}
+	return p, nil
 }

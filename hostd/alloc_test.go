@@ -13,7 +13,7 @@ import (
 // hotPath sets up a sender and a receiver of scheme, their configs changed
 // by mods, and returns them with a data frame of the sender and an ACK of the
 // receiver for it.
-func hotPath(tb testing.TB, scheme string, mods ...func(a, b *Config)) (a, b *Engine, data, ack []byte) {
+func hotPath(tb testing.TB, scheme string, mods ...func(a, b *Spec)) (a, b *Engine, data, ack []byte) {
 	tb.Helper()
 	ca, cb := oneFlow(scheme, 0, 0)
 	for _, m := range mods {
@@ -42,9 +42,9 @@ var allSchemes = []string{"none", "dcqcn", "dctcp", "hpcc", "timely", "rcc", "ac
 
 // trusting makes both hosts of hotPath trust by topology: back to back, each
 // one's gateway is the other.
-func trusting(a, b *Config) {
-	a.Trust, a.GatewayMAC, a.TrustedCPs = TrustTopology, b.MAC, []string{"10.0.0.254"}
-	b.Trust, b.GatewayMAC, b.TrustedCPs = TrustTopology, a.MAC, []string{"10.0.0.254"}
+func trusting(a, b *Spec) {
+	a.Trust, a.GatewayMAC, a.TrustedCPs = TrustTopology, b.MAC, []AddrRange{{0x0a0000fe, 0x0a0000fe}}
+	b.Trust, b.GatewayMAC, b.TrustedCPs = TrustTopology, a.MAC, []AddrRange{{0x0a0000fe, 0x0a0000fe}}
 }
 
 func TestPerPacketPathsAllocateNothing(t *testing.T) {
@@ -203,7 +203,7 @@ func BenchmarkAckPath(b *testing.B) {
 func BenchmarkNextData(b *testing.B) {
 	c := testConfig("h1", ipA, "none")
 	c.MaxQPs = 1000
-	c.Incast = []IncastConfig{{Dst: ipB, Flows: 1000, SizeBytes: 1 << 40}}
+	c.Incast = []Incast{{Dst: ipB, Flows: 1000, SizeBytes: 1 << 40}}
 	c.LinkGbps = MaxLinkGbps // no line-rate ceiling below the engine's speed
 	e, err := NewEngine(c, 0)
 	if err != nil {

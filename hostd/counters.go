@@ -65,7 +65,7 @@ type RxCounters struct {
 }
 
 // Refusals counts control frames refused under trust "topology"
-// (Config.Trust), by kind, and VLAN-tagged PFC frames (never a pause, under
+// (Spec.Trust), by kind, and VLAN-tagged PFC frames (never a pause, under
 // any trust). The receive side refuses PFC frames and CP
 // feedback (by their source), the send side CNPs, ACKs and NAKs (by the flow
 // they name), each in its own counters; Engine.Refused sums both.
@@ -88,7 +88,8 @@ func (r *Refusals) Total() uint64 {
 	return r.PFC + r.CNP + r.Ack + r.Nak + r.RoCCRate + r.P4QCN + r.QCN + r.NakRepeat
 }
 
-// Add adds o's counts to r.
+// Add adds o's counts to r, every field (TestCountersAdd checks that none
+// is left out).
 func (r *Refusals) Add(o *Refusals) {
 	r.PFC += o.PFC
 	r.CNP += o.CNP
@@ -129,4 +130,59 @@ type TxCounters struct {
 	// packets never sent or already acknowledged, or (NakRepeat) a second
 	// go-back to one PSN within a base RTT. Not in BadAcks.
 	Refused Refusals `json:"refused"`
+}
+
+// Add adds o's counts to c's, every field (TestCountersAdd checks that
+// none is left out).
+func (c *RxCounters) Add(o *RxCounters) {
+	c.Frames += o.Frames
+	c.Malformed += o.Malformed
+	c.Other += o.Other
+	c.NotForUs += o.NotForUs
+	c.Data += o.Data
+	c.DataBytes += o.DataBytes
+	c.InOrder += o.InOrder
+	c.Duplicate += o.Duplicate
+	c.OutOfOrder += o.OutOfOrder
+	c.NewFlows += o.NewFlows
+	c.FlowTableFull += o.FlowTableFull
+	c.Evicted += o.Evicted
+	c.AcksOwed += o.AcksOwed
+	c.NaksOwed += o.NaksOwed
+	c.CNPsOwed += o.CNPsOwed
+	c.Acks += o.Acks
+	c.Naks += o.Naks
+	c.CNPs += o.CNPs
+	c.RoCCRate += o.RoCCRate
+	c.P4QCN += o.P4QCN
+	c.QCN += o.QCN
+	c.PFC += o.PFC
+	c.EventsDropped += o.EventsDropped
+	c.BuildErrors += o.BuildErrors
+	c.Refused.Add(&o.Refused)
+}
+
+// Add adds o's counts to c's, every field (TestCountersAdd checks that
+// none is left out).
+func (c *TxCounters) Add(o *TxCounters) {
+	c.DataFrames += o.DataFrames
+	c.DataBytes += o.DataBytes
+	c.PayloadBytes += o.PayloadBytes
+	c.RetxFrames += o.RetxFrames
+	c.NakRewinds += o.NakRewinds
+	c.Timeouts += o.Timeouts
+	c.StaleEvents += o.StaleEvents
+	c.BadAcks += o.BadAcks
+	c.ControlFrames += o.ControlFrames
+	c.ControlBytes += o.ControlBytes
+	c.PauseFrames += o.PauseFrames
+	c.FlowsStarted += o.FlowsStarted
+	c.FlowsCompleted += o.FlowsCompleted
+	c.PendingDropped += o.PendingDropped
+	c.FlowsWaiting += o.FlowsWaiting
+	c.SamplesDropped += o.SamplesDropped
+	c.FCTsDropped += o.FCTsDropped
+	c.BuildErrors += o.BuildErrors
+	c.RPRebuilds += o.RPRebuilds
+	c.Refused.Add(&o.Refused)
 }

@@ -29,7 +29,7 @@
 //     Middle / Last / Only), go-back-N on NAK and on a retransmission timeout,
 //     as a RoCEv2 RC QP does (InfiniBand Architecture Specification Vol. 1,
 //     Chapter 9, reliable connected service, carried over UDP/IP per its
-//     Annex A17, RoCEv2). With trust "topology" (Config.Trust) a NAK counts
+//     Annex A17, RoCEv2). With trust "topology" (Spec.Trust) a NAK counts
 //     only from the flow's destination, for a PSN sent and not yet
 //     acknowledged, and at most once per PSN and base RTT.
 //   - Receiver: in-order check per (source, QP); an ACK every AckEvery packets,
@@ -52,7 +52,7 @@
 //     describes the same NIC scheduler shape (per-QP rate and window).
 //   - PFC: a received pause frame for the data priority stops data until its
 //     quanta (at the line rate) expire; 0 quanta resumes. Flows may carry
-//     priorities of their own (FlowConfig.Priority): a pause then stops only
+//     priorities of their own (Flow.Priority): a pause then stops only
 //     the QPs of the priorities it names, as a NIC's per-priority queues.
 //   - Traffic: static flows, incast groups, and Poisson workloads with sizes from
 //     a flow-size CDF at a target load (HPCC Section 5.1 and RoCC Section VI use

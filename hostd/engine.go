@@ -1,10 +1,10 @@
 package hostd
 
 import (
-	"github.com/ccbed/ccbed/ccalgo"
-	"github.com/ccbed/ccbed/config"
-	"github.com/ccbed/ccbed/wire"
 	"math/bits"
+
+	"github.com/ccbed/ccbed/ccalgo"
+	"github.com/ccbed/ccbed/wire"
 )
 
 const psnMask = 1<<24 - 1
@@ -73,24 +73,11 @@ type Control struct {
 	Fields ccalgo.AckFields
 }
 
-// NewEngine builds an engine from cfg at time now (ns). cfg is completed with
-// ApplyDefaults; relative CDF paths are taken from the working directory. Use
-// New with a *config.File to get errors located in the file.
-func NewEngine(cfg Config, now int64) (*Engine, error) {
-	cfg.ApplyDefaults()
-	r, err := resolve(&cfg, nil, "", "")
-	if err != nil {
-		return nil, err
-	}
-	return newEngine(r, now, oneShard(r))
-}
-
-// NewEngineFromFile is NewEngine for a Config decoded from f under the table
-// keyPrefix ("host"): errors name the file, line and key, and CDF paths are
-// relative to baseDir (the file's directory).
-func NewEngineFromFile(cfg Config, f *config.File, keyPrefix, baseDir string, now int64) (*Engine, error) {
-	cfg.ApplyDefaults()
-	r, err := resolve(&cfg, f, keyPrefix, baseDir)
+// NewEngine builds an engine from s at time now (ns). s is completed with
+// ApplyDefaults; a bad field is a *SpecError.
+func NewEngine(s Spec, now int64) (*Engine, error) {
+	s.ApplyDefaults()
+	r, err := resolve(&s)
 	if err != nil {
 		return nil, err
 	}

@@ -1,6 +1,7 @@
 package hostd
 
 import (
+	"errors"
 	"math"
 	"testing"
 
@@ -9,9 +10,9 @@ import (
 )
 
 // oneFlow returns the configs of a sender A with one static flow to B and of B.
-func oneFlow(scheme string, size int64, rateGbps float64) (Config, Config) {
+func oneFlow(scheme string, size int64, rateGbps float64) (Spec, Spec) {
 	a := testConfig("h1", ipA, scheme)
-	a.Flows = []FlowConfig{{ID: 7, Dst: ipB, SizeBytes: size, RateGbps: rateGbps}}
+	a.Flows = []Flow{{ID: 7, Dst: ipB, SizeBytes: size, RateGbps: rateGbps}}
 	b := testConfig("h2", ipB, scheme)
 	return a, b
 }
@@ -145,7 +146,7 @@ func TestRateCapVirtual(t *testing.T) {
 
 func TestRatesAndFCTsRecorded(t *testing.T) {
 	a, b := oneFlow("none", 0, 2)
-	a.Flows = append(a.Flows, FlowConfig{ID: 8, Dst: ipB, SizeBytes: 100_000, StartUs: 50})
+	a.Flows = append(a.Flows, Flow{ID: 8, Dst: ipB, SizeBytes: 100_000, StartUs: 50})
 	v := newVnet(t, a, b)
 	v.run(1_000_000)
 	var n7 int
@@ -203,7 +204,7 @@ func TestPFCPause(t *testing.T) {
 
 func TestIncastAndStaticStarts(t *testing.T) {
 	a := testConfig("h1", ipA, "none")
-	a.Incast = []IncastConfig{{IDBase: 100, Dst: ipB, Flows: 4, SizeBytes: 20_000, StartUs: 10, Repeat: 3, PeriodUs: 200}}
+	a.Incast = []Incast{{IDBase: 100, Dst: ipB, Flows: 4, SizeBytes: 20_000, StartUs: 10, Repeat: 3, PeriodUs: 200}}
 	b := testConfig("h2", ipB, "none")
 	v := newVnet(t, a, b)
 	v.run(2_000_000)
@@ -233,7 +234,7 @@ func TestIncastAndStaticStarts(t *testing.T) {
 func TestQPSlotsReused(t *testing.T) {
 	a := testConfig("h1", ipA, "none")
 	a.MaxQPs = 2
-	a.Incast = []IncastConfig{{IDBase: 0, Dst: ipB, Flows: 10, SizeBytes: 5000}}
+	a.Incast = []Incast{{IDBase: 0, Dst: ipB, Flows: 10, SizeBytes: 5000}}
 	b := testConfig("h2", ipB, "none")
 	v := newVnet(t, a, b)
 	v.run(1_000_000)
@@ -252,7 +253,7 @@ func TestQPSlotsReused(t *testing.T) {
 
 func TestWorkloadPoisson(t *testing.T) {
 	a := testConfig("h1", ipA, "none")
-	a.Workloads = []WorkloadConfig{{IDBase: 1000, CDF: "../configs/workloads/fb_hadoop.cdf", Dsts: []string{ipB}, Load: 0.3}}
+	a.Workloads = []Workload{{IDBase: 1000, CDF: mustCDF("../configs/workloads/fb_hadoop.cdf"), Dsts: []uint32{ipB}, Load: 0.3}}
 	a.MaxQPs = 256
 	b := testConfig("h2", ipB, "none")
 	// Fewer entries than flows: completed ones are evicted once 4 RTOs old.
@@ -260,10 +261,7 @@ func TestWorkloadPoisson(t *testing.T) {
 	v := newVnet(t, a, b)
 	const dur = 20_000_000
 	v.run(dur)
-	cdf, err := LoadCDF("../configs/workloads/fb_hadoop.cdf")
-	if err != nil {
-		t.Fatal(err)
-	}
+	cdf := mustCDF("../configs/workloads/fb_hadoop.cdf")
 	iv := MeanInterarrivalNs(cdf.Mean(), 0.3, 10e9)
 	want := dur / iv
 	_, tx := v.eng[0].Counters()
@@ -345,8 +343,7 @@ func TestRPReactsToItsSignal(t *testing.T) {
 		if len(fs) != 1 {
 			t.Fatalf("%d active flows", len(fs))
 		}
-		ip, _ := wire.ParseIPv4(ipA)
-		dst, _ := wire.ParseIPv4(ipB)
+		ip, dst := uint32(ipA), uint32(ipB)
 		fb := ccalgo.Feedback{Kind: kind, CPID: 0x0a0000fe,
 			Flow:      ccalgo.FlowKey{SrcIP: ip, DstIP: dst, SrcPort: 0xc000 | uint16(fs[0].QPN&0x3fff), DstPort: 4791, DestQP: fs[0].QPN},
 			RateUnits: uint32(rateBps / 10e6), DeltaFBps: 10e6, Fb: 63, QOff: -100_000, QDelta: -10_000}
@@ -489,8 +486,7 @@ func TestStaleAndMalformed(t *testing.T) {
 			t.Fatal("control owed for garbage")
 		}
 	}
-	ip, _ := wire.ParseIPv4(ipA)
-	ep := wire.Endpoints{SrcIP: ip + 1, DstIP: ip}
+	ep := wire.Endpoints{SrcIP: ipA + 1, DstIP: ipA}
 	buf := make([]byte, 256)
 	n, _ := wire.BuildAck(buf, &ep, &wire.AckSpec{DestQP: 0x123456, PSN: 5, Syndrome: wire.SyndromeAckNoCred}, &ccalgo.AckFields{})
 	e.Receive(v.now, buf[:n], &out)
@@ -501,36 +497,38 @@ func TestStaleAndMalformed(t *testing.T) {
 	}
 }
 
-func TestConfigErrors(t *testing.T) {
+// TestSpecErrors: NewEngine refuses a bad spec with a *SpecError at the
+// field's file key.
+func TestSpecErrors(t *testing.T) {
 	tests := []struct {
 		name string
-		mod  func(c *Config)
+		mod  func(c *Spec)
+		key  string
 	}{
-		{"bad ip", func(c *Config) { c.IP = "10.0.0" }},
-		{"bad scheme", func(c *Config) { c.Scheme = "nope" }},
-		{"bad cc key", func(c *Config) { c.Scheme = "dcqcn"; c.CC = map[string]any{"no_such_key": 1} }},
-		{"bad flow dst", func(c *Config) { c.Flows = []FlowConfig{{Dst: "x"}} }},
-		{"negative size", func(c *Config) { c.Flows = []FlowConfig{{Dst: ipB, SizeBytes: -1}} }},
-		{"incast no flows", func(c *Config) { c.Incast = []IncastConfig{{Dst: ipB, SizeBytes: 1}} }},
-		{"workload no cdf file", func(c *Config) {
-			c.Workloads = []WorkloadConfig{{CDF: "nope.cdf", Dsts: []string{ipB}, Load: 0.5}}
-		}},
-		{"workload load", func(c *Config) {
-			c.Workloads = []WorkloadConfig{{CDF: "../configs/workloads/websearch.cdf", Dsts: []string{ipB}, Load: 2}}
-		}},
-		{"mtu", func(c *Config) { c.MTUBytes = 10_000 }},
+		{"bad scheme", func(c *Spec) { c.Scheme = "nope" }, "scheme"},
+		{"negative size", func(c *Spec) { c.Flows = []Flow{{Dst: ipB, SizeBytes: -1}} }, "flows[0].size_bytes"},
+		{"incast no flows", func(c *Spec) { c.Incast = []Incast{{Dst: ipB, SizeBytes: 1}} }, "incast[0].flows"},
+		{"workload no cdf", func(c *Spec) {
+			c.Workloads = []Workload{{Dsts: []uint32{ipB}, Load: 0.5}}
+		}, "workloads[0].cdf"},
+		{"workload no dsts", func(c *Spec) {
+			c.Workloads = []Workload{{CDF: mustCDF("../configs/workloads/websearch.cdf"), Load: 0.5}}
+		}, "workloads[0].dsts"},
+		{"workload load", func(c *Spec) {
+			c.Workloads = []Workload{{CDF: mustCDF("../configs/workloads/websearch.cdf"), Dsts: []uint32{ipB}, Load: 2}}
+		}, "workloads[0].load"},
+		{"mtu", func(c *Spec) { c.MTUBytes = 10_000 }, "mtu_bytes"},
+		{"trust", func(c *Spec) { c.Trust = "some" }, "trust"},
+		{"params of another scheme", func(c *Spec) { c.Scheme, c.Params = "dcqcn", new(int) }, "cc"},
 	}
 	for _, tc := range tests {
 		c := testConfig("h1", ipA, "none")
 		tc.mod(&c)
-		if _, err := NewEngine(c, 0); err == nil {
-			t.Errorf("%s: accepted", tc.name)
+		_, err := NewEngine(c, 0)
+		var se *SpecError
+		if !errors.As(err, &se) || se.Key != tc.key {
+			t.Errorf("%s: error %v, want a SpecError at %s", tc.name, err, tc.key)
 		}
-	}
-	c := testConfig("h1", ipA, "dcqcn")
-	c.CC = map[string]any{"cnp_interval_us": 100}
-	if _, err := NewEngine(c, 0); err != nil {
-		t.Errorf("valid cc table refused: %v", err)
 	}
 }
 
@@ -580,7 +578,7 @@ func TestRTOBackoff(t *testing.T) {
 func TestTablesGrowByUse(t *testing.T) {
 	a, b := testConfig("h1", ipA, "dcqcn"), testConfig("h2", ipB, "dcqcn")
 	a.MaxQPs, b.MaxRxFlows = 100, 200
-	a.Incast = []IncastConfig{{IDBase: 0, Dst: ipB, Flows: 40, SizeBytes: 20_000}}
+	a.Incast = []Incast{{IDBase: 0, Dst: ipB, Flows: 40, SizeBytes: 20_000}}
 	v := newVnet(t, a, b)
 	v.run(1)
 	ea, eb := v.eng[0], v.eng[1]
@@ -612,7 +610,7 @@ func TestPFCPausePerFlowPriority(t *testing.T) {
 	one := 1
 	a, b := oneFlow("none", 0, 0) // flow 7: the host's priority, 3
 	a.TagPriority = true
-	a.Flows = append(a.Flows, FlowConfig{ID: 8, Dst: ipB, Priority: &one})
+	a.Flows = append(a.Flows, Flow{ID: 8, Dst: ipB, Priority: &one})
 	v := newVnet(t, a, b)
 	var sent [8]int // data frames from host A, by the priority in their DSCP
 	v.onFrame = func(from int, fr *wire.Frame, _ []byte) bool {

@@ -1,6 +1,7 @@
 package hostd
 
 import (
+	"os"
 	"testing"
 
 	_ "github.com/ccbed/ccbed/ccalgo/all"
@@ -35,18 +36,34 @@ type vpkt struct {
 }
 
 const (
-	ipA = "10.0.0.1"
-	ipB = "10.0.0.2"
+	ipA = 0x0a000001 // 10.0.0.1
+	ipB = 0x0a000002 // 10.0.0.2
 )
 
-func testConfig(name, ip, scheme string) Config {
-	return Config{
-		Name: name, IP: ip, MAC: "02:00:00:00:00:0" + name[len(name)-1:], LinkGbps: 10,
+// testConfig is the spec of host name (h1, h2, ...: its MAC ends in the
+// digit) at ip.
+func testConfig(name string, ip uint32, scheme string) Spec {
+	return Spec{
+		Name: name, IP: ip, MAC: wire.MAC{2, 0, 0, 0, 0, name[len(name)-1] - '0'}, LinkGbps: 10,
 		Scheme: scheme, BaseRTTUs: 4, MaxQPs: 16, MaxRxFlows: 64, SampleUs: 10,
 	}
 }
 
-func newVnet(tb testing.TB, a, b Config) *vnet {
+// mustCDF reads a CDF file of the repository (configs/workloads), or
+// panics.
+func mustCDF(path string) *CDF {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		panic(err)
+	}
+	c, err := ParseCDF(path, string(b))
+	if err != nil {
+		panic(err)
+	}
+	return c
+}
+
+func newVnet(tb testing.TB, a, b Spec) *vnet {
 	tb.Helper()
 	ea, err := NewEngine(a, 0)
 	if err != nil {

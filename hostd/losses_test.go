@@ -13,40 +13,40 @@ import (
 func TestLossCounters(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
-		setup func(a, b *Config)
+		setup func(a, b *Spec)
 		until int64
 		check func(rx RxCounters, tx TxCounters, a *Engine) bool
 	}{
-		{"pending queue full", func(a, b *Config) {
+		{"pending queue full", func(a, b *Spec) {
 			a.MaxQPs, a.MaxPending = 1, 2
-			a.Incast = []IncastConfig{{IDBase: 0, Dst: ipB, Flows: 10, SizeBytes: 5000}}
+			a.Incast = []Incast{{IDBase: 0, Dst: ipB, Flows: 10, SizeBytes: 5000}}
 		}, 1_000_000, func(_ RxCounters, tx TxCounters, a *Engine) bool {
 			// All ten are queued at once, before a QP is handed out: two
 			// fit, eight find the queue full.
 			return tx.PendingDropped == 8 && tx.FlowsStarted == 2 && tx.FlowsWaiting == 0 && len(a.FCTs()) == 2
 		}},
-		{"never started", func(a, b *Config) {
+		{"never started", func(a, b *Spec) {
 			a.MaxQPs = 1
-			a.Incast = []IncastConfig{{IDBase: 0, Dst: ipB, Flows: 5, SizeBytes: 10_000_000}}
+			a.Incast = []Incast{{IDBase: 0, Dst: ipB, Flows: 5, SizeBytes: 10_000_000}}
 		}, 1_000_000, func(_ RxCounters, tx TxCounters, a *Engine) bool {
 			// 10 MB at 10 Gb/s takes 8 ms: the others are still waiting.
 			return tx.FlowsWaiting == 4 && tx.FlowsStarted == 1 && tx.PendingDropped == 0
 		}},
-		{"receiver flow table full", func(a, b *Config) {
+		{"receiver flow table full", func(a, b *Spec) {
 			b.MaxRxFlows = 2
-			a.Incast = []IncastConfig{{IDBase: 0, Dst: ipB, Flows: 4, SizeBytes: 1_000_000}}
+			a.Incast = []Incast{{IDBase: 0, Dst: ipB, Flows: 4, SizeBytes: 1_000_000}}
 		}, 500_000, func(rx RxCounters, _ TxCounters, _ *Engine) bool {
 			return rx.FlowTableFull > 0
 		}},
-		{"FCTs not recorded", func(a, b *Config) {
+		{"FCTs not recorded", func(a, b *Spec) {
 			a.MaxFCTs = 2
-			a.Incast = []IncastConfig{{IDBase: 0, Dst: ipB, Flows: 5, SizeBytes: 5000}}
+			a.Incast = []Incast{{IDBase: 0, Dst: ipB, Flows: 5, SizeBytes: 5000}}
 		}, 1_000_000, func(_ RxCounters, tx TxCounters, a *Engine) bool {
 			return tx.FlowsCompleted == 5 && tx.FCTsDropped == 3 && len(a.FCTs()) == 2
 		}},
-		{"samples not kept", func(a, b *Config) {
+		{"samples not kept", func(a, b *Spec) {
 			a.MaxSamples = 10
-			a.Flows = []FlowConfig{{ID: 1, Dst: ipB}}
+			a.Flows = []Flow{{ID: 1, Dst: ipB}}
 		}, 1_000_000, func(_ RxCounters, tx TxCounters, a *Engine) bool {
 			// A sample every 10 us for 1 ms: about 100, 10 kept.
 			return len(a.Samples()) == 10 && tx.SamplesDropped >= 80

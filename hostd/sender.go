@@ -39,7 +39,7 @@ type sender struct {
 	rng        *rand.Rand
 	jrng       *rand.Rand // pacing jitter (its own stream: workloads do not change with it)
 
-	pause int64 // PFC: no data before this time (one priority: Config.PFCPriority's)
+	pause int64 // PFC: no data before this time (one priority: Spec.PFCPriority's)
 	// prioPause is each priority's pause end when the host's flows use
 	// several priorities (resolved.prios): a pause holds only its
 	// priority's QPs (pausePriority).
@@ -305,7 +305,7 @@ func (tx *sender) onAck(now int64, qp int32, s *sendQP, ev *event) {
 	}
 	th := uint64(through)
 	if nak && tx.r.trusted && th == s.backPSN && now < s.backUntil {
-		// At most one go-back for a PSN per base RTT (Config.BaseRTTUs,
+		// At most one go-back for a PSN per base RTT (Spec.BaseRTTUs,
 		// the configured base RTT, not a measured one: a forger cannot
 		// stretch it): a second NAK for the PSN the QP just went back to
 		// cannot have seen the resent packets yet. snd_una is already

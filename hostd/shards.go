@@ -2,10 +2,8 @@ package hostd
 
 import (
 	"fmt"
-	"reflect"
 	"slices"
 
-	"github.com/ccbed/ccbed/config"
 	"github.com/ccbed/ccbed/wire"
 )
 
@@ -18,8 +16,8 @@ const MaxEngines = 16
 // (NewEngine is n = 1). The host's state is partitioned between them, so
 // that no lcore touches another's in its hot path:
 //
-//   - flows: engine i starts every n-th static and incast flow of cfg (those
-//     whose index in config order, incast flows expanded, is i mod n), and
+//   - flows: engine i starts every n-th static and incast flow of s (those
+//     whose index in spec order, incast flows expanded, is i mod n), and
 //     runs each workload at 1/n of its load with 1/n of its MaxFlows (flow
 //     ids IDBase + k*n + i; independent Poisson arrivals summing to the
 //     workload's);
@@ -40,20 +38,9 @@ const MaxEngines = 16
 //     each engine's; Shards merges them.
 //
 // Engine 0 of n = 1 is NewEngine's engine exactly.
-func NewEngines(cfg Config, n int, now int64) ([]*Engine, error) {
-	cfg.ApplyDefaults()
-	r, err := resolve(&cfg, nil, "", "")
-	if err != nil {
-		return nil, err
-	}
-	return newEngines(r, n, now)
-}
-
-// NewEnginesFromFile is NewEngines for a Config decoded from f under the
-// table keyPrefix, as NewEngineFromFile.
-func NewEnginesFromFile(cfg Config, f *config.File, keyPrefix, baseDir string, n int, now int64) ([]*Engine, error) {
-	cfg.ApplyDefaults()
-	r, err := resolve(&cfg, f, keyPrefix, baseDir)
+func NewEngines(s Spec, n int, now int64) ([]*Engine, error) {
+	s.ApplyDefaults()
+	r, err := resolve(&s)
 	if err != nil {
 		return nil, err
 	}
@@ -118,34 +105,6 @@ func (s Shards) Counters() (RxCounters, TxCounters) {
 		tc.Add(&e.tc)
 	}
 	return rc, tc
-}
-
-// Add adds o's counts to c's (every field).
-func (c *RxCounters) Add(o *RxCounters) {
-	addCounts(reflect.ValueOf(c).Elem(), reflect.ValueOf(o).Elem())
-}
-
-// Add adds o's counts to c's (every field).
-func (c *TxCounters) Add(o *TxCounters) {
-	addCounts(reflect.ValueOf(c).Elem(), reflect.ValueOf(o).Elem())
-}
-
-// Add adds o's counts to c's (every field).
-func (c *PortCounter) Add(o *PortCounter) {
-	addCounts(reflect.ValueOf(c).Elem(), reflect.ValueOf(o).Elem())
-}
-
-// addCounts adds every uint64 of src (a struct of counters, nested structs
-// included) to dst's.
-func addCounts(dst, src reflect.Value) {
-	for i := 0; i < dst.NumField(); i++ {
-		switch f := dst.Field(i); f.Kind() {
-		case reflect.Uint64:
-			f.SetUint(f.Uint() + src.Field(i).Uint())
-		case reflect.Struct:
-			addCounts(f, src.Field(i))
-		}
-	}
 }
 
 // Samples merges the engines' rate samples by time (engine order on ties).

@@ -30,11 +30,11 @@ type mnet struct {
 	sent  [2][]int // data frames each engine sent
 }
 
-func newMnet(tb testing.TB, a, b Config, na, nb int) *mnet {
+func newMnet(tb testing.TB, a, b Spec, na, nb int) *mnet {
 	tb.Helper()
 	m := &mnet{tb: tb, delay: 2000, buf: make([]byte, 16384)}
 	for h, c := range []struct {
-		cfg Config
+		cfg Spec
 		n   int
 	}{{a, na}, {b, nb}} {
 		engs, err := NewEngines(c.cfg, c.n, 0)
@@ -122,8 +122,8 @@ func (m *mnet) run(until int64) {
 func TestOneEngineIsNewEngine(t *testing.T) {
 	for _, scheme := range []string{"none", "dcqcn", "hpcc"} {
 		a, b := testConfig("h1", ipA, scheme), testConfig("h2", ipB, scheme)
-		a.Incast = []IncastConfig{{IDBase: 10, Dst: ipB, Flows: 5, SizeBytes: 40_000, Repeat: 2, PeriodUs: 300}}
-		a.Workloads = []WorkloadConfig{{IDBase: 1000, CDF: "../configs/workloads/fb_hadoop.cdf", Dsts: []string{ipB}, Load: 0.3}}
+		a.Incast = []Incast{{IDBase: 10, Dst: ipB, Flows: 5, SizeBytes: 40_000, Repeat: 2, PeriodUs: 300}}
+		a.Workloads = []Workload{{IDBase: 1000, CDF: mustCDF("../configs/workloads/fb_hadoop.cdf"), Dsts: []uint32{ipB}, Load: 0.3}}
 		v := newVnet(t, a, b)
 		v.run(2_000_000)
 		m := newMnet(t, a, b, 1, 1)
@@ -160,7 +160,7 @@ func TestEnginesShareAHost(t *testing.T) {
 			const size = 64_000
 			a, b := testConfig("h1", ipA, tc.scheme), testConfig("h2", ipB, tc.scheme)
 			a.MaxQPs = 64
-			a.Incast = []IncastConfig{{IDBase: 100, Dst: ipB, Flows: tc.flows, SizeBytes: size}}
+			a.Incast = []Incast{{IDBase: 100, Dst: ipB, Flows: tc.flows, SizeBytes: size}}
 			m := newMnet(t, a, b, tc.na, tc.nb)
 			m.run(20_000_000)
 			sender := m.hosts[0].Merged()
@@ -222,7 +222,7 @@ func TestEnginesShareWorkloads(t *testing.T) {
 	for _, n := range []int{1, 2, 3, 5} {
 		a, b := testConfig("h1", ipA, "none"), testConfig("h2", ipB, "none")
 		a.MaxQPs = 64
-		a.Workloads = []WorkloadConfig{{IDBase: 1000, CDF: "../configs/workloads/fb_hadoop.cdf", Dsts: []string{ipB},
+		a.Workloads = []Workload{{IDBase: 1000, CDF: mustCDF("../configs/workloads/fb_hadoop.cdf"), Dsts: []uint32{ipB},
 			Load: 0.5, MaxFlows: 17}}
 		m := newMnet(t, a, b, n, 2)
 		m.run(50_000_000)
@@ -247,7 +247,7 @@ func TestEnginesShareWorkloads(t *testing.T) {
 // engine's data.
 func TestEnginesPFCStopsAll(t *testing.T) {
 	a, b := testConfig("h1", ipA, "none"), testConfig("h2", ipB, "none")
-	a.Incast = []IncastConfig{{Dst: ipB, Flows: 8, SizeBytes: 1 << 40}}
+	a.Incast = []Incast{{Dst: ipB, Flows: 8, SizeBytes: 1 << 40}}
 	m := newMnet(t, a, b, 4, 1)
 	m.run(100_000)
 	var q [wire.PFCPriorities]uint16
@@ -280,7 +280,7 @@ func TestEngineQPNumbers(t *testing.T) {
 	for _, n := range []int{1, 2, 3, 16} {
 		c := testConfig("h1", ipA, "none")
 		c.MaxQPs = 100
-		c.Incast = []IncastConfig{{Dst: ipB, Flows: 100, SizeBytes: 1 << 20}}
+		c.Incast = []Incast{{Dst: ipB, Flows: 100, SizeBytes: 1 << 20}}
 		engs, err := NewEngines(c, n, 0)
 		if err != nil {
 			t.Fatal(err)
@@ -336,7 +336,7 @@ func TestNewEnginesErrors(t *testing.T) {
 // of the host: every flow once in fct.csv, counters summed.
 func TestShardsWriteResults(t *testing.T) {
 	a, b := testConfig("h1", ipA, "none"), testConfig("h2", ipB, "none")
-	a.Incast = []IncastConfig{{IDBase: 1, Dst: ipB, Flows: 6, SizeBytes: 20_000}}
+	a.Incast = []Incast{{IDBase: 1, Dst: ipB, Flows: 6, SizeBytes: 20_000}}
 	m := newMnet(t, a, b, 3, 2)
 	m.run(2_000_000)
 	dir := t.TempDir()

@@ -31,11 +31,11 @@ type trustSender struct {
 func newTrustSender(t *testing.T, scheme, trust string) *trustSender {
 	t.Helper()
 	c := testConfig("h1", ipA, scheme)
-	c.GatewayMAC = gatewayMAC
-	c.Flows = []FlowConfig{{ID: 7, Dst: ipB, SizeBytes: 100 * 1024}}
+	c.GatewayMAC, _ = wire.ParseMAC(gatewayMAC)
+	c.Flows = []Flow{{ID: 7, Dst: ipB, SizeBytes: 100 * 1024}}
 	c.Trust = trust
 	if trust == TrustTopology {
-		c.TrustedCPs = []string{"10.0.0.254-10.0.1.61"} // the switch and its 64 ports' CP ids
+		c.TrustedCPs = []AddrRange{{0x0a0000fe, 0x0a00013d}} // 10.0.0.254-10.0.1.61: the switch and its 64 ports' CP ids
 	}
 	e, err := NewEngine(c, 0)
 	if err != nil {
@@ -85,7 +85,7 @@ func (s *trustSender) deliver(t *testing.T, frame []byte) {
 // ack builds an ACK (or NAK) from src for the sender's flow.
 func (s *trustSender) ack(t *testing.T, src uint32, psn uint32, nak bool) []byte {
 	t.Helper()
-	ipa, _ := wire.ParseIPv4(ipA)
+	ipa := uint32(ipA)
 	ep := wire.Endpoints{SrcMAC: wire.MAC{2, 0, 0, 0, 0xff, 1}, SrcIP: src, DstIP: ipa, SrcPort: 0xc000}
 	syn := uint8(wire.SyndromeAckNoCred)
 	if nak {
@@ -102,7 +102,7 @@ func (s *trustSender) ack(t *testing.T, src uint32, psn uint32, nak bool) []byte
 // cnp builds a CNP from src for the sender's flow.
 func (s *trustSender) cnp(t *testing.T, src uint32) []byte {
 	t.Helper()
-	ipa, _ := wire.ParseIPv4(ipA)
+	ipa := uint32(ipA)
 	ep := wire.Endpoints{SrcMAC: wire.MAC{2, 0, 0, 0, 0xff, 1}, SrcIP: src, DstIP: ipa}
 	b := make([]byte, 256)
 	n, err := wire.BuildCNP(b, &ep, s.qpn)
@@ -117,8 +117,8 @@ func (s *trustSender) cnp(t *testing.T, src uint32) []byte {
 // reference (QCN, P4QCN).
 func (s *trustSender) feedback(t *testing.T, kind ccalgo.FeedbackKind, src, id uint32) []byte {
 	t.Helper()
-	ipa, _ := wire.ParseIPv4(ipA)
-	ipb, _ := wire.ParseIPv4(ipB)
+	ipa := uint32(ipA)
+	ipb := uint32(ipB)
 	fb := ccalgo.Feedback{Kind: kind, CPID: id,
 		Flow:      ccalgo.FlowKey{SrcIP: ipa, DstIP: ipb, SrcPort: 0xc000 | uint16(s.qpn&0x3fff), DstPort: wire.RoCEv2Port, DestQP: s.qpn},
 		RateUnits: 300, DeltaFBps: 10e6, Fb: 63, QOff: -100_000, QDelta: -10_000}
@@ -150,7 +150,7 @@ func pfc(t *testing.T, mac string) []byte {
 // (forgeries refused and counted by kind), and checks both what the frame did
 // and what the counters say.
 func TestTrustControlFrames(t *testing.T) {
-	ipb, _ := wire.ParseIPv4(ipB)
+	ipb := uint32(ipB)
 	rateCut := func(s *trustSender, b FlowState) bool { return s.flow().RateBps < b.RateBps }
 	acked := func(s *trustSender, b FlowState) bool { return s.flow().AckedBytes != b.AckedBytes }
 	rewound := func(s *trustSender, _ FlowState) bool { _, tc := s.e.Counters(); return tc.NakRewinds > 0 }
@@ -277,7 +277,7 @@ func TestTrustControlFrames(t *testing.T) {
 // (Refusals.NakRepeat); with "all", only a NAK below snd_una or above
 // snd_max is (as BadAcks).
 func TestNakAcceptance(t *testing.T) {
-	ipb, _ := wire.ParseIPv4(ipB)
+	ipb := uint32(ipB)
 	const rtt = 4000 // testConfig's BaseRTTUs, ns
 	type step struct {
 		wait int64  // ns before the step
@@ -348,7 +348,7 @@ func TestForgedPFCStopsSenderUntrusted(t *testing.T) {
 	for _, trust := range []string{TrustAll, TrustTopology} {
 		t.Run(trust, func(t *testing.T) {
 			a, b := oneFlow("none", 0, 0)
-			a.Trust, a.GatewayMAC = trust, "02:00:00:00:00:02" // back to back: the gateway is B
+			a.Trust, a.GatewayMAC = trust, wire.MAC{2, 0, 0, 0, 0, 2} // back to back: the gateway is B
 			v := newVnet(t, a, b)
 			v.run(100_000)
 			start := v.sent[0]
@@ -379,14 +379,14 @@ func TestForgedPFCStopsSenderUntrusted(t *testing.T) {
 func TestTrustConfigErrors(t *testing.T) {
 	for _, tc := range []struct {
 		name string
-		mod  func(c *Config)
+		mod  func(c *Spec)
 		want string
 	}{
-		{"bad trust", func(c *Config) { c.Trust = "some" }, `trust: "some"`},
-		{"cps without trust", func(c *Config) { c.TrustedCPs = []string{"10.0.0.254"} }, "trusted_cps: given with trust \"all\""},
-		{"bad prefix", func(c *Config) { c.Trust, c.TrustedCPs = TrustTopology, []string{"10.0.0.0/33"} }, "trusted_cps: entry 0"},
-		{"bad address", func(c *Config) { c.Trust, c.TrustedCPs = TrustTopology, []string{"10.0.0.254", "switch"} }, "trusted_cps: entry 1"},
-		{"reversed range", func(c *Config) { c.Trust, c.TrustedCPs = TrustTopology, []string{"10.0.1.0-10.0.0.1"} }, "ends before it starts"},
+		{"bad trust", func(c *Spec) { c.Trust = "some" }, `trust: "some"`},
+		{"cps without trust", func(c *Spec) { c.TrustedCPs = []AddrRange{{0x0a0000fe, 0x0a0000fe}} }, "trusted_cps: given with trust \"all\""},
+		{"reversed range", func(c *Spec) {
+			c.Trust, c.TrustedCPs = TrustTopology, []AddrRange{{0x0a0000fe, 0x0a0000fe}, {0x0a000100, 0x0a000001}}
+		}, "trusted_cps: entry 1: \"10.0.1.0-10.0.0.1\": the range ends before it starts"},
 	} {
 		c := testConfig("h1", ipA, "none")
 		tc.mod(&c)
@@ -397,15 +397,9 @@ func TestTrustConfigErrors(t *testing.T) {
 }
 
 func TestAddrRanges(t *testing.T) {
-	var rs addrRanges
-	for _, s := range []string{"10.254.1.0/24", "10.0.0.254", "10.254.0.254-10.254.1.3", "10.0.0.255", "192.168.0.1-192.168.0.1"} {
-		lo, hi, err := parseAddrRange(s)
-		if err != nil {
-			t.Fatal(err)
-		}
-		rs = append(rs, addrRange{lo, hi})
-	}
-	rs = rs.merged()
+	// 10.254.1.0/24, 10.0.0.254, 10.254.0.254-10.254.1.3, 10.0.0.255, 192.168.0.1
+	rs := addrRanges{{0x0afe0100, 0x0afe01ff}, {0x0a0000fe, 0x0a0000fe}, {0x0afe00fe, 0x0afe0103}, {0x0a0000ff, 0x0a0000ff},
+		{0xc0a80001, 0xc0a80001}}.merged()
 	if len(rs) != 3 {
 		t.Fatalf("%d ranges after merging, want 3: %+v", len(rs), rs)
 	}
@@ -421,9 +415,6 @@ func TestAddrRanges(t *testing.T) {
 		if got := rs.has(a); got != tc.in {
 			t.Errorf("has(%s) = %v, want %v", tc.a, got, tc.in)
 		}
-	}
-	if lo, hi, err := parseAddrRange("0.0.0.0/0"); err != nil || lo != 0 || hi != 0xffffffff {
-		t.Errorf("0.0.0.0/0: %x-%x %v", lo, hi, err)
 	}
 }
 

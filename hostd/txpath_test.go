@@ -23,11 +23,11 @@ const (
 )
 
 // txBenchConfig is the sender of the tx-path benchmark.
-func txBenchConfig(scheme string, share float64) Config {
+func txBenchConfig(scheme string, share float64) Spec {
 	c := testConfig("h1", ipA, scheme)
 	c.LinkGbps = txBenchGbps
 	c.MaxQPs = txBenchQPs
-	c.Incast = []IncastConfig{{Dst: ipB, Flows: txBenchQPs, SizeBytes: 1 << 50,
+	c.Incast = []Incast{{Dst: ipB, Flows: txBenchQPs, SizeBytes: 1 << 50,
 		RateGbps: share * txBenchGbps / float64(txBenchQPs)}}
 	// No ACKs come back: no retransmission timeout may rewind the QPs.
 	c.RTOUs = 1e9

@@ -6,8 +6,6 @@ import (
 	"math"
 	"strconv"
 	"strings"
-
-	"github.com/ccbed/ccbed/config"
 )
 
 // CDF is a flow-size distribution: points (size in bytes, cumulative
@@ -23,13 +21,17 @@ import (
 type CDF struct {
 	Size []float64
 	Prob []float64
+	// Name is where the points came from (ParseCDF's name: a file's path),
+	// for errors and for a tool that writes the host's file again (testbed
+	// nodes copies the file); "" for points made in memory.
+	Name string
 }
 
 // ParseCDF reads a CDF in the "size probability" line format (or the HPCC
 // simulator's "size percent"); blank lines and lines starting with # are
 // skipped. name is used in errors.
 func ParseCDF(name, text string) (*CDF, error) {
-	c := &CDF{}
+	c := &CDF{Name: name}
 	var lines []int
 	sc := bufio.NewScanner(strings.NewReader(text))
 	line := 0
@@ -80,16 +82,6 @@ func ParseCDF(name, text string) (*CDF, error) {
 		return nil, fmt.Errorf("%s: the last probability must be 1 (or 100)", name)
 	}
 	return c, nil
-}
-
-// LoadCDF reads a CDF file: a regular file of at most config.MaxCDFBytes
-// (not a device or a pipe, which could block or never end; config.ReadFile).
-func LoadCDF(path string) (*CDF, error) {
-	b, err := config.ReadFile(path, config.MaxCDFBytes)
-	if err != nil {
-		return nil, err
-	}
-	return ParseCDF(path, string(b))
 }
 
 // Sample returns the flow size (bytes, >= 1) at cumulative probability u in

@@ -70,9 +70,9 @@ func TestArrivalsAreTheRunsFlows(t *testing.T) {
 	one := 1
 	a := testConfig("h1", ipA, "none")
 	a.MaxQPs = 64
-	a.Workloads = []WorkloadConfig{
-		{IDBase: 1000, CDF: "../configs/workloads/fb_hadoop.cdf", Dsts: []string{ipB}, Load: 0.2, MaxFlows: 40},
-		{IDBase: 5000, CDF: "../configs/workloads/fb_hadoop.cdf", Dsts: []string{ipB}, Load: 0.1, MaxFlows: 30, Priority: &one},
+	a.Workloads = []Workload{
+		{IDBase: 1000, CDF: mustCDF("../configs/workloads/fb_hadoop.cdf"), Dsts: []uint32{ipB}, Load: 0.2, MaxFlows: 40},
+		{IDBase: 5000, CDF: mustCDF("../configs/workloads/fb_hadoop.cdf"), Dsts: []uint32{ipB}, Load: 0.1, MaxFlows: 30, Priority: &one},
 	}
 	b := testConfig("h2", ipB, "none")
 	fresh, err := NewEngine(a, 0)

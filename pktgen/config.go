@@ -3,7 +3,6 @@ package pktgen
 import (
 	"fmt"
 	"math"
-	"net"
 	"strconv"
 	"strings"
 
@@ -304,16 +303,16 @@ func (p *PortConfig) SizeMix() ([]SizeWeight, error) {
 func (p *PortConfig) endpoints() (wire.Endpoints, error) {
 	var ep wire.Endpoints
 	var err error
-	if ep.SrcMAC, err = parseMAC(p.SrcMAC, "02:00:00:00:00:01"); err != nil {
+	if ep.SrcMAC, err = wire.ParseMAC(orDefault(p.SrcMAC, "02:00:00:00:00:01")); err != nil {
 		return ep, fmt.Errorf("src_mac: %w", err)
 	}
-	if ep.DstMAC, err = parseMAC(p.DstMAC, "02:00:00:00:00:02"); err != nil {
+	if ep.DstMAC, err = wire.ParseMAC(orDefault(p.DstMAC, "02:00:00:00:00:02")); err != nil {
 		return ep, fmt.Errorf("dst_mac: %w", err)
 	}
-	if ep.SrcIP, err = parseIP(p.SrcIP, "10.0.0.1"); err != nil {
+	if ep.SrcIP, err = wire.ParseIPv4(orDefault(p.SrcIP, "10.0.0.1")); err != nil {
 		return ep, fmt.Errorf("src_ip: %w", err)
 	}
-	if ep.DstIP, err = parseIP(p.DstIP, "10.0.0.2"); err != nil {
+	if ep.DstIP, err = wire.ParseIPv4(orDefault(p.DstIP, "10.0.0.2")); err != nil {
 		return ep, fmt.Errorf("dst_ip: %w", err)
 	}
 	ep.SrcPort = p.SrcPort
@@ -330,26 +329,12 @@ func (p *PortConfig) endpoints() (wire.Endpoints, error) {
 	return ep, nil
 }
 
-func parseMAC(s, def string) (wire.MAC, error) {
+// orDefault is s, or def when s is empty.
+func orDefault(s, def string) string {
 	if s == "" {
-		s = def
+		return def
 	}
-	hw, err := net.ParseMAC(s)
-	if err != nil || len(hw) != 6 {
-		return wire.MAC{}, fmt.Errorf("%q is not a MAC address", s)
-	}
-	return wire.MAC(hw), nil
-}
-
-func parseIP(s, def string) (uint32, error) {
-	if s == "" {
-		s = def
-	}
-	ip := net.ParseIP(s).To4()
-	if ip == nil {
-		return 0, fmt.Errorf("%q is not an IPv4 address", s)
-	}
-	return uint32(ip[0])<<24 | uint32(ip[1])<<16 | uint32(ip[2])<<8 | uint32(ip[3]), nil
+	return s
 }
 
 // Validate checks every port; errors name the key (and its line when f is the

@@ -6,6 +6,8 @@ import (
 	"math/rand/v2"
 	"strconv"
 	"strings"
+
+	"github.com/ccbed/ccbed/wire"
 )
 
 // FieldModes say, per varied field, how flow i's value is made
@@ -94,7 +96,7 @@ func parseFieldNumber(x any, ip bool, max uint64) (uint64, error) {
 		v = uint64(t)
 	case string:
 		if ip && strings.Count(t, ".") == 3 {
-			a, err := parseIP(t, "")
+			a, err := wire.ParseIPv4(t)
 			if err != nil {
 				return 0, err
 			}

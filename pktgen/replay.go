@@ -116,7 +116,7 @@ func (r *ReplayConfig) rewrite() (replayRewrite, error) {
 		dst    **wire.MAC
 	}{{"src_mac", r.SrcMAC, &w.srcMAC}, {"dst_mac", r.DstMAC, &w.dstMAC}} {
 		if m.v != "" {
-			a, err := parseMAC(m.v, "")
+			a, err := wire.ParseMAC(m.v)
 			if err != nil {
 				return w, fmt.Errorf("replay.%s: %v", m.key, err)
 			}
@@ -128,7 +128,7 @@ func (r *ReplayConfig) rewrite() (replayRewrite, error) {
 		dst    **uint32
 	}{{"src_ip", r.SrcIP, &w.srcIP}, {"dst_ip", r.DstIP, &w.dstIP}} {
 		if m.v != "" {
-			a, err := parseIP(m.v, "")
+			a, err := wire.ParseIPv4(m.v)
 			if err != nil {
 				return w, fmt.Errorf("replay.%s: %v", m.key, err)
 			}

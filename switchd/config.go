@@ -4,7 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"net"
+	"net/netip"
 	"regexp"
 	"sort"
 	"strconv"
@@ -386,7 +386,7 @@ func (c *Config) Validate(f *config.File) error {
 	if s.ID > 0xfff {
 		return errf("switch.id", "%d does not fit the 12-bit INT switch id", s.ID)
 	}
-	if _, err := parseIPv4(s.IP); err != nil {
+	if _, err := wire.ParseIPv4(s.IP); err != nil {
 		return errf("switch.ip", "%v", err)
 	}
 	if s.PriorityFrom != "pcp" && s.PriorityFrom != "dscp" {
@@ -471,13 +471,13 @@ func (c *Config) Validate(f *config.File) error {
 			devs[dn] = i
 		}
 		if p.MAC != "" {
-			if _, err := ParseMAC(p.MAC); err != nil {
+			if _, err := wire.ParseMAC(p.MAC); err != nil {
 				return errf(key("mac"), "%v", err)
 			}
 		} else if p.Device == "" {
 			return errf(key("mac"), "needed when the port has no device")
 		}
-		if _, err := ParseMAC(p.PeerMAC); err != nil {
+		if _, err := wire.ParseMAC(p.PeerMAC); err != nil {
 			return errf(key("peer_mac"), "%v", err)
 		}
 		if !(p.LinkGbps > 0) || p.LinkGbps > 1600 {
@@ -771,7 +771,7 @@ func (c *Config) CPID(i int) uint32 {
 	if id := c.Ports[i].CPID; id != 0 {
 		return id
 	}
-	ip, _ := parseIPv4(c.Switch.IP)
+	ip, _ := wire.ParseIPv4(c.Switch.IP)
 	return ip + uint32(i)
 }
 
@@ -877,32 +877,14 @@ func (c *Config) RouteTable() (*RouteTable, error) {
 	return rt, nil
 }
 
-// ParseMAC parses "aa:bb:cc:dd:ee:ff".
-func ParseMAC(s string) (wire.MAC, error) {
-	hw, err := net.ParseMAC(s)
-	if err != nil || len(hw) != 6 {
-		return wire.MAC{}, fmt.Errorf("%q is not a 6-byte MAC address", s)
-	}
-	return wire.MAC(hw), nil
-}
-
-func parseIPv4(s string) (uint32, error) {
-	ip := net.ParseIP(s).To4()
-	if ip == nil {
-		return 0, fmt.Errorf("%q is not an IPv4 address", s)
-	}
-	return uint32(ip[0])<<24 | uint32(ip[1])<<16 | uint32(ip[2])<<8 | uint32(ip[3]), nil
-}
-
+// parsePrefix parses an IPv4 prefix ("10.0.1.0/24") into its network
+// address (host bits cleared, as net.ParseCIDR gives it) and length.
 func parsePrefix(s string) (addr uint32, plen int, err error) {
-	_, n, err := net.ParseCIDR(s)
-	if err != nil || n.IP.To4() == nil {
+	p, err := netip.ParsePrefix(s)
+	if err != nil || !p.Addr().Is4() {
 		return 0, 0, fmt.Errorf("%q is not an IPv4 prefix (10.0.1.0/24)", s)
 	}
-	ones, _ := n.Mask.Size()
-	ip := n.IP.To4()
-	a := uint32(ip[0])<<24 | uint32(ip[1])<<16 | uint32(ip[2])<<8 | uint32(ip[3])
-	return a, ones, nil
+	return wire.IPv4FromAddr(p.Masked().Addr()), p.Bits(), nil
 }
 
 // SchemesInUse lists the distinct schemes the ports run, sorted.

@@ -261,7 +261,7 @@ func New(cfg *Config) (*Engine, error) {
 		return nil, err
 	}
 	n := len(cfg.Ports)
-	ip, _ := parseIPv4(cfg.Switch.IP)
+	ip, _ := wire.ParseIPv4(cfg.Switch.IP)
 	e := &Engine{
 		n:            n,
 		routes:       *rt,
@@ -305,11 +305,11 @@ func New(cfg *Config) (*Engine, error) {
 		if pc.MAC == "" {
 			return nil, fmt.Errorf("switchd: port %s: no MAC (fill it from the device)", pc.Name)
 		}
-		mac, err := ParseMAC(pc.MAC)
+		mac, err := wire.ParseMAC(pc.MAC)
 		if err != nil {
 			return nil, fmt.Errorf("switchd: port %s: %w", pc.Name, err)
 		}
-		peer, _ := ParseMAC(pc.PeerMAC)
+		peer, _ := wire.ParseMAC(pc.PeerMAC)
 		copy(e.addr[i].macs[:6], peer[:])
 		copy(e.addr[i].macs[6:], mac[:])
 		e.ing[i].trust, e.ing[i].pfcFrom = trustOf(cfg, i), peer

@@ -36,7 +36,7 @@ func TestRouteTableLongestPrefix(t *testing.T) {
 		{0x0a010203, 3}, {0x0a010204, 2}, {0x0a0103ff, 1}, {0x0a7f0001, 0}, {0xc0a80001, 4},
 	} {
 		if got := rt.Lookup(tc.dst); got != tc.want {
-			t.Errorf("Lookup(%s) = %d, want %d", ipString(tc.dst), got, tc.want)
+			t.Errorf("Lookup(%s) = %d, want %d", wire.FormatIPv4(tc.dst), got, tc.want)
 		}
 	}
 	if err := rt.Add(0x0a010201, 24, 0); err == nil {

@@ -5,6 +5,8 @@ import (
 	"math/bits"
 	"slices"
 	"sort"
+
+	"github.com/ccbed/ccbed/wire"
 )
 
 // MaxRoutes bounds a RouteTable.
@@ -104,7 +106,7 @@ func (t *RouteTable) addAll(rs []routeSpec) error {
 	for _, r := range rs {
 		k := uint64(r.addr)<<8 | uint64(r.plen&0xff)
 		if seen[k] {
-			return fmt.Errorf("%s/%d listed twice", ipString(r.addr), r.plen)
+			return fmt.Errorf("%s/%d listed twice", wire.FormatIPv4(r.addr), r.plen)
 		}
 		seen[k] = true
 		if err := t.add(r.addr, r.plen, r.ports, false); err != nil {
@@ -126,25 +128,25 @@ func (t *RouteTable) add(addr uint32, plen int, ports []int, sorted bool) error 
 		return fmt.Errorf("more than %d routes", MaxRoutes)
 	}
 	if len(ports) == 0 || len(ports) > MaxPorts {
-		return fmt.Errorf("%s/%d: %d ports, want 1..%d", ipString(addr), plen, len(ports), MaxPorts)
+		return fmt.Errorf("%s/%d: %d ports, want 1..%d", wire.FormatIPv4(addr), plen, len(ports), MaxPorts)
 	}
 	mask := uint32(0)
 	if plen > 0 {
 		mask = ^uint32(0) << (32 - plen)
 	}
 	if addr&^mask != 0 {
-		return fmt.Errorf("%s/%d has host bits set", ipString(addr), plen)
+		return fmt.Errorf("%s/%d has host bits set", wire.FormatIPv4(addr), plen)
 	}
 	if sorted {
 		for _, r := range t.routes {
 			if r.addr == addr && r.plen == plen {
-				return fmt.Errorf("%s/%d listed twice", ipString(addr), plen)
+				return fmt.Errorf("%s/%d listed twice", wire.FormatIPv4(addr), plen)
 			}
 		}
 	}
 	for _, p := range ports {
 		if p < 0 || p >= MaxPorts {
-			return fmt.Errorf("%s/%d: port %d out of range", ipString(addr), plen, p)
+			return fmt.Errorf("%s/%d: port %d out of range", wire.FormatIPv4(addr), plen, p)
 		}
 	}
 	r := route{addr: addr, mask: mask, plen: plen, first: t.share(ports), n: uint32(len(ports))}
@@ -377,8 +379,4 @@ func FlowHash(seed, src, dst uint32, sport, dport uint16, proto uint8) uint32 {
 	h *= 0xc4ceb9fe1a85ec53
 	h ^= h >> 33
 	return uint32(h)
-}
-
-func ipString(a uint32) string {
-	return fmt.Sprintf("%d.%d.%d.%d", a>>24, a>>16&0xff, a>>8&0xff, a&0xff)
 }

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/ccbed/ccbed/ccalgo"
+	"github.com/ccbed/ccbed/wire"
 )
 
 // TestRouteTableECMP: a /32 route to a group spreads flows over its ports by
@@ -152,7 +153,7 @@ func TestRouteTableLongestMatch(t *testing.T) {
 		probe := func(dst uint32) {
 			want := naive(dst)
 			if got := rt.find(dst); got != want {
-				t.Fatalf("trial %d: %s: route %+v, want %+v (blocks %d)", trial, ipString(dst), got, want, len(rt.blocks))
+				t.Fatalf("trial %d: %s: route %+v, want %+v (blocks %d)", trial, wire.FormatIPv4(dst), got, want, len(rt.blocks))
 			}
 			// route: a plain route's port, else the ECMP group's route.
 			p, r := rt.route(dst)
@@ -161,7 +162,7 @@ func TestRouteTableLongestMatch(t *testing.T) {
 				wp, wr = int(rt.ports[want.first]), nil
 			}
 			if p != wp || r != wr {
-				t.Fatalf("trial %d: %s: route() = %d %+v, want %d %+v", trial, ipString(dst), p, r, wp, wr)
+				t.Fatalf("trial %d: %s: route() = %d %+v, want %d %+v", trial, wire.FormatIPv4(dst), p, r, wp, wr)
 			}
 		}
 		for _, r := range rt.routes {
@@ -222,15 +223,15 @@ func TestRangePrefixes(t *testing.T) {
 		for i, g := range got {
 			size := uint64(1) << (32 - g[1])
 			if uint64(g[0]) != next || uint64(g[0])%size != 0 {
-				t.Fatalf("%s-%s: prefix %d %s/%d: want an aligned block at %s", ipString(c.lo), ipString(c.hi), i, ipString(g[0]), g[1], ipString(uint32(next)))
+				t.Fatalf("%s-%s: prefix %d %s/%d: want an aligned block at %s", wire.FormatIPv4(c.lo), wire.FormatIPv4(c.hi), i, wire.FormatIPv4(g[0]), g[1], wire.FormatIPv4(uint32(next)))
 			}
 			next += size
 		}
 		if next != uint64(c.hi)+1 {
-			t.Fatalf("%s-%s: prefixes %v end at %d", ipString(c.lo), ipString(c.hi), got, next)
+			t.Fatalf("%s-%s: prefixes %v end at %d", wire.FormatIPv4(c.lo), wire.FormatIPv4(c.hi), got, next)
 		}
 		if len(got) != c.want {
-			t.Errorf("%s-%s: %d prefixes %v, want %d", ipString(c.lo), ipString(c.hi), len(got), got, c.want)
+			t.Errorf("%s-%s: %d prefixes %v, want %d", wire.FormatIPv4(c.lo), wire.FormatIPv4(c.hi), len(got), got, c.want)
 		}
 	}
 }

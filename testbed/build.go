@@ -224,7 +224,7 @@ func (e *Experiment) Plan() (*fabric.Plan, error) {
 	// Every host's config passes the checks hostd runs before it allocates
 	// (sizes bounded by memory), so that validate refuses what run would.
 	for i := range p.Hosts {
-		if err := hostd.CheckConfig(p.Hosts[i]); err != nil {
+		if err := hostd.CheckSpec(p.Hosts[i]); err != nil {
 			return nil, e.errorf("topology", "host %s: %v", p.Hosts[i].Name, err)
 		}
 	}
@@ -245,7 +245,7 @@ func (e *Experiment) SwitchConfig() switchd.Config {
 // HostConfigs are the experiment's hosts: host i has HostIP(i), sends every
 // frame to its switch port, and offers the flows, incasts and workloads whose
 // sender it is.
-func (e *Experiment) HostConfigs() []hostd.Config {
+func (e *Experiment) HostConfigs() []hostd.Spec {
 	p, err := e.Plan()
 	if err != nil {
 		return nil

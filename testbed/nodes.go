@@ -14,7 +14,9 @@ import (
 	"github.com/ccbed/ccbed/config"
 	"github.com/ccbed/ccbed/fabric"
 	"github.com/ccbed/ccbed/hostd"
+	hostdaemon "github.com/ccbed/ccbed/hostd/daemon"
 	"github.com/ccbed/ccbed/switchd"
+	"github.com/ccbed/ccbed/wire"
 )
 
 // The files NodeFiles writes into its directory, besides switch.toml,
@@ -227,9 +229,11 @@ func (e *Experiment) NodeFiles(dir string, inv *Inventory) ([]string, error) {
 
 	// The hosts.
 	cdfs := map[string]string{} // source path -> name under files/
-	for i, hc := range plan.Hosts {
+	for i, spec := range plan.Hosts {
 		h := &hosts[i]
-		hc.MAC = "" // the NIC's own
+		hc := hostdaemon.ConfigOf(spec)
+		hc.CC = plan.Spec.Params // the table the experiment gave (a Go caller's Typed has none)
+		hc.MAC = ""              // the NIC's own
 		hc.GatewayMAC = sw.macs[portOf[i]]
 		for k := range hc.Workloads {
 			src := hc.Workloads[k].CDF
@@ -248,7 +252,7 @@ func (e *Experiment) NodeFiles(dir string, inv *Inventory) ([]string, error) {
 			hc.Workloads[k].CDF = name // relative to the host file's directory
 		}
 		eal, port := hostDevice(h.eal, h.devices[0])
-		hf := hostd.File{
+		hf := hostdaemon.File{
 			EALArgs: eal, Port: port, Lcores: h.lcores, Mbufs: 16383,
 			DurationS: e.Experiment.DurationMs / 1e3, ResultsDir: ResultsSubdir, Host: hc,
 		}
@@ -263,7 +267,7 @@ func (e *Experiment) NodeFiles(dir string, inv *Inventory) ([]string, error) {
 		if inv != nil {
 			// hostd's own checks, now, naming the inventory's node (a
 			// template's placeholders fail them by design).
-			if _, err := hostd.LoadFile(filepath.Join(dir, "host-"+hc.Name+".toml")); err != nil {
+			if _, err := hostdaemon.LoadFile(filepath.Join(dir, "host-"+hc.Name+".toml")); err != nil {
 				return nil, inv.errorf(hc.Name, "the host file from ccbed_lcores / ccbed_tx_lcores / ccbed_rx_lcores: %v", err)
 			}
 		}
@@ -309,7 +313,7 @@ func (e *Experiment) NodeFiles(dir string, inv *Inventory) ([]string, error) {
 	bound := e.StallBound(plan.BaseRTTNs)
 	m.StallBound = &bound
 	for i, h := range t.Hosts {
-		m.Hosts = append(m.Hosts, ManifestHost{Name: h.Name, IP: plan.Hosts[i].IP, SwitchPort: portOf[i]})
+		m.Hosts = append(m.Hosts, ManifestHost{Name: h.Name, IP: wire.FormatIPv4(plan.Hosts[i].IP), SwitchPort: portOf[i]})
 	}
 	spec := e.Spec()
 	for _, f := range spec.Flows {

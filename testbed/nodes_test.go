@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ccbed/ccbed/hostd"
+	hostdaemon "github.com/ccbed/ccbed/hostd/daemon"
 	"github.com/ccbed/ccbed/switchd"
 )
 
@@ -63,7 +63,7 @@ func TestNodeFilesTemplate(t *testing.T) {
 	if _, err := switchd.LoadConfig(filepath.Join(dir, "switch.toml")); err == nil {
 		t.Error("switch file with placeholders accepted")
 	}
-	if _, err := hostd.LoadFile(filepath.Join(dir, "host-h0.toml")); err == nil {
+	if _, err := hostdaemon.LoadFile(filepath.Join(dir, "host-h0.toml")); err == nil {
 		t.Error("host file with placeholders accepted")
 	}
 	// The template inventory reads back, and -inventory refuses it until the
@@ -117,7 +117,7 @@ func TestNodeFilesFromInventory(t *testing.T) {
 		t.Errorf("switch eal %q mode %s", cfg.Switch.EALArgs, cfg.Switch.Mode)
 	}
 	for _, h := range []string{"h0", "h1", "h2", "h3"} {
-		f, err := hostd.LoadFile(filepath.Join(out, "host-"+h+".toml"))
+		f, err := hostdaemon.LoadFile(filepath.Join(out, "host-"+h+".toml"))
 		if err != nil {
 			t.Fatalf("host %s: %v", h, err)
 		}
@@ -277,14 +277,14 @@ func TestNodeFilesHostEngines(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := nodeFilesWith(t, e, "h1 ansible_host=10.1.0.21", `h1 ansible_host=10.1.0.21 ccbed_eal_args="-l 0-4" ccbed_tx_lcores=1,2,3 ccbed_rx_lcores=4,4,4`)
-	f, err := hostd.LoadFile(filepath.Join(out, "host-h1.toml"))
+	f, err := hostdaemon.LoadFile(filepath.Join(out, "host-h1.toml"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !slices.Equal(f.TxLcores, []uint{1, 2, 3}) || !slices.Equal(f.RxLcores, []uint{4, 4, 4}) || len(f.Lcores) != 0 || f.Engines() != 3 {
 		t.Errorf("h1: lcores %v, tx %v, rx %v, %d engines: want 3 engines on tx lcores 1-3, rx on 4", f.Lcores, f.TxLcores, f.RxLcores, f.Engines())
 	}
-	f, err = hostd.LoadFile(filepath.Join(out, "host-h0.toml"))
+	f, err = hostdaemon.LoadFile(filepath.Join(out, "host-h0.toml"))
 	if err != nil {
 		t.Fatal(err)
 	}

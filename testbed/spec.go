@@ -18,6 +18,7 @@ import (
 	"github.com/ccbed/ccbed/config"
 	"github.com/ccbed/ccbed/fabric"
 	"github.com/ccbed/ccbed/hostd"
+	hostdaemon "github.com/ccbed/ccbed/hostd/daemon"
 	"github.com/ccbed/ccbed/switchd"
 )
 
@@ -151,7 +152,7 @@ type Topology struct {
 	// only; the ns-3 simulator's ERROR_RATE_PER_LINK).
 	LossRate float64 `toml:"loss_rate"`
 	// PacingJitter spreads each host QP's packet spacing over [1 - j, 1 + j]
-	// of its paced gap (0: exact pacing; see hostd.Config.PacingJitter).
+	// of its paced gap (0: exact pacing; see hostd.Spec.PacingJitter).
 	PacingJitter float64 `toml:"pacing_jitter"`
 	// PriorityTag is where hosts tag their data's priority and switches read
 	// it: "dscp" (the default: the IPv4 DSCP's class selector, priority <<
@@ -442,7 +443,7 @@ func (e *Experiment) Validate() error {
 			if !filepath.IsAbs(cdf) {
 				cdf = filepath.Join(e.dir, cdf)
 			}
-			if _, err := hostd.LoadCDF(cdf); err != nil {
+			if _, err := hostdaemon.LoadCDF(cdf); err != nil {
 				check(true, k+".cdf", "%v", err)
 			}
 		}

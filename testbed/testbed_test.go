@@ -16,6 +16,7 @@ import (
 
 	"github.com/ccbed/ccbed/config"
 	"github.com/ccbed/ccbed/testbed/report"
+	"github.com/ccbed/ccbed/wire"
 )
 
 const small = `
@@ -96,7 +97,7 @@ func TestConfigsMapping(t *testing.T) {
 	}
 	hc := e.HostConfigs()
 	if len(hc) != 4 || len(hc[0].Flows) != 1 || len(hc[3].Flows) != 0 || hc[2].Flows[0].SizeBytes != 200_000 ||
-		hc[0].Flows[0].Dst != "10.0.0.4" || hc[1].GatewayMAC != mac(SwitchPortMAC(1)) || hc[0].Scheme != "rocc" {
+		hc[0].Flows[0].Dst != 0x0a000004 || hc[1].GatewayMAC != wire.MAC(SwitchPortMAC(1)) || hc[0].Scheme != "rocc" {
 		t.Fatalf("host configs %+v", hc)
 	}
 	// 1 MB at 1 Gb/s drains in 8000 us: timeouts wait for a full queue. The

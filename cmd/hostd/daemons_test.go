@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/ccbed/ccbed/hostd"
+	hostdaemon "github.com/ccbed/ccbed/hostd/daemon"
 	"github.com/ccbed/ccbed/switchd"
 )
 
@@ -393,7 +394,7 @@ func TestStartAtChecked(t *testing.T) {
 	dir := t.TempDir()
 	p := filepath.Join(dir, "h.toml")
 	os.WriteFile(p, []byte("port = \"net_null0\"\nlcores = [0]\n[host]\nname = \"h0\"\nip = \"10.0.0.1\"\ngateway_mac = \"02:00:00:00:00:02\"\n"), 0o644)
-	f, err := hostd.LoadFile(p)
+	f, err := hostdaemon.LoadFile(p)
 	if err != nil {
 		t.Fatal(err)
 	}

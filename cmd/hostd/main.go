@@ -155,8 +155,8 @@ func command(args []string) int {
 }
 
 // load reads the file at path and applies the options that override it.
-func (o options) load(path string) (*hostd.File, error) {
-	f, err := hostd.LoadFile(path)
+func (o options) load(path string) (*hostdaemon.File, error) {
+	f, err := hostdaemon.LoadFile(path)
 	if err != nil {
 		return nil, err
 	}
@@ -171,7 +171,7 @@ func (o options) load(path string) (*hostd.File, error) {
 
 // startInstant is the start instant of f, from flag (which overrides the
 // file's start_at_unix_ns); zero when there is none. It must lie ahead of now.
-func startInstant(f *hostd.File, flag string, now time.Time) (time.Time, error) {
+func startInstant(f *hostdaemon.File, flag string, now time.Time) (time.Time, error) {
 	var at time.Time
 	switch {
 	case flag != "":
@@ -247,7 +247,7 @@ func nicMTU(maxFrame int) uint32 {
 // bringUp initialises the EAL, checks the lcores, makes the mempool (its
 // data room holds the host's largest frame) and starts the port: flow
 // control, link up, speed against link_gbps.
-func bringUp(f *hostd.File, o options) (*dpdk.Mempool, dpdk.EthPort, error) {
+func bringUp(f *hostdaemon.File, o options) (*dpdk.Mempool, dpdk.EthPort, error) {
 	log := o.logger(f)
 	if err := dpdk.EALInit(f.EALArgs); err != nil {
 		return nil, 0, err
@@ -298,7 +298,7 @@ func bringUp(f *hostd.File, o options) (*dpdk.Mempool, dpdk.EthPort, error) {
 
 // checkBringUp is -check: the results directory, then what bringUp does,
 // then an engine and its adapter on the port; everything released again.
-func checkBringUp(f *hostd.File, o options) error {
+func checkBringUp(f *hostdaemon.File, o options) error {
 	if err := hostdaemon.CheckResultsDir(f.ResultsDir); err != nil {
 		return err
 	}
@@ -542,7 +542,7 @@ func runWith(path, startAtFlag string, o options) error {
 }
 
 // logger is o's logger for the host of f (a no-op logger when o has none).
-func (o options) logger(f *hostd.File) *zap.Logger {
+func (o options) logger(f *hostdaemon.File) *zap.Logger {
 	if o.log == nil {
 		return zap.NewNop()
 	}
@@ -551,7 +551,7 @@ func (o options) logger(f *hostd.File) *zap.Logger {
 
 // reportProgress reports a running host's progress, ts seconds after its
 // time 0 (p nil: nothing).
-func reportProgress(p *cli.Progress, f *hostd.File, ts float64, rx hostd.RxCounters, tx hostd.TxCounters) {
+func reportProgress(p *cli.Progress, f *hostdaemon.File, ts float64, rx hostd.RxCounters, tx hostd.TxCounters) {
 	if p == nil {
 		return
 	}

@@ -24,7 +24,7 @@ const Burst = 32
 const txBurst = 3 * Burst
 
 // Host runs an Engine on a port. The testbed's composition contract: build it
-// from a hostd.Config (hostd.NewEngine) plus an already started port and a mempool, call
+// from a hostd.Spec (hostd.NewEngine) plus an already started port and a mempool, call
 // PollRx and PollTx from two lcores (or Poll from one, or several hosts' polls
 // from one lcore loop), read Counters, call Close after the loops stop, and
 // write results with hostd/daemon.WriteResults.

@@ -33,7 +33,7 @@ func TestMain(m *testing.M) {
 
 // cablePair starts two hosts joined by a dpdk.NewEthCable and returns them with
 // their pool. Cleanup closes everything and checks that every mbuf came back.
-func cablePair(t *testing.T, name string, a, b hostd.Config) (*Host, *Host) {
+func cablePair(t *testing.T, name string, a, b hostd.Spec) (*Host, *Host) {
 	t.Helper()
 	mp, err := dpdk.NewPktMbufPool("hp_"+name, 8191, 256, dpdk.MbufDefaultDataRoom, dpdk.SocketAny)
 	if err != nil {
@@ -49,7 +49,7 @@ func cablePair(t *testing.T, name string, a, b hostd.Config) (*Host, *Host) {
 	var hosts [2]*Host
 	for i, c := range []struct {
 		p   dpdk.EthPort
-		cfg hostd.Config
+		cfg hostd.Spec
 	}{{pa, a}, {pb, b}} {
 		p, err := port.StartEth(port.EthConfig{Name: c.p.Name(), Pool: mp, RxDesc: 1024, TxDesc: 1024})
 		if err != nil {
@@ -233,16 +233,16 @@ func TestDPDKPollAllocatesNothing(t *testing.T) {
 }
 
 // oneFlow returns the configs of a sender A with one static flow to B and of B.
-func oneFlow(scheme string, size int64, rateGbps float64) (hostd.Config, hostd.Config) {
-	cfg := func(name, ip string) hostd.Config {
-		return hostd.Config{
-			Name: name, IP: ip, MAC: "02:00:00:00:00:0" + name[len(name)-1:], LinkGbps: 10,
+func oneFlow(scheme string, size int64, rateGbps float64) (hostd.Spec, hostd.Spec) {
+	cfg := func(name string, ip uint32) hostd.Spec {
+		return hostd.Spec{
+			Name: name, IP: ip, MAC: wire.MAC{2, 0, 0, 0, 0, byte(ip)}, LinkGbps: 10,
 			Scheme: scheme, BaseRTTUs: 4, MaxQPs: 16, MaxRxFlows: 64, SampleUs: 10,
 		}
 	}
-	a := cfg("h1", "10.0.0.1")
-	a.Flows = []hostd.FlowConfig{{ID: 7, Dst: "10.0.0.2", SizeBytes: size, RateGbps: rateGbps}}
-	return a, cfg("h2", "10.0.0.2")
+	a := cfg("h1", 0x0a000001)
+	a.Flows = []hostd.Flow{{ID: 7, Dst: 0x0a000002, SizeBytes: size, RateGbps: rateGbps}}
+	return a, cfg("h2", 0x0a000002)
 }
 
 // cleanupCable closes the two ends' adapters (closers), then the cable's

@@ -67,7 +67,7 @@ func (s *Shards) Engines() hostd.Shards {
 	return engs
 }
 
-// Launch starts one loop on g for each of loops (hostd.File.Loops), with
+// Launch starts one loop on g for each of loops (hostd/daemon.File.Loops), with
 // clock's time: a loop polls the rx sides (PollRx) and tx sides (PollTx) of
 // the engines it names, and both sides of an engine it names in both with
 // one Poll. Every engine's rx and tx side must be polled by exactly one

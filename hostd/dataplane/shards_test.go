@@ -7,6 +7,7 @@ import (
 
 	"github.com/ccbed/ccbed/dpdk"
 	"github.com/ccbed/ccbed/hostd"
+	hostdaemon "github.com/ccbed/ccbed/hostd/daemon"
 	"github.com/ccbed/ccbed/lcore"
 	"github.com/ccbed/ccbed/port"
 )
@@ -16,7 +17,7 @@ import (
 // other end's queue i+rotate (dpdk.NewEthCableQueues: a flow's ACKs come
 // back on another queue than its data left, as a NIC's RSS may put them).
 // Cleanup closes everything and checks that every mbuf came back.
-func cableShards(t *testing.T, name string, n, rotate int, a, b hostd.Config) (*Shards, *Shards) {
+func cableShards(t *testing.T, name string, n, rotate int, a, b hostd.Spec) (*Shards, *Shards) {
 	t.Helper()
 	mp, err := dpdk.NewPktMbufPool("hs_"+name, 8191, 256, dpdk.MbufDefaultDataRoom, dpdk.SocketAny)
 	if err != nil {
@@ -30,7 +31,7 @@ func cableShards(t *testing.T, name string, n, rotate int, a, b hostd.Config) (*
 	var shards [2]*Shards
 	for i, c := range []struct {
 		p   dpdk.EthPort
-		cfg hostd.Config
+		cfg hostd.Spec
 	}{{pa, a}, {pb, b}} {
 		p, err := port.StartEth(port.EthConfig{Name: c.p.Name(), Pool: mp, Queues: uint16(n), RxDesc: 1024, TxDesc: 1024})
 		if err != nil {
@@ -86,7 +87,7 @@ func TestDPDKShards(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			ca, cb := oneFlow("dcqcn", 0, 0)
 			ca.Flows = nil
-			ca.Incast = []hostd.IncastConfig{{IDBase: 1, Dst: "10.0.0.2", Flows: flows, SizeBytes: size}}
+			ca.Incast = []hostd.Incast{{IDBase: 1, Dst: 0x0a000002, Flows: flows, SizeBytes: size}}
 			a, b := cableShards(t, "sh"+tc.name, n, 1, ca, cb)
 			clock := lcore.NewTSCClock(dpdk.TSCHz())
 			main, worker := tc.loops(a, b, clock)
@@ -154,7 +155,7 @@ func TestDPDKShards(t *testing.T) {
 func TestDPDKShardsLaunch(t *testing.T) {
 	ca, cb := oneFlow("none", 0, 0)
 	ca.Flows = nil
-	ca.Incast = []hostd.IncastConfig{{IDBase: 1, Dst: "10.0.0.2", Flows: 6, SizeBytes: 64 << 10}}
+	ca.Incast = []hostd.Incast{{IDBase: 1, Dst: 0x0a000002, Flows: 6, SizeBytes: 64 << 10}}
 	a, b := cableShards(t, "shl", 3, 2, ca, cb)
 	bad := []struct {
 		name  string
@@ -172,13 +173,13 @@ func TestDPDKShardsLaunch(t *testing.T) {
 		g.Stop()
 		g.Wait()
 	}
-	f := hostd.File{TxLcores: []uint{1, 1, 1}}
+	f := hostdaemon.File{TxLcores: []uint{1, 1, 1}}
 	clock := lcore.NewTSCClock(dpdk.TSCHz())
 	g := lcore.NewGroup()
 	if err := a.Launch(g, f.Loops(), clock); err != nil {
 		t.Fatal(err)
 	}
-	fb := hostd.File{TxLcores: []uint{0, 0, 0}}
+	fb := hostdaemon.File{TxLcores: []uint{0, 0, 0}}
 	if err := b.Launch(g, fb.Loops(), clock); err != nil {
 		g.Stop()
 		g.Wait()
@@ -211,7 +212,7 @@ func waitStop(t *testing.T, g *lcore.Group) {
 // counters summed, and its polls allocate nothing.
 func TestDPDKShardsProgress(t *testing.T) {
 	ca, cb := oneFlow("dcqcn", 0, 1)
-	ca.Flows = append(ca.Flows, hostd.FlowConfig{ID: 8, Dst: "10.0.0.2", RateGbps: 1})
+	ca.Flows = append(ca.Flows, hostd.Flow{ID: 8, Dst: 0x0a000002, RateGbps: 1})
 	a, b := cableShards(t, "shp", 2, 1, ca, cb)
 	clock := lcore.NewTSCClock(dpdk.TSCHz())
 	poll := pollLoop(clock, append(append([]*Host(nil), a.Hosts...), b.Hosts...), nil, nil)

@@ -11,6 +11,7 @@ import (
 	"github.com/ccbed/ccbed/internal/cpuclock"
 	"github.com/ccbed/ccbed/lcore"
 	"github.com/ccbed/ccbed/port"
+	"github.com/ccbed/ccbed/wire"
 )
 
 // BenchmarkDPDKTxPath is hostd's tx lcore through the adapter, on real
@@ -47,9 +48,9 @@ func benchTxPath(b *testing.B, scheme string, gbps float64) {
 		b.Fatal(err)
 	}
 	defer p.Stop()
-	c := hostd.Config{Name: "h1", IP: "10.0.0.1", MAC: "02:00:00:00:00:01", LinkGbps: gbps, Scheme: scheme,
+	c := hostd.Spec{Name: "h1", IP: 0x0a000001, MAC: wire.MAC{2, 0, 0, 0, 0, 1}, LinkGbps: gbps, Scheme: scheme,
 		MaxQPs: qps, RTOUs: 1e9, SampleUs: 1000, MaxSamples: 1 << 16,
-		Incast: []hostd.IncastConfig{{Dst: "10.0.0.2", Flows: qps, SizeBytes: 1 << 50, RateGbps: gbps / qps}}}
+		Incast: []hostd.Incast{{Dst: 0x0a000002, Flows: qps, SizeBytes: 1 << 50, RateGbps: gbps / qps}}}
 	clock := lcore.NewTSCClock(dpdk.TSCHz())
 	e, err := hostd.NewEngine(c, clock.Now())
 	if err != nil {

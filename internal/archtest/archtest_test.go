@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -35,9 +36,6 @@ var forbidden = map[string]string{
 var knownExceptions = map[string]string{
 	"switchd": "switchd/config.go decodes its TOML file (through config) and switchd/telemetry.go " +
 		"writes result files (os, internal/atomicfile): the switchd side of issue 27 comes next",
-	"hostd": "hostd/config.go and hostd/daemon.go decode [host] and [cc.params] and load the file through config " +
-		"(TOML, os), and hostd/workload.go reads CDF files through it: they move to hostd/daemon with a typed hostd.Spec " +
-		"(issue 27, item 1)",
 }
 
 // shapedPackages are the engine packages whose types and files are bounded
@@ -59,7 +57,6 @@ const maxLines = 700
 
 // knownLongFiles are the files over maxLines, with why.
 var knownLongFiles = map[string]string{
-	"hostd/config.go":   "the file's schema, defaults and validation: moves to the daemon side with hostd.Spec",
 	"switchd/engine.go": "one Engine type: split into port, MMU and CP glue in the switchd side of issue 27",
 	"switchd/config.go": "the file's schema and validation: moves to the daemon side with switchd.Spec",
 }
@@ -260,6 +257,69 @@ func TestEngineShapes(t *testing.T) {
 	}
 	check("struct type", wide, knownWideTypes, maxFields)
 	check("file", long, knownLongFiles, maxLines)
+}
+
+// addressParsers are the functions that read an address from text: an
+// engine that calls one is handed text where it should get a value.
+var addressParsers = map[string]bool{
+	"ParseIPv4": true, "parseIPv4": true, "ParseMAC": true, "ParseIP": true, "ParseCIDR": true,
+	"ParseAddr": true, "ParsePrefix": true, "ParseAddrPort": true, "MustParseAddr": true, "MustParsePrefix": true,
+}
+
+// knownParsers are the engine packages that still parse addresses, with
+// why.
+var knownParsers = map[string]string{
+	"switchd": "switchd.Config holds addresses and MACs as text (the file's schema): a typed switchd.Spec is " +
+		"the switchd side of issue 27",
+}
+
+// TestEnginesParseNoAddresses fails when an engine package (wire, which
+// defines the parsers, aside) calls an address parser (addressParsers):
+// engines take addresses as values (uint32, wire.MAC, netip), and only the
+// daemon side turns text into them. With TestEnginesReadNoFiles it keeps
+// fabric.Plan's path to hostd free of text: the plan holds hostd.Spec
+// values, and hostd has no way to read text into one.
+func TestEnginesParseNoAddresses(t *testing.T) {
+	dir := root(t)
+	for _, rel := range expand(t, dir, enginePackages) {
+		if rel == "wire" {
+			continue
+		}
+		fset, files := pkgFiles(t, dir, rel, 0)
+		var calls []string
+		for name, f := range files {
+			ast.Inspect(f, func(n ast.Node) bool {
+				c, ok := n.(*ast.CallExpr)
+				if !ok {
+					return true
+				}
+				var fn string
+				switch e := c.Fun.(type) {
+				case *ast.Ident:
+					fn = e.Name
+				case *ast.SelectorExpr:
+					fn = e.Sel.Name
+				}
+				if addressParsers[fn] {
+					calls = append(calls, name+":"+strconv.Itoa(fset.Position(c.Pos()).Line)+" "+fn)
+				}
+				return true
+			})
+		}
+		sort.Strings(calls)
+		_, known := knownParsers[rel]
+		switch {
+		case len(calls) > 0 && !known:
+			t.Errorf("engine package %s parses addresses (engines take values: docs/architecture.md):\n\t%s", rel, strings.Join(calls, "\n\t"))
+		case len(calls) == 0 && known:
+			t.Errorf("engine package %s no longer parses addresses: remove it from knownParsers", rel)
+		}
+	}
+	for rel := range knownParsers {
+		if !contains(expand(t, dir, enginePackages), rel) {
+			t.Errorf("known parser %s is not an engine package", rel)
+		}
+	}
 }
 
 func contains(s []string, x string) bool {
