@@ -274,7 +274,7 @@ printf '  (io: rx and tx only, the devices'"'"' cost; mac: rewrites the MACs as 
 # The sharded mode's two sides (engine only, Go, no devices), and the mode on
 # two lcores with the devices; docs/perf.md's scaling model uses the split.
 # Each $rounds times, the best run counting, as above.
-if ! st=$(timeout $((300 * rounds)) go test -count="$rounds" -run '^$' -bench 'EngineStages/^(none|rocc|dcqcn|hpcc|none\+pfc|dcqcn\+pfc)$/' -benchtime "${secs}s" ./switchd/ 2>&1); then
+if ! st=$(timeout $((300 * rounds)) go test -count="$rounds" -run '^$' -bench 'EngineStages/^(none|rocc|dcqcn|hpcc|none\+pfc|dcqcn\+pfc)$/^(classify|queue)$' -benchtime "${secs}s" ./switchd/ 2>&1); then
 	echo "$st" | tail -20 >&2
 	die "go test -bench EngineStages failed"
 fi

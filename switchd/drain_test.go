@@ -6,6 +6,9 @@ import (
 	"reflect"
 	"slices"
 	"testing"
+
+	"github.com/ccbed/ccbed/ccalgo"
+	"github.com/ccbed/ccbed/wire"
 )
 
 // TestDrainDataMatchesGeneralLoop: Transmit's drainData lane gives, frame for
@@ -14,39 +17,44 @@ import (
 // counters, samples and CP state, under every kind of CP hook (none, marking
 // at dequeue, INT stamping, RoCC's flow table and rate messages, P4QCN's
 // feedback at enqueue), shared and static buffers, PFC, a propagation delay,
-// and out slices of every size.
+// and out slices of every size. "rocc-mixed" adds a second priority and ACKs
+// (frames of the data queues that no CP hook sees) to RoCC: its flow table
+// then sees stale tags (one priority's queue emptying zeroes the counts of
+// flows whose packets wait in the other's) and batches that end in an ACK.
 func TestDrainDataMatchesGeneralLoop(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
 		scheme string
 		mod    func(c *Config)
+		mixed  bool // priorities 0 and 3 (by DSCP), and one frame in four an ACK
 	}{
-		{"none", "none", nil},
-		{"dcqcn", "dcqcn", nil},
-		{"hpcc", "hpcc", nil},
-		{"rocc", "rocc", nil},
-		{"p4qcn", "p4qcn", nil},
-		{"static-buffer", "dcqcn", func(c *Config) { c.Buffer.Mode = BufferStatic }},
+		{"none", "none", nil, false},
+		{"dcqcn", "dcqcn", nil, false},
+		{"hpcc", "hpcc", nil, false},
+		{"rocc", "rocc", nil, false},
+		{"rocc-mixed", "rocc", func(c *Config) { c.Switch.PriorityFrom = "dscp" }, true},
+		{"p4qcn", "p4qcn", nil, false},
+		{"static-buffer", "dcqcn", func(c *Config) { c.Buffer.Mode = BufferStatic }, false},
 		{"pfc", "none", func(c *Config) {
 			c.PFC.Enabled = true
 			c.PFC.XOFFBytes = 20_000
 			c.Buffer.SizeBytes = 320_000 // the dynamic threshold pauses
-		}},
+		}, false},
 		{"pfc-dcqcn", "dcqcn", func(c *Config) {
 			c.Buffer.Mode = BufferStatic
 			c.PFC.Enabled = true
 			c.PFC.XOFFBytes = 12_000
-		}},
+		}, false},
 		{"pfc-static", "none", func(c *Config) {
 			c.Buffer.Mode = BufferStatic
 			c.PFC.Enabled = true
 			c.PFC.XOFFBytes = 8_000
-		}},
+		}, false},
 		{"delay", "hpcc", func(c *Config) {
 			for i := range c.Ports {
 				c.Ports[i].DelayUs = 1
 			}
-		}},
+		}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := testConfig(4, 10)
@@ -68,7 +76,15 @@ func TestDrainDataMatchesGeneralLoop(t *testing.T) {
 					if src == dst {
 						continue
 					}
-					f := dataFrame(t, src, dst, uint32(rng.IntN(8)), 64+rng.IntN(1000), tc.scheme == "hpcc")
+					var f []byte
+					switch {
+					case !tc.mixed:
+						f = dataFrame(t, src, dst, uint32(rng.IntN(8)), 64+rng.IntN(1000), tc.scheme == "hpcc")
+					case rng.IntN(4) == 0:
+						f = mixedAck(t, src, dst, uint32(rng.IntN(8)))
+					default:
+						f = prioFrame(t, src, dst, uint32(rng.IntN(8)), 64+rng.IntN(1000), uint8(3*rng.IntN(2)))
+					}
 					ref.inject(now, src, f)
 					lane.inject(now, src, append([]byte(nil), f...))
 				}
@@ -112,8 +128,30 @@ func TestDrainDataMatchesGeneralLoop(t *testing.T) {
 			if len(sa) == 0 || !reflect.DeepEqual(sa, sb) {
 				t.Fatal("samples differ")
 			}
+			type tracker interface{ FlowsTracked() int }
+			for p := range ref.e.eg {
+				if a, ok := ref.e.eg[p].cp.(tracker); ok {
+					if x, y := a.FlowsTracked(), lane.e.eg[p].cp.(tracker).FlowsTracked(); x != y {
+						t.Fatalf("port %d: %d flows tracked after the general loop, %d after drainData", p, x, y)
+					}
+				}
+			}
 		})
 	}
+}
+
+// mixedAck is an ACK from host src to host dst for QP qp, priority 3 by its
+// DSCP: a frame of the data queues that no CP hook sees.
+func mixedAck(tb testing.TB, src, dst int, qp uint32) []byte {
+	tb.Helper()
+	b := make([]byte, 256)
+	ep := wire.Endpoints{DstMAC: portMAC(src), SrcMAC: hostMAC(src), SrcIP: hostIP(src), DstIP: hostIP(dst),
+		SrcPort: uint16(49152 + src), DSCP: 3 << 3}
+	n, err := wire.BuildAck(b, &ep, &wire.AckSpec{DestQP: qp, PSN: 1, Syndrome: wire.SyndromeAckNoCred}, &ccalgo.AckFields{})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return b[:n]
 }
 
 // txN is tx with an out slice of n items.

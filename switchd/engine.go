@@ -166,6 +166,10 @@ type egress struct {
 	// cpNext is cp.NextTimer() as last read (see Engine.cpDirty).
 	cpNext int64
 	fair   ccalgo.FairRateReporter
+	// fc is cp as a flowCounter (RoCC), called in place of its hooks, and
+	// deq dequeueBatch's record of its dequeues; nil for other CPs.
+	fc  flowCounter
+	deq *deqBatch
 
 	// PFC received: data of priority i is held until pausedUntil[i].
 	pausedUntil [wire.PFCPriorities]int64
@@ -216,6 +220,9 @@ type Engine struct {
 	ip       uint32
 	switchID uint16
 	hashSeed uint32 // ECMP: this switch's hash seed
+	// roccRate is the frame of this switch's RoCC rate messages (read only
+	// after New, shared by the tx shards).
+	roccRate wire.RoCCRateTemplate
 	decTTL   bool
 	prio     uint8
 	overhead int
@@ -284,6 +291,7 @@ func New(cfg *Config) (*Engine, error) {
 		tx: []txShard{{cpMin: ccalgo.Never, samples: NewSampleRing(cfg.Telemetry.SampleBuffer),
 			pfcEvents: NewRing[PFCEvent](max(cfg.Telemetry.SampleBuffer, minPFCEventRing))}},
 	}
+	e.roccRate.Init(&wire.Endpoints{SrcIP: ip})
 	for _, p := range cfg.Lossless() {
 		e.lossless |= 1 << p
 	}
@@ -357,6 +365,9 @@ func New(cfg *Config) (*Engine, error) {
 			g.hookEnq, g.hookDeq = cpHooks(cp)
 			fb, ok := cp.(ccalgo.FlowBlind)
 			g.needFlow = (g.hookEnq || g.hookDeq) && !(ok && fb.FlowBlind())
+			if g.fc, _ = cp.(flowCounter); g.fc != nil {
+				g.deq = new(deqBatch)
+			}
 			e.tx[0].cpDirty |= 1 << i
 		}
 	}
@@ -590,32 +601,31 @@ func flowKey(frame []byte, m *Meta) ccalgo.FlowKey {
 }
 
 // readFlowKey is flowKey writing into *k (no struct copy on the hot path).
+// The headers are read through array pointers, one length check each.
 func readFlowKey(k *ccalgo.FlowKey, frame []byte, m *Meta) {
-	ip := frame[m.IPOff:]
-	l4 := frame[m.L4Off:]
-	_, _ = ip[19], l4[3]
+	ip := (*[wire.IPv4MinLen]byte)(frame[m.IPOff:])
+	l4 := (*[4]byte)(frame[m.L4Off:]) // the UDP ports
 	k.SrcIP = binary.BigEndian.Uint32(ip[12:])
 	k.DstIP = binary.BigEndian.Uint32(ip[16:])
 	k.SrcPort = binary.BigEndian.Uint16(l4[0:])
 	k.DstPort = binary.BigEndian.Uint16(l4[2:])
 	k.DestQP = 0
 	if m.RoCE {
-		b := l4[wire.UDPLen:]
-		k.DestQP = uint32(b[5])<<16 | uint32(b[6])<<8 | uint32(b[7])
+		bth := (*[8]byte)(frame[int(m.L4Off)+wire.UDPLen:])
+		k.DestQP = binary.BigEndian.Uint32(bth[4:]) & 0xffffff
 	}
 }
 
 // readFlowKey2 is readFlowKey writing the key into both a and b.
 func readFlowKey2(a, b *ccalgo.FlowKey, frame []byte, m *Meta) {
-	ip := frame[m.IPOff:]
-	l4 := frame[m.L4Off:]
-	_, _ = ip[19], l4[3]
+	ip := (*[wire.IPv4MinLen]byte)(frame[m.IPOff:])
+	l4 := (*[4]byte)(frame[m.L4Off:]) // the UDP ports
 	src, dst := binary.BigEndian.Uint32(ip[12:]), binary.BigEndian.Uint32(ip[16:])
 	sp, dp := binary.BigEndian.Uint16(l4[0:]), binary.BigEndian.Uint16(l4[2:])
 	var qp uint32
 	if m.RoCE {
-		r := l4[wire.UDPLen:]
-		qp = uint32(r[5])<<16 | uint32(r[6])<<8 | uint32(r[7])
+		bth := (*[8]byte)(frame[int(m.L4Off)+wire.UDPLen:])
+		qp = binary.BigEndian.Uint32(bth[4:]) & 0xffffff
 	}
 	a.SrcIP, a.DstIP, a.SrcPort, a.DstPort, a.DestQP = src, dst, sp, dp, qp
 	b.SrcIP, b.DstIP, b.SrcPort, b.DstPort, b.DestQP = src, dst, sp, dp, qp
@@ -709,6 +719,13 @@ func (e *Engine) Enqueue(now int64, m *Meta, frame []byte, h Handle) bool {
 	if m.Class != ClassData || !(g.hookEnq || g.hookDeq) {
 		// No CP hook reads this entry's flow or mark (en.flow and en.mark
 		// are read only for data with hooks).
+		return true
+	}
+	if g.fc != nil {
+		// RoCC: its flow table counts the packet, nothing else (en.mark
+		// stays unread).
+		readFlowKey(&en.flow, frame, m)
+		en.tag = g.fc.EnqueueFlow(&en.flow)
 		return true
 	}
 	en.mark = wire.MarkFromECN(frame[m.IPOff+1])
@@ -875,6 +892,7 @@ func (e *Engine) drainData(now int64, g *egress, bu, t float64, out []TxItem) (f
 	ovh, nspb := float64(e.overhead), g.nsPerByte
 	sh := &e.tx[g.sh]
 	lossless := e.pfcOn && e.lossless&(1<<prio) != 0
+	from := q.head // RoCC: its dequeues after the loop (dequeueBatch)
 	n, bytes := 0, 0
 	for n < len(out) && bu <= t && q.head != q.tail {
 		en := &q.buf[q.head&q.mask]
@@ -884,7 +902,7 @@ func (e *Engine) drainData(now int64, g *egress, bu, t float64, out []TxItem) (f
 		if lossless && !sh.releaseInReserve(int(en.in), en.prio, int64(l)) {
 			e.ingressRelease(now, sh, int(en.in), en.prio, int64(l))
 		}
-		if g.hookDeq || en.stamp {
+		if (g.hookDeq || en.stamp) && g.deq == nil {
 			g.busyUntil = bu // INT's TS
 			e.dequeueHooks(now, g, en, prio)
 		}
@@ -899,6 +917,9 @@ func (e *Engine) drainData(now int64, g *egress, bu, t float64, out []TxItem) (f
 		if g.gen.pending() {
 			break
 		}
+	}
+	if g.deq != nil {
+		g.dequeueBatch(q, from, prio)
 	}
 	if q.head == q.tail {
 		q.head, q.tail = 0, 0
@@ -1019,6 +1040,10 @@ func (e *Engine) dequeueData(now int64, g *egress, prio int) (Handle, []byte) {
 // queue no longer counts it: the CP's OnDequeue and its mark, and the INT
 // record asked for at enqueue or now.
 func (e *Engine) dequeueHooks(now int64, g *egress, en *qEntry, prio int) {
+	if en.class == ClassData && g.fc != nil {
+		g.fc.DequeueFlow(en.tag, &en.flow, g.qPrio[prio])
+		return
+	}
 	if en.class == ClassData && g.hookDeq {
 		g.ps.QueueBytes = g.qPrio[prio]
 		if g.needFlow { // a flow-blind CP's en.flow was never set
@@ -1365,12 +1390,19 @@ func (e *Engine) emitFeedback(from int, fb *ccalgo.Feedback) {
 		}
 		return
 	}
-	sh.ep = wire.Endpoints{
-		DstMAC: g.peer, SrcMAC: g.mac,
-		SrcIP: e.ip, DstIP: fb.Flow.SrcIP,
-		SrcPort: fb.Flow.DstPort,
+	var n int
+	var err error
+	if fb.Kind == ccalgo.FeedbackRoCCRate {
+		// From the template: BuildFeedback's frame for these endpoints.
+		n, err = e.roccRate.Build(b, &g.peer, &g.mac, fb.Flow.SrcIP, fb)
+	} else {
+		sh.ep = wire.Endpoints{
+			DstMAC: g.peer, SrcMAC: g.mac,
+			SrcIP: e.ip, DstIP: fb.Flow.SrcIP,
+			SrcPort: fb.Flow.DstPort,
+		}
+		n, err = wire.BuildFeedback(b, &sh.ep, fb)
 	}
-	n, err := wire.BuildFeedback(b, &sh.ep, fb)
 	if err != nil {
 		cp.c[cDropControl]++
 		return

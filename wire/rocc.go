@@ -118,3 +118,88 @@ func (b RoCCRate) encode(fb *ccalgo.Feedback) {
 	b.SetFlow(&fb.Flow)
 	b.UpdateChecksum()
 }
+
+// RoCCRateTemplate is the frame of one switch's RoCC rate messages
+// (Ethernet, IPv4, RoCCRate), built once by Init, so that Build writes a
+// message by copying it and patching what changes from message to message:
+// the MAC addresses, the IPv4 destination and header checksum (from a sum
+// kept in the template, not recomputed over the header), and the message's
+// rate, Delta_F, CP id and flow, with its ICMP checksum summed from those
+// values rather than read back. Build's output is byte for byte
+// BuildFeedback's for the same endpoints and feedback (a differential test
+// and a fuzz target check it); a switch CP sends one to every flow of its
+// table each T (RoCC Section III-C), where BuildFeedback's encoding was most
+// of a message's cost.
+//
+// The zero value builds nothing (Build fails with ErrShortBuffer until
+// Init). A template holds no references: copying it copies it.
+type RoCCRateTemplate struct {
+	hdr    [EthernetLen + VLANTagLen + IPv4MinLen + RoCCRateLen]byte
+	n      uint8  // frame bytes
+	ip     uint8  // offset of the IPv4 header
+	ipSum  uint32 // IPv4 header's 16-bit words summed, destination and checksum as 0
+	msgSum uint32 // the message's words summed, checksum, rate, Delta_F, CP id and flow as 0
+}
+
+// Init builds the template from ep: its VLAN tag, DSCP, TTL, IPID and
+// source address. Build takes the MAC addresses and the destination; the
+// UDP ports and ICRC do not apply to an ICMP message.
+func (t *RoCCRateTemplate) Init(ep *Endpoints) {
+	*t = RoCCRateTemplate{}
+	e := *ep
+	e.DstMAC, e.SrcMAC, e.DstIP = MAC{}, MAC{}, 0
+	n, _ := BuildFeedback(t.hdr[:], &e, &ccalgo.Feedback{Kind: ccalgo.FeedbackRoCCRate})
+	off := ethLen(&e)
+	t.n, t.ip = uint8(n), uint8(off)
+	ip := t.hdr[off : off+IPv4MinLen]
+	ip[10], ip[11] = 0, 0
+	t.ipSum = uint32(sum16(ip, 0))
+	m := t.hdr[off+IPv4MinLen : n]
+	m[2], m[3] = 0, 0
+	t.msgSum = uint32(sum16(m, 0))
+}
+
+// Len is the length of the frames Build writes (0 before Init).
+func (t *RoCCRateTemplate) Len() int { return int(t.n) }
+
+// Build writes into b the rate message of fb (a FeedbackRoCCRate: its
+// RateUnits, DeltaFBps, CPID and Flow) from srcMAC to dstMAC, addressed to
+// dstIP (the flow's source, fb.Flow.SrcIP), and returns its length: what
+// BuildFeedback writes for the template's endpoints with those addresses.
+// It fails with ErrShortBuffer when b is shorter than Len (or before Init).
+func (t *RoCCRateTemplate) Build(b []byte, dstMAC, srcMAC *MAC, dstIP uint32, fb *ccalgo.Feedback) (int, error) {
+	n := int(t.n)
+	if n == 0 || len(b) < n {
+		return 0, ErrShortBuffer
+	}
+	// Two fixed-size copies, 64 bytes and the last 16 (they overlap; n is
+	// 70, or 74 with a VLAN tag): moves the compiler writes out, where one
+	// copy of n bytes is a call to memmove.
+	*(*[64]byte)(b) = *(*[64]byte)(t.hdr[:])
+	*(*[16]byte)(b[n-16:]) = *(*[16]byte)(t.hdr[n-16:])
+	*(*MAC)(b[0:]) = *dstMAC
+	*(*MAC)(b[6:]) = *srcMAC
+	// The IPv4 header and the message, through one array (one length check).
+	p := (*[IPv4MinLen + RoCCRateLen]byte)(b[t.ip:])
+	binary.BigEndian.PutUint32(p[16:], dstIP)
+	binary.BigEndian.PutUint16(p[10:], ^fold(uint64(t.ipSum)+words32(dstIP)))
+	m := p[IPv4MinLen:]
+	df := uint32(fb.DeltaFBps + 0.5)
+	k := &fb.Flow
+	binary.BigEndian.PutUint32(m[8:], fb.RateUnits)
+	binary.BigEndian.PutUint32(m[12:], df)
+	binary.BigEndian.PutUint32(m[16:], fb.CPID)
+	binary.BigEndian.PutUint32(m[20:], k.SrcIP)
+	binary.BigEndian.PutUint32(m[24:], k.DstIP)
+	binary.BigEndian.PutUint16(m[28:], k.SrcPort)
+	binary.BigEndian.PutUint16(m[30:], k.DstPort)
+	m[33], m[34], m[35] = byte(k.DestQP>>16), byte(k.DestQP>>8), byte(k.DestQP) // m[32]: the protocol, in the template
+	s := uint64(t.msgSum) + words32(fb.RateUnits) + words32(df) + words32(fb.CPID) +
+		words32(k.SrcIP) + words32(k.DstIP) + uint64(k.SrcPort) + uint64(k.DstPort) +
+		uint64(k.DestQP>>16&0xff) + uint64(k.DestQP&0xffff)
+	binary.BigEndian.PutUint16(m[2:], ^fold(s))
+	return n, nil
+}
+
+// words32 is the sum of v's two 16-bit halves (its share of a checksum).
+func words32(v uint32) uint64 { return uint64(v>>16) + uint64(v&0xffff) }

@@ -55,27 +55,62 @@ func NewCP(p *Params, env ccalgo.Env) (*CP, error) {
 // PacketHooks reports that both per-packet hooks do work (ccalgo.PacketHooks).
 func (*CP) PacketHooks() (enqueue, dequeue bool) { return true, true }
 
-// OnEnqueue records the packet's flow in the flow table (seen in this interval,
-// one more packet in the queue). The verdict's Tag is the flow's entry + 1.
+// OnEnqueue records the packet's flow in the flow table (EnqueueFlow). The
+// verdict's Tag is the flow's entry and its generation.
 func (c *CP) OnEnqueue(_ int64, pkt *ccalgo.DataPacket, _ *ccalgo.PortState, _ ccalgo.FeedbackSink) ccalgo.Verdict {
-	return ccalgo.Verdict{Tag: uint32(c.table.add(&pkt.Flow) + 1)}
+	return ccalgo.Verdict{Tag: c.EnqueueFlow(&pkt.Flow)}
 }
 
-// OnDequeue removes the packet from its flow's count; a flow with no packet left
-// in the queue and not seen in this interval leaves the table. The packet's Tag
-// finds its entry without a lookup.
+// OnDequeue removes the packet from its flow's count (DequeueFlow).
 func (c *CP) OnDequeue(_ int64, pkt *ccalgo.DataPacket, port *ccalgo.PortState, _ ccalgo.FeedbackSink) ccalgo.Verdict {
-	if pkt.Tag != 0 {
-		c.table.removeAt(int32(pkt.Tag-1), &pkt.Flow)
-	} else {
-		c.table.remove(&pkt.Flow)
-	}
-	if port.QueueBytes <= 0 && c.table.Len() > 0 {
+	c.DequeueFlow(pkt.Tag, &pkt.Flow, port.QueueBytes)
+	return ccalgo.Verdict{}
+}
+
+// EnqueueFlow is OnEnqueue's work for a data packet of key entering the
+// queue: the flow is recorded in the flow table (seen in this interval, one
+// more packet in the queue). It returns the packet's tag (OnEnqueue's
+// Verdict.Tag), for DequeueFlow. Neither per-packet call marks, stamps,
+// emits feedback or moves NextTimer, so a switch may call these two in
+// place of OnEnqueue and OnDequeue, without a DataPacket, a PortState or a
+// Verdict.
+func (c *CP) EnqueueFlow(key *ccalgo.FlowKey) uint32 {
+	return c.table.add(key)
+}
+
+// DequeueFlow is OnDequeue's work for a packet of key leaving the queue,
+// queueBytes the queue's bytes after it: its flow's count goes down (found
+// by tag, EnqueueFlow's result, or by key when the tag no longer names the
+// flow's entry), and a flow with no packet left in the queue and not seen
+// in this interval leaves the table.
+func (c *CP) DequeueFlow(tag uint32, key *ccalgo.FlowKey, queueBytes int64) {
+	c.table.removeTag(tag, key)
+	if queueBytes <= 0 && c.table.Len() > 0 {
 		// The queue is empty: no flow has a packet in it, whatever the counts
 		// say (a flow first tracked after some of its packets were queued).
 		c.table.queueEmpty()
 	}
-	return ccalgo.Verdict{}
+}
+
+// FlowKeys gives DequeueFlows the key of the i-th packet of its batch. It
+// is an alias of an interface literal, so that a switch declares the same
+// type without importing this package.
+type FlowKeys = interface {
+	FlowKey(i int) *ccalgo.FlowKey
+}
+
+// DequeueFlows is DequeueFlow for packets that left the queue one after
+// another, in one call: tags[i] is the i-th one's tag, keys.FlowKey(i) its
+// key (asked for only when the tag no longer names its flow's entry), and
+// emptied says whether the queue was empty after the last. It does what
+// DequeueFlow for each in turn does: before the last, the queue still held
+// the later ones, so only the last can find it empty.
+func (c *CP) DequeueFlows(tags []uint32, keys FlowKeys, emptied bool) {
+	t := &c.table
+	t.removeTags(tags, keys)
+	if emptied && t.Len() > 0 {
+		t.queueEmpty()
+	}
 }
 
 // NextTimer returns the time of the next fair-rate computation.
@@ -103,7 +138,7 @@ func (c *CP) OnTimer(now int64, port *ccalgo.PortState, out ccalgo.FeedbackSink)
 		c.fb.RateUnits = units
 		c.fb.RateBps = float64(units) * c.d.deltaF
 		for _, k := range c.table.dense {
-			c.fb.Flow = c.table.entries[k].key
+			c.fb.Flow = c.table.entries[k].w.key()
 			out.Emit(now, &c.fb)
 		}
 		c.stats.Messages += uint64(len(c.table.dense))

@@ -75,6 +75,6 @@
 //     (2 T) then doubles its rate although it still congests the port. When the
 //     table is full, further flows are not tracked (and get no message) until
 //     entries free up; the CP counts them (CPStats.TableFull). Entries live in
-//     an open-addressing hash table rather than the FPGA's circular array, so
-//     that dequeues find them.
+//     an open-addressing hash table (a dequeue finds its entry by the tag its
+//     enqueue gave, index and generation) rather than the FPGA's circular array.
 package rocc

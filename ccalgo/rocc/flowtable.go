@@ -14,12 +14,15 @@ import (
 // flowTable holds the flows that have packets in the queue, with a count of their
 // packets, and the flows that entered the queue since the last fair-rate
 // computation (seen), whether or not their packets are still queued. Entries
-// live in a stable array (an entry keeps its index while it is in the table,
-// so that OnEnqueue can hand its index to the engine as the packet's tag and
-// OnDequeue can find it again without hashing), indexed by an open-addressing
-// hash table (linear probing, backward-shift deletion, load factor at most
-// 1/2) and listed in dense, in the order they came, for iteration. All memory
-// is allocated by newFlowTable; no method allocates.
+// live in a stable array (an entry keeps its index while it is in the table),
+// indexed by an open-addressing hash table (linear probing, backward-shift
+// deletion, load factor at most 1/2) and listed in dense, in the order they
+// came, for iteration. A packet's enqueue finds its flow by the hash; its
+// dequeue by the tag the enqueue gave it (tag): the entry's index and its
+// generation, which changes each time the entry is freed, so that a tag whose
+// flow has left the table since is told from a live one without comparing
+// keys or hashing. All memory is allocated by newFlowTable; no method
+// allocates.
 type flowTable struct {
 	slots   []int32 // hash table: entry index + 1; 0 when empty
 	mask    uint32
@@ -34,31 +37,41 @@ type flowTable struct {
 }
 
 type ftEntry struct {
-	key  ccalgo.FlowKey
+	w    flowWords // the flow's key
 	hash uint32
 	slot uint32 // its index in slots
 	pkts int32  // packets of the flow in the queue
 	pos  int32  // index in dense; -1 when the entry is unused
+	gen  uint16 // 1 to 65535, advanced each time the entry is freed: its tags' upper half
 	seen bool   // enqueued a packet since the last endInterval
 }
 
-// slotHash is the table's hash of a flow key: the key's two 64-bit words
-// combined and multiplied once by 2^64 / phi (Fibonacci hashing), the product's
-// upper half kept. One multiply per packet where ccalgo.FlowKey.Hash's
-// finaliser takes three: at a load factor of at most 1/2 with linear probing,
-// this is enough.
-func slotHash(k *ccalgo.FlowKey) uint32 {
-	a := uint64(k.SrcIP)<<32 | uint64(k.DstIP)
-	b := uint64(k.SrcPort)<<48 | uint64(k.DstPort)<<32 | uint64(k.DestQP)
-	return uint32(((a ^ bits.RotateLeft64(b, 29)) * 0x9e3779b97f4a7c15) >> 32)
+// flowWords is a flow key as two 64-bit words, the form the table keeps
+// and compares (two comparisons where the key's fields take five).
+type flowWords struct{ a, b uint64 }
+
+// wordsOf packs k. Keys reach the table through pointers and are read field
+// by field: the engine writes a packet's key field by field just before the
+// hook, and a wide load of those narrow stores would stall on store
+// forwarding.
+func wordsOf(k *ccalgo.FlowKey) flowWords {
+	return flowWords{uint64(k.SrcIP)<<32 | uint64(k.DstIP),
+		uint64(k.SrcPort)<<48 | uint64(k.DstPort)<<32 | uint64(k.DestQP)}
 }
 
-// sameFlow compares two keys field by field. Keys reach the table through
-// pointers (no 16-byte copy): the engine writes a packet's key field by field
-// just before the hook, and a wide load of those narrow stores would stall on
-// store forwarding.
-func sameFlow(a, b *ccalgo.FlowKey) bool {
-	return a.SrcIP == b.SrcIP && a.DstIP == b.DstIP && a.SrcPort == b.SrcPort && a.DstPort == b.DstPort && a.DestQP == b.DestQP
+// key unpacks w.
+func (w flowWords) key() ccalgo.FlowKey {
+	return ccalgo.FlowKey{SrcIP: uint32(w.a >> 32), DstIP: uint32(w.a), SrcPort: uint16(w.b >> 48),
+		DstPort: uint16(w.b >> 32), DestQP: uint32(w.b)}
+}
+
+// hash is the table's hash of a flow key: its two words combined and
+// multiplied once by 2^64 / phi (Fibonacci hashing), the product's upper
+// half kept. One multiply per packet where ccalgo.FlowKey.Hash's finaliser
+// takes three: at a load factor of at most 1/2 with linear probing, this is
+// enough.
+func (w flowWords) hash() uint32 {
+	return uint32(((w.a ^ bits.RotateLeft64(w.b, 29)) * 0x9e3779b97f4a7c15) >> 32)
 }
 
 // newFlowTable returns a table that tracks at most capacity flows.
@@ -76,6 +89,7 @@ func newFlowTable(capacity int) flowTable {
 	}
 	for i := range t.entries {
 		t.entries[i].pos = -1
+		t.entries[i].gen = 1
 		t.free[i] = int32(capacity - 1 - i) // entry 0 is taken first
 	}
 	return t
@@ -84,43 +98,119 @@ func newFlowTable(capacity int) flowTable {
 // Len returns the number of tracked flows.
 func (t *flowTable) Len() int { return len(t.dense) }
 
-// add counts one more packet of key in the queue and returns the flow's entry
-// index. It returns -1 when key is new and the table is full.
-func (t *flowTable) add(key *ccalgo.FlowKey) int32 {
-	h := slotHash(key)
+// add counts one more packet of key in the queue and returns the packet's
+// tag: the flow's entry index in the lower 16 bits (capacity is at most
+// MaxFlowTableSize), the entry's generation in the upper 16. It returns 0
+// when key is new and the table is full (a generation is never 0, so no
+// counted packet's tag is 0).
+func (t *flowTable) add(key *ccalgo.FlowKey) uint32 {
+	w := wordsOf(key)
+	h := w.hash()
 	for i := h & t.mask; ; i = (i + 1) & t.mask {
 		k := t.slots[i] - 1
 		if k < 0 {
-			if len(t.free) == 0 {
-				t.full++
-				return -1
-			}
-			k = t.free[len(t.free)-1]
-			t.free = t.free[:len(t.free)-1]
-			t.entries[k] = ftEntry{key: *key, hash: h, slot: i, pkts: 1, pos: int32(len(t.dense)), seen: true}
-			t.slots[i] = k + 1
-			t.dense = append(t.dense, k)
-			t.queued++
-			return k
+			return t.insert(w, h, i)
 		}
-		if e := &t.entries[k]; e.hash == h && sameFlow(&e.key, key) {
+		if e := &t.entries[k]; e.w == w {
 			e.pkts++
 			e.seen = true
 			t.queued++
-			return k
+			return uint32(e.gen)<<16 | uint32(k)
 		}
 	}
 }
 
+// insert is add for a key w not in the table, whose probe ended at the
+// empty slot i; h is its hash.
+func (t *flowTable) insert(w flowWords, h, i uint32) uint32 {
+	if len(t.free) == 0 {
+		t.full++
+		return 0
+	}
+	k := t.free[len(t.free)-1]
+	t.free = t.free[:len(t.free)-1]
+	e := &t.entries[k]
+	*e = ftEntry{w: w, hash: h, slot: i, pkts: 1, pos: int32(len(t.dense)), gen: e.gen, seen: true}
+	t.slots[i] = k + 1
+	t.dense = append(t.dense, k)
+	t.queued++
+	return uint32(e.gen)<<16 | uint32(k)
+}
+
+// leaveTag counts one packet leaving the queue whose add returned tag,
+// while the tag's entry has not been freed since: its generation is the
+// tag's and it still holds the packet's key, so remove would find it; the
+// count goes down without hashing. It reports false, doing nothing, for a
+// stale tag (the flow left the table while the packet waited: queueEmpty
+// or endInterval after a count that undercounted, with several priorities
+// sharing the CP) or 0: the caller then takes remove's lookup. An entry is
+// freed at most twice per interval (once at endInterval, once by leave or
+// queueEmpty after it), so a stale tag cannot pass for a live one unless
+// its packet waits through 32,767 intervals (1.3 s at T = 40 us).
+func (t *flowTable) leaveTag(tag uint32) bool {
+	k := tag & 0xffff
+	if k >= uint32(len(t.entries)) {
+		return false
+	}
+	e := &t.entries[k]
+	if uint32(e.gen) != tag>>16 {
+		return false
+	}
+	if e.pkts > 1 { // leave's commonest case, inline
+		e.pkts--
+		t.queued--
+		return true
+	}
+	t.leave(int32(k))
+	return true
+}
+
+// removeTag is remove for a packet whose add returned tag (leaveTag, or
+// remove when the tag is stale).
+func (t *flowTable) removeTag(tag uint32, key *ccalgo.FlowKey) {
+	if !t.leaveTag(tag) {
+		t.remove(key)
+	}
+}
+
+// removeTags is removeTag for packets that left the queue one after
+// another: tags[i] is the i-th one's, keys.FlowKey(i) its key (asked for
+// only for a stale tag). leaveTag and leave are written out in its loop, a
+// packet costing no call.
+func (t *flowTable) removeTags(tags []uint32, keys FlowKeys) {
+	entries := t.entries
+	left := int64(0) // packets counted down and not yet taken from t.queued
+	for i, tag := range tags {
+		if k := int(uint16(tag)); k < len(entries) {
+			if e := &entries[k]; uint32(e.gen) == tag>>16 {
+				p := e.pkts
+				if p > 0 {
+					p--
+					e.pkts = p
+					left++
+				}
+				if p == 0 && !e.seen {
+					t.delete(int32(k)) // neither reads nor writes t.queued
+				}
+				continue
+			}
+		}
+		t.queued -= left
+		left = 0
+		t.remove(keys.FlowKey(i))
+	}
+	t.queued -= left
+}
+
 // find returns key's entry index, -1 when untracked.
 func (t *flowTable) find(key *ccalgo.FlowKey) int32 {
-	h := slotHash(key)
-	for i := h & t.mask; ; i = (i + 1) & t.mask {
+	w := wordsOf(key)
+	for i := w.hash() & t.mask; ; i = (i + 1) & t.mask {
 		k := t.slots[i] - 1
 		if k < 0 {
 			return -1
 		}
-		if e := &t.entries[k]; e.hash == h && sameFlow(&e.key, key) {
+		if e := &t.entries[k]; e.w == w {
 			return k
 		}
 	}
@@ -132,19 +222,6 @@ func (t *flowTable) remove(key *ccalgo.FlowKey) {
 	if k := t.find(key); k >= 0 {
 		t.leave(k)
 	}
-}
-
-// removeAt is remove for a packet whose add returned entry k: no hashing
-// when the entry still holds key (it may not: the flow may have been
-// forgotten while the packet waited, see queueEmpty, and its entry reused).
-func (t *flowTable) removeAt(k int32, key *ccalgo.FlowKey) {
-	if k >= 0 && int(k) < len(t.entries) {
-		if e := &t.entries[k]; e.pos >= 0 && sameFlow(&e.key, key) {
-			t.leave(k)
-			return
-		}
-	}
-	t.remove(key)
 }
 
 // leave counts one packet of entry k leaving the queue.
@@ -170,6 +247,9 @@ func (t *flowTable) delete(k int32) {
 	t.entries[moved].pos = p
 	t.dense = t.dense[:last]
 	e.pos = -1
+	if e.gen++; e.gen == 0 {
+		e.gen = 1
+	}
 	t.free = append(t.free, k)
 
 	i := e.slot

@@ -359,7 +359,7 @@ func TestFlowTableModel(t *testing.T) {
 		nkeys := 3 * capacity
 		type queued struct {
 			k   ccalgo.FlowKey
-			tag int32 // add's entry index
+			tag uint32 // tag(add)
 		}
 		var queue []queued // packets in the table's counts
 		for step := range 20000 {
@@ -387,7 +387,7 @@ func TestFlowTableModel(t *testing.T) {
 				k := key(rng.IntN(nkeys))
 				e, known := model[k]
 				tag := ft.add(&k)
-				ok := tag >= 0
+				ok := tag != 0
 				if want := known || len(model) < capacity; ok != want {
 					t.Fatalf("cap %d step %d: add ok %v, want %v", capacity, step, ok, want)
 				}
@@ -405,13 +405,12 @@ func TestFlowTableModel(t *testing.T) {
 				k, tag := queue[i].k, queue[i].tag
 				queue[i] = queue[len(queue)-1]
 				queue = queue[:len(queue)-1]
-				// The engine gives the tag back (removeAt); a packet
-				// without one is looked up (remove). A tag may be stale:
-				// its flow forgotten and the entry reused.
+				// The engine gives the tag back (removeTag); a packet
+				// without one is looked up (remove).
 				if rng.IntN(4) == 0 {
 					ft.remove(&k)
 				} else {
-					ft.removeAt(tag, &k)
+					ft.removeTag(tag, &k)
 				}
 				e := model[k]
 				if e.pkts--; e.pkts == 0 && !e.seen {
@@ -430,11 +429,11 @@ func TestFlowTableModel(t *testing.T) {
 				seen := map[ccalgo.FlowKey]bool{}
 				for p, ei := range ft.dense {
 					s := &ft.entries[ei]
-					e := model[s.key]
-					if s.pos != int32(p) || seen[s.key] || e == nil || e.seen != s.seen || ft.slots[s.slot] != ei+1 {
+					e := model[s.w.key()]
+					if s.pos != int32(p) || seen[s.w.key()] || e == nil || e.seen != s.seen || ft.slots[s.slot] != ei+1 {
 						t.Fatalf("cap %d step %d: dense list broken at %d", capacity, step, p)
 					}
-					seen[s.key] = true
+					seen[s.w.key()] = true
 				}
 			}
 		}
@@ -455,6 +454,112 @@ func TestFlowTableModel(t *testing.T) {
 		if len(ft.free) != capacity {
 			t.Fatalf("cap %d: %d entries free after emptying", capacity, len(ft.free))
 		}
+	}
+}
+
+// TestFlowTableTagsMatchLookup drives two tables with the same random
+// enqueues, dequeues, empty queues and interval ends, one finding each
+// dequeued packet's flow by its tag (removeTag, or removeTags for a run of
+// dequeues), the other by its key (remove), and wants them identical after
+// every step: same flows in the same order (the order rate messages go in),
+// same counts and flags. Packets outlive an empty queue here (as with
+// several priorities sharing the CP, where one priority's queue empties
+// while another's holds packets), so tags go stale: their flow left the
+// table, its entry freed, reused by another flow or by the same one again.
+func TestFlowTableTagsMatchLookup(t *testing.T) {
+	for _, capacity := range []int{1, 4, 64} {
+		byTag, byKey := newFlowTable(capacity), newFlowTable(capacity)
+		rng := rand.New(rand.NewPCG(7, uint64(capacity)))
+		var queue []queuedPacket
+		stale := 0
+		for step := range 50000 {
+			switch op := rng.IntN(100); {
+			case op < 3:
+				byTag.endInterval()
+				byKey.endInterval()
+			case op < 6:
+				byTag.queueEmpty()
+				byKey.queueEmpty()
+			case op < 52 || len(queue) == 0:
+				k := key(rng.IntN(2 * capacity))
+				a, b := byTag.add(&k), byKey.add(&k)
+				if a != b {
+					t.Fatalf("cap %d step %d: add gave %#x and %#x", capacity, step, a, b)
+				}
+				queue = append(queue, queuedPacket{k, a})
+			default:
+				// A run of dequeues, from the front (as a queue drains)
+				// or one from anywhere.
+				var run []queuedPacket
+				if rng.IntN(2) == 0 {
+					run = queue[:1+rng.IntN(len(queue))]
+					queue = queue[len(run):]
+				} else {
+					i := rng.IntN(len(queue))
+					run = []queuedPacket{queue[i]}
+					queue = append(queue[:i], queue[i+1:]...)
+				}
+				tags := make([]uint32, len(run))
+				for i, q := range run {
+					tags[i] = q.tag
+					if e := &byTag.entries[uint16(q.tag)]; q.tag != 0 && uint32(e.gen) != q.tag>>16 {
+						stale++
+					}
+					byKey.remove(&q.k)
+				}
+				if len(run) == 1 && rng.IntN(2) == 0 {
+					byTag.removeTag(run[0].tag, &run[0].k)
+				} else {
+					byTag.removeTags(tags, queuedKeys(run))
+				}
+			}
+			if len(byTag.dense) != len(byKey.dense) || byTag.queued != byKey.queued {
+				t.Fatalf("cap %d step %d: %d and %d flows, %d and %d queued", capacity, step, len(byTag.dense), len(byKey.dense), byTag.queued, byKey.queued)
+			}
+			for d, k := range byTag.dense {
+				a, b := &byTag.entries[k], &byKey.entries[byKey.dense[d]]
+				if a.w != b.w || a.pkts != b.pkts || a.seen != b.seen {
+					t.Fatalf("cap %d step %d: flow %d is %+v by tag, %+v by key", capacity, step, d, a, b)
+				}
+			}
+		}
+		if stale == 0 {
+			t.Fatalf("cap %d: no stale tag exercised", capacity)
+		}
+	}
+}
+
+// queuedPacket is a packet in a test's model of a queue: its key and tag.
+type queuedPacket struct {
+	k   ccalgo.FlowKey
+	tag uint32
+}
+
+// queuedKeys gives removeTags the keys of a run of queued packets.
+type queuedKeys []queuedPacket
+
+func (q queuedKeys) FlowKey(i int) *ccalgo.FlowKey { return &q[i].k }
+
+// TestFlowWords: a key packed into the table's two words unpacks to
+// itself, and keys differing in any one field differ in their words.
+func TestFlowWords(t *testing.T) {
+	keys := []ccalgo.FlowKey{
+		{},
+		key(7),
+		{SrcIP: 0xffffffff, DstIP: 0xffffffff, SrcPort: 0xffff, DstPort: 0xffff, DestQP: 0xffffffff},
+		{SrcIP: 1}, {DstIP: 1}, {SrcPort: 1}, {DstPort: 1}, {DestQP: 1},
+		{SrcIP: 0x80000000, DestQP: 0x00ffffff},
+	}
+	seen := map[flowWords]ccalgo.FlowKey{}
+	for _, k := range keys {
+		w := wordsOf(&k)
+		if w.key() != k {
+			t.Errorf("%+v packs to %x and unpacks to %+v", k, w, w.key())
+		}
+		if o, dup := seen[w]; dup {
+			t.Errorf("%+v and %+v pack alike", k, o)
+		}
+		seen[w] = k
 	}
 }
 
