@@ -60,7 +60,11 @@ const (
 	cAfterXOFFMax
 	cRingGrowthBytes // bytes the port's rings allocated by growing (set when published; not in PortCounters)
 	cAfterXOFFHist
-	numCounters = cAfterXOFFHist + AfterXOFFBuckets
+	// Per priority (wire.PFCPriorities each): PFC XOFF frames sent
+	// (refreshes included) and activations, by the paused priority.
+	cPausesSentPrio = cAfterXOFFHist + AfterXOFFBuckets
+	cPFCOnsetsPrio  = cPausesSentPrio + wire.PFCPriorities
+	numCounters     = cPFCOnsetsPrio + wire.PFCPriorities
 )
 
 // AfterXOFFBuckets is the number of buckets of PortCounters.PFCAfterXOFFHist.
@@ -152,8 +156,13 @@ type PortCounters struct {
 	// upstream), PausedMask the egress priorities held by PFC pauses
 	// received.
 	QueuePrioBytes [wire.PFCPriorities]int64 `json:"-"`
-	XOFFMask       uint8                     `json:"-"`
-	PausedMask     uint8                     `json:"-"`
+	// PausesSentPrio and PFCOnsetsPrio split PausesSent and PFCOnsets by
+	// the paused priority (index p: priority p). Not in the JSON, whose
+	// fields the engines' golden digests hash.
+	PausesSentPrio [wire.PFCPriorities]uint64 `json:"-"`
+	PFCOnsetsPrio  [wire.PFCPriorities]uint64 `json:"-"`
+	XOFFMask       uint8                      `json:"-"`
+	PausedMask     uint8                      `json:"-"`
 }
 
 func (pc *PortCounters) fill(rx, tx *published) {
@@ -206,5 +215,9 @@ func (pc *PortCounters) fill(rx, tx *published) {
 	pc.PFCAfterXOFFMax = get(cAfterXOFFMax)
 	for k := range pc.PFCAfterXOFFHist {
 		pc.PFCAfterXOFFHist[k] = get(cAfterXOFFHist + counter(k))
+	}
+	for p := range pc.PausesSentPrio {
+		pc.PausesSentPrio[p] = get(cPausesSentPrio + counter(p))
+		pc.PFCOnsetsPrio[p] = get(cPFCOnsetsPrio + counter(p))
 	}
 }

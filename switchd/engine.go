@@ -1282,6 +1282,7 @@ func (e *Engine) setXOFF(now int64, g *egress, prio uint8) {
 	g.xoff |= 1 << prio
 	e.tx[g.sh].xoffPorts |= 1 << g.idx
 	g.c[cPFCOnsets]++
+	g.c[cPFCOnsetsPrio+counter(prio)]++
 	g.sinceXOFF[prio] = 0
 	e.pfcEvent(now, g, prio, true)
 	e.sendPause(now, g, prio, e.pauseQuanta)
@@ -1356,6 +1357,7 @@ func (e *Engine) sendPause(now int64, g *egress, prio uint8, quanta uint16) {
 	e.tx[g.sh].active |= 1 << g.idx
 	if quanta != 0 {
 		g.c[cPausesSent]++
+		g.c[cPausesSentPrio+counter(prio)]++
 	} else {
 		g.c[cResumesSent]++
 	}

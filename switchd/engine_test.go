@@ -284,6 +284,9 @@ func TestPFCOnOffThresholds(t *testing.T) {
 	if pc.PausesSent != 1 || pc.ResumesSent != 1 {
 		t.Errorf("pauses/resumes sent %d/%d, want 1/1", pc.PausesSent, pc.ResumesSent)
 	}
+	if want := [wire.PFCPriorities]uint64{3: 1}; pc.PausesSentPrio != want || pc.PFCOnsetsPrio != want {
+		t.Errorf("per-priority pauses %v, activations %v, want %v (priority 3 only)", pc.PausesSentPrio, pc.PFCOnsetsPrio, want)
+	}
 	if pc := counters0(h.e, 2); pc.PausesRecv != 1 || pc.ResumesRecv != 1 || pc.PausedNs != 1000 {
 		t.Errorf("port 2 pauses/resumes received %d/%d paused %d ns", pc.PausesRecv, pc.ResumesRecv, pc.PausedNs)
 	}
