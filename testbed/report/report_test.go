@@ -236,6 +236,12 @@ func wantFixtureSummary(durationS float64) Summary {
 			{LoBytes: 1000, HiBytes: 3162, Count: 2, MedianSlowdown: 3, P99Slowdown: 5, MedianFCTUs: 12, P99FCTUs: 14},
 			{LoBytes: 100000, HiBytes: 316228, Count: 1, MedianSlowdown: 1.92, P99Slowdown: 1.92, MedianFCTUs: 480, P99FCTUs: 480},
 		},
+		// Worst first; AddFCT gives no endpoints or start.
+		WorstFlows: []WorstFlow{
+			{ID: 4, SizeBytes: 3000, FCTUs: 14, Slowdown: 5},
+			{ID: 4, SizeBytes: 2000, FCTUs: 12, Slowdown: 3},
+			{ID: 3, SizeBytes: 312500, FCTUs: 480, Slowdown: 1.92},
+		},
 	}
 }
 
@@ -497,7 +503,7 @@ func TestSummaryJSONContract(t *testing.T) {
 	required := []string{"results_version", "experiment", "scheme", "clock", "seed", "started_at", "duration_s",
 		"interrupted", "degraded", "degraded_reasons", "jain_index", "jain_flows", "flows", "ports", "build", "machine"}
 	optional := []string{"steady_from_s", "warmup_s", "scaling", "notes", "fct_buckets", "config", "topology",
-		"link_gbps", "lcores", "samples_rejected", "captures", "link_losses", "hottest_port"}
+		"link_gbps", "lcores", "samples_rejected", "captures", "link_losses", "hottest_port", "worst_flows"}
 	checkKeys(t, "summary", doc, required, optional)
 
 	var lists struct {
@@ -820,5 +826,39 @@ func TestWriteSummaryJSONFlows(t *testing.T) {
 		if !bytes.Equal(got.Bytes(), want) {
 			t.Errorf("%s: WriteSummaryJSON differs from MarshalIndent:\n got %s\nwant %s", tc.name, got.Bytes(), want)
 		}
+	}
+}
+
+// TestWorstFlows: the summary keeps the MaxWorstFlows largest slowdowns,
+// worst first, the earlier of two equal ones first, a NaN never; a run of
+// many flows prints them under its count line.
+func TestWorstFlows(t *testing.T) {
+	var fs fctStats
+	slow := []float64{1, 5, 3, 5, 9, 2, 7, math.NaN(), 8, 5}
+	for i, sd := range slow {
+		fs.add(&FCTRecord{Flow: i, Src: "h1", Dst: "h2", StartUs: float64(10 * i), SizeBytes: 1000, FCTUs: 10 * sd, Slowdown: sd})
+	}
+	var ids []int
+	for _, w := range fs.worst {
+		ids = append(ids, w.ID)
+	}
+	if want := []int{4, 8, 6, 1, 3}; !slices.Equal(ids, want) {
+		t.Fatalf("worst flows %v, want %v", ids, want)
+	}
+	if w := fs.worst[0]; w.StartUs != Some(40) || w.FCTUs != 90 || w.Src != "h1" {
+		t.Errorf("worst flow %+v", w)
+	}
+	s := Summary{Experiment: "many", Scheme: "dcqcn", WorstFlows: fs.worst}
+	for i := range MaxTableFlows + 1 {
+		s.Flows = append(s.Flows, FlowSummary{ID: i})
+	}
+	var buf bytes.Buffer
+	if err := PrintTable(&buf, s); err != nil {
+		t.Fatal(err)
+	}
+	out := buf.String()
+	if !strings.Contains(out, "the 5 with the largest FCT slowdown") || !strings.Contains(out, "9.00") ||
+		strings.Count(out, "\n") != 10 {
+		t.Errorf("table:\n%s", out)
 	}
 }

@@ -289,6 +289,7 @@ type fctStats struct {
 	n         int
 	perFlow   idmap.Map[int, fctMean]
 	buckets   []fctValues // by bucket index + 1; 0 is [0, 1)
+	worst     []WorstFlow // the MaxWorstFlows largest slowdowns, worst first
 }
 
 // fctMean is a sum and a count of FCTs.
@@ -320,6 +321,34 @@ func (fs *fctStats) add(rec *FCTRecord) {
 	}
 	fs.buckets[b].slow = append(fs.buckets[b].slow, rec.Slowdown)
 	fs.buckets[b].fct = append(fs.buckets[b].fct, rec.FCTUs)
+	fs.keepWorst(rec)
+}
+
+// keepWorst puts rec among the worst flows when its slowdown is one of the
+// MaxWorstFlows largest so far (ties: the record that came first stays
+// ahead, so the list depends only on the records' order).
+func (fs *fctStats) keepWorst(rec *FCTRecord) {
+	if !finite(rec.Slowdown) {
+		return
+	}
+	n := len(fs.worst)
+	if n == MaxWorstFlows && rec.Slowdown <= fs.worst[n-1].Slowdown {
+		return
+	}
+	i := n
+	for i > 0 && rec.Slowdown > fs.worst[i-1].Slowdown {
+		i--
+	}
+	w := WorstFlow{ID: rec.Flow, Src: rec.Src, Dst: rec.Dst, SizeBytes: rec.SizeBytes,
+		FCTUs: rec.FCTUs, Slowdown: rec.Slowdown}
+	if finite(rec.StartUs) {
+		w.StartUs = Some(rec.StartUs)
+	}
+	if n < MaxWorstFlows {
+		fs.worst = append(fs.worst, WorstFlow{})
+	}
+	copy(fs.worst[i+1:], fs.worst[i:])
+	fs.worst[i] = w
 }
 
 // summary returns the non-empty buckets in increasing size with the median

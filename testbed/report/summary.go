@@ -8,6 +8,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"slices"
 	"sort"
 	"strconv"
 	"time"
@@ -85,6 +86,9 @@ type Summary struct {
 	// FCTBuckets is the FCT slowdown by flow size (FCTBuckets with
 	// DefaultBucketsPerDecade), when there are FCT records.
 	FCTBuckets []FCTBucket `json:"fct_buckets,omitempty"`
+	// WorstFlows are the completed flows (messages) with the largest FCT
+	// slowdown, worst first, at most MaxWorstFlows (fct.csv has every one).
+	WorstFlows []WorstFlow `json:"worst_flows,omitempty"`
 	// Captures are the pcap files the run wrote (docs/capture.md), when it
 	// captured.
 	Captures []CaptureSummary `json:"captures,omitempty"`
@@ -151,6 +155,21 @@ type FlowSummary struct {
 	SteadyRateGbps OptFloat `json:"steady_rate_gbps"`
 	// FCTUs is the flow's completion time; null when it did not complete.
 	FCTUs OptFloat `json:"fct_us"`
+}
+
+// MaxWorstFlows is the most flows Summary.WorstFlows lists.
+const MaxWorstFlows = 5
+
+// WorstFlow is one of summary.json's "worst_flows": a completed flow
+// (message) and its slowdown, as its fct.csv row has them.
+type WorstFlow struct {
+	ID        int      `json:"id"`
+	Src       string   `json:"src"`
+	Dst       string   `json:"dst"`
+	SizeBytes int64    `json:"size_bytes"`
+	StartUs   OptFloat `json:"start_us"`
+	FCTUs     float64  `json:"fct_us"`
+	Slowdown  float64  `json:"slowdown"`
 }
 
 // HotPortSummary is summary.json's "hottest_port".
@@ -407,6 +426,7 @@ func (r *Recorder) summary(v view) Summary {
 		Flows:           []FlowSummary{},
 		Ports:           []PortSummary{},
 		FCTBuckets:      v.fct.summary(),
+		WorstFlows:      slices.Clone(v.fct.worst),
 	}
 	if !r.meta.StartedAt.IsZero() {
 		sum.StartedAt = r.meta.StartedAt.UTC().Format(time.RFC3339Nano)

@@ -20,8 +20,8 @@ const MaxTableFlows = 32
 const MaxTablePorts = 8
 
 // PrintTable writes s as a short human summary: a header line, one row per
-// flow (avg and steady Gb/s, FCT; a count when there are more than
-// MaxTableFlows), one row per port (avg, p99 and steady queue in KB, fair
+// flow (avg and steady Gb/s, FCT; with more than MaxTableFlows, a count and
+// the WorstFlows by FCT slowdown), one row per port (avg, p99 and steady queue in KB, fair
 // rate, drops, marks, CNPs, pauses; totals and the busiest when there are
 // more than MaxTablePorts), the FCT slowdowns by size, Jain's index, and
 // whether the run was interrupted or degraded (with the reasons). A missing
@@ -47,6 +47,15 @@ func PrintTable(w io.Writer, s Summary) error {
 			}
 		}
 		fmt.Fprintf(w, "%d flows, %d completed, %d active in the steady half (one row each in summary.json; fct.csv)\n", len(s.Flows), done, active)
+		if len(s.WorstFlows) > 0 {
+			fmt.Fprintf(w, "the %d with the largest FCT slowdown (every one in fct.csv):\n", len(s.WorstFlows))
+			fmt.Fprintf(tw, "flow\tsrc\tdst\tbytes\tstart us\tFCT us\tslowdown\t\n")
+			for _, f := range s.WorstFlows {
+				fmt.Fprintf(tw, "%d\t%s\t%s\t%d\t%s\t%.1f\t%.2f\t\n",
+					f.ID, dash(f.Src), dash(f.Dst), f.SizeBytes, f.StartUs.Format(1), f.FCTUs, f.Slowdown)
+			}
+			tw.Flush()
+		}
 	} else if len(s.Flows) > 0 {
 		fmt.Fprintf(tw, "flow\tsrc\tdst\tbytes\tavg Gb/s\tsteady Gb/s\tFCT us\t\n")
 		for _, f := range s.Flows {
