@@ -752,6 +752,9 @@ func resolve(c *Config, f *config.File, keyPrefix, baseDir string) (*resolved, e
 				ws.dsts = append(ws.dsts, ip)
 			}
 		}
+		if ws.dsts = otherDsts(ws.dsts, r.ip); len(ws.dsts) == 0 {
+			return nil, configError(f, key("dsts"), "only this host's own address (%s): a host draws no flow to itself", c.IP)
+		}
 		if err := firstBad(f, key, []check{
 			{"load", config.Positive(w.Load, 1), ""},
 			{"start_us", config.Time(w.StartUs, "us"), ""},
