@@ -85,7 +85,7 @@ func forgedFeedback(v *Virtual, src uint32) []byte {
 	b := make([]byte, 256)
 	ep := wire.Endpoints{DstMAC: SwitchPortMAC(0, attackPort), SrcMAC: HostMAC(2), SrcIP: src, DstIP: HostIP(0)}
 	fb := ccalgo.Feedback{Kind: ccalgo.FeedbackRoCCRate, CPID: SwitchIP(0) + 1, RateUnits: 10, DeltaFBps: 10e6,
-		Flow: ccalgo.FlowKey{SrcIP: HostIP(0), DstIP: HostIP(1), SrcPort: 0xc000 | uint16(qpn&0x3fff),
+		Flow: ccalgo.FlowKey{SrcIP: HostIP(0), DstIP: HostIP(1), SrcPort: hostd.QPSrcPort(HostIP(0), HostIP(1), qpn),
 			DstPort: wire.RoCEv2Port, DestQP: qpn}}
 	n, err := wire.BuildFeedback(b, &ep, &fb)
 	if err != nil {
@@ -318,7 +318,7 @@ func forgedData(v *Virtual) []byte {
 	qpn, highest := victim(v)
 	b := make([]byte, 256)
 	ep := wire.Endpoints{DstMAC: SwitchPortMAC(0, attackPort), SrcMAC: HostMAC(0), SrcIP: HostIP(0), DstIP: HostIP(1),
-		SrcPort: 0xc000 | uint16(qpn&0x3fff), DSCP: DefaultPriority << 3}
+		SrcPort: hostd.QPSrcPort(HostIP(0), HostIP(1), qpn), DSCP: DefaultPriority << 3}
 	n, err := wire.BuildData(b, &ep, &wire.DataSpec{Opcode: wire.OpSendMiddle, DestQP: qpn,
 		PSN: (highest + 1000) & 0xffffff, SendTS: v.now, PayloadLen: 64})
 	if err != nil {

@@ -378,6 +378,10 @@ func resolve(s *Spec) (*resolved, error) {
 		if len(w.Dsts) == 0 {
 			return nil, specErr(key("dsts"), "needs at least one destination")
 		}
+		dsts := otherDsts(w.Dsts, r.ip)
+		if len(dsts) == 0 {
+			return nil, specErr(key("dsts"), "only this host's own address (%s): a host draws no flow to itself", wire.FormatIPv4(r.ip))
+		}
 		if err := firstBad(key, []check{
 			{"load", bounds.Positive(w.Load, 1), ""},
 			{"start_us", bounds.Time(w.StartUs, "us"), ""},
@@ -391,7 +395,7 @@ func resolve(s *Spec) (*resolved, error) {
 		if w.StopUs > 0 && w.StopUs <= w.StartUs {
 			return nil, specErr(key("stop_us"), "need start_us < stop_us (or stop_us 0: no end)")
 		}
-		r.workloads = append(r.workloads, workloadSpec{cfg: w, cdf: w.CDF, dsts: w.Dsts})
+		r.workloads = append(r.workloads, workloadSpec{cfg: w, cdf: w.CDF, dsts: dsts})
 	}
 	return r, nil
 }

@@ -80,4 +80,17 @@
 //     payload per sample period), not the RP's rate. Every row covers a whole
 //     period: a completing flow's last row is at the end of the period it
 //     completed in (RateSample).
+//   - A workload draws each flow's destination uniformly from its dsts less
+//     the host's own address, as the HPCC simulator's traffic generator does
+//     (ns-3's flow.txt cannot hold a flow to its source); a workload whose
+//     only destination is the host itself is a configuration error.
+//   - A QP's UDP source port is the one Linux's RoCE stack would give it
+//     (rdma_get_udp_sport: rdma_calc_flow_label over the local and remote
+//     QP numbers, then rdma_flow_label_to_udp_sport, 0xc000-0xffff), so that
+//     ECMP, which hashes on it, spreads QPs over paths. ccbed numbers a
+//     flow's QP alike at both ends and on every host, so the numbers hashed
+//     are NICQPN's: the QP number plus a 24-bit hash of the end's address,
+//     the sender's as local, the receiver's as remote (QPSrcPort). The
+//     flow label is symmetric, and the receiver echoes the port on its ACKs.
+//     Both clocks run this code: virtual time and DPDK use the same ports.
 package hostd

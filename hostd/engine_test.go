@@ -345,7 +345,7 @@ func TestRPReactsToItsSignal(t *testing.T) {
 		}
 		ip, dst := uint32(ipA), uint32(ipB)
 		fb := ccalgo.Feedback{Kind: kind, CPID: 0x0a0000fe,
-			Flow:      ccalgo.FlowKey{SrcIP: ip, DstIP: dst, SrcPort: 0xc000 | uint16(fs[0].QPN&0x3fff), DstPort: 4791, DestQP: fs[0].QPN},
+			Flow:      ccalgo.FlowKey{SrcIP: ip, DstIP: dst, SrcPort: QPSrcPort(ip, dst, fs[0].QPN), DstPort: 4791, DestQP: fs[0].QPN},
 			RateUnits: uint32(rateBps / 10e6), DeltaFBps: 10e6, Fb: 63, QOff: -100_000, QDelta: -10_000}
 		ep := wire.Endpoints{SrcIP: 0x0a0000fe, DstIP: ip}
 		b := make([]byte, 256)

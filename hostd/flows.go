@@ -132,6 +132,58 @@ func (tx *sender) arrival(w *wlState) pendingFlow {
 	return pf
 }
 
+// otherDsts returns dsts without self, the sending host's own address: a
+// host draws no flow to itself (as the HPCC simulator's generators do not,
+// and as ns-3's flow.txt cannot hold). It returns dsts itself when self is
+// not in it, else a new slice (dsts may be shared by several hosts).
+func otherDsts(dsts []uint32, self uint32) []uint32 {
+	if !slices.Contains(dsts, self) {
+		return dsts
+	}
+	out := make([]uint32, 0, len(dsts)-1)
+	for _, d := range dsts {
+		if d != self {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// FlowLabel is Linux's rdma_calc_flow_label (include/rdma/ib_verbs.h): the
+// 20-bit flow label of a connection between local and remote QP numbers
+// lqpn and rqpn, the same from either end.
+func FlowLabel(lqpn, rqpn uint32) uint32 {
+	fl := uint64(lqpn) * uint64(rqpn)
+	fl ^= fl >> 20
+	fl ^= fl >> 40
+	return uint32(fl & 0xfffff)
+}
+
+// FlowLabelSrcPort is Linux's rdma_flow_label_to_udp_sport: the RoCEv2 UDP
+// source port, 0xc000-0xffff, of flow label fl (its low 14 bits xor its
+// high 6).
+func FlowLabelSrcPort(fl uint32) uint16 {
+	lo, hi := fl&0x3fff, fl&0xfc000
+	lo ^= hi >> 14
+	return uint16(lo | 0xc000)
+}
+
+// NICQPN is the number the NIC of the host at address ip would have given
+// QP qpn: ccbed numbers a flow's QP the same at both ends and alike on
+// every host (from slot 0 up), where real NICs draw each end's QP number
+// from the device's own pool. The rule: qpn plus a 24-bit Fibonacci hash of
+// the address, mod 2^24.
+func NICQPN(ip, qpn uint32) uint32 { return (qpn + (ip*0x9e3779b1)>>8) & 0xffffff }
+
+// QPSrcPort is the UDP source port of QP qpn from src to dst, as Linux's
+// RoCE stack picks it (rdma_get_udp_sport): FlowLabelSrcPort of FlowLabel
+// of the two ends' NICQPN numbers. It differs from flow to flow and host to
+// host, so that ECMP, which hashes on it, spreads QPs over paths; it is the
+// same for both directions (the receiver echoes it).
+func QPSrcPort(src, dst, qpn uint32) uint16 {
+	return FlowLabelSrcPort(FlowLabel(NICQPN(src, qpn), NICQPN(dst, qpn)))
+}
+
 // Arrival is a flow a workload generated: its id, destination address,
 // size, posting time (engine time, ns) and priority.
 type Arrival struct {
@@ -247,7 +299,7 @@ func (tx *sender) startFlow(now int64, pf *pendingFlow) {
 		mac = tx.r.gateway
 	}
 	s.ep = wire.Endpoints{DstMAC: mac, SrcMAC: tx.r.mac, SrcIP: tx.r.ip, DstIP: pf.dst,
-		SrcPort: uint16(0xc000 | qpn&0x3fff), ICRC: tx.r.icrc}
+		SrcPort: QPSrcPort(tx.r.ip, pf.dst, qpn), ICRC: tx.r.icrc}
 	s.prio = pf.prio
 	if tx.r.tagPrio {
 		s.ep.DSCP = pf.prio << 3

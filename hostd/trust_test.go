@@ -120,7 +120,7 @@ func (s *trustSender) feedback(t *testing.T, kind ccalgo.FeedbackKind, src, id u
 	ipa := uint32(ipA)
 	ipb := uint32(ipB)
 	fb := ccalgo.Feedback{Kind: kind, CPID: id,
-		Flow:      ccalgo.FlowKey{SrcIP: ipa, DstIP: ipb, SrcPort: 0xc000 | uint16(s.qpn&0x3fff), DstPort: wire.RoCEv2Port, DestQP: s.qpn},
+		Flow:      ccalgo.FlowKey{SrcIP: ipa, DstIP: ipb, SrcPort: QPSrcPort(ipa, ipb, s.qpn), DstPort: wire.RoCEv2Port, DestQP: s.qpn},
 		RateUnits: 300, DeltaFBps: 10e6, Fb: 63, QOff: -100_000, QDelta: -10_000}
 	ep := wire.Endpoints{SrcMAC: wire.MAC{2, 0, 0, 0, 0xff, 1}, SrcIP: src, DstIP: ipa}
 	b := make([]byte, 256)

@@ -104,3 +104,75 @@ func TestArrivalsAreTheRunsFlows(t *testing.T) {
 		}
 	}
 }
+
+// TestQPSrcPort: FlowLabel and FlowLabelSrcPort compute what Linux's
+// rdma_calc_flow_label and rdma_flow_label_to_udp_sport do (values worked
+// out separately from the kernel's formulas); QPSrcPort is the same from
+// either end and spreads the flows of a fabric whose hosts all number
+// their QPs alike over the RoCEv2 range.
+func TestQPSrcPort(t *testing.T) {
+	for _, tc := range []struct {
+		l, r, fl uint32
+		port     uint16
+	}{
+		{0x11, 0x22, 0x242, 0xc242},
+		{0x123456, 0xabcdef, 0xac3e3, 0xc3c8},
+		{0xffffff, 0xffffff, 0xfff1e, 0xff21},
+		{0, 5, 0, 0xc000},
+	} {
+		if fl := FlowLabel(tc.l, tc.r); fl != tc.fl || FlowLabel(tc.r, tc.l) != fl {
+			t.Errorf("FlowLabel(%#x, %#x) = %#x, want %#x (either order)", tc.l, tc.r, fl, tc.fl)
+		}
+		if p := FlowLabelSrcPort(tc.fl); p != tc.port {
+			t.Errorf("FlowLabelSrcPort(%#x) = %#x, want %#x", tc.fl, p, tc.port)
+		}
+	}
+	// 32 hosts, each with a flow to every other on QP 0x400 (every host's
+	// first QP): the ports are in range and all but a few distinct.
+	ports := map[uint16]int{}
+	for s := uint32(0); s < 32; s++ {
+		for d := uint32(0); d < 32; d++ {
+			if s == d {
+				continue
+			}
+			src, dst := 0x0a000001+s, 0x0a000001+d
+			p := QPSrcPort(src, dst, 0x400)
+			if p < 0xc000 {
+				t.Fatalf("port %#x below the RoCEv2 range", p)
+			}
+			if QPSrcPort(dst, src, 0x400) != p {
+				t.Fatalf("%#x -> %#x: not the same port both ways", src, dst)
+			}
+			ports[p]++
+		}
+	}
+	// 992 ordered pairs, 496 unordered (each port twice): a uniform draw
+	// of 496 from 16384 ports repeats about 7 times.
+	if len(ports) < 470 {
+		t.Errorf("%d distinct source ports for 496 host pairs", len(ports))
+	}
+}
+
+// TestWorkloadNeverToSelf: a host whose workload lists its own address
+// among the destinations draws only the others, every one of them; a
+// workload whose only destination is the host itself is an error.
+func TestWorkloadNeverToSelf(t *testing.T) {
+	const ipC = ipB + 1
+	a := testConfig("h1", ipA, "none")
+	a.Workloads = []Workload{{IDBase: 1000, CDF: mustCDF("../configs/workloads/fb_hadoop.cdf"),
+		Dsts: []uint32{ipA, ipB, ipC}, Load: 0.3, MaxFlows: 300}}
+	e, err := NewEngine(a, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[uint32]int{}
+	e.Arrivals(1<<62, func(x Arrival) { seen[x.Dst]++ })
+	if seen[ipA] != 0 || len(seen) != 2 {
+		t.Fatalf("destinations drawn %v: want both others, never %s", seen, wire.FormatIPv4(ipA))
+	}
+	a.Workloads[0].Dsts = []uint32{ipA}
+	_, err = NewEngine(a, 0)
+	if err == nil || !strings.Contains(err.Error(), "draws no flow to itself") {
+		t.Fatalf("a workload to the host itself only: %v", err)
+	}
+}

@@ -24,8 +24,8 @@
 # directory): topology.txt (ns3-datacenter's 4-field header: 8 leaves of 16
 # hosts, 8 spines, every link 100 Gb/s and 1 us), one flow.txt per load
 # (testbed export-flows: the web-search workload, Poisson arrivals to
-# uniformly random other hosts for ARRIVALS_US, less the flows a host draws
-# to itself, which ns-3's format cannot hold), and one config.txt per scheme
+# uniformly random other hosts for ARRIVALS_US: a host draws no flow to
+# itself, which ns-3's format cannot hold), and one config.txt per scheme
 # and load: ns3-datacenter's examples/PowerTCP/config-burst.txt with the
 # files, CC_MODE, HAS_WIN and SIMULATOR_STOP_TIME set and the traces off.
 # ccbed reads the same three files unchanged (topology.ns3_config).
@@ -109,10 +109,7 @@ for load in $loads; do
 		load = $load
 		stop_us = $arrivals_us
 	EOF
-	bin/testbed export-flows "$gen/gen.toml" -o "$gen/all-flow.txt" 2>/dev/null
-	awk 'NR > 1 && $1 != $2' "$gen/all-flow.txt" >"$gen/body"
-	{ wc -l <"$gen/body"; cat "$gen/body"; } >"$gen/flow.txt"
-	rm "$gen/body"
+	bin/testbed export-flows "$gen/gen.toml" -q -o "$gen"
 	for mode in $modes; do
 		[[ -n ${scheme[$mode]:-} ]] || { echo "crosscheck-ns3: CC_MODE $mode: want 1, 3, 7 or 8" >&2; exit 2; }
 		c=$out/${scheme[$mode]}-load$pct

@@ -228,7 +228,7 @@ var referenceDocs = map[string]string{
 	"github.com/ccbed/ccbed/testbed.Topology.Switches":              "explicit: switch names",
 	"github.com/ccbed/ccbed/testbed.Topology.TrunkGbps":             "chain (default link_gbps)",
 	"github.com/ccbed/ccbed/testbed.Topology.UplinkGbps":            "leaf-spine (default link_gbps)",
-	"github.com/ccbed/ccbed/testbed.Workload":                       "Workload draws flow sizes from a CDF with Poisson arrivals at Load of each\nsender's line rate, to destinations drawn from Dsts.",
+	"github.com/ccbed/ccbed/testbed.Workload":                       "Workload draws flow sizes from a CDF with Poisson arrivals at Load of each\nsender's line rate, to destinations drawn uniformly from Dsts less the\nsender itself (as the HPCC simulator's traffic generator does).",
 	"github.com/ccbed/ccbed/testbed.Workload.CDF":                   "relative to the experiment file",
 	"github.com/ccbed/ccbed/testbed.Workload.IDBase":                "IDBase is the first flow id: sender k of the wi-th workload numbers\nits flows from id_base + (wi * senders + k) * 1,000,000, in arrival\norder.",
 	"github.com/ccbed/ccbed/testbed.Workload.MaxFlows":              "flows per sender at most; 0: no limit",

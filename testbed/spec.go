@@ -12,6 +12,7 @@ import (
 	"math"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"unsafe"
 
 	"github.com/ccbed/ccbed/ccalgo"
@@ -268,7 +269,8 @@ type Incast struct {
 }
 
 // Workload draws flow sizes from a CDF with Poisson arrivals at Load of each
-// sender's line rate, to destinations drawn from Dsts.
+// sender's line rate, to destinations drawn uniformly from Dsts less the
+// sender itself (as the HPCC simulator's traffic generator does).
 type Workload struct {
 	// IDBase is the first flow id: sender k of the wi-th workload numbers
 	// its flows from id_base + (wi * senders + k) * 1,000,000, in arrival
@@ -276,7 +278,7 @@ type Workload struct {
 	IDBase   int     `toml:"id_base"`
 	CDF      string  `toml:"cdf" required:"a flow-size CDF file"` // relative to the experiment file
 	Senders  []int   `toml:"senders" required:"the sending hosts' indexes"`
-	Dsts     []int   `toml:"dsts" required:"the destination hosts' indexes"`
+	Dsts     []int   `toml:"dsts" required:"the destination hosts' indexes (a sender draws from those other than itself)"`
 	Load     float64 `toml:"load" required:"the offered load, a fraction of each sender's line rate"`
 	StartUs  float64 `toml:"start_us"`  // when arrivals start
 	StopUs   float64 `toml:"stop_us"`   // when arrivals stop; 0: never
@@ -453,6 +455,10 @@ func (e *Experiment) Validate() error {
 		check(len(w.Senders) == 0 || len(w.Dsts) == 0, k, "needs senders and dsts")
 		for _, h := range append(append([]int{}, w.Senders...), w.Dsts...) {
 			hostOK(k, h)
+		}
+		for _, h := range w.Senders {
+			others := slices.ContainsFunc(w.Dsts, func(d int) bool { return d != h })
+			check(len(w.Dsts) > 0 && !others, k+".dsts", "sender %d's only destination is itself: a host draws no flow to itself", h)
 		}
 	}
 	return errors.Join(errs...)

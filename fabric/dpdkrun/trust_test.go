@@ -7,6 +7,7 @@ import (
 
 	"github.com/ccbed/ccbed/dpdk"
 	"github.com/ccbed/ccbed/fabric"
+	"github.com/ccbed/ccbed/hostd"
 	"github.com/ccbed/ccbed/lcore"
 	"github.com/ccbed/ccbed/port"
 	"github.com/ccbed/ccbed/wire"
@@ -109,7 +110,7 @@ func TestForgedDataFramesDPDK(t *testing.T) {
 	qpn := v.Result().Hosts[0].ActiveFlows()[0].QPN
 	b := make([]byte, 256)
 	ep := wire.Endpoints{DstMAC: fabric.SwitchPortMAC(0, forger), SrcMAC: fabric.HostMAC(0), SrcIP: fabric.HostIP(0),
-		DstIP: fabric.HostIP(1), SrcPort: 0xc000 | uint16(qpn&0x3fff), DSCP: fabric.DefaultPriority << 3}
+		DstIP: fabric.HostIP(1), SrcPort: hostd.QPSrcPort(fabric.HostIP(0), fabric.HostIP(1), qpn), DSCP: fabric.DefaultPriority << 3}
 	n, err := wire.BuildData(b, &ep, &wire.DataSpec{Opcode: wire.OpSendMiddle, DestQP: qpn, PSN: 1 << 22, PayloadLen: 64})
 	if err != nil {
 		t.Fatal(err)
