@@ -101,6 +101,21 @@ func TestTrafficClassesInResults(t *testing.T) {
 	var act uint64
 	for _, p := range res.Summary.Ports {
 		act += p.PFCActivations
+		// By priority: every pause and activation is the lossless
+		// priority 3's.
+		bp, ba := p.PFCPausesByPriority, p.PFCActivationsByPriority
+		if bp == nil || ba == nil {
+			t.Fatalf("port %d: no per-priority PFC counts", p.ID)
+		}
+		for prio := range 8 {
+			wantP, wantA := uint64(0), uint64(0)
+			if prio == 3 {
+				wantP, wantA = p.PFCPauses, p.PFCActivations
+			}
+			if bp[prio] != wantP || ba[prio] != wantA {
+				t.Fatalf("port %d priority %d: %d pauses, %d activations by priority; want %d, %d", p.ID, prio, bp[prio], ba[prio], wantP, wantA)
+			}
+		}
 	}
 	if xoffs == 0 || uint64(xoffs) != act {
 		t.Fatalf("pfc.csv has %d XOFFs, the ports counted %d activations: want as many, and some", xoffs, act)

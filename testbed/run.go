@@ -569,6 +569,7 @@ func (f *feed) finish(fr *fabric.Result) {
 			f.rec.SetPortCounters(report.PortCounters{
 				ID: f.base[si] + pc.Port, Name: name, PFCPauses: pc.PausesSent, Drops: pc.DropsTotal,
 				PFCActivations: pc.PFCOnsets, PFCPausesReceived: pc.PausesRecv, PausedUs: float64(pc.PausedNs) / 1e3,
+				PFCPausesByPrio: &pc.PausesSentPrio, PFCActivationsByPrio: &pc.PFCOnsetsPrio,
 				ECNMarked: pc.ECNMarkedTotal, CNPsSent: cnps,
 			})
 		}

@@ -102,6 +102,10 @@ type PortCounters struct {
 	// PFCActivations counts the times a priority of the port's ingress went
 	// into XOFF (a pause episode, however long).
 	PFCActivations uint64
+	// PFCPausesByPrio and PFCActivationsByPrio split PFCPauses and
+	// PFCActivations by the priority paused; nil when the source does not
+	// say (a real node's switchd JSON).
+	PFCPausesByPrio, PFCActivationsByPrio *[8]uint64
 	// PFCPausesReceived counts PFC pause frames the port received.
 	PFCPausesReceived uint64
 	// PausedUs is the time the port's egress held data because a received

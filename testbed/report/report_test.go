@@ -521,7 +521,8 @@ func TestSummaryJSONContract(t *testing.T) {
 	}
 	for _, p := range lists.Ports {
 		checkKeys(t, "port", p, []string{"id", "avg_queue_bytes", "p99_queue_bytes", "steady_queue_bytes",
-			"fair_rate_gbps", "pfc_pauses", "pfc_activations", "pfc_pauses_received", "paused_us", "drops", "ecn_marked", "cnps_sent"}, nil)
+			"fair_rate_gbps", "pfc_pauses", "pfc_activations", "pfc_pauses_by_priority", "pfc_activations_by_priority",
+			"pfc_pauses_received", "paused_us", "drops", "ecn_marked", "cnps_sent"}, nil)
 	}
 
 	back, err := LoadSummary(path)

@@ -211,6 +211,11 @@ type PortSummary struct {
 	PFCPauses uint64 `json:"pfc_pauses"`
 	// PFCActivations is PortCounters.PFCActivations.
 	PFCActivations uint64 `json:"pfc_activations"`
+	// PFCPausesByPriority and PFCActivationsByPriority are
+	// PortCounters.PFCPausesByPrio and PFCActivationsByPrio: index i is
+	// priority i; null when the run's source does not say.
+	PFCPausesByPriority      *[8]uint64 `json:"pfc_pauses_by_priority"`
+	PFCActivationsByPriority *[8]uint64 `json:"pfc_activations_by_priority"`
 	// PFCPausesReceived is PortCounters.PFCPausesReceived.
 	PFCPausesReceived uint64 `json:"pfc_pauses_received"`
 	// PausedUs is PortCounters.PausedUs.
@@ -473,6 +478,7 @@ func (r *Recorder) summary(v view) Summary {
 	for _, id := range ids {
 		c := r.ports[id]
 		p := PortSummary{ID: id, Name: c.Name, PFCPauses: c.PFCPauses, PFCActivations: c.PFCActivations,
+			PFCPausesByPriority: c.PFCPausesByPrio, PFCActivationsByPriority: c.PFCActivationsByPrio,
 			PFCPausesReceived: c.PFCPausesReceived, PausedUs: c.PausedUs,
 			Drops: c.Drops, ECNMarked: c.ECNMarked, CNPsSent: c.CNPsSent}
 		if s := v.queue.get(id); s != nil && s.n > 0 {
