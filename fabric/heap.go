@@ -28,22 +28,21 @@ func checkIDs(nodes, wires int) error {
 
 // agenda is an indexed 4-ary min-heap of entries 0 .. n-1: each entry is in
 // it at most once, and moving an entry's time is one sift (no stale entries to
-// skip, and the heap never holds more than the nodes and wires). Keys sit in
-// the heap array itself, so a sift compares without following an index; a
-// 4-ary heap is shallower than a binary one and a parent's four children
-// share a cache line. Nothing allocates after newAgenda.
+// skip, and the heap never holds more than the nodes and wires). The heap
+// holds keys alone (an entry's index is the key's low bits), so a sift
+// compares without following an index, a parent's four children are 32
+// bytes, and the smallest of them is found by a tree of three compares with
+// no loop. Nothing allocates after newAgenda.
 type agenda struct {
-	heap []slot
+	heap []uint64
 	pos  []int32 // position of each entry in heap, -1 when absent
 }
 
-type slot struct {
-	key uint64
-	id  int32
-}
+// keyID is the entry index packed into key k's low bits.
+func keyID(k uint64) int32 { return int32(k & (maxIDs - 1)) }
 
 func newAgenda(n int) *agenda {
-	a := &agenda{heap: make([]slot, 0, n), pos: make([]int32, n)}
+	a := &agenda{heap: make([]uint64, 0, n), pos: make([]int32, n)}
 	for i := range a.pos {
 		a.pos[i] = -1
 	}
@@ -57,15 +56,15 @@ func (a *agenda) set(id int, t int64) {
 	k := entryKey(t, id)
 	p := a.pos[id]
 	if p < 0 {
-		a.heap = append(a.heap, slot{})
-		a.up(len(a.heap)-1, slot{k, int32(id)})
+		a.heap = append(a.heap, 0)
+		a.up(len(a.heap)-1, k)
 		return
 	}
-	old := a.heap[p].key
+	old := a.heap[p]
 	if k < old {
-		a.up(int(p), slot{k, int32(id)})
+		a.up(int(p), k)
 	} else if k > old {
-		a.down(int(p), slot{k, int32(id)})
+		a.down(int(p), k)
 	}
 }
 
@@ -83,54 +82,73 @@ func (a *agenda) remove(id int) {
 		return
 	}
 	a.down(int(p), last)
-	a.up(int(a.pos[last.id]), last)
+	a.up(int(a.pos[keyID(last)]), last)
 }
 
 // top is the earliest entry and its key; the caller checked len.
 func (a *agenda) top() (int, uint64) {
-	s := &a.heap[0]
-	return int(s.id), s.key
+	k := a.heap[0]
+	return int(keyID(k)), k
 }
 
-// up places s at i or above.
-func (a *agenda) up(i int, s slot) {
+// up places key k at i or above.
+func (a *agenda) up(i int, k uint64) {
 	for i > 0 {
 		p := (i - 1) / 4
-		ps := a.heap[p]
-		if ps.key <= s.key {
+		pk := a.heap[p]
+		if pk <= k {
 			break
 		}
-		a.heap[i] = ps
-		a.pos[ps.id] = int32(i)
+		a.heap[i] = pk
+		a.pos[keyID(pk)] = int32(i)
 		i = p
 	}
-	a.heap[i] = s
-	a.pos[s.id] = int32(i)
+	a.heap[i] = k
+	a.pos[keyID(k)] = int32(i)
 }
 
-// down places s at i or below.
-func (a *agenda) down(i int, s slot) {
+// down places key k at i or below.
+func (a *agenda) down(i int, k uint64) {
 	h := a.heap
 	n := len(h)
 	for {
 		c := 4*i + 1
-		if c >= n {
-			break
-		}
-		m, mk := c, h[c].key
-		end := min(c+4, n)
-		for j := c + 1; j < end; j++ {
-			if jk := h[j].key; jk < mk {
-				m, mk = j, jk
+		var m int
+		var mk uint64
+		if c+3 < n {
+			// Four children: the smaller of each pair, then of the two.
+			// Keys are distinct (each holds its entry's index), so this is
+			// the one minimum a scan finds.
+			c4 := h[c : c+4 : c+4]
+			m, mk = c, c4[0]
+			if c4[1] < mk {
+				m, mk = c+1, c4[1]
+			}
+			m2, mk2 := c+2, c4[2]
+			if c4[3] < mk2 {
+				m2, mk2 = c+3, c4[3]
+			}
+			if mk2 < mk {
+				m, mk = m2, mk2
+			}
+		} else {
+			if c >= n {
+				break
+			}
+			m, mk = c, h[c]
+			for j := c + 1; j < n; j++ {
+				if jk := h[j]; jk < mk {
+					m, mk = j, jk
+				}
 			}
 		}
-		if s.key <= mk {
+		if k <= mk {
 			break
 		}
-		h[i] = h[m]
-		a.pos[h[i].id] = int32(i)
+		h[i] = mk
+		a.pos[keyID(mk)] = int32(i)
 		i = m
 	}
-	h[i] = s
-	a.pos[s.id] = int32(i)
+	h[i] = k
+	a.pos[keyID(k)] = int32(i)
 }

@@ -779,12 +779,19 @@ func (e *Engine) applyMark(g *egress, en *qEntry, m ccalgo.Mark) {
 // priority is paused by PFC. Call it from the tx+CC lcore.
 func (e *Engine) Transmit(now int64, p int, out []TxItem) int {
 	g := &e.eg[p]
+	t := float64(now)
+	// The shaper still busy, nothing on the delay line, no pause to update
+	// and no generated frame to account: the loop below would take nothing
+	// and release nothing, so return at once (most calls of a switch
+	// whose ports are all sending at line rate).
+	if g.busyUntil > t && g.genRel == 0 && !g.pfcSeen && g.dl.len() == 0 {
+		return 0
+	}
 	g.gen.done += g.genRel
 	g.genRel = 0
 	if g.pfcSeen {
 		e.updatePause(now, g)
 	}
-	t := float64(now)
 	if g.busyUntil < t-g.burstNs {
 		g.busyUntil = t - g.burstNs
 	}
