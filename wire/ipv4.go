@@ -111,9 +111,13 @@ func (b IPv4) DecTTL() bool {
 	if b[8] <= 1 {
 		return false
 	}
-	old := binary.BigEndian.Uint16(b[8:])
 	b[8]--
-	b.updateChecksum(old, binary.BigEndian.Uint16(b[8:]))
+	// RFC 1624's HC' = ~(~HC + ~m + m') with m' = m - 0x0100 (the TTL is
+	// the word's high byte and at least 2): ~m + m' is 0xFEFF, and one
+	// fold carries the sum back into 16 bits (updateChecksum16 gives the
+	// same bits, TestDecTTLMatchesUpdate).
+	s := uint32(^binary.BigEndian.Uint16(b[10:])) + 0xFEFF
+	binary.BigEndian.PutUint16(b[10:], ^uint16(s&0xffff+s>>16))
 	return true
 }
 

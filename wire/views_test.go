@@ -346,3 +346,26 @@ func TestKindString(t *testing.T) {
 		t.Error("unknown kind")
 	}
 }
+
+// TestDecTTLMatchesUpdate holds DecTTL's specialised checksum update to the
+// general RFC 1624 update (updateChecksum16) bit for bit: every header
+// checksum, for TTLs and protocols at the edges and in between.
+func TestDecTTLMatchesUpdate(t *testing.T) {
+	ip := make(IPv4, IPv4MinLen)
+	for _, ttl := range []uint8{2, 3, 64, 128, 255} {
+		for _, proto := range []uint8{0, 1, 17, 255} {
+			old := uint16(ttl)<<8 | uint16(proto)
+			for hc := 0; hc <= 0xffff; hc++ {
+				ip[8], ip[9] = ttl, proto
+				binary.BigEndian.PutUint16(ip[10:], uint16(hc))
+				if !ip.DecTTL() {
+					t.Fatalf("DecTTL refused TTL %d", ttl)
+				}
+				want := updateChecksum16(uint16(hc), old, old-0x100)
+				if got := ip.Checksum(); got != want || ip.TTL() != ttl-1 {
+					t.Fatalf("TTL %d proto %d checksum %#04x: got %#04x TTL %d, want %#04x TTL %d", ttl, proto, hc, got, ip.TTL(), want, ttl-1)
+				}
+			}
+		}
+	}
+}
