@@ -49,9 +49,6 @@ type Engine struct {
 	sampleNs     int64
 	nextPubIn    int64
 	publishEvery int64
-	// noDrain makes Transmit skip drainData (tests: the general loop is the
-	// reference drainData must match).
-	noDrain bool
 }
 
 // PublishEveryNs is how often (engine time) counters are published.
@@ -129,22 +126,21 @@ func New(cfg *Config) (*Engine, error) {
 		link := cfg.LinkBps(i)
 		g := &e.eg[i]
 		*g = egress{
-			idx:       i,
-			name:      pc.Name,
-			scheme:    cfg.SchemeOf(i),
-			mac:       mac,
-			peer:      peer,
-			linkBps:   link,
-			intCode:   intCode(link),
-			nsPerByte: 8e9 / link,
-			burstNs:   max(float64(cfg.Switch.BurstBytes)*8e9/link, 1),
-			delayNs:   int64(math.Round(pc.DelayUs * 1e3)),
-			bufLimit:  pc.BufferBytes,
-			ctl:       newHandleRing(1024),
-			gen:       newGenQueue(4096),
-			cp:        cp,
-			ps:        ccalgo.PortState{LinkBps: link, LastOff: math.MinInt64},
-			refreshNs: wire.QuantaNs(cfg.PFC.PauseQuanta, link) / 2,
+			txPort: txPort{
+				nsPerByte: 8e9 / link,
+				burstNs:   max(float64(cfg.Switch.BurstBytes)*8e9/link, 1),
+				delayNs:   int64(math.Round(pc.DelayUs * 1e3)),
+				bufLimit:  pc.BufferBytes,
+				ctl:       newHandleRing(1024),
+				gen:       newGenQueue(4096),
+			},
+			cpPort: cpPort{
+				intCode: intCode(link),
+				cp:      cp,
+				ps:      ccalgo.PortState{LinkBps: link, LastOff: math.MinInt64},
+			},
+			portID:  portID{idx: i, name: pc.Name, scheme: cfg.SchemeOf(i), mac: mac, peer: peer, linkBps: link},
+			mmuPort: mmuPort{refreshNs: wire.QuantaNs(cfg.PFC.PauseQuanta, link) / 2},
 		}
 		g.dl = newDelayLine(max(1024, int(float64(g.delayNs)*link/8e9/60)*2))
 		qb := pc.BufferBytes

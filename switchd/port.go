@@ -20,12 +20,29 @@ type TxItem struct {
 	Frame []byte
 }
 
-// egress is the tx+CC side of a port.
+// egress is the tx+CC side of a port, by concern: the port device
+// (txPort: shaper, queues, DWRR and the pauses it received, as ns-3's
+// QbbNetDevice), the congestion point's glue (cpPort), the port's identity
+// (portID), its share of the MMU's PFC (mmuPort: ingress accounting, the
+// XOFF it sends upstream) and its counters (portStats). The parts are
+// embedded, so that g.qBytes, g.cp or g.xoff name their fields directly;
+// their order keeps the fields Enqueue and Transmit touch for every frame in
+// the first lines: txPort's head, then cpPort's (a fabric's switches have
+// hundreds of ports, and a port's state is rarely still cached when its
+// next frame comes).
 type egress struct {
-	// The fields Enqueue and Transmit touch for every frame come first, so
-	// that they share a few cache lines (a fabric's switches have hundreds
-	// of ports, and a port's state is rarely still cached when its next frame
-	// comes).
+	txPort
+	cpPort
+	portID
+	mmuPort
+	portStats
+}
+
+// txPort is a port's device: the shaper, the data queues with their DWRR
+// scheduler, the control and generated queues, the delay line, and the
+// pauses received from the peer. Its head (one cache line: the shaper, the
+// queue totals and the masks) is what every frame touches.
+type txPort struct {
 	busyUntil float64 // shaper: virtual time the link finishes what it was given
 	nsPerByte float64
 	burstNs   float64
@@ -37,14 +54,7 @@ type egress struct {
 	// priorities a received PFC frame holds (as of the last Transmit).
 	nonEmpty, pausedMask uint8
 	rr                   uint8 // DWRR: the priority whose turn it is
-	// hookEnq / hookDeq: cp's OnEnqueue / OnDequeue may do work (false
-	// when the method is ccalgo.CPBase's no-op, see cpHooks, and without a
-	// cp): the engine then skips the per-packet interface call, and with
-	// neither, the flow key and mark of the queue entry.
-	hookEnq, hookDeq bool
-	// needFlow: a hook reads the packet's flow key (not ccalgo.FlowBlind).
-	needFlow bool
-	sh       uint8 // the tx shard serving the port (Engine.tx)
+	sh                   uint8 // the tx shard serving the port (Engine.tx)
 	// pfcSeen: the port has received a PFC frame; until then it cannot be
 	// paused and Transmit skips the pause bookkeeping.
 	pfcSeen bool
@@ -54,29 +64,48 @@ type egress struct {
 	dl      delayLine
 	ctl     handleRing
 	gen     genQueue
-	cp      ccalgo.CongestionPoint
-	ps      ccalgo.PortState
-	dp      ccalgo.DataPacket
-	sink    ccalgo.FeedbackSink
+	// PFC received: data of priority i is held until pausedUntil[i].
+	pausedUntil [wire.PFCPriorities]int64
+	pauseStart  int64
+}
 
+// cpPort is the glue between a port and its congestion point: what the
+// engine hands the CP's hooks (ps, dp, sink) and what it learnt of the CP
+// at New, to skip what the CP does not need.
+type cpPort struct {
+	// hookEnq / hookDeq: cp's OnEnqueue / OnDequeue may do work (false
+	// when the method is ccalgo.CPBase's no-op, see cpHooks, and without a
+	// cp): the engine then skips the per-packet interface call, and with
+	// neither, the flow key and mark of the queue entry.
+	hookEnq, hookDeq bool
+	// needFlow: a hook reads the packet's flow key (not ccalgo.FlowBlind).
+	needFlow bool
+	intCode  uint8 // the link's B code in an INT record (wire.LinkSpeedCode)
+	cp       ccalgo.CongestionPoint
+	ps       ccalgo.PortState
+	dp       ccalgo.DataPacket
+	sink     ccalgo.FeedbackSink
+	// fc is cp as a flowCounter (RoCC), called in place of its hooks, and
+	// deq dequeueBatch's record of its dequeues; nil for other CPs.
+	fc  flowCounter
+	deq *deqBatch
+	// cpNext is cp.NextTimer() as last read (see Engine.cpDirty).
+	cpNext int64
+	fair   ccalgo.FairRateReporter
+}
+
+// portID is who a port is: read-only after New.
+type portID struct {
 	idx       int
 	name      string
 	scheme    string
 	mac, peer wire.MAC
 	linkBps   float64
-	intCode   uint8 // linkBps's B code in an INT record (wire.LinkSpeedCode)
+}
 
-	// cpNext is cp.NextTimer() as last read (see Engine.cpDirty).
-	cpNext int64
-	fair   ccalgo.FairRateReporter
-	// fc is cp as a flowCounter (RoCC), called in place of its hooks, and
-	// deq dequeueBatch's record of its dequeues; nil for other CPs.
-	fc  flowCounter
-	deq *deqBatch
-
-	// PFC received: data of priority i is held until pausedUntil[i].
-	pausedUntil [wire.PFCPriorities]int64
-	pauseStart  int64
+// mmuPort is the port's part of the MMU's PFC, as an ingress port: the
+// bytes in the switch that entered on it and the pauses it sends upstream.
+type mmuPort struct {
 	// PFC sent: acct counts the bytes in the switch that entered on this
 	// port (one tx shard; with several, each shard counts its own, see
 	// txShard.acct); xoff is the priorities this port holds in XOFF (bit
@@ -90,7 +119,11 @@ type egress struct {
 	// sent after the pause was queued, recorded at the XON
 	// (recordAfterXOFF). One tx shard only.
 	sinceXOFF [wire.PFCPriorities]int64
+}
 
+// portStats is the egress side's counters and what PublishEgress last
+// copied of them.
+type portStats struct {
 	c   counters
 	pub published
 	// pubPrio, pubXOFF and pubPaused are qPrio, xoff and pausedMask as
@@ -104,6 +137,13 @@ type egress struct {
 // wire, control frames first; it returns how many. Data waits while its
 // priority is paused by PFC. Call it from the tx+CC lcore.
 func (e *Engine) Transmit(now int64, p int, out []TxItem) int {
+	return e.transmit(now, p, out, true)
+}
+
+// transmit is Transmit, taking drainData's lane when drain is true (always,
+// but in tests, where the general loop is the reference drainData must
+// match).
+func (e *Engine) transmit(now int64, p int, out []TxItem, drain bool) int {
 	g := &e.eg[p]
 	g.gen.done += g.genRel
 	g.genRel = 0
@@ -142,7 +182,7 @@ shape:
 			// One data queue busy (not lossless under PFC), frames going
 			// straight into out: drainData's loop, back here once a CP's
 			// feedback waits or out is full.
-			if direct && n < len(out) && g.nonEmpty&(g.nonEmpty-1) == 0 && !e.noDrain {
+			if direct && n < len(out) && g.nonEmpty&(g.nonEmpty-1) == 0 && drain {
 				var k int
 				bu, k = e.drainData(now, g, bu, t, out[n:])
 				n += k

@@ -48,7 +48,6 @@ const maxFields = 40
 
 // knownWideTypes are the struct types over maxFields, with why.
 var knownWideTypes = map[string]string{
-	"switchd.egress":       "the port, the MMU and PFC in one struct: split by concern in the switchd side of issue 27",
 	"switchd.PortCounters": "a port's counters, one a field: to group by concern (queue, MMU, PFC) with the egress split",
 }
 
