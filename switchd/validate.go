@@ -8,8 +8,14 @@ import (
 	"github.com/ccbed/ccbed/wire"
 )
 
+// errorf builds the error of a config key (Validate's, from the file's
+// positions when it has them).
+type errorf = func(key, format string, args ...any) error
+
 // Validate checks every value. f locates errors in the file; with a nil f
-// (a Config built in Go) errors name the key only.
+// (a Config built in Go) errors name the key only. The sections are checked
+// in the order of the file's tables, each by its own validator; the first
+// error found is returned.
 func (c *Config) Validate(f *config.File) error {
 	errf := func(key, format string, args ...any) error {
 		if f != nil {
@@ -17,6 +23,30 @@ func (c *Config) Validate(f *config.File) error {
 		}
 		return fmt.Errorf("%s: %s", key, fmt.Sprintf(format, args...))
 	}
+	if err := c.validateSwitch(errf); err != nil {
+		return err
+	}
+	names, err := c.validatePorts(errf)
+	if err != nil {
+		return err
+	}
+	if err := c.validateRoutes(errf, names); err != nil {
+		return err
+	}
+	if err := c.validateCC(f, errf); err != nil {
+		return err
+	}
+	if err := c.validatePFC(errf); err != nil {
+		return err
+	}
+	if err := c.CheckBuffer(errf); err != nil {
+		return err
+	}
+	return c.validateTelemetry(errf)
+}
+
+// validateSwitch checks [switch].
+func (c *Config) validateSwitch(errf errorf) error {
 	s := &c.Switch
 	if s.ID > 0xfff {
 		return errf("switch.id", "%d does not fit the 12-bit INT switch id", s.ID)
@@ -30,6 +60,30 @@ func (c *Config) Validate(f *config.File) error {
 	if s.Trust != TrustAll && s.Trust != TrustTopology {
 		return errf("switch.trust", "%q: want %q or %q", s.Trust, TrustAll, TrustTopology)
 	}
+	if err := c.validateLcores(errf); err != nil {
+		return err
+	}
+	if s.Mbufs < 1023 {
+		return errf("switch.mbufs", "%d: want at least 1023", s.Mbufs)
+	}
+	if s.RingSize < 64 || s.RingSize&(s.RingSize-1) != 0 {
+		return errf("switch.ring_size", "%d: want a power of two >= 64", s.RingSize)
+	}
+	if s.Burst < 1 || s.Burst > 512 {
+		return errf("switch.burst", "%d: want 1..512", s.Burst)
+	}
+	if s.FrameOverheadBytes < 0 || s.FrameOverheadBytes > 64 {
+		return errf("switch.frame_overhead_bytes", "%d: want 0..64", s.FrameOverheadBytes)
+	}
+	if s.BurstBytes != 0 && s.BurstBytes < 1518 {
+		return errf("switch.burst_bytes", "%d: want 0 (exact) or at least one full frame (1518)", s.BurstBytes)
+	}
+	return nil
+}
+
+// validateLcores checks switch.mode, switch.lcores and switch.tx_lcores.
+func (c *Config) validateLcores(errf errorf) error {
+	s := &c.Switch
 	switch s.Mode {
 	case ModeRTC:
 		if len(s.Lcores) > 1 {
@@ -65,82 +119,87 @@ func (c *Config) Validate(f *config.File) error {
 		}
 		seen[l] = true
 	}
-	if s.Mbufs < 1023 {
-		return errf("switch.mbufs", "%d: want at least 1023", s.Mbufs)
-	}
-	if s.RingSize < 64 || s.RingSize&(s.RingSize-1) != 0 {
-		return errf("switch.ring_size", "%d: want a power of two >= 64", s.RingSize)
-	}
-	if s.Burst < 1 || s.Burst > 512 {
-		return errf("switch.burst", "%d: want 1..512", s.Burst)
-	}
-	if s.FrameOverheadBytes < 0 || s.FrameOverheadBytes > 64 {
-		return errf("switch.frame_overhead_bytes", "%d: want 0..64", s.FrameOverheadBytes)
-	}
-	if s.BurstBytes != 0 && s.BurstBytes < 1518 {
-		return errf("switch.burst_bytes", "%d: want 0 (exact) or at least one full frame (1518)", s.BurstBytes)
-	}
+	return nil
+}
+
+// validatePorts checks [[ports]] and returns the index of each port's name.
+// A static buffer's port without buffer_bytes gets 1 MiB.
+func (c *Config) validatePorts(errf errorf) (names map[string]int, err error) {
 	if len(c.Ports) == 0 || len(c.Ports) > MaxPorts {
-		return errf("ports", "%d ports: want 1..%d", len(c.Ports), MaxPorts)
+		return nil, errf("ports", "%d ports: want 1..%d", len(c.Ports), MaxPorts)
 	}
-	names := map[string]int{}
+	names = map[string]int{}
 	devs := map[string]int{}
 	for i := range c.Ports {
-		p := &c.Ports[i]
-		key := func(k string) string { return fmt.Sprintf("ports[%d].%s", i, k) }
-		if !nameRe.MatchString(p.Name) {
-			return errf(key("name"), "%q: want a letter then letters, digits, _ or -", p.Name)
-		}
-		if j, dup := names[p.Name]; dup {
-			return errf(key("name"), "%q already names ports[%d]", p.Name, j)
-		}
-		names[p.Name] = i
-		if p.Device != "" {
-			if !IsPCIAddress(p.Device) && !vdevRe.MatchString(p.Device) {
-				return errf(key("device"), "%q is neither a PCI address (0000:03:00.0) nor a vdev (net_ring0, net_af_packet0,iface=veth0)", p.Device)
-			}
-			dn := DeviceName(p.Device)
-			if j, dup := devs[dn]; dup {
-				return errf(key("device"), "%q already used by ports[%d]", dn, j)
-			}
-			devs[dn] = i
-		}
-		if p.MAC != "" {
-			if _, err := wire.ParseMAC(p.MAC); err != nil {
-				return errf(key("mac"), "%v", err)
-			}
-		} else if p.Device == "" {
-			return errf(key("mac"), "needed when the port has no device")
-		}
-		if _, err := wire.ParseMAC(p.PeerMAC); err != nil {
-			return errf(key("peer_mac"), "%v", err)
-		}
-		if !(p.LinkGbps > 0) || p.LinkGbps > 1600 {
-			return errf(key("link_gbps"), "%v: want (0, 1600]", p.LinkGbps)
-		}
-		if !(p.DelayUs >= 0) || p.DelayUs > 100_000 {
-			return errf(key("delay_us"), "%v: want [0, 100000]", p.DelayUs)
-		}
-		if p.BufferBytes == 0 && c.Buffer.Mode == BufferStatic {
-			p.BufferBytes = 1 << 20
-		}
-		if p.BufferBytes != 0 && (p.BufferBytes < 1518 || p.BufferBytes > 1<<30) {
-			return errf(key("buffer_bytes"), "%d: want [1518, 2^30]", p.BufferBytes)
-		}
-		if p.HeadroomBytes < 0 || p.HeadroomBytes > 1<<30 {
-			return errf(key("headroom_bytes"), "%d: want [0, 2^30]", p.HeadroomBytes)
-		}
-		switch p.Faces {
-		case FacesHost, FacesSwitch, FacesAny:
-		case "":
-			if s.Trust == TrustTopology {
-				return errf(key("faces"), "missing: with switch.trust %q every port says what it faces (%q, %q or %q)",
-					TrustTopology, FacesHost, FacesSwitch, FacesAny)
-			}
-		default:
-			return errf(key("faces"), "%q: want %q, %q or %q", p.Faces, FacesHost, FacesSwitch, FacesAny)
+		if err := c.validatePort(errf, i, names, devs); err != nil {
+			return nil, err
 		}
 	}
+	return names, nil
+}
+
+// validatePort checks ports[i]; names and devs map the names and device
+// names of the ports before it to their indices, and get its own.
+func (c *Config) validatePort(errf errorf, i int, names, devs map[string]int) error {
+	p := &c.Ports[i]
+	key := func(k string) string { return fmt.Sprintf("ports[%d].%s", i, k) }
+	if !nameRe.MatchString(p.Name) {
+		return errf(key("name"), "%q: want a letter then letters, digits, _ or -", p.Name)
+	}
+	if j, dup := names[p.Name]; dup {
+		return errf(key("name"), "%q already names ports[%d]", p.Name, j)
+	}
+	names[p.Name] = i
+	if p.Device != "" {
+		if !IsPCIAddress(p.Device) && !vdevRe.MatchString(p.Device) {
+			return errf(key("device"), "%q is neither a PCI address (0000:03:00.0) nor a vdev (net_ring0, net_af_packet0,iface=veth0)", p.Device)
+		}
+		dn := DeviceName(p.Device)
+		if j, dup := devs[dn]; dup {
+			return errf(key("device"), "%q already used by ports[%d]", dn, j)
+		}
+		devs[dn] = i
+	}
+	if p.MAC != "" {
+		if _, err := wire.ParseMAC(p.MAC); err != nil {
+			return errf(key("mac"), "%v", err)
+		}
+	} else if p.Device == "" {
+		return errf(key("mac"), "needed when the port has no device")
+	}
+	if _, err := wire.ParseMAC(p.PeerMAC); err != nil {
+		return errf(key("peer_mac"), "%v", err)
+	}
+	if !(p.LinkGbps > 0) || p.LinkGbps > 1600 {
+		return errf(key("link_gbps"), "%v: want (0, 1600]", p.LinkGbps)
+	}
+	if !(p.DelayUs >= 0) || p.DelayUs > 100_000 {
+		return errf(key("delay_us"), "%v: want [0, 100000]", p.DelayUs)
+	}
+	if p.BufferBytes == 0 && c.Buffer.Mode == BufferStatic {
+		p.BufferBytes = 1 << 20
+	}
+	if p.BufferBytes != 0 && (p.BufferBytes < 1518 || p.BufferBytes > 1<<30) {
+		return errf(key("buffer_bytes"), "%d: want [1518, 2^30]", p.BufferBytes)
+	}
+	if p.HeadroomBytes < 0 || p.HeadroomBytes > 1<<30 {
+		return errf(key("headroom_bytes"), "%d: want [0, 2^30]", p.HeadroomBytes)
+	}
+	switch p.Faces {
+	case FacesHost, FacesSwitch, FacesAny:
+	case "":
+		if c.Switch.Trust == TrustTopology {
+			return errf(key("faces"), "missing: with switch.trust %q every port says what it faces (%q, %q or %q)",
+				TrustTopology, FacesHost, FacesSwitch, FacesAny)
+		}
+	default:
+		return errf(key("faces"), "%q: want %q, %q or %q", p.Faces, FacesHost, FacesSwitch, FacesAny)
+	}
+	return nil
+}
+
+// validateRoutes checks [[routes]] against the ports' names.
+func (c *Config) validateRoutes(errf errorf, names map[string]int) error {
 	if len(c.Routes) == 0 {
 		return errf("routes", "no routes: the switch would drop everything")
 	}
@@ -168,6 +227,12 @@ func (c *Config) Validate(f *config.File) error {
 	if _, err := c.RouteTable(); err != nil {
 		return errf("routes", "%v", err)
 	}
+	return nil
+}
+
+// validateCC checks [cc], the ports' schemes and every scheme's parameters
+// (f locates the parameters' errors in the file).
+func (c *Config) validateCC(f *config.File, errf errorf) error {
 	if !(c.CC.BaseRTTUs > 0) {
 		return errf("cc.base_rtt_us", "%v: want > 0", c.CC.BaseRTTUs)
 	}
@@ -201,6 +266,12 @@ func (c *Config) Validate(f *config.File) error {
 			return err
 		}
 	}
+	return nil
+}
+
+// validatePFC checks [pfc]'s thresholds and priority (pfc.priorities with
+// [buffer], in CheckBuffer).
+func (c *Config) validatePFC(errf errorf) error {
 	p := &c.PFC
 	if p.Enabled {
 		if p.XOFFBytes <= 0 {
@@ -216,9 +287,11 @@ func (c *Config) Validate(f *config.File) error {
 	if p.Priority > 7 {
 		return errf("pfc.priority", "%d: want 0..7", p.Priority)
 	}
-	if err := c.CheckBuffer(errf); err != nil {
-		return err
-	}
+	return nil
+}
+
+// validateTelemetry checks [telemetry].
+func (c *Config) validateTelemetry(errf errorf) error {
 	t := &c.Telemetry
 	if !(t.SampleUs >= 0) || t.SampleUs > 1e6 {
 		return errf("telemetry.sample_us", "%v: want [0, 1e6]", t.SampleUs)
@@ -276,7 +349,7 @@ func checkPriorities(ps []uint8) error {
 // validateBuffer checks [buffer]; in shared mode with PFC on, the buffer must
 // hold every lossless priority's headroom and reserve on every port and leave
 // a shared pool.
-func (c *Config) validateBuffer(errf func(key, format string, args ...any) error) error {
+func (c *Config) validateBuffer(errf errorf) error {
 	b := &c.Buffer
 	switch b.Mode {
 	case BufferStatic:
