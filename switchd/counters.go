@@ -88,58 +88,23 @@ func (p *published) store(c *counters) {
 }
 
 // PortCounters are one port's counters, as Snapshot returns and the final JSON
-// holds them.
+// holds them. The groups are embedded, so their fields are PortCounters'
+// own in Go (pc.RxPackets) and in the JSON, in the order written here.
 type PortCounters struct {
-	Port           int     `json:"port"`
-	Name           string  `json:"name"`
-	RxPackets      uint64  `json:"rx_packets"`
-	RxBytes        uint64  `json:"rx_bytes"`
-	TxPackets      uint64  `json:"tx_packets"`
-	TxBytes        uint64  `json:"tx_bytes"`
-	DropBuffer     uint64  `json:"drop_buffer_full"`
-	DropHeadroom   uint64  `json:"drop_headroom_full"`
-	DropNoRoute    uint64  `json:"drop_no_route"`
-	DropTTL        uint64  `json:"drop_ttl"`
-	DropMalformed  uint64  `json:"drop_malformed"`
-	DropNotIPv4    uint64  `json:"drop_not_ipv4"`
-	DropControl    uint64  `json:"drop_control_queue_full"`
-	DropTx         uint64  `json:"drop_tx"`
-	MarkedCE       uint64  `json:"ecn_marked_ce"`
-	MarkedUE       uint64  `json:"ecn_marked_ue"`
-	NotECT         uint64  `json:"mark_not_ect"`
-	INTStamped     uint64  `json:"int_stamped"`
-	INTFull        uint64  `json:"int_full"`
-	RoCCRateSent   uint64  `json:"rocc_rate_sent"`
-	P4QCNSent      uint64  `json:"p4qcn_feedback_sent"`
-	QCNSent        uint64  `json:"qcn_feedback_sent"`
-	FeedbackNoPort uint64  `json:"feedback_no_route"`
-	ControlFwd     uint64  `json:"control_forwarded"`
-	PausesSent     uint64  `json:"pfc_pauses_sent"`
-	PFCOnsets      uint64  `json:"pfc_activations"`
-	ResumesSent    uint64  `json:"pfc_resumes_sent"`
-	PausesRecv     uint64  `json:"pfc_pauses_received"`
-	ResumesRecv    uint64  `json:"pfc_resumes_received"`
-	PausedNs       uint64  `json:"paused_ns"`
-	QueueMaxBytes  uint64  `json:"queue_max_bytes"`
-	QueueBytes     uint64  `json:"queue_bytes"`
-	FairRateGbps   float64 `json:"fair_rate_gbps"`
-	Scheme         string  `json:"scheme"`
-	FeedbackSent   uint64  `json:"feedback_sent"`
-	// Frames refused by trust (docs/switch.md, "Trust"), by kind, at the
-	// port they came in on: control frames, and RoCEv2 data from a host
-	// with another's address (RefusedData); Refused is their sum, also in
-	// DropsTotal.
-	RefusedPFC      uint64 `json:"refused_pfc"`
-	RefusedCNP      uint64 `json:"refused_cnp"`
-	RefusedAck      uint64 `json:"refused_ack"`
-	RefusedNak      uint64 `json:"refused_nak"`
-	RefusedRoCCRate uint64 `json:"refused_rocc_rate"`
-	RefusedP4QCN    uint64 `json:"refused_p4qcn"`
-	RefusedQCN      uint64 `json:"refused_qcn"`
-	RefusedData     uint64 `json:"refused_data"`
-	Refused         uint64 `json:"refused"`
-	DropsTotal      uint64 `json:"drops"`
-	ECNMarkedTotal  uint64 `json:"ecn_marked"`
+	Port int    `json:"port"`
+	Name string `json:"name"`
+	TrafficCounters
+	DropCounters
+	CPCounters
+	PFCCounters
+	QueueMaxBytes uint64  `json:"queue_max_bytes"`
+	QueueBytes    uint64  `json:"queue_bytes"`
+	FairRateGbps  float64 `json:"fair_rate_gbps"`
+	Scheme        string  `json:"scheme"`
+	FeedbackSent  uint64  `json:"feedback_sent"`
+	RefusedCounters
+	DropsTotal     uint64 `json:"drops"`
+	ECNMarkedTotal uint64 `json:"ecn_marked"`
 	// PFC pause events of this ingress port (one tx shard; with several,
 	// none are recorded): the bytes of the paused priority that entered
 	// between each XOFF and its XON, what the peer and the link still
@@ -163,6 +128,70 @@ type PortCounters struct {
 	PFCOnsetsPrio  [wire.PFCPriorities]uint64 `json:"-"`
 	XOFFMask       uint8                      `json:"-"`
 	PausedMask     uint8                      `json:"-"`
+}
+
+// TrafficCounters are a port's frames and bytes received and sent.
+type TrafficCounters struct {
+	RxPackets uint64 `json:"rx_packets"`
+	RxBytes   uint64 `json:"rx_bytes"`
+	TxPackets uint64 `json:"tx_packets"`
+	TxBytes   uint64 `json:"tx_bytes"`
+}
+
+// DropCounters are a port's frames dropped, by cause (refusals by trust
+// aside: RefusedCounters).
+type DropCounters struct {
+	DropBuffer    uint64 `json:"drop_buffer_full"`
+	DropHeadroom  uint64 `json:"drop_headroom_full"`
+	DropNoRoute   uint64 `json:"drop_no_route"`
+	DropTTL       uint64 `json:"drop_ttl"`
+	DropMalformed uint64 `json:"drop_malformed"`
+	DropNotIPv4   uint64 `json:"drop_not_ipv4"`
+	DropControl   uint64 `json:"drop_control_queue_full"`
+	DropTx        uint64 `json:"drop_tx"`
+}
+
+// CPCounters are what a port's congestion point did to frames (ECN marks,
+// INT records), the feedback it generated, and the control frames the port
+// forwarded ahead of data.
+type CPCounters struct {
+	MarkedCE       uint64 `json:"ecn_marked_ce"`
+	MarkedUE       uint64 `json:"ecn_marked_ue"`
+	NotECT         uint64 `json:"mark_not_ect"`
+	INTStamped     uint64 `json:"int_stamped"`
+	INTFull        uint64 `json:"int_full"`
+	RoCCRateSent   uint64 `json:"rocc_rate_sent"`
+	P4QCNSent      uint64 `json:"p4qcn_feedback_sent"`
+	QCNSent        uint64 `json:"qcn_feedback_sent"`
+	FeedbackNoPort uint64 `json:"feedback_no_route"`
+	ControlFwd     uint64 `json:"control_forwarded"`
+}
+
+// PFCCounters are a port's PFC frames sent (as an ingress port pausing its
+// peer) and received (as an egress port paused by it).
+type PFCCounters struct {
+	PausesSent  uint64 `json:"pfc_pauses_sent"`
+	PFCOnsets   uint64 `json:"pfc_activations"`
+	ResumesSent uint64 `json:"pfc_resumes_sent"`
+	PausesRecv  uint64 `json:"pfc_pauses_received"`
+	ResumesRecv uint64 `json:"pfc_resumes_received"`
+	PausedNs    uint64 `json:"paused_ns"`
+}
+
+// RefusedCounters are the frames refused by trust (docs/switch.md,
+// "Trust"), by kind, at the port they came in on: control frames, and
+// RoCEv2 data from a host with another's address (RefusedData); Refused is
+// their sum, also in PortCounters.DropsTotal.
+type RefusedCounters struct {
+	RefusedPFC      uint64 `json:"refused_pfc"`
+	RefusedCNP      uint64 `json:"refused_cnp"`
+	RefusedAck      uint64 `json:"refused_ack"`
+	RefusedNak      uint64 `json:"refused_nak"`
+	RefusedRoCCRate uint64 `json:"refused_rocc_rate"`
+	RefusedP4QCN    uint64 `json:"refused_p4qcn"`
+	RefusedQCN      uint64 `json:"refused_qcn"`
+	RefusedData     uint64 `json:"refused_data"`
+	Refused         uint64 `json:"refused"`
 }
 
 func (pc *PortCounters) fill(rx, tx *published) {

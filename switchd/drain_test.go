@@ -65,7 +65,7 @@ func TestDrainDataMatchesGeneralLoop(t *testing.T) {
 				tc.mod(&c)
 			}
 			ref, lane := newHarness(t, c), newHarness(t, c)
-			ref.e.noDrain = true
+			ref.noDrain = true
 			rng := rand.New(rand.NewPCG(1, 2))
 			now := int64(0)
 			sent := 0

@@ -41,6 +41,9 @@ type harness struct {
 	meta   Meta
 	out    []TxItem
 	frames map[Handle][]byte
+	// noDrain makes tx skip Transmit's drainData lane (the general loop is
+	// the reference drainData must match).
+	noDrain bool
 }
 
 func newHarness(tb testing.TB, c Config) *harness {
@@ -85,7 +88,7 @@ func (h *harness) inject(now int64, in int, frame []byte) bool {
 // tx runs Service and Transmit on port p and returns copies of the frames sent.
 func (h *harness) tx(now int64, p int) [][]byte {
 	h.e.Service(now)
-	n := h.e.Transmit(now, p, h.out)
+	n := h.e.transmit(now, p, h.out, !h.noDrain)
 	var res [][]byte
 	for _, it := range h.out[:n] {
 		res = append(res, append([]byte(nil), it.Frame...))

@@ -81,8 +81,10 @@ func TestCollectSynthetic(t *testing.T) {
 	write("sw0", SwitchCSVFile, switchd.CSVHeader+"\n1999000.000,3,500,0.2500\n2050000.000,3,70000,0.3300\n2140000.000,3,0,0.3300\n2400000.000,3,90000,0.3300\n")
 	write("sw0", CheckFile, "hugepages: not used (--no-huge)\nclock_offset_ns=-2500\n")
 	sw := switchd.Results{Counters: switchd.Snapshot{Ports: []switchd.PortCounters{
-		{Port: 0, RxPackets: 1000}, {Port: 1, RxPackets: 1000}, {Port: 2, RxPackets: 1000},
-		{Port: 3, TxPackets: 3000, FeedbackSent: 42, DropsTotal: 0}}}}
+		{Port: 0, TrafficCounters: switchd.TrafficCounters{RxPackets: 1000}},
+		{Port: 1, TrafficCounters: switchd.TrafficCounters{RxPackets: 1000}},
+		{Port: 2, TrafficCounters: switchd.TrafficCounters{RxPackets: 1000}},
+		{Port: 3, TrafficCounters: switchd.TrafficCounters{TxPackets: 3000}, FeedbackSent: 42, DropsTotal: 0}}}}
 	write("sw0", SwitchJSONFile, sw)
 
 	res, err := Collect(dir, "", nil)

@@ -424,7 +424,7 @@ func TestDegradedReasons(t *testing.T) {
 			[]string{"host h1 dropped 3 rate samples (hostd max_samples", "host h1 dropped 1 FCT records (hostd max_fcts"}},
 		{"host port", Result{Hosts: host(hostd.Report{Port: hostd.PortCounter{TxDrops: 4, NoMbuf: 6, CtlRingDrops: 8}})},
 			[]string{"host h1 lost 4 frames its port did not take", "host h1 lost 6 frames for want of an mbuf", "host h1 lost 8 control frames"}},
-		{"switch", Result{Switches: []switchd.Snapshot{{SamplesDropped: 9, Ports: []switchd.PortCounters{{DropTx: 2}, {DropTx: 3}}}}},
+		{"switch", Result{Switches: []switchd.Snapshot{{SamplesDropped: 9, Ports: []switchd.PortCounters{{DropCounters: switchd.DropCounters{DropTx: 2}}, {DropCounters: switchd.DropCounters{DropTx: 3}}}}}},
 			[]string{"switch s0 dropped 9 telemetry samples", "switch s0 lost 5 frames its ports did not take"}},
 		{"capture", Result{Captures: []fabric.CaptureFile{{Port: "s0.p3", Path: "/x/s0.p3-h3.pcap", Dropped: 9}}},
 			[]string{"capture of s0.p3 could not keep up: 9 frames"}},

@@ -1,0 +1,198 @@
+package switchd
+
+import (
+	"math/bits"
+
+	"github.com/ccbed/ccbed/ccalgo"
+	"github.com/ccbed/ccbed/wire"
+)
+
+// feedbackSink turns a CP's feedback into a packet toward the flow's source.
+type feedbackSink struct {
+	e    *Engine
+	from int
+}
+
+// Emit builds fb's packet into the generated-control queue of the port toward
+// fb.Flow.SrcIP. It runs on the tx+CC lcore.
+func (s *feedbackSink) Emit(now int64, fb *ccalgo.Feedback) {
+	s.e.emitFeedback(s.from, fb)
+}
+
+// CP returns port p's congestion point (nil for a plain FIFO port).
+func (e *Engine) CP(p int) ccalgo.CongestionPoint { return e.eg[p].cp }
+
+// applyMark raises the entry's ECN mark to m (never lowering it), updating the
+// IPv4 checksum incrementally. A packet that is not ECN-capable is not marked.
+func (e *Engine) applyMark(g *egress, en *qEntry, m ccalgo.Mark) {
+	nm := en.mark.Max(m)
+	if nm == en.mark {
+		return
+	}
+	ip := wire.IPv4(en.frame[en.ipOff:])
+	if ip.ECN() == wire.ECNNotECT {
+		g.c[cNotECT]++
+		return
+	}
+	ip.SetECN(wire.ECNForMark(nm))
+	en.mark = nm
+	if nm == ccalgo.MarkCE {
+		g.c[cMarkedCE]++
+	} else {
+		g.c[cMarkedUE]++
+	}
+}
+
+// dequeueHooks runs what a data frame leaving queue prio needs once the
+// queue no longer counts it: the CP's OnDequeue and its mark, and the INT
+// record asked for at enqueue or now.
+func (e *Engine) dequeueHooks(now int64, g *egress, en *qEntry, prio int) {
+	if en.class == ClassData && g.fc != nil {
+		g.fc.DequeueFlow(en.tag, &en.flow, g.qPrio[prio])
+		return
+	}
+	if en.class == ClassData && g.hookDeq {
+		g.ps.QueueBytes = g.qPrio[prio]
+		if g.needFlow { // a flow-blind CP's en.flow was never set
+			g.dp.Flow = en.flow
+		}
+		g.dp.WireBytes, g.dp.Mark, g.dp.Tag = len(en.frame), en.mark, en.tag
+		v := g.cp.OnDequeue(now, &g.dp, &g.ps, g.sink)
+		e.tx[g.sh].cpDirty |= 1 << g.idx
+		if v.Mark > en.mark { // applyMark never lowers a mark
+			e.applyMark(g, en, v.Mark)
+		}
+		if v.StampINT || en.stamp {
+			e.stampINT(g, en)
+		}
+	} else if en.stamp {
+		e.stampINT(g, en)
+	}
+}
+
+// intCode is the B code of a link of bps in this switch's INT records.
+func intCode(bps float64) uint8 {
+	c, _ := wire.LinkSpeedCode(bps)
+	return c
+}
+
+// stampINT pushes this hop's INT record (HPCC Section 4.1): B, TS = the time
+// the packet starts on the wire, txBytes = bytes the port sent before this
+// packet, qLen = queue after the dequeue.
+//
+// TS is the shaper's clock (busyUntil as the frame starts), not the poll's
+// time: the frames one late poll releases together (a shaper burst) start one
+// serialisation time apart on the link, and TS must say so, or the pairs (TS,
+// txBytes) give a txRate above the link rate (HPCC Eq. 2 then over-reacts).
+func (e *Engine) stampINT(g *egress, en *qEntry) {
+	if en.intOff == 0 {
+		g.c[cINTFull]++
+		return
+	}
+	q := max(g.qBytes, 0)
+	hop := ccalgo.INTHop{
+		TS:      uint32(uint64(int64(g.busyUntil)) % ccalgo.INTTSWrap),
+		TxBytes: uint32(g.ps.TxBytes % ccalgo.INTTxBytesWrap),
+		QLen:    uint32(min(q, ccalgo.INTQLenMax)),
+	}
+	if wire.INT(en.frame[en.intOff:]).PushCode(g.intCode, &hop, e.switchID) {
+		g.c[cINTStamped]++
+	} else {
+		g.c[cINTFull]++
+	}
+}
+
+// emitFeedback builds a CP's feedback packet toward the flow's source.
+func (e *Engine) emitFeedback(from int, fb *ccalgo.Feedback) {
+	out := e.routes.LookupHash(fb.Flow.SrcIP,
+		FlowHash(e.hashSeed, e.ip, fb.Flow.SrcIP, fb.Flow.DstPort, fb.Flow.SrcPort, 0))
+	if out < 0 {
+		e.eg[from].c[cFeedbackNoPort]++
+		return
+	}
+	g, cp := &e.eg[out], &e.eg[from]
+	sh := &e.tx[cp.sh]
+	// A port of another shard: the frame crosses over that shard's mailbox
+	// (drops counted at the congestion point's port, the one this lcore
+	// owns).
+	var mb *mailbox
+	var b []byte
+	if g.sh == cp.sh {
+		b = g.gen.slot()
+	} else {
+		mb = sh.outbox[g.sh]
+		b = mb.slot()
+	}
+	if b == nil {
+		if mb == nil {
+			g.c[cDropControl]++
+		} else {
+			cp.c[cDropControl]++
+		}
+		return
+	}
+	var n int
+	var err error
+	if fb.Kind == ccalgo.FeedbackRoCCRate {
+		// From the template: BuildFeedback's frame for these endpoints.
+		n, err = e.roccRate.Build(b, &g.peer, &g.mac, fb.Flow.SrcIP, fb)
+	} else {
+		sh.ep = wire.Endpoints{
+			DstMAC: g.peer, SrcMAC: g.mac,
+			SrcIP: e.ip, DstIP: fb.Flow.SrcIP,
+			SrcPort: fb.Flow.DstPort,
+		}
+		n, err = wire.BuildFeedback(b, &sh.ep, fb)
+	}
+	if err != nil {
+		cp.c[cDropControl]++
+		return
+	}
+	if mb != nil {
+		mb.commit(uint8(out), n)
+	} else {
+		g.gen.commit(n)
+		sh.active |= 1 << out
+	}
+	// Feedback is counted at the congestion point that generated it (the
+	// port whose queue the flow congests), not at the port it leaves by.
+	switch fb.Kind {
+	case ccalgo.FeedbackRoCCRate:
+		cp.c[cRoCCRateSent]++
+	case ccalgo.FeedbackP4QCN:
+		cp.c[cP4QCNSent]++
+	case ccalgo.FeedbackQCN:
+		cp.c[cQCNSent]++
+	}
+}
+
+// readTimers reads the timers of shard sh's CPs that ran since they were last
+// read, and keeps the earliest of its ports' in cpMin.
+func (e *Engine) readTimers(sh *txShard) {
+	if sh.cpDirty == 0 {
+		return
+	}
+	// Only a timer that moved later on the port that held the minimum needs
+	// a scan of every port; an earlier or unchanged one updates it in place.
+	rescan := false
+	for a := sh.cpDirty; a != 0; a &= a - 1 {
+		p := bits.TrailingZeros64(a)
+		g := &e.eg[p]
+		old := g.cpNext
+		g.cpNext = g.cp.NextTimer()
+		switch {
+		case g.cpNext < sh.cpMin:
+			sh.cpMin = g.cpNext
+		case g.cpNext > old && old == sh.cpMin:
+			rescan = true
+		}
+	}
+	sh.cpDirty = 0
+	if rescan {
+		m := ccalgo.Never
+		for a := sh.ports; a != 0; a &= a - 1 {
+			m = min(m, e.eg[bits.TrailingZeros64(a)].cpNext)
+		}
+		sh.cpMin = m
+	}
+}

@@ -1,0 +1,433 @@
+package switchd
+
+import (
+	"encoding/binary"
+
+	"github.com/ccbed/ccbed/ccalgo"
+	"github.com/ccbed/ccbed/wire"
+)
+
+// Class is how the switch treats a frame.
+type Class uint8
+
+// Frame classes.
+const (
+	// ClassOther goes through the data FIFO without CP hooks: ICMP, RoCEv2
+	// ACK / NAK, anything IPv4 that is not UDP.
+	ClassOther Class = iota
+	// ClassData is UDP: RoCEv2 data, and other UDP (iperf3 -u, the traffic of
+	// RoCC's Section VI-B testbed). It goes through the data FIFO and the CP.
+	ClassData
+	// ClassControl is CNPs, RoCC rate messages and P4QCN / QCN feedback: they
+	// go ahead of data and are never paused.
+	ClassControl
+	// ClassPFC is a PFC frame received on Meta.In: Enqueue applies it to that
+	// port's egress and the caller frees it.
+	ClassPFC
+)
+
+// Meta is what Classify found out about a frame and Enqueue needs. It is small
+// and fixed-size so that the pipeline adapter carries it with the mbuf
+// (Put / Get, MetaLen bytes).
+type Meta struct {
+	In, Out uint8
+	Class   Class
+	Prio    uint8  // PFC priority
+	IPOff   uint16 // IPv4 header
+	L4Off   uint16 // UDP header (ClassData); 0 otherwise
+	INTOff  uint16 // INT stack of a RoCEv2 data packet; 0 when none
+	RoCE    bool   // a BTH follows the UDP header (DestQP is part of the flow key)
+}
+
+// MetaLen is the encoded size of a Meta.
+const MetaLen = 11
+
+// Put encodes m into b[:MetaLen].
+func (m *Meta) Put(b []byte) {
+	_ = b[MetaLen-1]
+	b[0], b[1], b[2], b[3] = m.In, m.Out, uint8(m.Class), m.Prio
+	binary.LittleEndian.PutUint16(b[4:], m.IPOff)
+	binary.LittleEndian.PutUint16(b[6:], m.L4Off)
+	binary.LittleEndian.PutUint16(b[8:], m.INTOff)
+	b[10] = 0
+	if m.RoCE {
+		b[10] = 1
+	}
+}
+
+// Get decodes b[:MetaLen] into m.
+func (m *Meta) Get(b []byte) {
+	_ = b[MetaLen-1]
+	m.In, m.Out, m.Class, m.Prio = b[0], b[1], Class(b[2]), b[3]
+	m.IPOff = binary.LittleEndian.Uint16(b[4:])
+	m.L4Off = binary.LittleEndian.Uint16(b[6:])
+	m.INTOff = binary.LittleEndian.Uint16(b[8:])
+	m.RoCE = b[10] != 0
+}
+
+// ingress is the Classify side of a port.
+type ingress struct {
+	// trust is what the port accepts (trustHost, trustPFCPeer, trustNoPFC
+	// bits; 0: everything), pfcFrom the one source of its PFC frames with
+	// trustPFCPeer. Read-only after New.
+	trust   uint8
+	pfcFrom wire.MAC
+	// lastSrc is the source address of the last frame whose source a
+	// trustHost port checked, lastOK whether the route to it leads back
+	// to the port: a host sends from one address, so the route lookup
+	// runs once for its frames (routes are read-only after New).
+	lastOK  bool
+	lastSrc uint32
+	c       counters
+	pub     published
+}
+
+// Trust bits of an ingress port (ingress.trust).
+const (
+	// trustHost: the port faces a host. RoCEv2 data, CNPs, ACKs and NAKs
+	// are accepted only from the host's own address (the route to their
+	// source leads back to this port: strict reverse-path filtering, RFC
+	// 3704 Sec. 2.2), CP feedback never (Engine.hostRefusal).
+	trustHost uint8 = 1 << iota
+	// trustPFCPeer: PFC frames are accepted only from the peer's MAC.
+	trustPFCPeer
+	// trustNoPFC: PFC frames are refused (ports[].ignore_pfc).
+	trustNoPFC
+)
+
+// portAddr is a port's addresses, read-only after New: macs is the MAC
+// header's first 12 bytes for a frame leaving by the port (the peer's MAC,
+// then the port's).
+type portAddr struct {
+	macs [12]byte
+}
+
+// Classify parses a frame received on port in, routes it, decrements its TTL,
+// rewrites its MACs for the egress port and fills m. It reports false when the
+// frame is dropped (counted by reason); the caller then frees it. A PFC frame
+// is ClassPFC with Out = In. Call it from the rx / switching lcore.
+func (e *Engine) Classify(in int, frame []byte, m *Meta) bool {
+	ig := &e.ing[in]
+	ig.c[cRxPackets]++
+	ig.c[cRxBytes] += uint64(len(frame))
+	// wire.Classify runs Decode's checks without building views: the offsets
+	// are all the switch needs.
+	var s wire.Summary
+	err := wire.Classify(frame, &s)
+	if s.IPOff == 0 {
+		switch {
+		case s.Kind == wire.KindPFC:
+			// A MAC Control frame is never VLAN-tagged (IEEE 802.3 Clause
+			// 31, Annex 31D: its Length/Type is 88-08 right after the
+			// source address): a tagged one is no pause, whatever the trust.
+			if wire.Ethernet(frame).HasVLAN() || ig.trust&(trustPFCPeer|trustNoPFC) != 0 && !ig.acceptsPFC(frame) {
+				ig.c[cRefusedPFC]++
+				return false
+			}
+			*m = Meta{In: uint8(in), Out: uint8(in), Class: ClassPFC}
+			return true
+		case err == wire.ErrTruncated: // no whole Ethernet header
+			ig.c[cDropMalformed]++
+		default: // not IPv4, or MAC control that is not a whole PFC frame
+			ig.c[cDropNotIPv4]++
+		}
+		return false
+	}
+	if err != nil && err != wire.ErrFragment {
+		ig.c[cDropMalformed]++
+		return false
+	}
+	hl := int(s.IPOff)
+	ip := wire.IPv4(frame[hl:]) // Classify checked it, also for a fragment
+	// A host port's own data, ACKs, NAKs and CNPs (kinds KindData ..
+	// KindCNP) from the source it last checked pass here, inline;
+	// hostRefusal looks at the rest.
+	if ig.trust&trustHost != 0 && !(s.Kind-wire.KindData <= wire.KindCNP-wire.KindData && ig.lastOK && ip.Src() == ig.lastSrc) {
+		if c := e.hostRefusal(ig, in, frame, ip, &s); c != notRefused {
+			ig.c[c]++
+			return false
+		}
+	}
+	out, r := e.routes.route(ip.Dst())
+	if out < 0 {
+		if r == nil {
+			ig.c[cDropNoRoute]++
+			return false
+		}
+		out = e.ecmpPort(frame, ip, &s, r)
+	}
+	if e.decTTL && !ip.DecTTL() {
+		ig.c[cDropTTL]++
+		return false
+	}
+	// One 12-byte copy: the next hop's MAC, then the port's.
+	copy(frame[0:12], e.addr[out].macs[:])
+	// Meta field by field, each written once: the enqueue that reads it
+	// right after (rtc) then loads what one store wrote.
+	class, prio := ClassOther, e.prio
+	var l4Off, intOff uint16
+	roce := false
+	switch {
+	case e.dscpPrio:
+		prio = frame[hl+1] >> 5 // the DSCP's class selector bits
+	case hl != wire.EthernetLen:
+		prio = frame[wire.EthernetLen] >> 5 // the VLAN tag's PCP
+	}
+	if err == nil { // not a fragment (forwarded as is)
+		switch s.Kind {
+		case wire.KindData:
+			class, l4Off, roce, intOff = ClassData, s.L4Off, true, s.INTOff
+		case wire.KindCNP, wire.KindRoCCRate, wire.KindP4QCN, wire.KindQCN:
+			class = ClassControl
+		case wire.KindAck, wire.KindNak:
+		default:
+			if s.L4Off != 0 {
+				class, l4Off = ClassData, s.L4Off
+			}
+		}
+	}
+	m.In, m.Out, m.Class, m.Prio = uint8(in), uint8(out), class, prio
+	m.IPOff, m.L4Off, m.INTOff, m.RoCE = s.IPOff, l4Off, intOff, roce
+	return true
+}
+
+// trustOf is port i's trust bits (ingress.trust) under cfg.
+func trustOf(cfg *Config, i int) uint8 {
+	var t uint8
+	if cfg.Ports[i].IgnorePFC {
+		t |= trustNoPFC
+	}
+	if cfg.Switch.Trust != TrustTopology {
+		return t
+	}
+	switch cfg.Ports[i].Faces {
+	case FacesHost:
+		t |= trustHost | trustPFCPeer
+	case FacesSwitch:
+		t |= trustPFCPeer
+	}
+	return t
+}
+
+// acceptsPFC reports whether the port takes a PFC frame: the port obeys PFC
+// and, with trustPFCPeer, the frame comes from the peer's MAC (PFC is link
+// local: only the station at the other end of the link sends it).
+func (ig *ingress) acceptsPFC(frame []byte) bool {
+	return ig.trust&trustNoPFC == 0 && (ig.trust&trustPFCPeer == 0 || wire.MAC(frame[6:12]) == ig.pfcFrom)
+}
+
+// hostRefusal is the counter of a frame from host-facing port in (ingress
+// ig) that the host may not send (s from wire.Classify, ip its IPv4 header),
+// or notRefused.
+// A host sends RoCEv2 data (any BTH opcode but the control ones), CNPs, ACKs
+// and NAKs from its own address only: the route to the source leads back to
+// in (strict reverse-path filtering, RFC 3704 Sec. 2.2); CP feedback never
+// (hosts have no CP). Other IPv4 traffic (not RoCEv2, or a fragment) passes.
+func (e *Engine) hostRefusal(ig *ingress, in int, frame []byte, ip wire.IPv4, s *wire.Summary) counter {
+	switch s.Kind {
+	case wire.KindData, wire.KindAck, wire.KindNak, wire.KindCNP:
+	case wire.KindRoCCRate, wire.KindP4QCN, wire.KindQCN:
+		return refusedCounter[s.Kind]
+	default: // KindOther: RoCEv2 with a BTH opcode ccbed does not use is data too
+		if s.L4Off == 0 || binary.BigEndian.Uint16(frame[s.L4Off+2:]) != wire.RoCEv2Port {
+			return notRefused
+		}
+	}
+	if src := ip.Src(); src != ig.lastSrc {
+		ig.lastSrc, ig.lastOK = src, e.routes.hasPort(src, in)
+	}
+	if ig.lastOK {
+		return notRefused
+	}
+	return refusedCounter[s.Kind]
+}
+
+// notRefused is hostRefusal's answer for a frame the host may send (no
+// counter: cRxPackets is never a refusal).
+const notRefused = cRxPackets
+
+// refusedCounter is the counter of a refused frame, by kind (KindOther: a
+// RoCEv2 frame with another BTH opcode, counted as data).
+var refusedCounter = [...]counter{
+	wire.KindOther:    cRefusedData,
+	wire.KindData:     cRefusedData,
+	wire.KindAck:      cRefusedAck,
+	wire.KindNak:      cRefusedNak,
+	wire.KindCNP:      cRefusedCNP,
+	wire.KindRoCCRate: cRefusedRoCCRate,
+	wire.KindP4QCN:    cRefusedP4QCN,
+	wire.KindQCN:      cRefusedQCN,
+	wire.KindPFC:      cRefusedPFC,
+}
+
+// ecmpPort is the port of ECMP group r a frame's 5-tuple hashes to (IP
+// addresses, protocol and, for UDP, the ports).
+func (e *Engine) ecmpPort(frame []byte, ip wire.IPv4, s *wire.Summary, r *route) int {
+	var sport, dport uint16
+	if s.L4Off != 0 {
+		l4 := frame[s.L4Off:]
+		sport, dport = binary.BigEndian.Uint16(l4[0:]), binary.BigEndian.Uint16(l4[2:])
+	}
+	h := FlowHash(e.hashSeed, ip.Src(), ip.Dst(), sport, dport, ip.Protocol())
+	return int(e.routes.ports[r.first+h%r.n])
+}
+
+// flowKey reads a data frame's flow key at the offsets of m.
+func flowKey(frame []byte, m *Meta) ccalgo.FlowKey {
+	var k ccalgo.FlowKey
+	readFlowKey(&k, frame, m)
+	return k
+}
+
+// readFlowKey is flowKey writing into *k (no struct copy on the hot path).
+// The headers are read through array pointers, one length check each.
+func readFlowKey(k *ccalgo.FlowKey, frame []byte, m *Meta) {
+	ip := (*[wire.IPv4MinLen]byte)(frame[m.IPOff:])
+	l4 := (*[4]byte)(frame[m.L4Off:]) // the UDP ports
+	k.SrcIP = binary.BigEndian.Uint32(ip[12:])
+	k.DstIP = binary.BigEndian.Uint32(ip[16:])
+	k.SrcPort = binary.BigEndian.Uint16(l4[0:])
+	k.DstPort = binary.BigEndian.Uint16(l4[2:])
+	k.DestQP = 0
+	if m.RoCE {
+		bth := (*[8]byte)(frame[int(m.L4Off)+wire.UDPLen:])
+		k.DestQP = binary.BigEndian.Uint32(bth[4:]) & 0xffffff
+	}
+}
+
+// readFlowKey2 is readFlowKey writing the key into both a and b.
+func readFlowKey2(a, b *ccalgo.FlowKey, frame []byte, m *Meta) {
+	ip := (*[wire.IPv4MinLen]byte)(frame[m.IPOff:])
+	l4 := (*[4]byte)(frame[m.L4Off:]) // the UDP ports
+	src, dst := binary.BigEndian.Uint32(ip[12:]), binary.BigEndian.Uint32(ip[16:])
+	sp, dp := binary.BigEndian.Uint16(l4[0:]), binary.BigEndian.Uint16(l4[2:])
+	var qp uint32
+	if m.RoCE {
+		bth := (*[8]byte)(frame[int(m.L4Off)+wire.UDPLen:])
+		qp = binary.BigEndian.Uint32(bth[4:]) & 0xffffff
+	}
+	a.SrcIP, a.DstIP, a.SrcPort, a.DstPort, a.DestQP = src, dst, sp, dp, qp
+	b.SrcIP, b.DstIP, b.SrcPort, b.DstPort, b.DestQP = src, dst, sp, dp, qp
+}
+
+// Enqueue puts a classified frame into its egress port's queue: control frames
+// into the control queue, data into the FIFO (drop-tail at the buffer limit),
+// with PFC ingress accounting and the CP's OnEnqueue. It reports whether the
+// engine took the frame; on false the caller frees it (a drop, counted, or a
+// PFC frame, applied). Call it from the tx+CC lcore.
+func (e *Engine) Enqueue(now int64, m *Meta, frame []byte, h Handle) bool {
+	g := &e.eg[m.Out]
+	sh := &e.tx[g.sh]
+	switch m.Class {
+	case ClassPFC:
+		e.receivePFC(now, g, frame)
+		return false
+	case ClassControl:
+		if !g.ctl.reserve() {
+			g.c[cDropControl]++
+			return false
+		}
+		g.ctl.push(h, frame)
+		g.c[cControlFwd]++
+		sh.active |= 1 << m.Out
+		return true
+	}
+	l := int64(len(frame))
+	prio := m.Prio & 7
+	q := &g.q[prio]
+	lossless := e.pfcOn && e.lossless&(1<<prio) != 0
+	// One shard: xoffPorts has bit i set exactly while port i holds a
+	// priority in XOFF.
+	if lossless && sh.acct == nil && sh.xoffPorts&(1<<m.In) != 0 {
+		if ig := &e.eg[m.In]; ig.xoff&(1<<prio) != 0 {
+			ig.sinceXOFF[prio] += l
+		}
+	}
+	// The port's cap holds every frame of a static buffer, and only the lossy
+	// ones of a shared buffer: there a lossless frame is dropped only when
+	// its ingress's headroom is full (egress admission always passes, as
+	// in the HPCC simulator's switch MMU).
+	if (g.bufLimit > 0 && g.qBytes+l > g.bufLimit && !(lossless && sh.buf.on)) || q.full() {
+		g.c[cDropBuffer]++
+		return false
+	}
+	if sh.buf.on {
+		if lossless {
+			if !sh.buf.admitLossless(e.acctOf(sh, int(m.In)), prio, l) {
+				// Counted at the ingress port, whose counters the
+				// shard owns only when it is the one shard.
+				if sh.acct == nil {
+					e.eg[m.In].c[cDropHeadroom]++
+				} else {
+					g.c[cDropHeadroom]++
+				}
+				return false
+			}
+		} else if !sh.buf.admitLossy(g.qPrio[prio], l) {
+			g.c[cDropBuffer]++
+			return false
+		}
+	}
+	// The push inline (q.push is over the inliner's budget): a full ring
+	// grows, a few times per queue in a run.
+	if int(q.tail-q.head) == len(q.buf) {
+		q.grow()
+	}
+	// Field by field: a composite literal is built on the stack and then
+	// copied, which stalls on store forwarding; this is the hottest store.
+	en := &q.buf[q.tail&q.mask]
+	q.tail++
+	en.h, en.frame = h, frame
+	en.ipOff, en.intOff = m.IPOff, m.INTOff
+	en.in, en.prio, en.class = m.In, prio, m.Class
+	en.stamp = false
+	sh.active |= 1 << m.Out
+	g.nonEmpty |= 1 << prio
+	g.qBytes += l
+	g.qPrio[prio] += l
+	if uint64(g.qBytes) > g.c[cQueueMax] {
+		g.c[cQueueMax] = uint64(g.qBytes)
+	}
+	if lossless {
+		if !sh.addInReserve(int(m.In), prio, l) {
+			e.ingressAdd(now, sh, int(m.In), prio, l)
+		}
+	} else if sh.buf.on {
+		sh.buf.used += l
+	}
+	if m.Class != ClassData || !(g.hookEnq || g.hookDeq) {
+		// No CP hook reads this entry's flow or mark (en.flow and en.mark
+		// are read only for data with hooks).
+		return true
+	}
+	if g.fc != nil {
+		// RoCC: its flow table counts the packet, nothing else (en.mark
+		// stays unread).
+		readFlowKey(&en.flow, frame, m)
+		en.tag = g.fc.EnqueueFlow(&en.flow)
+		return true
+	}
+	en.mark = wire.MarkFromECN(frame[m.IPOff+1])
+	en.tag = 0
+	switch {
+	case !g.needFlow: // a flow-blind CP: en.flow and dp.Flow stay unset
+	case !g.hookEnq:
+		readFlowKey(&en.flow, frame, m)
+	default:
+		// The key stored field by field into both, not copied from one to
+		// the other: a 16-byte load of five narrow stores just made would
+		// stall on store forwarding.
+		readFlowKey2(&en.flow, &g.dp.Flow, frame, m)
+	}
+	if g.hookEnq {
+		g.ps.QueueBytes = g.qPrio[prio]
+		g.dp.WireBytes, g.dp.Mark, g.dp.Tag = len(frame), en.mark, 0
+		v := g.cp.OnEnqueue(now, &g.dp, &g.ps, g.sink)
+		sh.cpDirty |= 1 << m.Out
+		if v.Mark > en.mark {
+			e.applyMark(g, en, v.Mark)
+		}
+		en.stamp, en.tag = v.StampINT, v.Tag
+	}
+	return true
+}

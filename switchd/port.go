@@ -1,0 +1,429 @@
+package switchd
+
+import (
+	"math"
+	"math/bits"
+	"sync/atomic"
+	"unsafe"
+
+	"github.com/ccbed/ccbed/ccalgo"
+	"github.com/ccbed/ccbed/wire"
+)
+
+// TxItem is a frame Transmit hands to the adapter for the wire: a frame known by
+// its Handle (the adapter sends that buffer; Frame is its bytes, possibly
+// modified in place), or, with H 0, a frame the switch generated, whose
+// bytes in Frame stay valid until the next Transmit call on the same port (the
+// adapter copies them into a fresh buffer).
+type TxItem struct {
+	H     Handle
+	Frame []byte
+}
+
+// egress is the tx+CC side of a port, by concern: the port device
+// (txPort: shaper, queues, DWRR and the pauses it received, as ns-3's
+// QbbNetDevice), the congestion point's glue (cpPort), the port's identity
+// (portID), its share of the MMU's PFC (mmuPort: ingress accounting, the
+// XOFF it sends upstream) and its counters (portStats). The parts are
+// embedded, so that g.qBytes, g.cp or g.xoff name their fields directly;
+// their order keeps the fields Enqueue and Transmit touch for every frame in
+// the first lines: txPort's head, then cpPort's (a fabric's switches have
+// hundreds of ports, and a port's state is rarely still cached when its
+// next frame comes).
+type egress struct {
+	txPort
+	cpPort
+	portID
+	mmuPort
+	portStats
+}
+
+// txPort is a port's device: the shaper, the data queues with their DWRR
+// scheduler, the control and generated queues, the delay line, and the
+// pauses received from the peer. Its head (one cache line: the shaper, the
+// queue totals and the masks) is what every frame touches.
+type txPort struct {
+	busyUntil float64 // shaper: virtual time the link finishes what it was given
+	nsPerByte float64
+	burstNs   float64
+	delayNs   int64
+	qBytes    int64  // data bytes queued, every priority
+	bufLimit  int64  // cap on qBytes; 0: none
+	genRel    uint32 // generated frames released by the last Transmit, freed at the next
+	// nonEmpty has bit p set while data queue p holds frames; pausedMask the
+	// priorities a received PFC frame holds (as of the last Transmit).
+	nonEmpty, pausedMask uint8
+	rr                   uint8 // DWRR: the priority whose turn it is
+	sh                   uint8 // the tx shard serving the port (Engine.tx)
+	// pfcSeen: the port has received a PFC frame; until then it cannot be
+	// paused and Transmit skips the pause bookkeeping.
+	pfcSeen bool
+	q       [wire.PFCPriorities]dataQueue // one data queue per priority
+	qPrio   [wire.PFCPriorities]int64     // bytes in each
+	deficit [wire.PFCPriorities]int32     // DWRR deficit counters
+	dl      delayLine
+	ctl     handleRing
+	gen     genQueue
+	// PFC received: data of priority i is held until pausedUntil[i].
+	pausedUntil [wire.PFCPriorities]int64
+	pauseStart  int64
+}
+
+// cpPort is the glue between a port and its congestion point: what the
+// engine hands the CP's hooks (ps, dp, sink) and what it learnt of the CP
+// at New, to skip what the CP does not need.
+type cpPort struct {
+	// hookEnq / hookDeq: cp's OnEnqueue / OnDequeue may do work (false
+	// when the method is ccalgo.CPBase's no-op, see cpHooks, and without a
+	// cp): the engine then skips the per-packet interface call, and with
+	// neither, the flow key and mark of the queue entry.
+	hookEnq, hookDeq bool
+	// needFlow: a hook reads the packet's flow key (not ccalgo.FlowBlind).
+	needFlow bool
+	intCode  uint8 // the link's B code in an INT record (wire.LinkSpeedCode)
+	cp       ccalgo.CongestionPoint
+	ps       ccalgo.PortState
+	dp       ccalgo.DataPacket
+	sink     ccalgo.FeedbackSink
+	// fc is cp as a flowCounter (RoCC), called in place of its hooks, and
+	// deq dequeueBatch's record of its dequeues; nil for other CPs.
+	fc  flowCounter
+	deq *deqBatch
+	// cpNext is cp.NextTimer() as last read (see Engine.cpDirty).
+	cpNext int64
+	fair   ccalgo.FairRateReporter
+}
+
+// portID is who a port is: read-only after New.
+type portID struct {
+	idx       int
+	name      string
+	scheme    string
+	mac, peer wire.MAC
+	linkBps   float64
+}
+
+// mmuPort is the port's part of the MMU's PFC, as an ingress port: the
+// bytes in the switch that entered on it and the pauses it sends upstream.
+type mmuPort struct {
+	// PFC sent: acct counts the bytes in the switch that entered on this
+	// port (one tx shard; with several, each shard counts its own, see
+	// txShard.acct); xoff is the priorities this port holds in XOFF (bit
+	// p), each paused upstream again at refreshAt.
+	acct      ingressAcct
+	xoff      uint8
+	refreshAt [wire.PFCPriorities]int64
+	refreshNs int64
+	// sinceXOFF is the bytes of lossless priority p that entered on this
+	// port while it held p in XOFF (admitted or dropped): what the peer
+	// sent after the pause was queued, recorded at the XON
+	// (recordAfterXOFF). One tx shard only.
+	sinceXOFF [wire.PFCPriorities]int64
+}
+
+// portStats is the egress side's counters and what PublishEgress last
+// copied of them.
+type portStats struct {
+	c   counters
+	pub published
+	// pubPrio, pubXOFF and pubPaused are qPrio, xoff and pausedMask as
+	// PublishEgress last copied them (per-priority gauges for Snapshot: the
+	// metrics endpoint's queue and PFC state); never written per frame.
+	pubPrio            [wire.PFCPriorities]atomic.Int64
+	pubXOFF, pubPaused atomic.Uint32
+}
+
+// Transmit runs port p's shaper at now and fills out with the frames due on the
+// wire, control frames first; it returns how many. Data waits while its
+// priority is paused by PFC. Call it from the tx+CC lcore.
+func (e *Engine) Transmit(now int64, p int, out []TxItem) int {
+	return e.transmit(now, p, out, true)
+}
+
+// transmit is Transmit, taking drainData's lane when drain is true (always,
+// but in tests, where the general loop is the reference drainData must
+// match).
+func (e *Engine) transmit(now int64, p int, out []TxItem, drain bool) int {
+	g := &e.eg[p]
+	t := float64(now)
+	// The shaper still busy, nothing on the delay line, no pause to update
+	// and no generated frame to account: the loop below would take nothing
+	// and release nothing, so return at once (most calls of a switch
+	// whose ports are all sending at line rate).
+	if g.busyUntil > t && g.genRel == 0 && !g.pfcSeen && g.dl.len() == 0 {
+		return 0
+	}
+	g.gen.done += g.genRel
+	g.genRel = 0
+	if g.pfcSeen {
+		e.updatePause(now, g)
+	}
+	if g.busyUntil < t-g.burstNs {
+		g.busyUntil = t - g.burstNs
+	}
+	// Without a propagation delay a frame leaving the shaper is due at once:
+	// while nothing older waits on the delay line it goes straight into out,
+	// skipping the delay line's store and load. What an earlier call left
+	// on the line (its out was full) is due as well, and goes first: then
+	// the line is empty again, and frames go straight out.
+	n := 0
+	if g.delayNs == 0 {
+		n = e.release(now, g, out)
+	}
+	direct := g.delayNs == 0 && g.dl.len() == 0
+	// The shaper's clock lives in a register through the loop (a store and
+	// reload of g.busyUntil per frame would chain every frame's float add
+	// behind store forwarding); g.busyUntil is current whenever a dequeue
+	// may read it (INT's TS) and after the loop.
+	bu := g.busyUntil
+shape:
+	for bu <= t && g.dl.reserve() {
+		var h Handle
+		var frame []byte
+		switch {
+		case g.gen.pending():
+			frame = g.gen.next()
+		case g.ctl.len() > 0:
+			h, frame = g.ctl.pop()
+		case g.nonEmpty&^g.pausedMask != 0:
+			// One data queue busy (not lossless under PFC), frames going
+			// straight into out: drainData's loop, back here once a CP's
+			// feedback waits or out is full.
+			if direct && n < len(out) && g.nonEmpty&(g.nonEmpty-1) == 0 && drain {
+				var k int
+				bu, k = e.drainData(now, g, bu, t, out[n:])
+				n += k
+				continue
+			}
+			g.busyUntil = bu
+			h, frame = e.dequeueData(now, g, e.pick(g))
+		default:
+			break shape
+		}
+		bu += float64(len(frame)+e.overhead) * g.nsPerByte
+		g.ps.TxBytes += uint64(len(frame))
+		g.c[cTxPackets]++
+		g.c[cTxBytes] += uint64(len(frame))
+		if direct && n < len(out) {
+			it := &out[n]
+			it.H, it.Frame = h, frame
+			if h == 0 {
+				g.genRel++
+			}
+			n++
+			continue
+		}
+		at := now
+		if g.delayNs > 0 {
+			at = int64(bu) + g.delayNs
+		}
+		g.dl.push(h, frame, at)
+	}
+	g.busyUntil = bu
+	n += e.release(now, g, out[n:])
+	if g.nonEmpty == 0 && g.ctl.len() == 0 && !g.gen.pending() && g.dl.len() == 0 {
+		e.tx[g.sh].active &^= 1 << p
+	}
+	return n
+}
+
+// release moves the frames of g's delay line that are due at now into out,
+// oldest first, and returns how many.
+func (e *Engine) release(now int64, g *egress, out []TxItem) int {
+	n := 0
+	for n < len(out) && g.dl.len() > 0 {
+		d := g.dl.front()
+		if d.at > now {
+			break
+		}
+		it := &out[n]
+		it.H, it.Frame = d.h, d.frame
+		if d.h == 0 {
+			g.genRel++
+		}
+		g.dl.drop()
+		n++
+	}
+	return n
+}
+
+// drainData is Transmit's loop for its commonest case: one data queue holds
+// frames, no control or generated frame waits, and frames leaving the shaper
+// go straight into out. It takes frames from that queue while the shaper (its
+// clock bu) is free at t and out has room, exactly as Transmit's loop and
+// dequeueData would, without their per-frame choice of what to send next, and
+// with the tx counters and the lossy shared buffer's use summed once. A
+// lossless priority under PFC releases each frame's ingress count as
+// dequeueData does (an XON may follow any frame). It stops where that choice
+// matters again: a CP hook emitted feedback, or an XON was sent, out of this
+// port (it goes before the next data frame). It returns the shaper's clock
+// and the frames it put into out (at least one: the caller checked the
+// shaper is free).
+func (e *Engine) drainData(now int64, g *egress, bu, t float64, out []TxItem) (float64, int) {
+	prio := bits.TrailingZeros8(g.nonEmpty)
+	q := &g.q[prio]
+	ovh, nspb := float64(e.overhead), g.nsPerByte
+	sh := &e.tx[g.sh]
+	lossless := e.pfcOn && e.lossless&(1<<prio) != 0
+	from := q.head // RoCC: its dequeues after the loop (dequeueBatch)
+	n, bytes := 0, 0
+	for n < len(out) && bu <= t && q.head != q.tail {
+		en := &q.buf[q.head&q.mask]
+		l := len(en.frame)
+		g.qBytes -= int64(l)
+		g.qPrio[prio] -= int64(l)
+		if lossless && !sh.releaseInReserve(int(en.in), en.prio, int64(l)) {
+			e.ingressRelease(now, sh, int(en.in), en.prio, int64(l))
+		}
+		if (g.hookDeq || en.stamp) && g.deq == nil {
+			g.busyUntil = bu // INT's TS
+			e.dequeueHooks(now, g, en, prio)
+		}
+		it := &out[n]
+		it.H, it.Frame = en.h, en.frame
+		en.h, en.frame = 0, nil
+		q.head++
+		bu += (float64(l) + ovh) * nspb
+		g.ps.TxBytes += uint64(l)
+		bytes += l
+		n++
+		if g.gen.pending() {
+			break
+		}
+	}
+	if g.deq != nil {
+		g.dequeueBatch(q, from, prio)
+	}
+	if q.head == q.tail {
+		q.head, q.tail = 0, 0
+		g.nonEmpty &^= 1 << prio
+		g.deficit[prio] = 0
+	}
+	if buf := &sh.buf; buf.on && !lossless {
+		buf.used -= int64(bytes)
+	}
+	g.c[cTxPackets] += uint64(n)
+	g.c[cTxBytes] += uint64(bytes)
+	return bu, n
+}
+
+// pick is the data queue the scheduler serves next among those holding frames
+// and not paused (the caller checked there is one): the highest strict
+// priority, else deficit-weighted round robin (Shreedhar and Varghese) among
+// the others. A queue alone skips the deficit bookkeeping.
+func (e *Engine) pick(g *egress) int {
+	elig := g.nonEmpty &^ g.pausedMask
+	if s := elig & e.strict; s != 0 {
+		return bits.Len8(s) - 1
+	}
+	if elig&(elig-1) == 0 {
+		return bits.TrailingZeros8(elig)
+	}
+	for {
+		p := g.rr
+		if elig&(1<<p) != 0 {
+			if l := int32(len(g.q[p].peek().frame)); g.deficit[p] >= l {
+				g.deficit[p] -= l
+				return int(p)
+			}
+		}
+		g.rr = (p + 1) & 7
+		if elig&(1<<g.rr) != 0 {
+			g.deficit[g.rr] += e.quantum[g.rr]
+		}
+	}
+}
+
+// Active is the set of ports holding frames (bit p: port p): the ports a
+// driver must call Transmit on. Ports outside it have nothing to send.
+func (e *Engine) Active() uint64 {
+	var a uint64
+	for k := range e.tx {
+		a |= e.tx[k].active
+	}
+	return a
+}
+
+// NextWake is the earliest time at or after now at which the engine has work:
+// a frame due on a port's wire (its shaper free, its priority not paused, its
+// delay over), a CP timer, a PFC refresh, a telemetry sample or a counter
+// publication. Frames received before then may bring it forward. tx+CC side.
+func (e *Engine) NextWake(now int64) int64 {
+	t := e.nextPubIn
+	for k := range e.tx {
+		sh := &e.tx[k]
+		e.readTimers(sh)
+		t = min(t, sh.nextSample, sh.nextPubTx, sh.cpMin)
+	}
+	for k := range e.tx {
+		for a := e.tx[k].xoffPorts; a != 0; a &= a - 1 {
+			g := &e.eg[bits.TrailingZeros64(a)]
+			for x := g.xoff; x != 0; x &= x - 1 {
+				t = min(t, g.refreshAt[bits.TrailingZeros8(x)])
+			}
+		}
+	}
+	for a := e.Active(); a != 0; a &= a - 1 {
+		g := &e.eg[bits.TrailingZeros64(a)]
+		free := int64(math.Ceil(g.busyUntil))
+		switch {
+		case g.gen.pending() || g.ctl.len() > 0:
+			t = min(t, free)
+		case g.nonEmpty != 0:
+			// The earliest a queue holding frames is unpaused (pausedUntil
+			// is 0, or past, for one that is not paused).
+			w := int64(math.MaxInt64)
+			for ne := g.nonEmpty; ne != 0; ne &= ne - 1 {
+				w = min(w, g.pausedUntil[bits.TrailingZeros8(ne)])
+			}
+			t = min(t, max(free, w))
+		}
+		if g.dl.len() > 0 {
+			t = min(t, g.dl.front().at)
+		}
+	}
+	return max(t, now)
+}
+
+// dequeueData takes the head of data queue prio for the wire: CP OnDequeue,
+// marks, INT record, buffer and PFC accounting.
+func (e *Engine) dequeueData(now int64, g *egress, prio int) (Handle, []byte) {
+	q := &g.q[prio]
+	en := q.peek()
+	h, frame := en.h, en.frame
+	l := int64(len(frame))
+	g.qBytes -= l
+	g.qPrio[prio] -= l
+	sh := &e.tx[g.sh]
+	if e.pfcOn && e.lossless&(1<<prio) != 0 {
+		e.ingressRelease(now, sh, int(en.in), en.prio, l)
+	} else if sh.buf.on {
+		sh.buf.used -= l
+	}
+	e.dequeueHooks(now, g, en, prio)
+	q.drop()
+	if q.len() == 0 {
+		g.nonEmpty &^= 1 << prio
+		g.deficit[prio] = 0
+	}
+	return h, frame
+}
+
+// ringGrowthBytes is what the port's rings have allocated by growing since
+// the engine was built. A ring doubles when it fills, so its growth follows
+// from its size: one that started with n0 slots and now has n allocated
+// 2n0 + 4n0 + ... + n = 2(n - n0) slots; a data queue, which starts with
+// none, allocated n1 = min(limit, initialQueueSlots) slots first, then
+// doubled: 2n - n1.
+func (g *egress) ringGrowthBytes() uint64 {
+	doubled := func(n, n0 int, size uintptr) uintptr { return 2 * uintptr(n-n0) * size }
+	b := doubled(len(g.dl.buf), min(g.dl.limit, ringStart), unsafe.Sizeof(dlEntry{})) +
+		doubled(len(g.ctl.h), min(g.ctl.limit, ringStart), unsafe.Sizeof(Handle(0))+unsafe.Sizeof([]byte(nil))) +
+		doubled(len(g.gen.lens), min(g.gen.limit, genStart), genSlotLen+2)
+	for i := range g.q {
+		if q := &g.q[i]; len(q.buf) > 0 {
+			b += (2*uintptr(len(q.buf)) - uintptr(min(q.limit, initialQueueSlots))) * unsafe.Sizeof(qEntry{})
+		}
+	}
+	return uint64(b)
+}
