@@ -252,6 +252,7 @@ type Engine struct {
 	// noDrain makes Transmit skip drainData (tests: the general loop is the
 	// reference drainData must match).
 	noDrain bool
+	tr      *tracer // the per-packet trace's sink (SetTrace); nil: off
 }
 
 // PublishEveryNs is how often (engine time) counters are published.
@@ -670,6 +671,7 @@ func (e *Engine) Enqueue(now int64, m *Meta, frame []byte, h Handle) bool {
 	// in the HPCC simulator's switch MMU).
 	if (g.bufLimit > 0 && g.qBytes+l > g.bufLimit && !(lossless && sh.buf.on)) || q.full() {
 		g.c[cDropBuffer]++
+		e.traceDrop(now, m, frame)
 		return false
 	}
 	if sh.buf.on {
@@ -682,10 +684,12 @@ func (e *Engine) Enqueue(now int64, m *Meta, frame []byte, h Handle) bool {
 				} else {
 					g.c[cDropHeadroom]++
 				}
+				e.traceDrop(now, m, frame)
 				return false
 			}
 		} else if !sh.buf.admitLossy(g.qPrio[prio], l) {
 			g.c[cDropBuffer]++
+			e.traceDrop(now, m, frame)
 			return false
 		}
 	}
@@ -706,6 +710,7 @@ func (e *Engine) Enqueue(now int64, m *Meta, frame []byte, h Handle) bool {
 	g.nonEmpty |= 1 << prio
 	g.qBytes += l
 	g.qPrio[prio] += l
+	e.traceEnq(now, m, frame)
 	if uint64(g.qBytes) > g.c[cQueueMax] {
 		g.c[cQueueMax] = uint64(g.qBytes)
 	}
@@ -746,7 +751,7 @@ func (e *Engine) Enqueue(now int64, m *Meta, frame []byte, h Handle) bool {
 		v := g.cp.OnEnqueue(now, &g.dp, &g.ps, g.sink)
 		sh.cpDirty |= 1 << m.Out
 		if v.Mark > en.mark {
-			e.applyMark(g, en, v.Mark)
+			e.applyMark(now, g, en, v.Mark)
 		}
 		en.stamp, en.tag = v.StampINT, v.Tag
 	}
@@ -755,7 +760,7 @@ func (e *Engine) Enqueue(now int64, m *Meta, frame []byte, h Handle) bool {
 
 // applyMark raises the entry's ECN mark to m (never lowering it), updating the
 // IPv4 checksum incrementally. A packet that is not ECN-capable is not marked.
-func (e *Engine) applyMark(g *egress, en *qEntry, m ccalgo.Mark) {
+func (e *Engine) applyMark(now int64, g *egress, en *qEntry, m ccalgo.Mark) {
 	nm := en.mark.Max(m)
 	if nm == en.mark {
 		return
@@ -772,6 +777,7 @@ func (e *Engine) applyMark(g *egress, en *qEntry, m ccalgo.Mark) {
 	} else {
 		g.c[cMarkedUE]++
 	}
+	e.traceMark(now, g, en)
 }
 
 // Transmit runs port p's shaper at now and fills out with the frames due on the
@@ -906,6 +912,7 @@ func (e *Engine) drainData(now int64, g *egress, bu, t float64, out []TxItem) (f
 			g.busyUntil = bu // INT's TS
 			e.dequeueHooks(now, g, en, prio)
 		}
+		e.traceDeq(now, g, en, prio)
 		it := &out[n]
 		it.H, it.Frame = en.h, en.frame
 		en.h, en.frame = 0, nil
@@ -1028,6 +1035,7 @@ func (e *Engine) dequeueData(now int64, g *egress, prio int) (Handle, []byte) {
 		sh.buf.used -= l
 	}
 	e.dequeueHooks(now, g, en, prio)
+	e.traceDeq(now, g, en, prio)
 	q.drop()
 	if q.len() == 0 {
 		g.nonEmpty &^= 1 << prio
@@ -1053,7 +1061,7 @@ func (e *Engine) dequeueHooks(now int64, g *egress, en *qEntry, prio int) {
 		v := g.cp.OnDequeue(now, &g.dp, &g.ps, g.sink)
 		e.tx[g.sh].cpDirty |= 1 << g.idx
 		if v.Mark > en.mark { // applyMark never lowers a mark
-			e.applyMark(g, en, v.Mark)
+			e.applyMark(now, g, en, v.Mark)
 		}
 		if v.StampINT || en.stamp {
 			e.stampINT(g, en)
@@ -1293,6 +1301,7 @@ func (e *Engine) pfcEvent(now int64, g *egress, prio uint8, xoff bool) {
 	sh := &e.tx[g.sh]
 	sh.pfcEvents.push(&PFCEvent{TNs: now, Port: int32(g.idx), Prio: prio, XOFF: xoff,
 		IngressBytes: e.acctOf(sh, int(g.idx)).inBytes[prio]})
+	e.tracePFC(now, g, prio, xoff, e.acctOf(sh, int(g.idx)).inBytes[prio])
 }
 
 // setXON resumes priority prio of ingress port g upstream.
