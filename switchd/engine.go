@@ -145,6 +145,8 @@ type egress struct {
 	// pfcSeen: the port has received a PFC frame; until then it cannot be
 	// paused and Transmit skips the pause bookkeeping.
 	pfcSeen bool
+	// tr is the per-packet trace's sink, every port's (SetTrace); nil: off.
+	tr      *tracer
 	q       [wire.PFCPriorities]dataQueue // one data queue per priority
 	qPrio   [wire.PFCPriorities]int64     // bytes in each
 	deficit [wire.PFCPriorities]int32     // DWRR deficit counters
@@ -252,7 +254,6 @@ type Engine struct {
 	// noDrain makes Transmit skip drainData (tests: the general loop is the
 	// reference drainData must match).
 	noDrain bool
-	tr      *tracer // the per-packet trace's sink (SetTrace); nil: off
 }
 
 // PublishEveryNs is how often (engine time) counters are published.
@@ -671,7 +672,7 @@ func (e *Engine) Enqueue(now int64, m *Meta, frame []byte, h Handle) bool {
 	// in the HPCC simulator's switch MMU).
 	if (g.bufLimit > 0 && g.qBytes+l > g.bufLimit && !(lossless && sh.buf.on)) || q.full() {
 		g.c[cDropBuffer]++
-		e.traceDrop(now, m, frame)
+		e.traceDrop(now, g, m, frame)
 		return false
 	}
 	if sh.buf.on {
@@ -684,12 +685,12 @@ func (e *Engine) Enqueue(now int64, m *Meta, frame []byte, h Handle) bool {
 				} else {
 					g.c[cDropHeadroom]++
 				}
-				e.traceDrop(now, m, frame)
+				e.traceDrop(now, g, m, frame)
 				return false
 			}
 		} else if !sh.buf.admitLossy(g.qPrio[prio], l) {
 			g.c[cDropBuffer]++
-			e.traceDrop(now, m, frame)
+			e.traceDrop(now, g, m, frame)
 			return false
 		}
 	}
@@ -710,7 +711,7 @@ func (e *Engine) Enqueue(now int64, m *Meta, frame []byte, h Handle) bool {
 	g.nonEmpty |= 1 << prio
 	g.qBytes += l
 	g.qPrio[prio] += l
-	e.traceEnq(now, m, frame)
+	e.traceEnq(now, g, m, frame)
 	if uint64(g.qBytes) > g.c[cQueueMax] {
 		g.c[cQueueMax] = uint64(g.qBytes)
 	}
@@ -912,7 +913,6 @@ func (e *Engine) drainData(now int64, g *egress, bu, t float64, out []TxItem) (f
 			g.busyUntil = bu // INT's TS
 			e.dequeueHooks(now, g, en, prio)
 		}
-		e.traceDeq(now, g, en, prio)
 		it := &out[n]
 		it.H, it.Frame = en.h, en.frame
 		en.h, en.frame = 0, nil
@@ -938,6 +938,7 @@ func (e *Engine) drainData(now int64, g *egress, bu, t float64, out []TxItem) (f
 	}
 	g.c[cTxPackets] += uint64(n)
 	g.c[cTxBytes] += uint64(bytes)
+	e.traceDrained(now, g, q, from, out[:n])
 	return bu, n
 }
 

@@ -22,8 +22,17 @@ func (s *encodeSink) Record(r *trace.Record) { s.buf = trace.AppendRecord(s.buf,
 // pauses port 0 upstream and the port's buffer drops; then it drains. The
 // trace has an enqueue for every frame the engine kept, a drop for every
 // one it refused, a dequeue for every data frame sent, each with its queue
-// after the event, and the XOFF and XON the port counted.
+// after the event, and the XOFF and XON the port counted: through
+// drainData's loop and through Transmit's general one (noDrain).
 func TestTraceEvents(t *testing.T) {
+	for _, noDrain := range []bool{false, true} {
+		t.Run(map[bool]string{false: "drainData", true: "dequeueData"}[noDrain], func(t *testing.T) {
+			testTraceEvents(t, noDrain)
+		})
+	}
+}
+
+func testTraceEvents(t *testing.T, noDrain bool) {
 	c := testConfig(3, 10)
 	c.Buffer.Mode = BufferStatic
 	c.PFC.Enabled = true
@@ -31,6 +40,7 @@ func TestTraceEvents(t *testing.T) {
 	c.PFC.XONOffsetBytes = 5_000
 	c.Ports[2].BufferBytes = 30_000
 	h := newHarness(t, c)
+	h.e.noDrain = noDrain
 	var sink recordSink
 	if err := h.e.SetTrace(7, &sink); err != nil {
 		t.Fatal(err)

@@ -68,6 +68,12 @@
 //     bytes of that priority that entered on the port and are still in the
 //     switch, frame_bytes and the flow 0.
 //
+// A node's records are in the order its engine handled the events, so
+// their times never decrease. Within one instant the order can differ from
+// the causal one: the dequeues of a burst of frames one Transmit call sends
+// are recorded after the ECN marks and PFC resumes the burst caused (the
+// engine records them after its loop, not per frame).
+//
 // The flow is what the switch's congestion points key flows by
 // (ccalgo.FlowKey): the IPv4 source and destination, the UDP ports and, for
 // RoCEv2 (UDP destination port 4791), the BTH's destination QP; one RoCEv2
