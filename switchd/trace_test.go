@@ -163,3 +163,33 @@ func TestTraceAllocs(t *testing.T) {
 		t.Fatalf("%d bytes traced per frame: want an enqueue and a dequeue", len(sink.buf))
 	}
 }
+
+// BenchmarkTrace is one frame's enqueue and transmit on an idle port (a
+// 100 B RoCEv2 frame, no CP), with the trace off and on (its sink encoding
+// into a reused buffer, as fabric's does): the trace's cost a frame.
+func BenchmarkTrace(b *testing.B) {
+	for _, on := range []bool{false, true} {
+		b.Run(map[bool]string{false: "off", true: "on"}[on], func(b *testing.B) {
+			h := newHarness(b, testConfig(2, 100))
+			sink := &encodeSink{buf: make([]byte, 0, 64*trace.RecordSize)}
+			if on {
+				if err := h.e.SetTrace(1, sink); err != nil {
+					b.Fatal(err)
+				}
+			}
+			f := dataFrame(b, 0, 1, 1, 100, false)
+			var m Meta
+			if !h.e.Classify(0, f, &m) {
+				b.Fatal("frame dropped")
+			}
+			now := int64(0)
+			b.ReportAllocs()
+			for i := 0; i < b.N; i++ {
+				sink.buf = sink.buf[:0]
+				h.e.Enqueue(now, &m, f, 1)
+				now += 1000
+				h.e.Transmit(now, 1, h.out)
+			}
+		})
+	}
+}
