@@ -135,32 +135,55 @@ func TestTraceOneShard(t *testing.T) {
 	}
 }
 
+// idleFrame is an engine with an idle 2-port switch whose port 1 a 100 B
+// RoCEv2 frame from port 0 goes out of, with the trace on (into sink's
+// reused buffer) when on: step enqueues the frame and transmits it.
+type idleFrame struct {
+	h    *harness
+	sink *encodeSink
+	f    []byte
+	m    Meta
+	now  int64
+}
+
+func newIdleFrame(tb testing.TB, on bool) *idleFrame {
+	tb.Helper()
+	x := &idleFrame{h: newHarness(tb, testConfig(2, 100)), sink: &encodeSink{buf: make([]byte, 0, 64*trace.RecordSize)}}
+	if on {
+		if err := x.h.e.SetTrace(1, x.sink); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	x.f = dataFrame(tb, 0, 1, 1, 100, false)
+	if !x.h.e.Classify(0, x.f, &x.m) {
+		tb.Fatal("frame dropped")
+	}
+	return x
+}
+
+// step enqueues the frame and transmits it a microsecond later; false when
+// the engine dropped it.
+func (x *idleFrame) step() bool {
+	x.sink.buf = x.sink.buf[:0]
+	ok := x.h.e.Enqueue(x.now, &x.m, x.f, 1)
+	x.now += 1000
+	x.h.e.Transmit(x.now, 1, x.h.out)
+	return ok
+}
+
 // TestTraceAllocs: with a trace on, a frame's enqueue and dequeue allocate
 // nothing (the sink encodes into a buffer it reuses).
 func TestTraceAllocs(t *testing.T) {
-	h := newHarness(t, testConfig(2, 10))
-	sink := &encodeSink{buf: make([]byte, 0, 64*trace.RecordSize)}
-	if err := h.e.SetTrace(1, sink); err != nil {
-		t.Fatal(err)
-	}
-	f := dataFrame(t, 0, 1, 1, 100, false)
-	var m Meta
-	if !h.e.Classify(0, f, &m) {
-		t.Fatal("frame dropped")
-	}
-	now := int64(0)
+	x := newIdleFrame(t, true)
 	if n := testing.AllocsPerRun(1000, func() {
-		sink.buf = sink.buf[:0]
-		if !h.e.Enqueue(now, &m, f, 1) {
+		if !x.step() {
 			t.Fatal("frame dropped")
 		}
-		now += 1000
-		h.e.Transmit(now, 1, h.out)
 	}); n != 0 {
 		t.Fatalf("%v allocations per frame", n)
 	}
-	if len(sink.buf) != 2*trace.RecordSize {
-		t.Fatalf("%d bytes traced per frame: want an enqueue and a dequeue", len(sink.buf))
+	if len(x.sink.buf) != 2*trace.RecordSize {
+		t.Fatalf("%d bytes traced per frame: want an enqueue and a dequeue", len(x.sink.buf))
 	}
 }
 
@@ -170,25 +193,10 @@ func TestTraceAllocs(t *testing.T) {
 func BenchmarkTrace(b *testing.B) {
 	for _, on := range []bool{false, true} {
 		b.Run(map[bool]string{false: "off", true: "on"}[on], func(b *testing.B) {
-			h := newHarness(b, testConfig(2, 100))
-			sink := &encodeSink{buf: make([]byte, 0, 64*trace.RecordSize)}
-			if on {
-				if err := h.e.SetTrace(1, sink); err != nil {
-					b.Fatal(err)
-				}
-			}
-			f := dataFrame(b, 0, 1, 1, 100, false)
-			var m Meta
-			if !h.e.Classify(0, f, &m) {
-				b.Fatal("frame dropped")
-			}
-			now := int64(0)
+			x := newIdleFrame(b, on)
 			b.ReportAllocs()
 			for i := 0; i < b.N; i++ {
-				sink.buf = sink.buf[:0]
-				h.e.Enqueue(now, &m, f, 1)
-				now += 1000
-				h.e.Transmit(now, 1, h.out)
+				x.step()
 			}
 		})
 	}
