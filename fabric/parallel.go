@@ -181,6 +181,8 @@ func (v *Virtual) SetParallel(c Parallel) error {
 		return fmt.Errorf("fabric: SetParallel twice")
 	case v.capture != nil && !(c.Workers == 1 && c.Partition == PartitionAuto && c.Groups == 0):
 		return fmt.Errorf("fabric: a capture needs the serial driver (one worker)")
+	case v.trace != nil && !(c.Workers == 1 && c.Partition == PartitionAuto && c.Groups == 0):
+		return fmt.Errorf("fabric: a trace needs the serial driver (one worker)")
 	}
 	if c.Workers == 1 && c.Partition == PartitionAuto && c.Groups == 0 {
 		return nil

@@ -87,6 +87,7 @@ type Virtual struct {
 	samples []SwitchSample
 	pfc     []SwitchPFCEvent
 	capture *CaptureSet
+	trace   *traceWriter // the per-packet trace (Trace); nil: none
 }
 
 // SwitchSample is one telemetry sample of a switch port.

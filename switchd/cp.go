@@ -24,7 +24,7 @@ func (e *Engine) CP(p int) ccalgo.CongestionPoint { return e.eg[p].cp }
 
 // applyMark raises the entry's ECN mark to m (never lowering it), updating the
 // IPv4 checksum incrementally. A packet that is not ECN-capable is not marked.
-func (e *Engine) applyMark(g *egress, en *qEntry, m ccalgo.Mark) {
+func (e *Engine) applyMark(now int64, g *egress, en *qEntry, m ccalgo.Mark) {
 	nm := en.mark.Max(m)
 	if nm == en.mark {
 		return
@@ -41,6 +41,7 @@ func (e *Engine) applyMark(g *egress, en *qEntry, m ccalgo.Mark) {
 	} else {
 		g.c[cMarkedUE]++
 	}
+	e.traceMark(now, g, en)
 }
 
 // dequeueHooks runs what a data frame leaving queue prio needs once the
@@ -60,7 +61,7 @@ func (e *Engine) dequeueHooks(now int64, g *egress, en *qEntry, prio int) {
 		v := g.cp.OnDequeue(now, &g.dp, &g.ps, g.sink)
 		e.tx[g.sh].cpDirty |= 1 << g.idx
 		if v.Mark > en.mark { // applyMark never lowers a mark
-			e.applyMark(g, en, v.Mark)
+			e.applyMark(now, g, en, v.Mark)
 		}
 		if v.StampINT || en.stamp {
 			e.stampINT(g, en)

@@ -349,6 +349,7 @@ func (e *Engine) Enqueue(now int64, m *Meta, frame []byte, h Handle) bool {
 	// in the HPCC simulator's switch MMU).
 	if (g.bufLimit > 0 && g.qBytes+l > g.bufLimit && !(lossless && sh.buf.on)) || q.full() {
 		g.c[cDropBuffer]++
+		e.traceDrop(now, g, m, frame)
 		return false
 	}
 	if sh.buf.on {
@@ -361,10 +362,12 @@ func (e *Engine) Enqueue(now int64, m *Meta, frame []byte, h Handle) bool {
 				} else {
 					g.c[cDropHeadroom]++
 				}
+				e.traceDrop(now, g, m, frame)
 				return false
 			}
 		} else if !sh.buf.admitLossy(g.qPrio[prio], l) {
 			g.c[cDropBuffer]++
+			e.traceDrop(now, g, m, frame)
 			return false
 		}
 	}
@@ -385,6 +388,7 @@ func (e *Engine) Enqueue(now int64, m *Meta, frame []byte, h Handle) bool {
 	g.nonEmpty |= 1 << prio
 	g.qBytes += l
 	g.qPrio[prio] += l
+	e.traceEnq(now, g, m, frame)
 	if uint64(g.qBytes) > g.c[cQueueMax] {
 		g.c[cQueueMax] = uint64(g.qBytes)
 	}
@@ -425,7 +429,7 @@ func (e *Engine) Enqueue(now int64, m *Meta, frame []byte, h Handle) bool {
 		v := g.cp.OnEnqueue(now, &g.dp, &g.ps, g.sink)
 		sh.cpDirty |= 1 << m.Out
 		if v.Mark > en.mark {
-			e.applyMark(g, en, v.Mark)
+			e.applyMark(now, g, en, v.Mark)
 		}
 		en.stamp, en.tag = v.StampINT, v.Tag
 	}

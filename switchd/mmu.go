@@ -204,6 +204,7 @@ func (e *Engine) pfcEvent(now int64, g *egress, prio uint8, xoff bool) {
 	sh := &e.tx[g.sh]
 	sh.pfcEvents.push(&PFCEvent{TNs: now, Port: int32(g.idx), Prio: prio, XOFF: xoff,
 		IngressBytes: e.acctOf(sh, int(g.idx)).inBytes[prio]})
+	e.tracePFC(now, g, prio, xoff, e.acctOf(sh, int(g.idx)).inBytes[prio])
 }
 
 // setXON resumes priority prio of ingress port g upstream.

@@ -36,6 +36,8 @@ type egress struct {
 	portID
 	mmuPort
 	portStats
+	// tr is the per-packet trace's sink, every port's (SetTrace); nil: off.
+	tr *tracer
 }
 
 // txPort is a port's device: the shaper, the data queues with their DWRR
@@ -304,6 +306,7 @@ func (e *Engine) drainData(now int64, g *egress, bu, t float64, out []TxItem) (f
 	}
 	g.c[cTxPackets] += uint64(n)
 	g.c[cTxBytes] += uint64(bytes)
+	e.traceDrained(now, g, q, from, out[:n])
 	return bu, n
 }
 
@@ -401,6 +404,7 @@ func (e *Engine) dequeueData(now int64, g *egress, prio int) (Handle, []byte) {
 		sh.buf.used -= l
 	}
 	e.dequeueHooks(now, g, en, prio)
+	e.traceDeq(now, g, en, prio)
 	q.drop()
 	if q.len() == 0 {
 		g.nonEmpty &^= 1 << prio

@@ -167,6 +167,9 @@ func (e *Engine) ShardTx(groups [][]int) error {
 	if len(groups) == 0 || len(groups) > MaxPorts {
 		return fmt.Errorf("switchd: %d tx shards: want 1..%d", len(groups), MaxPorts)
 	}
+	if len(groups) > 1 && e.tracing() {
+		return fmt.Errorf("switchd: %d tx shards with a trace: a trace needs one (SetTrace)", len(groups))
+	}
 	if len(groups) > MaxPFCShards && e.pfcOn {
 		return fmt.Errorf("switchd: %d tx+CC lcores with PFC: at most %d", len(groups), MaxPFCShards)
 	}

@@ -114,6 +114,10 @@ type RunOptions struct {
 	// Capture, when not nil, captures frames to pcap files in place of the
 	// file's [capture] table (CaptureFromFlags).
 	Capture *Capture
+	// Trace, when not nil, writes the per-packet trace (TraceFile) in place
+	// of the file's [trace] table (TraceFromFlags). Virtual time, serial
+	// driver only.
+	Trace *Trace
 	// Dir, when not empty, is the results directory in place of a new run
 	// directory in experiment.output_dir/experiment.name (a sweep's point;
 	// the latest links are then left as they are).
@@ -195,6 +199,10 @@ func RunWith(ctx context.Context, e *Experiment, out io.Writer, o RunOptions) (*
 	if err != nil {
 		return nil, err
 	}
+	tr, traceFilter, err := e.runTrace(o)
+	if err != nil {
+		return nil, err
+	}
 	durNs := usToNs(e.Experiment.DurationMs * 1e3)
 	res := &Result{Clock: e.Experiment.Clock}
 	log.Debug("run starting", zap.String("experiment", e.Experiment.Name), zap.String("clock", e.Experiment.Clock),
@@ -202,6 +210,7 @@ func RunWith(ctx context.Context, e *Experiment, out io.Writer, o RunOptions) (*
 		zap.Int("switches", len(plan.Topo.Switches)), zap.Int("links", len(plan.Topo.Links)))
 	var fr *fabric.Result
 	var rec *report.Recorder
+	var finishTrace func() error // closes the trace file (virtual time with a trace)
 	switch e.Experiment.Clock {
 	case ClockVirtual:
 		v, err := fabric.NewVirtual(plan)
@@ -217,6 +226,14 @@ func RunWith(ctx context.Context, e *Experiment, out io.Writer, o RunOptions) (*
 			if err := v.Capture(capture); err != nil {
 				return nil, fmt.Errorf("testbed: %w", err)
 			}
+		}
+		if tr != nil {
+			closeTrace, err := startTrace(v, filepath.Join(stage.Path(), TraceFile), traceFilter)
+			if err != nil {
+				return nil, err
+			}
+			defer closeTrace()
+			finishTrace = closeTrace
 		}
 		// The results stream into the staging directory as the run goes
 		// (docs/results.md): memory holds a drain's samples, not the run's.
@@ -236,6 +253,11 @@ func RunWith(ctx context.Context, e *Experiment, out io.Writer, o RunOptions) (*
 		start := time.Now()
 		runErr := v.Run(ctx, durNs, progress)
 		files, capErr := v.CloseCapture()
+		if finishTrace != nil {
+			if err := finishTrace(); err != nil && capErr == nil {
+				capErr = err
+			}
+		}
 		if runErr != nil && ctx.Err() == nil {
 			return nil, fmt.Errorf("testbed: %w", runErr)
 		}

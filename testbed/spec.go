@@ -40,6 +40,9 @@ type Experiment struct {
 	Lcores       Lcores               `toml:"lcores"`
 	// Capture writes pcap files of chosen ports (docs/capture.md).
 	Capture Capture `toml:"capture"`
+	// Trace writes a per-packet event trace of the switches (trace.bin,
+	// docs/results.md).
+	Trace Trace `toml:"trace"`
 	// LinkFailures take links down during a run (virtual time only).
 	LinkFailures []LinkFailure `toml:"link_failures"`
 

@@ -3,7 +3,7 @@
 // virtual devices in real time, and writes results, a summary and plots
 // (docs/results.md).
 //
-//	testbed run EXPERIMENT.toml [-set key=value]... [-clock virtual|dpdk] [-seed N] [-o DIR | -results DIR] [-duration 10ms] [-pcap DIR] [-pcap-ports LIST] [-pcap-snaplen N]
+//	testbed run EXPERIMENT.toml [-set key=value]... [-clock virtual|dpdk] [-seed N] [-o DIR | -results DIR] [-duration 10ms] [-pcap DIR] [-pcap-ports LIST] [-pcap-snaplen N] [-trace [-trace-nodes LIST] [-trace-kinds LIST]]
 //	testbed sweep EXPERIMENT.toml -set key=v1,v2... [-j N] [-o DIR | -results DIR] [-clock virtual|dpdk] [-duration 10ms]  # every combination, N at once, one directory, an index
 //	testbed sweep EXPERIMENT.toml -set key=v1,v2... -plan DIR  # the same as commands for GNU parallel or a Slurm array
 //	testbed sweep -merge DIR           # the index and plots of what finished in DIR
@@ -12,6 +12,7 @@
 //	testbed schemes [-v] [SCHEME...]   # -v: each scheme's [cc.params] keys, types, defaults and meanings
 //	testbed reference                  # the experiment file's and the schemes' reference (docs/reference.md)
 //	testbed export-flows EXPERIMENT.toml [-set key=value]... [-o DIR]  # the flows a run posts, as an ns-3 flow.txt
+//	testbed trace TRACE.bin [-csv] [-node NAME,...] [-kind drop,...]  # a run's per-packet trace (run -trace): counts, or every record as CSV
 //	testbed nodes EXPERIMENT.toml [-inventory FILE] -o DIR  # configs, inventory and Ansible playbook for real nodes
 //	testbed collect [-o DIR] DIR       # merge the nodes' results (DIR/results/<node>/) into one results directory
 //	testbed version                    # or testbed -version: the build
@@ -59,6 +60,7 @@ import (
 	"github.com/ccbed/ccbed/metrics"
 	"github.com/ccbed/ccbed/testbed"
 	"github.com/ccbed/ccbed/testbed/report"
+	"github.com/ccbed/ccbed/trace"
 	"go.uber.org/zap"
 )
 
@@ -73,13 +75,14 @@ var subcommands []subcommand
 
 func init() {
 	subcommands = []subcommand{
-		{"run", "EXPERIMENT.toml [-set key=value]... [-clock virtual|dpdk] [-seed N] [-o DIR | -results DIR] [-duration 10ms] [-pcap DIR] [-pcap-ports LIST] [-pcap-snaplen N]", run},
+		{"run", "EXPERIMENT.toml [-set key=value]... [-clock virtual|dpdk] [-seed N] [-o DIR | -results DIR] [-duration 10ms] [-pcap DIR] [-pcap-ports LIST] [-pcap-snaplen N] [-trace [-trace-nodes LIST] [-trace-kinds LIST]]", run},
 		{"sweep", "EXPERIMENT.toml -set key=v1,v2,... [-set ...] [-j N] [-o DIR | -results DIR | -plan DIR] [-clock virtual|dpdk] [-duration 10ms]  |  -merge DIR", sweep},
 		{"validate", "[-set key=value]... EXPERIMENT.toml...", validate},
 		{"compare", "[-o DIR] [-port N] LABEL=RESULTS_DIR...", compare},
 		{"schemes", "[-v] [SCHEME...]", schemes},
 		{"reference", "", reference},
 		{"export-flows", "EXPERIMENT.toml [-set key=value]... [-o DIR]", exportFlows},
+		{"trace", "TRACE.bin [-csv] [-node NAME,...] [-kind KIND,...]", traceCmd},
 		{"nodes", "EXPERIMENT.toml [-inventory FILE] -o DIR", nodes},
 		{"collect", "[-o DIR] DIR", collect},
 		{"version", "", version},
@@ -331,6 +334,9 @@ func run(args []string) error {
 	pcapDir := fs.String("pcap", "", "capture frames to pcap files in this directory, one per port (docs/capture.md)")
 	pcapPorts := fs.String("pcap-ports", "", "ports to capture, comma-separated: s0.p3 (a switch port), s0 (all its ports), h2 (a host), switches, hosts (default: the file's [capture], or every switch port)")
 	pcapSnaplen := fs.Int("pcap-snaplen", 0, "bytes kept of each captured frame (0: whole frames)")
+	traceOn := fs.Bool("trace", false, "virtual time: write the per-packet event trace of the switches to trace.bin in the run's directory (enqueue, dequeue, drop, ECN mark, PFC pause and resume; testbed trace prints it; needs -workers 1, the default with -trace; docs/results.md)")
+	traceNodes := fs.String("trace-nodes", "", "with -trace: the switches traced, comma-separated names (default: the file's [trace] nodes, or every switch)")
+	traceKinds := fs.String("trace-kinds", "", "with -trace: the event kinds kept, comma-separated: "+strings.Join(trace.KindNames(), ", ")+" (default: the file's [trace] kinds, or every kind)")
 	workers := fs.Int("workers", runtime.NumCPU(), "virtual time: run the fabric in partitions on this many goroutines; the results are the same for any number (1: the serial driver; default: this machine's logical CPUs, 1 with -pcap or a [capture]; docs/fabric.md)")
 	partition := fs.String("partition", "switch", "virtual time with -workers: what a partition holds: switch (a switch and its hosts) or node (every node alone)")
 	groups := fs.Int("partition-groups", 0, "virtual time: deal the partitions into this many groups of even load (by their ports' line rates; 0: as they are); with -workers 1, runs the parallel driver on one goroutine")
@@ -375,6 +381,10 @@ func run(args []string) error {
 	if err != nil {
 		return fmt.Errorf("run: %w", err)
 	}
+	tr, err := e.TraceFromFlags(*traceOn, *traceNodes, *traceKinds)
+	if err != nil {
+		return fmt.Errorf("run: %w", err)
+	}
 	fmt.Printf("experiment %s (%s), %d hosts, %d switches, %g ms, clock %s, seed %d\n", e.Experiment.Name, e.CC.Scheme,
 		len(e.Topo().Hosts), len(e.Topo().Switches), e.Experiment.DurationMs, e.Experiment.Clock, e.Experiment.Seed)
 	if e.Experiment.Mirrors != "" {
@@ -389,7 +399,7 @@ func run(args []string) error {
 	if mflags.Addr != "" && e.Experiment.Clock != testbed.ClockDPDK {
 		return c.Errorf("-metrics serves a run on the DPDK clock (-clock dpdk); a virtual-time run has no wall-clock rates to scrape")
 	}
-	opts := testbed.RunOptions{Capture: capture, Log: c.Log(), Dir: *runDir, Metrics: mflags,
+	opts := testbed.RunOptions{Capture: capture, Trace: tr, Log: c.Log(), Dir: *runDir, Metrics: mflags,
 		Parallel: fabric.Parallel{Workers: *workers, Groups: *groups}}
 	if *workers < 1 {
 		return c.Errorf("-workers %d: want 1 or more", *workers)
@@ -399,6 +409,13 @@ func run(args []string) error {
 			opts.Parallel.Workers = 1 // a capture needs the serial driver
 		} else if *workers > 1 {
 			return c.Errorf("-workers %d: a capture (-pcap, [capture]) needs the serial driver: -workers 1", *workers)
+		}
+	}
+	if tr != nil {
+		if !c.Set("workers") {
+			opts.Parallel.Workers = 1 // a trace needs the serial driver
+		} else if *workers > 1 {
+			return c.Errorf("-workers %d: the per-packet trace (-trace, [trace]) needs the serial driver: -workers 1", *workers)
 		}
 	}
 	switch *partition {
@@ -674,6 +691,9 @@ func validate(args []string) error {
 		if err := e.CheckCapture(); err != nil {
 			return err
 		}
+		if err := e.CheckTrace(); err != nil {
+			return err
+		}
 		fmt.Printf("%s: ok (%s, %s, %d hosts, %d switches, clock %s)\n", p, e.Experiment.Name, e.CC.Scheme,
 			len(e.Topo().Hosts), len(e.Topo().Switches), e.Experiment.Clock)
 	}
@@ -872,6 +892,44 @@ func compare(args []string) error {
 	}
 	for _, f := range files {
 		fmt.Println(f)
+	}
+	return nil
+}
+
+// traceCmd prints a run's per-packet trace (testbed run -trace): each
+// node's count of each event kind, or with -csv every record.
+func traceCmd(args []string) error {
+	c := newCommand("trace", "Print a run's per-packet event trace (trace.bin, testbed run -trace): each switch's count of each event kind, or with -csv every record as CSV (docs/results.md).").Positional("TRACE.bin", 1, 1)
+	asCSV := c.Flags.Bool("csv", false, "print every record as CSV, one header line (time_ns, node, kind, port, priority, frame_bytes, queue_bytes, src_ip, dst_ip, src_port, dst_port, qp)")
+	nodeList := c.Flags.String("node", "", "only these nodes' records, comma-separated names")
+	kindList := c.Flags.String("kind", "", "only these kinds, comma-separated: "+strings.Join(trace.KindNames(), ", "))
+	pos, err := c.Parse(args)
+	if err != nil {
+		return err
+	}
+	kinds, err := trace.ParseKinds(*kindList)
+	if err != nil {
+		return c.Errorf("-kind: %v", err)
+	}
+	var q testbed.TraceQuery
+	q.Kinds = kinds
+	if *nodeList != "" {
+		for _, n := range strings.Split(*nodeList, ",") {
+			q.Nodes = append(q.Nodes, strings.TrimSpace(n))
+		}
+	}
+	f, err := os.Open(pos[0])
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	if *asCSV {
+		err = testbed.WriteTraceCSV(os.Stdout, f, q)
+	} else {
+		err = testbed.WriteTraceSummary(os.Stdout, f, q)
+	}
+	if err != nil {
+		return fmt.Errorf("%s: %w", pos[0], err)
 	}
 	return nil
 }
