@@ -333,6 +333,20 @@ type Resetter interface {
 	ResetFrom(tmpl ReactionPoint) bool
 }
 
+// ResetCopy is ResetFrom of a scheme whose RP, a T, is plain data: it makes
+// *r a copy of tmpl, so a fresh RP, when tmpl is a *T, and otherwise
+// reports false and leaves r alone.
+func ResetCopy[T any, P interface {
+	*T
+	ReactionPoint
+}](r P, tmpl ReactionPoint) bool {
+	t, ok := tmpl.(P)
+	if ok {
+		*r = *t
+	}
+	return ok
+}
+
 // RPBase gives a ReactionPoint the no-op defaults of every hook; schemes embed it
 // and override what they use.
 type RPBase struct{}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/ccbed/ccbed/ccalgo"
 	"github.com/ccbed/ccbed/fabric"
+	"github.com/ccbed/ccbed/internal/golden"
 	"github.com/ccbed/ccbed/switchd"
 )
 
@@ -43,20 +44,7 @@ func TestEngineDigest(t *testing.T) {
 		got = append(got, c.name+" "+h)
 	}
 	text := strings.Join(got, "\n") + "\n"
-	if *updateEngineDigest {
-		if err := os.WriteFile(engineDigestGolden, []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		t.Logf("wrote %s", engineDigestGolden)
-		return
-	}
-	want, err := os.ReadFile(engineDigestGolden)
-	if err != nil {
-		t.Fatalf("%v (go test ./fabric -run TestEngineDigest -update-engine-digest writes it)", err)
-	}
-	if string(want) != text {
-		t.Errorf("the engines' behaviour moved; if on purpose, rerun with -update-engine-digest and say why in the commit.\ngot:\n%swant:\n%s", text, want)
-	}
+	golden.File{Path: engineDigestGolden, Flag: "update-engine-digest", What: "the engines' behaviour"}.Check(t, text, *updateEngineDigest)
 }
 
 // engineDigestCase is a run TestEngineDigest hashes.

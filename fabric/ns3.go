@@ -469,24 +469,36 @@ const maxNS3Bps = 1.6e12
 
 // ns3Rate parses an ns-3 DataRate string to bits/s, rounded to the bit/s.
 func ns3Rate(s string) (float64, error) {
-	i := len(s) - len(strings.TrimLeft(s, "0123456789."))
-	num, unit := s[:i], s[i:]
-	mult := 1.0
-	if unit != "" {
-		var ok bool
-		if mult, ok = ns3RateUnits[unit]; !ok {
-			return 0, fmt.Errorf("%q: unknown unit %q: want one of ns-3's (bps, Kbps, Mbps, Gbps, Gb/s, Gib/s, ...; GBps is bytes/s)", s, unit)
-		}
+	bps, err := ns3Quantity(s, "0123456789.", ns3RateUnits, 1,
+		"want one of ns-3's (bps, Kbps, Mbps, Gbps, Gb/s, Gib/s, ...; GBps is bytes/s)", "100Gbps")
+	if err != nil {
+		return 0, err
 	}
-	v, err := strconv.ParseFloat(num, 64)
-	if num == "" || err != nil {
-		return 0, fmt.Errorf("%q: want a number and a unit, as in 100Gbps", s)
-	}
-	bps := math.Round(v * mult)
 	if !(bps > 0) || bps > maxNS3Bps {
 		return 0, fmt.Errorf("%q: want a rate > 0 and at most %gGbps", s, maxNS3Bps/1e9)
 	}
 	return bps, nil
+}
+
+// ns3Quantity parses the number (of the characters digits) and the unit
+// (a key of units; none: the factor bare) of an ns-3 attribute string and
+// returns their product, rounded to the unit of the result. wantUnits and
+// example complete its errors.
+func ns3Quantity(s, digits string, units map[string]float64, bare float64, wantUnits, example string) (float64, error) {
+	i := len(s) - len(strings.TrimLeft(s, digits))
+	num, unit := s[:i], s[i:]
+	mult := bare
+	if unit != "" {
+		var ok bool
+		if mult, ok = units[unit]; !ok {
+			return 0, fmt.Errorf("%q: unknown unit %q: %s", s, unit, wantUnits)
+		}
+	}
+	v, err := strconv.ParseFloat(num, 64)
+	if num == "" || err != nil {
+		return 0, fmt.Errorf("%q: want a number and a unit, as in %s", s, example)
+	}
+	return math.Round(v * mult), nil
 }
 
 // ns3TimeUnits are the units of ns-3's Time strings (src/core/model/time.cc
@@ -500,20 +512,10 @@ const maxNS3Ns = config.MaxTimeNs
 
 // ns3Delay parses an ns-3 Time string to ns, rounded to the ns.
 func ns3Delay(s string) (int64, error) {
-	i := len(s) - len(strings.TrimLeft(s, "+-0123456789."))
-	num, unit := s[:i], s[i:]
-	mult := 1e9
-	if unit != "" {
-		var ok bool
-		if mult, ok = ns3TimeUnits[unit]; !ok {
-			return 0, fmt.Errorf("%q: unknown unit %q: want s, ms, us, ns, ps or fs", s, unit)
-		}
+	ns, err := ns3Quantity(s, "+-0123456789.", ns3TimeUnits, 1e9, "want s, ms, us, ns, ps or fs", "1000ns")
+	if err != nil {
+		return 0, err
 	}
-	v, err := strconv.ParseFloat(num, 64)
-	if num == "" || err != nil {
-		return 0, fmt.Errorf("%q: want a number and a unit, as in 1000ns", s)
-	}
-	ns := math.Round(v * mult)
 	if !(ns >= 0) || ns > maxNS3Ns {
 		return 0, fmt.Errorf("%q: want a delay of 0 to %.4g s (2^60 ns)", s, maxNS3Ns/1e9)
 	}

@@ -117,7 +117,7 @@ func newEngine(r *resolved, now int64, sh shardSpec) (*Engine, error) {
 // may ask.
 func (e *Engine) EventsPending() bool {
 	for _, r := range e.sender.evIn {
-		if !r.empty() {
+		if !r.Empty() {
 			return true
 		}
 	}

@@ -2,9 +2,9 @@ package hostd
 
 import (
 	"slices"
-	"sync/atomic"
 
 	"github.com/ccbed/ccbed/ccalgo"
+	"github.com/ccbed/ccbed/internal/ring"
 )
 
 // evKind says what an event from the receive side to the send side is.
@@ -30,52 +30,12 @@ type event struct {
 	fb   ccalgo.Feedback
 }
 
-// evRing is a single-producer single-consumer ring of events: the rx lcore
-// produces, the tx lcore consumes (in 1-lcore mode the same goroutine does
-// both). No lock, no allocation: two atomic indexes on their own cache lines.
-type evRing struct {
-	buf  []event
-	mask uint64
-	_    [64]byte
-	head atomic.Uint64 // next to consume; written by the consumer
-	_    [56]byte
-	tail atomic.Uint64 // next to produce; written by the producer
-	_    [56]byte
-}
+// evRing is the single-producer single-consumer ring of events between an
+// rx side (the producer) and a tx side (the consumer); in 1-lcore mode the
+// same goroutine does both. No lock, no allocation.
+type evRing = ring.SPSC[event]
 
-func newEvRing(size int) *evRing {
-	n := 1
-	for n < size {
-		n <<= 1
-	}
-	return &evRing{buf: make([]event, n), mask: uint64(n - 1)}
-}
-
-// slot returns the next free slot for the producer to fill, or nil when full.
-// The event becomes visible with commit.
-func (r *evRing) slot() *event {
-	t := r.tail.Load()
-	if t-r.head.Load() > r.mask {
-		return nil
-	}
-	return &r.buf[t&r.mask]
-}
-
-func (r *evRing) commit() { r.tail.Store(r.tail.Load() + 1) }
-
-// peek returns the oldest event, or nil when empty; pop releases it.
-func (r *evRing) peek() *event {
-	h := r.head.Load()
-	if h == r.tail.Load() {
-		return nil
-	}
-	return &r.buf[h&r.mask]
-}
-
-// empty reports whether no event waits (either side may ask).
-func (r *evRing) empty() bool { return r.head.Load() == r.tail.Load() }
-
-func (r *evRing) pop() { r.head.Store(r.head.Load() + 1) }
+func newEvRing(size int) *evRing { return ring.New[event](size) }
 
 // timerHeap is a binary min-heap of the RP timers of the sender QPs, keyed on
 // time, with each QP's position so that a QP's timer can move in O(log n).

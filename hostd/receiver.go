@@ -201,7 +201,7 @@ func (rx *receiver) Receive(now int64, frame []byte, out *Controls) int {
 	if len(rx.evOut) > 1 {
 		ring = rx.evOut[rx.owner(qpn)]
 	}
-	ev := ring.slot()
+	ev := ring.Slot()
 	if ev == nil {
 		rx.rc.EventsDropped++
 		return 0
@@ -231,7 +231,7 @@ func (rx *receiver) Receive(now int64, frame []byte, out *Controls) int {
 	case wire.KindRoCCRate, wire.KindP4QCN, wire.KindQCN:
 		ev.fb = rx.fb
 	}
-	ring.commit()
+	ring.Commit()
 	return 0
 }
 
@@ -501,11 +501,11 @@ func (rx *receiver) BuildControl(b []byte, c *Control) int {
 // pause stops the whole NIC's data of that priority.
 func (rx *receiver) postPause(t int64, p uint32) {
 	for _, r := range rx.evOut {
-		if ev := r.slot(); ev != nil {
+		if ev := r.Slot(); ev != nil {
 			ev.kind = evPause
 			ev.t = t
 			ev.qpn = p
-			r.commit()
+			r.Commit()
 		} else {
 			rx.rc.EventsDropped++
 		}

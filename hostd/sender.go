@@ -174,12 +174,12 @@ func (tx *sender) Service(now int64) int {
 	n := 0
 	for _, r := range tx.evIn {
 		for k := 0; k < 1024; k++ {
-			ev := r.peek()
+			ev := r.Peek()
 			if ev == nil {
 				break
 			}
 			tx.handleEvent(now, ev)
-			r.pop()
+			r.Pop()
 			n++
 		}
 	}

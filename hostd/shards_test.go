@@ -209,7 +209,7 @@ func crossed(s Shards) uint64 {
 	for j, e := range s {
 		for k, r := range e.evOut {
 			if k != j {
-				n += r.tail.Load()
+				n += r.Produced()
 			}
 		}
 	}

@@ -2,7 +2,6 @@ package lcore_test
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"runtime"
 	"syscall"
@@ -10,18 +9,11 @@ import (
 	"time"
 
 	"github.com/ccbed/ccbed/dpdk"
+	"github.com/ccbed/ccbed/dpdk/dpdktest"
 	"github.com/ccbed/ccbed/lcore"
 )
 
-func TestMain(m *testing.M) {
-	err := dpdk.EALInit([]string{"--no-huge", "-m", "256", "--no-pci", "--no-shconf", "--no-telemetry",
-		"-l", "0-1", "--log-level=lib.eal:error"})
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "lcore tests need DPDK (scripts/setup.sh) and root: %v\n", err)
-		os.Exit(1)
-	}
-	os.Exit(m.Run())
-}
+func TestMain(m *testing.M) { dpdktest.Main(m, "lcore", dpdktest.Args(256, "0-1")) }
 
 // TestPipelineOverRings runs a producer on the main lcore and a consumer on worker
 // lcore 1, passing mbufs through an rte_ring, stops both through a context, and

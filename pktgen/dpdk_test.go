@@ -5,7 +5,6 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
-	"os"
 	"runtime"
 	"slices"
 	"strings"
@@ -13,20 +12,14 @@ import (
 	"time"
 
 	"github.com/ccbed/ccbed/dpdk"
+	"github.com/ccbed/ccbed/dpdk/dpdktest"
 	"github.com/ccbed/ccbed/internal/cpuclock"
 	"github.com/ccbed/ccbed/lcore"
 	"github.com/ccbed/ccbed/port"
 )
 
 func TestMain(m *testing.M) {
-	args := []string{"--no-huge", "-m", "512", "--no-pci", "--no-shconf", "--no-telemetry",
-		"-l", "0-1", "--log-level=lib.eal:error", "--vdev=net_null0"}
-	args = append(args, strings.Fields(os.Getenv("CCBED_EAL_EXTRA"))...)
-	if err := dpdk.EALInit(args); err != nil {
-		fmt.Fprintf(os.Stderr, "pktgen tests need DPDK (scripts/setup.sh) and root: %v\n", err)
-		os.Exit(1)
-	}
-	os.Exit(m.Run())
+	dpdktest.Main(m, "pktgen", dpdktest.Args(512, "0-1", "--vdev=net_null0"))
 }
 
 var cableSeq int

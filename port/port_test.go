@@ -1,22 +1,15 @@
 package port_test
 
 import (
-	"fmt"
-	"os"
 	"testing"
 
 	"github.com/ccbed/ccbed/dpdk"
+	"github.com/ccbed/ccbed/dpdk/dpdktest"
 	"github.com/ccbed/ccbed/port"
 )
 
 func TestMain(m *testing.M) {
-	err := dpdk.EALInit([]string{"--no-huge", "-m", "256", "--no-pci", "--no-shconf", "--no-telemetry",
-		"-l", "0", "--log-level=lib.eal:error", "--vdev=net_ring0", "--vdev=net_ring1", "--vdev=net_ring2", "--vdev=net_ring3"})
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "port tests need DPDK (scripts/setup.sh) and root: %v\n", err)
-		os.Exit(1)
-	}
-	os.Exit(m.Run())
+	dpdktest.Main(m, "port", dpdktest.Args(256, "0", "--vdev=net_ring0", "--vdev=net_ring1", "--vdev=net_ring2", "--vdev=net_ring3"))
 }
 
 // sendRecv pushes a burst through tx and reads it back from rx, checking bytes.

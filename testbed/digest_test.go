@@ -14,6 +14,7 @@ import (
 
 	"github.com/ccbed/ccbed/ccalgo"
 	"github.com/ccbed/ccbed/fabric"
+	"github.com/ccbed/ccbed/internal/golden"
 	"github.com/ccbed/ccbed/testbed/report"
 )
 
@@ -150,19 +151,7 @@ func TestFabricDigest(t *testing.T) {
 		}
 	}
 	text := strings.Join(got, "\n") + "\n"
-	if *updateDigest {
-		if err := os.WriteFile(digestGolden, []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(digestGolden)
-	if err != nil {
-		t.Fatalf("%v (make it with -update-digest)", err)
-	}
-	if string(want) != text {
-		t.Errorf("the fabric's behaviour moved; if on purpose, rerun with -update-digest and say why in the commit.\ngot:\n%swant:\n%s", text, want)
-	}
+	golden.File{Path: digestGolden, Flag: "update-digest", What: "the fabric's behaviour"}.Check(t, text, *updateDigest)
 }
 
 // TestFabricDigestParallel runs TestFabricDigest's cases with the parallel

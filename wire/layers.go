@@ -11,21 +11,21 @@ import (
 // gopacket layer types of ccbed's formats, numbered in 1900-1909 (gopacket leaves
 // numbers above 1000 to users).
 var (
-	LayerTypeBTH        = gopacket.RegisterLayerType(1900, gopacket.LayerTypeMetadata{Name: "RoCEv2 BTH", Decoder: gopacket.DecodeFunc(decodeBTHLayer)})
-	LayerTypeAETH       = gopacket.RegisterLayerType(1901, gopacket.LayerTypeMetadata{Name: "RoCEv2 AETH", Decoder: gopacket.DecodeFunc(decodeAETHLayer)})
-	LayerTypeAckExt     = gopacket.RegisterLayerType(1902, gopacket.LayerTypeMetadata{Name: "ccbed ACK extension", Decoder: gopacket.DecodeFunc(decodeAckExtLayer)})
-	LayerTypeINT        = gopacket.RegisterLayerType(1903, gopacket.LayerTypeMetadata{Name: "HPCC INT", Decoder: gopacket.DecodeFunc(decodeINTLayer)})
-	LayerTypeDataHeader = gopacket.RegisterLayerType(1904, gopacket.LayerTypeMetadata{Name: "ccbed data header", Decoder: gopacket.DecodeFunc(decodeDataHeaderLayer)})
-	LayerTypeRoCCRate   = gopacket.RegisterLayerType(1905, gopacket.LayerTypeMetadata{Name: "RoCC rate", Decoder: gopacket.DecodeFunc(decodeRoCCRateLayer)})
-	LayerTypeFeedback   = gopacket.RegisterLayerType(1906, gopacket.LayerTypeMetadata{Name: "ccbed feedback", Decoder: gopacket.DecodeFunc(decodeFeedbackLayer)})
-	LayerTypePFC        = gopacket.RegisterLayerType(1907, gopacket.LayerTypeMetadata{Name: "MAC control PFC", Decoder: gopacket.DecodeFunc(decodePFCLayer)})
-	LayerTypeCNP        = gopacket.RegisterLayerType(1908, gopacket.LayerTypeMetadata{Name: "RoCEv2 CNP", Decoder: gopacket.DecodeFunc(decodeCNPLayer)})
+	LayerTypeBTH        = gopacket.RegisterLayerType(1900, gopacket.LayerTypeMetadata{Name: "RoCEv2 BTH", Decoder: gopacket.DecodeFunc(decodeAs[BTHLayer])})
+	LayerTypeAETH       = gopacket.RegisterLayerType(1901, gopacket.LayerTypeMetadata{Name: "RoCEv2 AETH", Decoder: gopacket.DecodeFunc(decodeAs[AETHLayer])})
+	LayerTypeAckExt     = gopacket.RegisterLayerType(1902, gopacket.LayerTypeMetadata{Name: "ccbed ACK extension", Decoder: gopacket.DecodeFunc(decodeAs[AckExtLayer])})
+	LayerTypeINT        = gopacket.RegisterLayerType(1903, gopacket.LayerTypeMetadata{Name: "HPCC INT", Decoder: gopacket.DecodeFunc(decodeAs[INTLayer])})
+	LayerTypeDataHeader = gopacket.RegisterLayerType(1904, gopacket.LayerTypeMetadata{Name: "ccbed data header", Decoder: gopacket.DecodeFunc(decodeAs[DataHeaderLayer])})
+	LayerTypeRoCCRate   = gopacket.RegisterLayerType(1905, gopacket.LayerTypeMetadata{Name: "RoCC rate", Decoder: gopacket.DecodeFunc(decodeAs[RoCCRateLayer])})
+	LayerTypeFeedback   = gopacket.RegisterLayerType(1906, gopacket.LayerTypeMetadata{Name: "ccbed feedback", Decoder: gopacket.DecodeFunc(decodeAs[FeedbackLayer])})
+	LayerTypePFC        = gopacket.RegisterLayerType(1907, gopacket.LayerTypeMetadata{Name: "MAC control PFC", Decoder: gopacket.DecodeFunc(decodeAs[PFCLayer])})
+	LayerTypeCNP        = gopacket.RegisterLayerType(1908, gopacket.LayerTypeMetadata{Name: "RoCEv2 CNP", Decoder: gopacket.DecodeFunc(decodeAs[CNPLayer])})
 )
 
 func init() {
 	layers.RegisterUDPPortLayerType(RoCEv2Port, LayerTypeBTH)
 	layers.EthernetTypeMetadata[EtherTypeMACCtl] = layers.EnumMetadata{
-		DecodeWith: gopacket.DecodeFunc(decodePFCLayer), Name: "MACControl", LayerType: LayerTypePFC,
+		DecodeWith: gopacket.DecodeFunc(decodeAs[PFCLayer]), Name: "MACControl", LayerType: LayerTypePFC,
 	}
 	// gopacket's IPv4 layer hands its payload to LayerTypeICMPv4's decoder:
 	// replace it with one that knows type 253 and decodes the rest as before.
@@ -52,6 +52,34 @@ func decodeWith(l decodingLayer, data []byte, p gopacket.PacketBuilder) error {
 		return nil
 	}
 	return p.NextDecoder(next)
+}
+
+// decodeAs decodes data as a new layer of type T and goes on with the
+// layer that follows: the gopacket decoder of each of wire's layers.
+func decodeAs[T any, P interface {
+	*T
+	decodingLayer
+}](data []byte, p gopacket.PacketBuilder) error {
+	return decodeWith(P(new(T)), data, p)
+}
+
+// header splits data into a header of n bytes and its payload, or, when
+// data is shorter, marks df truncated and returns bad.
+func header(data []byte, n int, df gopacket.DecodeFeedback, bad error) (layers.BaseLayer, error) {
+	if len(data) < n {
+		df.SetTruncated()
+		return layers.BaseLayer{}, bad
+	}
+	return layers.BaseLayer{Contents: data[:n], Payload: data[n:]}, nil
+}
+
+// nextIfFits is t when a header of n bytes fits in rest, else a payload
+// (none when rest is empty).
+func nextIfFits(rest []byte, n int, t gopacket.LayerType) gopacket.LayerType {
+	if len(rest) >= n {
+		return t
+	}
+	return nextOrZero(rest, gopacket.LayerTypePayload)
 }
 
 func nextOrZero(rest []byte, t gopacket.LayerType) gopacket.LayerType {
@@ -121,10 +149,6 @@ func (l *BTHLayer) NextLayerType() gopacket.LayerType {
 	return nextOrZero(l.Payload, gopacket.LayerTypePayload)
 }
 
-func decodeBTHLayer(data []byte, p gopacket.PacketBuilder) error {
-	return decodeWith(&BTHLayer{}, data, p)
-}
-
 // AETHLayer is the gopacket layer of an AETH. A ccbed ACK extension follows when
 // the payload holds one (BTH FlagAckExt).
 type AETHLayer struct {
@@ -141,13 +165,13 @@ func (l *AETHLayer) CanDecode() gopacket.LayerClass { return LayerTypeAETH }
 
 // DecodeFromBytes decodes an AETH.
 func (l *AETHLayer) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
-	if len(data) < AETHLen {
-		df.SetTruncated()
-		return ErrBadBTH
+	base, err := header(data, AETHLen, df, ErrBadBTH)
+	if err != nil {
+		return err
 	}
 	a := AETH(data)
 	*l = AETHLayer{
-		BaseLayer: layers.BaseLayer{Contents: data[:AETHLen], Payload: data[AETHLen:]},
+		BaseLayer: base,
 		Syndrome:  a.Syndrome(), MSN: a.MSN(),
 	}
 	return nil
@@ -155,14 +179,7 @@ func (l *AETHLayer) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) err
 
 // NextLayerType is LayerTypeAckExt when an extension fits in the payload.
 func (l *AETHLayer) NextLayerType() gopacket.LayerType {
-	if len(l.Payload) >= AckExtLen {
-		return LayerTypeAckExt
-	}
-	return nextOrZero(l.Payload, gopacket.LayerTypePayload)
-}
-
-func decodeAETHLayer(data []byte, p gopacket.PacketBuilder) error {
-	return decodeWith(&AETHLayer{}, data, p)
+	return nextIfFits(l.Payload, AckExtLen, LayerTypeAckExt)
 }
 
 // AckExtLayer is the gopacket layer of ccbed's ACK extension.
@@ -183,13 +200,13 @@ func (l *AckExtLayer) CanDecode() gopacket.LayerClass { return LayerTypeAckExt }
 
 // DecodeFromBytes decodes an ACK extension.
 func (l *AckExtLayer) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
-	if len(data) < AckExtLen {
-		df.SetTruncated()
-		return ErrBadBTH
+	base, err := header(data, AckExtLen, df, ErrBadBTH)
+	if err != nil {
+		return err
 	}
 	x := AckExt(data)
 	*l = AckExtLayer{
-		BaseLayer: layers.BaseLayer{Contents: data[:AckExtLen], Payload: data[AckExtLen:]},
+		BaseLayer: base,
 		EchoTS:    x.EchoTS(), Mark: x.Mark(), ActiveFlows: x.ActiveFlows(), Window: x.Window(),
 		RecvBytes: x.RecvBytes(),
 	}
@@ -198,14 +215,7 @@ func (l *AckExtLayer) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) e
 
 // NextLayerType is LayerTypeINT when an echoed INT stack fits in the payload.
 func (l *AckExtLayer) NextLayerType() gopacket.LayerType {
-	if len(l.Payload) >= INTLen {
-		return LayerTypeINT
-	}
-	return nextOrZero(l.Payload, gopacket.LayerTypePayload)
-}
-
-func decodeAckExtLayer(data []byte, p gopacket.PacketBuilder) error {
-	return decodeWith(&AckExtLayer{}, data, p)
+	return nextIfFits(l.Payload, INTLen, LayerTypeINT)
 }
 
 // INTLayer is the gopacket layer of an HPCC INT stack. In a data packet the data
@@ -224,29 +234,22 @@ func (l *INTLayer) CanDecode() gopacket.LayerClass { return LayerTypeINT }
 
 // DecodeFromBytes decodes an INT stack.
 func (l *INTLayer) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
-	if len(data) < INTLen {
-		df.SetTruncated()
-		return ErrBadINT
+	base, err := header(data, INTLen, df, ErrBadINT)
+	if err != nil {
+		return err
 	}
 	s := INT(data)
 	if !s.IsValid() {
 		return ErrBadINT
 	}
-	*l = INTLayer{BaseLayer: layers.BaseLayer{Contents: data[:INTLen], Payload: data[INTLen:]}, PathID: s.PathID()}
+	*l = INTLayer{BaseLayer: base, PathID: s.PathID()}
 	s.Stack(&l.Stack)
 	return nil
 }
 
 // NextLayerType is the data header when one fits in the payload.
 func (l *INTLayer) NextLayerType() gopacket.LayerType {
-	if len(l.Payload) >= DataHeaderLen {
-		return LayerTypeDataHeader
-	}
-	return nextOrZero(l.Payload, gopacket.LayerTypePayload)
-}
-
-func decodeINTLayer(data []byte, p gopacket.PacketBuilder) error {
-	return decodeWith(&INTLayer{}, data, p)
+	return nextIfFits(l.Payload, DataHeaderLen, LayerTypeDataHeader)
 }
 
 // DataHeaderLayer is the gopacket layer of ccbed's data header (send timestamp).
@@ -263,12 +266,12 @@ func (l *DataHeaderLayer) CanDecode() gopacket.LayerClass { return LayerTypeData
 
 // DecodeFromBytes decodes a data header.
 func (l *DataHeaderLayer) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
-	if len(data) < DataHeaderLen {
-		df.SetTruncated()
-		return ErrBadBTH
+	base, err := header(data, DataHeaderLen, df, ErrBadBTH)
+	if err != nil {
+		return err
 	}
 	*l = DataHeaderLayer{
-		BaseLayer: layers.BaseLayer{Contents: data[:DataHeaderLen], Payload: data[DataHeaderLen:]},
+		BaseLayer: base,
 		SendTS:    DataHeader(data).SendTS(),
 	}
 	return nil
@@ -277,10 +280,6 @@ func (l *DataHeaderLayer) DecodeFromBytes(data []byte, df gopacket.DecodeFeedbac
 // NextLayerType is the application payload, if any.
 func (l *DataHeaderLayer) NextLayerType() gopacket.LayerType {
 	return nextOrZero(l.Payload, gopacket.LayerTypePayload)
-}
-
-func decodeDataHeaderLayer(data []byte, p gopacket.PacketBuilder) error {
-	return decodeWith(&DataHeaderLayer{}, data, p)
 }
 
 // CNPLayer is the gopacket layer of a CNP's 16 reserved bytes.
@@ -296,20 +295,16 @@ func (l *CNPLayer) CanDecode() gopacket.LayerClass { return LayerTypeCNP }
 
 // DecodeFromBytes decodes the reserved bytes.
 func (l *CNPLayer) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
-	if len(data) < CNPPadLen {
-		df.SetTruncated()
-		return ErrBadBTH
+	base, err := header(data, CNPPadLen, df, ErrBadBTH)
+	if err != nil {
+		return err
 	}
-	*l = CNPLayer{layers.BaseLayer{Contents: data[:CNPPadLen], Payload: data[CNPPadLen:]}}
+	*l = CNPLayer{base}
 	return nil
 }
 
 // NextLayerType is LayerTypeZero: nothing follows.
 func (l *CNPLayer) NextLayerType() gopacket.LayerType { return gopacket.LayerTypeZero }
-
-func decodeCNPLayer(data []byte, p gopacket.PacketBuilder) error {
-	return decodeWith(&CNPLayer{}, data, p)
-}
 
 // FeedbackLayer is the gopacket layer of a P4QCN / QCN feedback body.
 type FeedbackLayer struct {
@@ -330,15 +325,15 @@ func (l *FeedbackLayer) CanDecode() gopacket.LayerClass { return LayerTypeFeedba
 
 // DecodeFromBytes decodes a feedback body.
 func (l *FeedbackLayer) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
-	if len(data) < FeedbackMsgLen {
-		df.SetTruncated()
-		return ErrBadBTH
+	base, err := header(data, FeedbackMsgLen, df, ErrBadBTH)
+	if err != nil {
+		return err
 	}
 	var fb ccalgo.Feedback
 	m := FeedbackMsg(data)
 	m.Feedback(&fb, 0, 0)
 	*l = FeedbackLayer{
-		BaseLayer: layers.BaseLayer{Contents: data[:FeedbackMsgLen], Payload: data[FeedbackMsgLen:]},
+		BaseLayer: base,
 		CPID:      fb.CPID, SrcIP: fb.Flow.SrcIP, DstIP: fb.Flow.DstIP, SrcPort: fb.Flow.SrcPort,
 		DstPort: fb.Flow.DstPort, Fb: fb.Fb, QOff: fb.QOff, QDelta: fb.QDelta,
 	}
@@ -347,10 +342,6 @@ func (l *FeedbackLayer) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback)
 
 // NextLayerType is LayerTypeZero: nothing follows.
 func (l *FeedbackLayer) NextLayerType() gopacket.LayerType { return gopacket.LayerTypeZero }
-
-func decodeFeedbackLayer(data []byte, p gopacket.PacketBuilder) error {
-	return decodeWith(&FeedbackLayer{}, data, p)
-}
 
 // RoCCRateLayer is the gopacket layer of a RoCC rate message body: the ICMP
 // payload after the 8-byte ICMP header of a type 253 message (ccbed hooks
@@ -373,15 +364,15 @@ func (l *RoCCRateLayer) CanDecode() gopacket.LayerClass { return LayerTypeRoCCRa
 // DecodeFromBytes decodes the body (bytes 8-35 of the ICMP message).
 func (l *RoCCRateLayer) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
 	const n = RoCCRateLen - 8
-	if len(data) < n {
-		df.SetTruncated()
-		return ErrBadRoCCRate
+	base, err := header(data, n, df, ErrBadRoCCRate)
+	if err != nil {
+		return err
 	}
 	var m [RoCCRateLen]byte
 	copy(m[8:], data[:n])
 	r := RoCCRate(m[:])
 	*l = RoCCRateLayer{
-		BaseLayer: layers.BaseLayer{Contents: data[:n], Payload: data[n:]},
+		BaseLayer: base,
 		RateUnits: r.RateUnits(), DeltaFBps: r.DeltaFBps(), CPID: r.CPID(), Flow: r.Flow(),
 	}
 	return nil
@@ -393,10 +384,6 @@ func (l *RoCCRateLayer) RateBps() float64 { return float64(l.RateUnits) * float6
 // NextLayerType is LayerTypeZero: nothing follows.
 func (l *RoCCRateLayer) NextLayerType() gopacket.LayerType { return gopacket.LayerTypeZero }
 
-func decodeRoCCRateLayer(data []byte, p gopacket.PacketBuilder) error {
-	return decodeWith(&RoCCRateLayer{}, data, p)
-}
-
 // decodeICMPv4 replaces gopacket's ICMPv4 decoder: it decodes gopacket's ICMPv4
 // layer as gopacket does, then a RoCCRateLayer for type 253 and a Payload for
 // the other types (gopacket's own behaviour).
@@ -407,7 +394,7 @@ func decodeICMPv4(data []byte, p gopacket.PacketBuilder) error {
 	}
 	p.AddLayer(icmp)
 	if icmp.TypeCode.Type() == ICMPTypeRoCCRate {
-		return decodeRoCCRateLayer(icmp.Payload, p)
+		return decodeAs[RoCCRateLayer](icmp.Payload, p)
 	}
 	return p.NextDecoder(gopacket.LayerTypePayload)
 }
@@ -462,10 +449,6 @@ func (l *PFCLayer) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) erro
 
 // NextLayerType is LayerTypeZero: the rest is padding.
 func (l *PFCLayer) NextLayerType() gopacket.LayerType { return gopacket.LayerTypeZero }
-
-func decodePFCLayer(data []byte, p gopacket.PacketBuilder) error {
-	return decodeWith(&PFCLayer{}, data, p)
-}
 
 // Compile-time checks that the layers decode in a gopacket.DecodingLayerParser.
 var (

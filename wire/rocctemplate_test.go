@@ -1,7 +1,6 @@
 package wire
 
 import (
-	"bytes"
 	"testing"
 
 	"github.com/ccbed/ccbed/ccalgo"
@@ -35,32 +34,21 @@ func roccTemplateCases() []roccTemplateCase {
 }
 
 // buildRoCCBoth builds c with BuildFeedback and with a template into buffers
-// alike beforehand, and returns both.
-func buildRoCCBoth(c *roccTemplateCase) (want, got []byte, nw, ng int, ew, eg error) {
-	want, got = make([]byte, 128), make([]byte, 128)
-	for i := range want {
-		want[i] = byte(i*5 + 1)
-	}
-	copy(got, want)
-	nw, ew = BuildFeedback(want, &c.ep, &c.fb)
+// alike beforehand.
+func buildRoCCBoth(c *roccTemplateCase) alike {
 	var t RoCCRateTemplate
 	t.Init(&c.ep)
-	ng, eg = t.Build(got, &c.ep.DstMAC, &c.ep.SrcMAC, c.ep.DstIP, &c.fb)
-	return want, got, nw, ng, ew, eg
+	return buildAlike(128, 5, 1, "BuildFeedback",
+		func(b []byte) (int, error) { return BuildFeedback(b, &c.ep, &c.fb) },
+		func(b []byte) (int, error) { return t.Build(b, &c.ep.DstMAC, &c.ep.SrcMAC, c.ep.DstIP, &c.fb) })
 }
 
 func TestRoCCRateTemplateEqualsBuildFeedback(t *testing.T) {
 	for _, c := range roccTemplateCases() {
 		t.Run(c.name, func(t *testing.T) {
-			want, got, nw, ng, ew, eg := buildRoCCBoth(&c)
-			if ew != nil || eg != nil {
-				t.Fatalf("BuildFeedback: %v, template: %v", ew, eg)
-			}
-			if nw != ng || !bytes.Equal(want, got) {
-				t.Fatalf("template built %d bytes, BuildFeedback %d\n got %x\nwant %x", ng, nw, got[:ng], want[:nw])
-			}
+			a := buildRoCCBoth(&c)
 			var fr Frame
-			if err := Decode(got[:ng], &fr); err != nil || fr.Kind != KindRoCCRate {
+			if err := Decode(a.frame(t), &fr); err != nil || fr.Kind != KindRoCCRate {
 				t.Fatalf("decode: %v, kind %v", err, fr.Kind)
 			}
 			m := RoCCRate(fr.IP.Payload())
@@ -113,9 +101,8 @@ func FuzzRoCCRateTemplate(f *testing.F) {
 			fb: ccalgo.Feedback{Kind: ccalgo.FeedbackRoCCRate, RateUnits: units, DeltaFBps: df, CPID: cp,
 				Flow: ccalgo.FlowKey{SrcIP: fsrc, DstIP: fdst, SrcPort: sport, DstPort: dport, DestQP: qp}},
 		}
-		want, got, nw, ng, ew, eg := buildRoCCBoth(&c)
-		if ew != eg || nw != ng || !bytes.Equal(want, got) {
-			t.Fatalf("BuildFeedback: %d, %v; template: %d, %v\n got %x\nwant %x", nw, ew, ng, eg, got, want)
+		if a := buildRoCCBoth(&c); !a.same() {
+			t.Fatal(&a)
 		}
 	})
 }

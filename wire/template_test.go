@@ -2,6 +2,7 @@ package wire
 
 import (
 	"bytes"
+	"fmt"
 	"testing"
 )
 
@@ -33,37 +34,69 @@ func templateCases() []templateCase {
 	}
 }
 
-// buildBoth builds c with BuildData and with a template into buffers whose
-// payload bytes are alike (random), and returns both results.
-func buildBoth(c *templateCase) (want, got []byte, nw, ng int, ew, eg error) {
-	size := DataFrameLen(&c.ep, &c.d) + 16
-	want, got = make([]byte, size), make([]byte, size)
-	for i := range want {
-		want[i] = byte(i*7 + 3)
+// alike is a frame built twice, by a reference builder and by a template,
+// into two buffers filled alike beforehand.
+type alike struct {
+	ref, want, got []byte
+	nw, ng         int
+	ew, eg         error
+	refName        string
+}
+
+// buildAlike fills two buffers of size bytes with byte(i*mul + add) and
+// builds into one with ref (named refName in errors) and into the other
+// with tmpl.
+func buildAlike(size, mul, add int, refName string, ref, tmpl func([]byte) (int, error)) alike {
+	a := alike{want: make([]byte, size), got: make([]byte, size), refName: refName}
+	for i := range a.want {
+		a.want[i] = byte(i*mul + add)
 	}
-	copy(got, want)
-	nw, ew = BuildData(want, &c.ep, &c.d)
+	copy(a.got, a.want)
+	a.nw, a.ew = ref(a.want)
+	a.ng, a.eg = tmpl(a.got)
+	return a
+}
+
+// same reports whether both builds gave the same result and bytes.
+func (a *alike) same() bool { return a.ew == a.eg && a.nw == a.ng && bytes.Equal(a.want, a.got) }
+
+// String shows both builds.
+func (a *alike) String() string {
+	return fmt.Sprintf("%s: %d, %v; template: %d, %v\n got %x\nwant %x", a.refName, a.nw, a.ew, a.ng, a.eg, a.got, a.want)
+}
+
+// frame fails t unless both builds succeeded with the same bytes, and
+// returns the template's frame.
+func (a *alike) frame(t *testing.T) []byte {
+	t.Helper()
+	if a.ew != nil || a.eg != nil || !a.same() {
+		t.Fatal(a)
+	}
+	return a.got[:a.ng]
+}
+
+// buildBoth builds c with BuildData and with a template into buffers whose
+// payload bytes are alike.
+func buildBoth(c *templateCase) alike {
 	var t DataTemplate
 	t.Init(&c.ep, c.d.DestQP, c.d.INT)
-	ng, eg = t.Build(got, c.ep.IPID, c.d.Opcode, c.d.PSN, c.d.AckReq, c.d.SendTS, c.d.PayloadLen)
-	return want, got, nw, ng, ew, eg
+	return buildAlike(DataFrameLen(&c.ep, &c.d)+16, 7, 3, "BuildData",
+		func(b []byte) (int, error) { return BuildData(b, &c.ep, &c.d) },
+		func(b []byte) (int, error) {
+			return t.Build(b, c.ep.IPID, c.d.Opcode, c.d.PSN, c.d.AckReq, c.d.SendTS, c.d.PayloadLen)
+		})
 }
 
 func TestDataTemplateEqualsBuildData(t *testing.T) {
 	for _, c := range templateCases() {
 		t.Run(c.name, func(t *testing.T) {
-			want, got, nw, ng, ew, eg := buildBoth(&c)
-			if ew != nil || eg != nil {
-				t.Fatalf("BuildData: %v, template: %v", ew, eg)
-			}
-			if nw != ng || !bytes.Equal(want, got) {
-				t.Fatalf("template built %d bytes, BuildData %d\n got %x\nwant %x", ng, nw, got[:ng], want[:nw])
-			}
+			a := buildBoth(&c)
+			got := a.frame(t)
 			var fr Frame
-			if err := Decode(got[:ng], &fr); c.ep.DstPort == 0 && (err != nil || fr.Kind != KindData) {
+			if err := Decode(got, &fr); c.ep.DstPort == 0 && (err != nil || fr.Kind != KindData) {
 				t.Fatalf("decode: %v, kind %v", err, fr.Kind)
 			}
-			if c.ep.ICRC && !VerifyICRC(got[ethLen(&c.ep):ng]) {
+			if c.ep.ICRC && !VerifyICRC(got[ethLen(&c.ep):]) {
 				t.Fatal("bad ICRC")
 			}
 		})
@@ -113,9 +146,8 @@ func FuzzDataTemplate(f *testing.F) {
 				SrcPort: sport, DstPort: dport, DSCP: dscp, TTL: ttl, IPID: ipid, ICRC: icrc},
 			d: DataSpec{Opcode: op, DestQP: qp, PSN: psn, AckReq: ackReq, SendTS: ts, INT: intStack, PayloadLen: payload},
 		}
-		want, got, nw, ng, ew, eg := buildBoth(&c)
-		if ew != eg || nw != ng || !bytes.Equal(want, got) {
-			t.Fatalf("BuildData: %d, %v; template: %d, %v\n got %x\nwant %x", nw, ew, ng, eg, got, want)
+		if a := buildBoth(&c); !a.same() {
+			t.Fatal(&a)
 		}
 	})
 }

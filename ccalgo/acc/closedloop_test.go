@@ -76,26 +76,8 @@ func (r *tracedRP) OnTimer(now int64) {
 	}
 }
 
-func init() {
-	fabrictest.RegisterWrappedRP(acc.SchemeName, traceScheme, func(rp *acc.RP) ccalgo.ReactionPoint {
-		return &tracedRP{RP: rp}
-	})
-}
-
-// simulate runs spec (ACC, RPs traced) for endNs and fails the test on an
-// error, a drop, a pause, a lost sample or a retransmission: every case has
-// room in its buffers.
-func simulate(t testing.TB, spec *fabric.Spec, endNs int64) *fabric.Result {
-	t.Helper()
-	spec.Scheme = traceScheme
-	return fabrictest.SimulateLossless(t, spec, endNs)
-}
-
-// rpOf returns the traced RP of long-lived flow id sent by host h.
-func rpOf(t testing.TB, r *fabric.Result, h int, id int64) *tracedRP {
-	t.Helper()
-	return fabrictest.RP[*tracedRP](t, r, h, id)
-}
+// traced runs the scheme with its RPs traced.
+var traced = fabrictest.TraceRPs(acc.SchemeName, traceScheme, func(rp *acc.RP) *tracedRP { return &tracedRP{RP: rp} })
 
 // classShares sums the traced RPs' period classes, as fractions.
 func classShares(rps []*tracedRP) string {
@@ -145,14 +127,14 @@ func TestIncast10To1(t *testing.T) {
 	)
 	spec := &fabric.Spec{Topo: fabric.Star(n+1, c, 1000), SampleNs: 1000}
 	spec.Flows = fabrictest.Staggered(n, 1, 0, 0)
-	r := simulate(t, spec, end)
+	r := traced.SimulateLossless(t, spec, end)
 	T := r.Plan.BaseRTTNs
 	var rps []*tracedRP
 	first, last := int64(math.MaxInt64), int64(0)
 	aggR := 0.0
 	var halts []int64
 	for i := 0; i < n; i++ {
-		rp := rpOf(t, r, i+1, int64(i+1))
+		rp := traced.RP(t, r, i+1, int64(i+1))
 		rps = append(rps, rp)
 		if !rp.throttled {
 			t.Fatalf("flow %d never throttled", i+1)
@@ -265,11 +247,11 @@ func TestTestbed4To1(t *testing.T) {
 	p := acc.DefaultParams(ccalgo.Env{LinkBps: c, MTU: m, BaseRTT: 50_000})
 	spec.Typed = p
 	spec.Flows = fabrictest.Staggered(n, 1, 0, 0)
-	r := simulate(t, spec, end)
+	r := traced.SimulateLossless(t, spec, end)
 	var rps []*tracedRP
 	first, last := int64(math.MaxInt64), int64(0)
 	for i := 0; i < n; i++ {
-		rp := rpOf(t, r, i+1, int64(i+1))
+		rp := traced.RP(t, r, i+1, int64(i+1))
 		rps = append(rps, rp)
 		first, last = min(first, rp.firstThrottle), max(last, rp.firstThrottle)
 	}
@@ -317,10 +299,10 @@ func TestStaggered10G(t *testing.T) {
 	)
 	spec := &fabric.Spec{Topo: fabric.Star(n+1, c, 1000), SampleNs: 10_000}
 	spec.Flows = fabrictest.Staggered(n, 1, 0, gap)
-	r := simulate(t, spec, n*gap)
+	r := traced.SimulateLossless(t, spec, n*gap)
 	var rps []*tracedRP
 	for i := 0; i < n; i++ {
-		rps = append(rps, rpOf(t, r, i+1, int64(i+1)))
+		rps = append(rps, traced.RP(t, r, i+1, int64(i+1)))
 	}
 	full := fabrictest.PayloadGoodput(c, mtu)
 	for k, g := range phases(r, n, gap) {
@@ -364,13 +346,13 @@ func TestFairness10G(t *testing.T) {
 	)
 	spec := &fabric.Spec{Topo: fabrictest.StarDelays(n+1, c, []int64{d, d, d, d, d}), SampleNs: 10_000}
 	spec.Flows = fabrictest.Staggered(n, 1, 0, gap)
-	r := simulate(t, spec, end)
+	r := traced.SimulateLossless(t, spec, end)
 	if rtt := r.Plan.BaseRTTNs; rtt < 5_600 || rtt > 5_800 {
 		t.Fatalf("base RTT %d ns, want about 5.7 us", rtt)
 	}
 	var rps []*tracedRP
 	for i := 0; i < n; i++ {
-		rps = append(rps, rpOf(t, r, i+1, int64(i+1)))
+		rps = append(rps, traced.RP(t, r, i+1, int64(i+1)))
 	}
 	g := fabrictest.Goodputs(r, spec.Flows, from, end)
 	full := fabrictest.PayloadGoodput(c, mtu)
@@ -428,10 +410,10 @@ func TestUnequalRTTs(t *testing.T) {
 			spec := &fabric.Spec{Topo: fabrictest.StarDelays(len(delays)+1, c, append([]int64{1000}, delays...)), SampleNs: 10_000,
 				Params: map[string]any{"mixed_ce": tc.mixedCE}}
 			spec.Flows = fabrictest.Staggered(len(delays), 1, 0, 500_000)
-			r := simulate(t, spec, end)
+			r := traced.SimulateLossless(t, spec, end)
 			var rps []*tracedRP
 			for i := range delays {
-				rps = append(rps, rpOf(t, r, i+1, int64(i+1)))
+				rps = append(rps, traced.RP(t, r, i+1, int64(i+1)))
 			}
 			g := fabrictest.Goodputs(r, spec.Flows, from, end)
 			full := fabrictest.PayloadGoodput(c, mtu)

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/ccbed/ccbed/ccalgo"
+	"github.com/ccbed/ccbed/ccalgo/cctest"
 	"github.com/ccbed/ccbed/ccalgo/dcqcn"
 )
 
@@ -20,32 +21,9 @@ func TestCPMarkAt(t *testing.T) {
 		t.Run(at, func(t *testing.T) {
 			p := dcqcn.DefaultParams(env40) // Kmin 5 KB, Kmax 200 KB
 			p.MarkAt = at
-			cp, err := dcqcn.NewCP(p, env40)
-			if err != nil {
-				t.Fatal(err)
-			}
-			enq, deq := cp.PacketHooks()
-			if enq != (at == ccalgo.MarkAtEnqueue) || deq != (at == ccalgo.MarkAtDequeue) {
-				t.Fatalf("PacketHooks = %v, %v", enq, deq)
-			}
-			for _, tc := range []struct {
-				q    int64 // queue found / left behind
-				want ccalgo.Mark
-			}{{0, ccalgo.MarkNone}, {5_000, ccalgo.MarkNone}, {200_001, ccalgo.MarkCE}, {1 << 20, ccalgo.MarkCE}} {
-				var mark, other ccalgo.Verdict
-				if at == ccalgo.MarkAtEnqueue {
-					port := ccalgo.PortState{QueueBytes: tc.q + int64(pkt.WireBytes)}
-					mark = cp.OnEnqueue(0, &pkt, &port, nil)
-					other = cp.OnDequeue(0, &pkt, &port, nil)
-				} else {
-					port := ccalgo.PortState{QueueBytes: tc.q}
-					other = cp.OnEnqueue(0, &pkt, &port, nil)
-					mark = cp.OnDequeue(0, &pkt, &port, nil)
-				}
-				if mark.Mark != tc.want || other.Mark != ccalgo.MarkNone {
-					t.Errorf("q=%d: marking hook %v, other hook %v; want %v, none", tc.q, mark.Mark, other.Mark, tc.want)
-				}
-			}
+			cp := cctest.Must[*dcqcn.CP](t)(dcqcn.NewCP(p, env40))
+			cctest.CheckMarkAt(t, cp, at, &pkt, []cctest.MarkCase{
+				{Q: 0, Want: ccalgo.MarkNone}, {Q: 5_000, Want: ccalgo.MarkNone}, {Q: 200_001, Want: ccalgo.MarkCE}, {Q: 1 << 20, Want: ccalgo.MarkCE}})
 			// Between Kmin and Kmax: RED's probability, in the marking hook only.
 			const q, n = 100_000, 200_000
 			marked := 0

@@ -47,16 +47,9 @@ type RP struct {
 }
 
 // ResetFrom makes r a copy of tmpl, an RP of this scheme that the same
-// NewRP call built and nothing has used since (ccalgo.Resetter): the RP is
-// plain data, so the copy is a fresh RP. It reports false, and leaves r
-// alone, when tmpl is not this scheme's *RP.
-func (r *RP) ResetFrom(tmpl ccalgo.ReactionPoint) bool {
-	t, ok := tmpl.(*RP)
-	if ok {
-		*r = *t
-	}
-	return ok
-}
+// NewRP call built and nothing has used since (ccalgo.Resetter,
+// ccalgo.ResetCopy).
+func (r *RP) ResetFrom(tmpl ccalgo.ReactionPoint) bool { return ccalgo.ResetCopy(r, tmpl) }
 
 var _ ccalgo.ReactionPoint = (*RP)(nil)
 

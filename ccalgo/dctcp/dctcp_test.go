@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/ccbed/ccbed/ccalgo"
+	"github.com/ccbed/ccbed/ccalgo/cctest"
 	"github.com/ccbed/ccbed/ccalgo/dctcp"
 )
 
@@ -67,35 +68,10 @@ func TestCPStepMarking(t *testing.T) {
 		t.Run(at, func(t *testing.T) {
 			p := dctcp.DefaultParams(env10)
 			p.MarkAt = at
-			cp, err := dctcp.NewCP(p, env10)
-			if err != nil {
-				t.Fatal(err)
-			}
-			enqHook, deqHook := cp.PacketHooks()
-			if enqHook != (at == ccalgo.MarkAtEnqueue) || deqHook != (at == ccalgo.MarkAtDequeue) {
-				t.Fatalf("PacketHooks = %v, %v", enqHook, deqHook)
-			}
-			for _, tc := range []struct {
-				q    int64 // queue found / left behind
-				want ccalgo.Mark
-			}{{0, ccalgo.MarkNone}, {29_999, ccalgo.MarkNone}, {30_000, ccalgo.MarkNone}, {30_001, ccalgo.MarkCE}, {1 << 20, ccalgo.MarkCE}} {
-				var mark, other ccalgo.Verdict
-				if at == ccalgo.MarkAtEnqueue {
-					port := ccalgo.PortState{QueueBytes: tc.q + int64(pkt.WireBytes)}
-					mark = cp.OnEnqueue(0, &pkt, &port, nil)
-					other = cp.OnDequeue(0, &pkt, &port, nil)
-				} else {
-					port := ccalgo.PortState{QueueBytes: tc.q}
-					other = cp.OnEnqueue(0, &pkt, &port, nil)
-					mark = cp.OnDequeue(0, &pkt, &port, nil)
-				}
-				if mark.Mark != tc.want {
-					t.Errorf("q=%d: marked %v, want %v", tc.q, mark.Mark, tc.want)
-				}
-				if other.Mark != ccalgo.MarkNone {
-					t.Errorf("q=%d: the other hook marked %v", tc.q, other.Mark)
-				}
-			}
+			cp := cctest.Must[*dctcp.CP](t)(dctcp.NewCP(p, env10))
+			cctest.CheckMarkAt(t, cp, at, &pkt, []cctest.MarkCase{
+				{Q: 0, Want: ccalgo.MarkNone}, {Q: 29_999, Want: ccalgo.MarkNone}, {Q: 30_000, Want: ccalgo.MarkNone},
+				{Q: 30_001, Want: ccalgo.MarkCE}, {Q: 1 << 20, Want: ccalgo.MarkCE}})
 		})
 	}
 }

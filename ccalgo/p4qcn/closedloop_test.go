@@ -73,26 +73,8 @@ func (t *tracedRP) OnFeedback(now int64, fb *ccalgo.Feedback) { t.RP.OnFeedback(
 func (t *tracedRP) OnSend(now int64, seq uint64, n int)       { t.RP.OnSend(now, seq, n); t.note(now) }
 func (t *tracedRP) OnTimer(now int64)                         { t.RP.OnTimer(now); t.note(now) }
 
-func init() {
-	fabrictest.RegisterWrappedRP(p4qcn.Name, traceScheme, func(rp *p4qcn.RP) ccalgo.ReactionPoint {
-		return &tracedRP{RP: rp}
-	})
-}
-
-// simulate runs spec (P4QCN, RPs traced) for endNs and fails the test on an
-// error, a drop, a lost sample or a retransmission: every case has room in
-// its buffers.
-func simulate(t testing.TB, spec *fabric.Spec, endNs int64) *fabric.Result {
-	t.Helper()
-	spec.Scheme = traceScheme
-	return fabrictest.SimulateLossless(t, spec, endNs)
-}
-
-// rpOf returns the traced RP of long-lived flow id sent by host h.
-func rpOf(t testing.TB, r *fabric.Result, h int, id int64) *tracedRP {
-	t.Helper()
-	return fabrictest.RP[*tracedRP](t, r, h, id)
-}
+// traced runs the scheme with its RPs traced.
+var traced = fabrictest.TraceRPs(p4qcn.Name, traceScheme, func(rp *p4qcn.RP) *tracedRP { return &tracedRP{RP: rp} })
 
 // checkFSM checks one RP's event sequence against Fig. 6: the first event is
 // a rate reduction; a fast-recovery cycle follows a reduction, at most N of
@@ -163,9 +145,9 @@ func TestClosedLoopLongFlows(t *testing.T) {
 			p := p4qcn.DefaultParams(ccalgo.Env{LinkBps: c})
 			spec.Typed = p
 			spec.Flows = fabrictest.Staggered(n, 1, 0, 0)
-			r := simulate(t, spec, end)
+			r := traced.SimulateLossless(t, spec, end)
 			for i := 0; i < n; i++ {
-				tr := rpOf(t, r, i+1, int64(i+1))
+				tr := traced.RP(t, r, i+1, int64(i+1))
 				var b strings.Builder
 				for _, e := range tr.events[:min(40, len(tr.events))] {
 					b.WriteByte(e.kind)
@@ -224,7 +206,7 @@ func TestStaggeredUnequalRTTs(t *testing.T) {
 	spec := &fabric.Spec{Topo: fabrictest.StarDelays(len(delays)+1, c, append([]int64{1000}, delays...)), SampleNs: 100_000}
 	spec.Typed = p4qcn.DefaultParams(ccalgo.Env{LinkBps: c})
 	spec.Flows = fabrictest.Staggered(len(delays), 1, 0, gap)
-	r := simulate(t, spec, end)
+	r := traced.SimulateLossless(t, spec, end)
 	full := fabrictest.PayloadGoodput(c, mtu)
 	for w := int64(0); w < end; w += gap {
 		var g []float64

@@ -11,24 +11,10 @@ import (
 
 func env10G() ccalgo.Env { return ccalgo.Env{LinkBps: 10e9, MTU: 1000, ID: 3} }
 
-func near(a, b float64) bool { return math.Abs(a-b) <= 1e-9*math.Max(1, math.Abs(b)) }
-
-func newCP(t testing.TB, p *Params) *CP {
-	t.Helper()
-	c, err := NewCP(p, env10G())
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c
-}
+func newCP(t testing.TB, p *Params) *CP { return cctest.Must[*CP](t)(NewCP(p, env10G())) }
 
 func newRP(t testing.TB, p *Params, linkBps float64) *RP {
-	t.Helper()
-	r, err := NewRP(p, ccalgo.Env{LinkBps: linkBps})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return r
+	return cctest.Must[*RP](t)(NewRP(p, ccalgo.Env{LinkBps: linkBps}))
 }
 
 func flow(i uint32) ccalgo.FlowKey {
@@ -79,7 +65,7 @@ func TestProbabilityEq1(t *testing.T) {
 		{"alpha 1e-5, 70 KB", steep, 70_000, 0.5},
 		{"alpha 1e-5 saturates", steep, 150_000, 1},
 	} {
-		if got := tc.cp.Probability(tc.q); !near(got, tc.want) {
+		if got := tc.cp.Probability(tc.q); !cctest.Near(got, tc.want) {
 			t.Errorf("%s: P(%d) = %g, want %g", tc.name, tc.q, got, tc.want)
 		}
 	}
@@ -185,7 +171,7 @@ func TestRPEquations(t *testing.T) {
 	}
 	check := func(step string, w want) {
 		t.Helper()
-		if r.State() != w.state || !near(r.RateBps(), w.rc) || !near(r.TargetBps(), w.rt) {
+		if r.State() != w.state || !cctest.Near(r.RateBps(), w.rc) || !cctest.Near(r.TargetBps(), w.rt) {
 			t.Fatalf("%s: state %v R_c %g R_t %g; want %v %g %g", step, r.State(), r.RateBps(), r.TargetBps(), w.state, w.rc, w.rt)
 		}
 	}
@@ -221,7 +207,7 @@ func TestRPVariants(t *testing.T) {
 	p.Beta = 0.5
 	r := newRP(t, p, 10e9)
 	r.OnFeedback(0, fbp)
-	if !near(r.RateBps(), 7.5e9) {
+	if !cctest.Near(r.RateBps(), 7.5e9) {
 		t.Errorf("beta 0.5: R_c = %g, want 7.5e9", r.RateBps())
 	}
 	// Timer: 100 us after the cut, one fast-recovery cycle.
@@ -229,11 +215,11 @@ func TestRPVariants(t *testing.T) {
 		t.Fatalf("NextTimer %d, want 100 us", r.NextTimer())
 	}
 	r.OnTimer(99_999)
-	if !near(r.RateBps(), 7.5e9) {
+	if !cctest.Near(r.RateBps(), 7.5e9) {
 		t.Errorf("timer fired early")
 	}
 	r.OnTimer(100_000)
-	if !near(r.RateBps(), 8.75e9) || r.NextTimer() != 200_000 {
+	if !cctest.Near(r.RateBps(), 8.75e9) || r.NextTimer() != 200_000 {
 		t.Errorf("after the timer cycle R_c = %g, NextTimer %d; want 8.75e9, 200 us", r.RateBps(), r.NextTimer())
 	}
 
@@ -253,7 +239,7 @@ func TestRPVariants(t *testing.T) {
 		r.OnTimer(r.NextTimer())
 		r.OnTimer(r.NextTimer()) // one active-increase cycle
 		wantRt := tc.link/2 + tc.rai
-		if !near(r.TargetBps(), wantRt) {
+		if !cctest.Near(r.TargetBps(), wantRt) {
 			t.Errorf("link %g scale %v: R_t = %g, want %g", tc.link, tc.scale, r.TargetBps(), wantRt)
 		}
 	}
@@ -356,28 +342,9 @@ func TestParamsValidation(t *testing.T) {
 }
 
 func TestRegistered(t *testing.T) {
-	s, err := ccalgo.Lookup(Name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if s.Roles() != ccalgo.RoleCP|ccalgo.RoleRP {
-		t.Errorf("roles %b, want CP|RP", s.Roles())
-	}
-	env := env10G()
-	if _, err := s.NewCP(s.DefaultParams(env), env); err != nil {
-		t.Error(err)
-	}
-	if _, err := s.NewRP(nil, env); err != nil {
-		t.Error(err)
-	}
-	bad := DefaultParams(env)
+	bad := DefaultParams(env10G())
 	bad.FlowSlots = 3
-	if cp, err := s.NewCP(bad, env); err == nil || cp != nil {
-		t.Errorf("NewCP(bad) = %v, %v; want nil, error", cp, err)
-	}
-	if _, err := s.NewRP(struct{}{}, env); err == nil {
-		t.Errorf("NewRP accepted a foreign params type")
-	}
+	cctest.CheckRegistered(t, Name, env10G(), bad)
 }
 
 func TestHooksDoNotAllocate(t *testing.T) {

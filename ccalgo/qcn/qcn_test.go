@@ -11,24 +11,10 @@ import (
 
 func env10G() ccalgo.Env { return ccalgo.Env{LinkBps: 10e9, MTU: 1000, ID: 7} }
 
-func near(a, b float64) bool { return math.Abs(a-b) <= 1e-9*math.Max(1, math.Abs(b)) }
-
-func newCP(t testing.TB, p *Params) *CP {
-	t.Helper()
-	c, err := NewCP(p, env10G())
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c
-}
+func newCP(t testing.TB, p *Params) *CP { return cctest.Must[*CP](t)(NewCP(p, env10G())) }
 
 func newRP(t testing.TB, p *Params, linkBps float64) *RP {
-	t.Helper()
-	r, err := NewRP(p, ccalgo.Env{LinkBps: linkBps})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return r
+	return cctest.Must[*RP](t)(NewRP(p, ccalgo.Env{LinkBps: linkBps}))
 }
 
 // Fb = -(Qoff + w Qdelta), Q_eq = 26000, w = 2, cap 26000 * 5 = 130000.
@@ -125,7 +111,7 @@ func TestRPDecrease(t *testing.T) {
 	} {
 		r := newRP(t, nil, 10e9)
 		r.OnFeedback(0, &ccalgo.Feedback{Kind: ccalgo.FeedbackQCN, Fb: tc.fb})
-		if !near(r.RateBps(), tc.wantRate) || !near(r.TargetBps(), 10e9) {
+		if !cctest.Near(r.RateBps(), tc.wantRate) || !cctest.Near(r.TargetBps(), 10e9) {
 			t.Errorf("Fb %d: R_c, R_t = %g, %g, want %g, 1e10", tc.fb, r.RateBps(), r.TargetBps(), tc.wantRate)
 		}
 	}
@@ -135,7 +121,7 @@ func TestRPDecrease(t *testing.T) {
 	p.MinDecFactor = 0.6
 	r := newRP(t, p, 10e9)
 	r.OnFeedback(0, &ccalgo.Feedback{Kind: ccalgo.FeedbackQCN, Fb: 63})
-	if !near(r.RateBps(), 6e9) {
+	if !cctest.Near(r.RateBps(), 6e9) {
 		t.Errorf("min dec factor 0.6: R_c = %g, want 6e9", r.RateBps())
 	}
 	// Other kinds are ignored; the floor is MinRateBps.
@@ -162,7 +148,7 @@ func TestRPIncreaseSequence(t *testing.T) {
 	r.OnFeedback(0, &ccalgo.Feedback{Kind: ccalgo.FeedbackQCN, Fb: 63})
 	rt := 10e9 * 65 / 128
 	rc := rt * 65 / 128
-	if !near(r.RateBps(), rc) || !near(r.TargetBps(), rt) {
+	if !cctest.Near(r.RateBps(), rc) || !cctest.Near(r.TargetBps(), rt) {
 		t.Fatalf("after two cuts R_c, R_t = %g, %g, want %g, %g", r.RateBps(), r.TargetBps(), rc, rt)
 	}
 	if next := r.NextTimer(); next != 15_000_000 {
@@ -206,7 +192,7 @@ func TestRPIncreaseSequence(t *testing.T) {
 		case "T":
 			at := r.NextTimer()
 			r.OnTimer(at - 1) // not yet due
-			if at <= now || !near(r.RateBps(), rc) {
+			if at <= now || !cctest.Near(r.RateBps(), rc) {
 				t.Fatalf("step %d: timer at %d fired early or went back (now %d)", i, at, now)
 			}
 			now = at
@@ -214,7 +200,7 @@ func TestRPIncreaseSequence(t *testing.T) {
 		}
 		rt = math.Min(rt+s.addRt, 10e9)
 		rc = (rt + rc) / 2
-		if !near(r.RateBps(), rc) || !near(r.TargetBps(), rt) {
+		if !cctest.Near(r.RateBps(), rc) || !cctest.Near(r.TargetBps(), rt) {
 			t.Fatalf("step %d (%s, %v): R_c, R_t = %g, %g, want %g, %g", i, s.event, s.stage, r.RateBps(), r.TargetBps(), rc, rt)
 		}
 	}
@@ -225,13 +211,13 @@ func TestRPIncreaseSequence(t *testing.T) {
 	// The byte counter's cycle is 75 KB in hyper increase: one more after
 	// 74 KB has not ended, at 75 KB it has (i = min(6, 6) - 5 + 1 = 2).
 	sendCycle(74_000)
-	if !near(r.RateBps(), rc) {
+	if !cctest.Near(r.RateBps(), rc) {
 		t.Fatalf("cycle ended early in hyper increase")
 	}
 	r.OnSend(0, 0, 1000)
 	rt = math.Min(rt+100e6, 10e9)
 	rc = (rt + rc) / 2
-	if !near(r.RateBps(), rc) || !near(r.TargetBps(), rt) {
+	if !cctest.Near(r.RateBps(), rc) || !cctest.Near(r.TargetBps(), rt) {
 		t.Fatalf("hyper i=2: R_c, R_t = %g, %g, want %g, %g", r.RateBps(), r.TargetBps(), rc, rt)
 	}
 	st := r.Stats()
@@ -248,21 +234,21 @@ func TestRPTargetReduction(t *testing.T) {
 	p.MinDecFactor = 0.05
 	r := newRP(t, p, 10e9)
 	r.OnFeedback(0, &ccalgo.Feedback{Kind: ccalgo.FeedbackQCN, Fb: 63})
-	if !near(r.RateBps(), 0.5e9) {
+	if !cctest.Near(r.RateBps(), 0.5e9) {
 		t.Fatalf("R_c = %g, want 0.5e9", r.RateBps())
 	}
 	for i := 0; i < 150; i++ {
 		r.OnSend(0, 0, 1000)
 	}
 	wantRt := 10e9 / 8
-	if !near(r.TargetBps(), wantRt) || !near(r.RateBps(), (wantRt+0.5e9)/2) {
+	if !cctest.Near(r.TargetBps(), wantRt) || !cctest.Near(r.RateBps(), (wantRt+0.5e9)/2) {
 		t.Errorf("R_t, R_c = %g, %g, want %g, %g", r.TargetBps(), r.RateBps(), wantRt, (wantRt+0.5e9)/2)
 	}
 	// Not at the second cycle: R_t stays.
 	for i := 0; i < 150; i++ {
 		r.OnSend(0, 0, 1000)
 	}
-	if !near(r.TargetBps(), wantRt) {
+	if !cctest.Near(r.TargetBps(), wantRt) {
 		t.Errorf("second cycle changed R_t to %g", r.TargetBps())
 	}
 }
@@ -324,28 +310,9 @@ func TestParamsValidation(t *testing.T) {
 }
 
 func TestRegistered(t *testing.T) {
-	s, err := ccalgo.Lookup(Name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if s.Roles() != ccalgo.RoleCP|ccalgo.RoleRP {
-		t.Errorf("roles %b, want CP|RP", s.Roles())
-	}
-	env := env10G()
-	if _, err := s.NewCP(s.DefaultParams(env), env); err != nil {
-		t.Error(err)
-	}
-	if _, err := s.NewRP(nil, env); err != nil {
-		t.Error(err)
-	}
-	bad := DefaultParams(env)
+	bad := DefaultParams(env10G())
 	bad.QeqBytes = -1
-	if cp, err := s.NewCP(bad, env); err == nil || cp != nil {
-		t.Errorf("NewCP(bad) = %v, %v; want nil, error", cp, err)
-	}
-	if _, err := s.NewRP(struct{}{}, env); err == nil {
-		t.Errorf("NewRP accepted a foreign params type")
-	}
+	cctest.CheckRegistered(t, Name, env10G(), bad)
 }
 
 func TestHooksDoNotAllocate(t *testing.T) {

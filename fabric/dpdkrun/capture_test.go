@@ -2,25 +2,16 @@ package dpdkrun
 
 import (
 	"bytes"
-	"fmt"
 	"io"
-	"os"
 	"testing"
 
 	"github.com/ccbed/ccbed/dpdk"
+	"github.com/ccbed/ccbed/dpdk/dpdktest"
 	"github.com/ccbed/ccbed/lcore"
 	"github.com/ccbed/ccbed/pcapw"
 )
 
-func TestMain(m *testing.M) {
-	err := dpdk.EALInit([]string{"--no-huge", "-m", "256", "--no-pci", "--no-shconf", "--no-telemetry",
-		"-l", "0", "--log-level=lib.eal:error"})
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "dpdkrun tests need DPDK (scripts/setup.sh) and root: %v\n", err)
-		os.Exit(1)
-	}
-	os.Exit(m.Run())
-}
+func TestMain(m *testing.M) { dpdktest.Main(m, "dpdkrun", dpdktest.Args(256, "0")) }
 
 // fakePort hands out the same received burst on every RxBurst and takes
 // the first take frames of every TxBurst; it frees nothing.

@@ -119,3 +119,33 @@ func RP[R ccalgo.ReactionPoint](tb testing.TB, r *fabric.Result, h int, id int64
 	}
 	return rp
 }
+
+// Traced is a scheme registered again with its RPs wrapped in a W
+// (TraceRPs): it runs specs on that scheme and finds their wrapped RPs.
+type Traced[W ccalgo.ReactionPoint] struct {
+	// Scheme is the name the wrapped scheme is registered under.
+	Scheme string
+}
+
+// TraceRPs registers the scheme named base again as name with every RP,
+// an R, wrapped by wrap (RegisterWrappedRP), and returns the handle that
+// runs it. Call it from init or a package variable of a test package
+// other than base's own (base must be registered first).
+func TraceRPs[R, W ccalgo.ReactionPoint](base, name string, wrap func(rp R) W) Traced[W] {
+	RegisterWrappedRP(base, name, func(rp R) ccalgo.ReactionPoint { return wrap(rp) })
+	return Traced[W]{Scheme: name}
+}
+
+// SimulateLossless runs spec on the traced scheme until endNs
+// (SimulateLossless): every case must have room in its buffers.
+func (tr Traced[W]) SimulateLossless(tb testing.TB, spec *fabric.Spec, endNs int64) *fabric.Result {
+	tb.Helper()
+	spec.Scheme = tr.Scheme
+	return SimulateLossless(tb, spec, endNs)
+}
+
+// RP returns the wrapped RP of flow id on host h (RP).
+func (tr Traced[W]) RP(tb testing.TB, r *fabric.Result, h int, id int64) W {
+	tb.Helper()
+	return RP[W](tb, r, h, id)
+}

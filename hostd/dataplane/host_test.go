@@ -5,30 +5,18 @@ import (
 	_ "github.com/ccbed/ccbed/ccalgo/all"
 	"github.com/ccbed/ccbed/hostd"
 	"math"
-	"os"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/ccbed/ccbed/dpdk"
+	"github.com/ccbed/ccbed/dpdk/dpdktest"
 	"github.com/ccbed/ccbed/lcore"
 	"github.com/ccbed/ccbed/port"
 	"github.com/ccbed/ccbed/wire"
 )
 
-var ealArgs = []string{
-	"--no-huge", "-m", "512", "--no-pci", "--no-shconf", "--no-telemetry",
-	"-l", "0-1", "--log-level=lib.eal:error",
-	"--vdev=net_null0", // the tx benchmark's sink
-}
-
 func TestMain(m *testing.M) {
-	ealArgs = append(ealArgs, strings.Fields(os.Getenv("CCBED_EAL_EXTRA"))...)
-	if err := dpdk.EALInit(ealArgs); err != nil {
-		fmt.Fprintf(os.Stderr, "hostd tests need DPDK (scripts/setup.sh) and root: %v\n", err)
-		os.Exit(1)
-	}
-	os.Exit(m.Run())
+	dpdktest.Main(m, "hostd", dpdktest.Args(512, "0-1", "--vdev=net_null0" /* the tx benchmark's sink */))
 }
 
 // cablePair starts two hosts joined by a dpdk.NewEthCable and returns them with

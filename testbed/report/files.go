@@ -96,6 +96,17 @@ func writeHeld(w io.Writer, tb *table) error {
 	return bw.Flush()
 }
 
+// writeHeld writes the rows tb holds to w under r's lock, or says that
+// they went to the results directory.
+func (r *Recorder) writeHeld(w io.Writer, tb *table) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.dir != "" {
+		return r.errStreamed(tb.name)
+	}
+	return writeHeld(w, tb)
+}
+
 // errStreamed is what the writers of one file return once the rows went to
 // the results directory.
 func (r *Recorder) errStreamed(name string) error {
@@ -105,34 +116,19 @@ func (r *Recorder) errStreamed(name string) error {
 // WriteQueueCSV writes queue.csv (t_us,port,queue_bytes), in time order:
 // for a Recorder that has not written its files (Stream, WriteFiles).
 func (r *Recorder) WriteQueueCSV(w io.Writer) error {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.dir != "" {
-		return r.errStreamed(QueueCSVFile)
-	}
-	return writeHeld(w, r.queue)
+	return r.writeHeld(w, r.queue)
 }
 
 // WriteRateCSV writes rate.csv (RateCSVHeader), in time order: for a
 // Recorder that has not written its files.
 func (r *Recorder) WriteRateCSV(w io.Writer) error {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.dir != "" {
-		return r.errStreamed(RateCSVFile)
-	}
-	return writeHeld(w, r.rate)
+	return r.writeHeld(w, r.rate)
 }
 
 // WriteFairRateCSV writes fairrate.csv (t_us,port,gbps), in time order: for
 // a Recorder that has not written its files.
 func (r *Recorder) WriteFairRateCSV(w io.Writer) error {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.dir != "" {
-		return r.errStreamed(FairRateCSVFile)
-	}
-	return writeHeld(w, r.fair)
+	return r.writeHeld(w, r.fair)
 }
 
 // WriteFCTCSV writes fct.csv (FCTCSVHeader), by source, each source's
