@@ -33,7 +33,7 @@ type wireDir struct {
 	// capTx, when not nil, is the sending port's capture: it gets every
 	// frame entering the wire; capRx the receiving port's: every frame the
 	// wire delivers (Virtual.Capture).
-	capTx, capRx *pcapw.Writer
+	capTx, capRx *pcapw.Port
 	// mail, when not nil, is where the sender posts frames for the
 	// receiver's partition (the wire is cut: parallel.go).
 	mail *[2]mailbox
@@ -233,8 +233,8 @@ func (v *Virtual) Capture(c *Capture) error {
 	t := v.plan.Topo
 	for i, cp := range c.Ports {
 		peer, peerPort, _ := t.Peer(cp.Node, cp.Port)
-		v.wires[v.portBase[cp.Node]+cp.Port].capTx = set.Writers[i]
-		v.wires[v.portBase[peer]+peerPort].capRx = set.Writers[i]
+		v.wires[v.portBase[cp.Node]+cp.Port].capTx = set.Ports[i]
+		v.wires[v.portBase[peer]+peerPort].capRx = set.Ports[i]
 	}
 	v.capture = set
 	return nil

@@ -3,7 +3,7 @@
 // virtual devices in real time, and writes results, a summary and plots
 // (docs/results.md).
 //
-//	testbed run EXPERIMENT.toml [-set key=value]... [-clock virtual|dpdk] [-seed N] [-o DIR | -results DIR] [-duration 10ms] [-pcap DIR] [-pcap-ports LIST] [-pcap-snaplen N]
+//	testbed run EXPERIMENT.toml [-set key=value]... [-clock virtual|dpdk] [-seed N] [-o DIR | -results DIR] [-duration 10ms] [-pcap DIR] [-pcap-ports LIST] [-pcap-snaplen N] [-pcap-format pcapng|pcap]
 //	testbed sweep EXPERIMENT.toml -set key=v1,v2... [-j N] [-o DIR | -results DIR] [-clock virtual|dpdk] [-duration 10ms]  # every combination, N at once, one directory, an index
 //	testbed sweep EXPERIMENT.toml -set key=v1,v2... -plan DIR  # the same as commands for GNU parallel or a Slurm array
 //	testbed sweep -merge DIR           # the index and plots of what finished in DIR
@@ -73,7 +73,7 @@ var subcommands []subcommand
 
 func init() {
 	subcommands = []subcommand{
-		{"run", "EXPERIMENT.toml [-set key=value]... [-clock virtual|dpdk] [-seed N] [-o DIR | -results DIR] [-duration 10ms] [-pcap DIR] [-pcap-ports LIST] [-pcap-snaplen N]", run},
+		{"run", "EXPERIMENT.toml [-set key=value]... [-clock virtual|dpdk] [-seed N] [-o DIR | -results DIR] [-duration 10ms] [-pcap DIR] [-pcap-ports LIST] [-pcap-snaplen N] [-pcap-format pcapng|pcap]", run},
 		{"sweep", "EXPERIMENT.toml -set key=v1,v2,... [-set ...] [-j N] [-o DIR | -results DIR | -plan DIR] [-clock virtual|dpdk] [-duration 10ms]  |  -merge DIR", sweep},
 		{"validate", "[-set key=value]... EXPERIMENT.toml...", validate},
 		{"compare", "[-o DIR] [-port N] LABEL=RESULTS_DIR...", compare},
@@ -331,6 +331,7 @@ func run(args []string) error {
 	pcapDir := fs.String("pcap", "", "capture frames to pcap files in this directory, one per port (docs/capture.md)")
 	pcapPorts := fs.String("pcap-ports", "", "ports to capture, comma-separated: s0.p3 (a switch port), s0 (all its ports), h2 (a host), switches, hosts (default: the file's [capture], or every switch port)")
 	pcapSnaplen := fs.Int("pcap-snaplen", 0, "bytes kept of each captured frame (0: whole frames)")
+	pcapFormat := fs.String("pcap-format", "", "capture file format: pcapng (default: a file per node, an interface per port, each frame's direction) or pcap (a file per port, as before; default: the file's [capture] format, else pcapng)")
 	workers := fs.Int("workers", runtime.NumCPU(), "virtual time: run the fabric in partitions on this many goroutines; the results are the same for any number (1: the serial driver; default: this machine's logical CPUs, 1 with -pcap or a [capture]; docs/fabric.md)")
 	partition := fs.String("partition", "switch", "virtual time with -workers: what a partition holds: switch (a switch and its hosts) or node (every node alone)")
 	groups := fs.Int("partition-groups", 0, "virtual time: deal the partitions into this many groups of even load (by their ports' line rates; 0: as they are); with -workers 1, runs the parallel driver on one goroutine")
@@ -371,7 +372,7 @@ func run(args []string) error {
 	if *seed != 0 {
 		e.Experiment.Seed = *seed
 	}
-	capture, err := e.CaptureFromFlags(*pcapDir, *pcapPorts, *pcapSnaplen, snaplenSet)
+	capture, err := e.CaptureFromFlags(*pcapDir, *pcapPorts, *pcapSnaplen, snaplenSet, *pcapFormat)
 	if err != nil {
 		return fmt.Errorf("run: %w", err)
 	}
@@ -444,7 +445,7 @@ func run(args []string) error {
 		if c.Dropped > 0 {
 			dropped = fmt.Sprintf(", %d not kept up with", c.Dropped)
 		}
-		fmt.Printf("pcap %s: port %s (link to %s), %d frames%s\n", c.Path, c.Port, c.Peer, c.Frames, dropped)
+		fmt.Printf("capture %s: port %s (link to %s), %d frames%s\n", c.Path, c.Port, c.Peer, c.Frames, dropped)
 	}
 	for _, l := range res.Loops {
 		fmt.Printf("lcore %d %-10s iterations %d busy %.1f%% worst stall %.2f ms\n", l.Lcore, l.Name,

@@ -335,7 +335,7 @@ func Run(ctx context.Context, plan *fabric.Plan, o Options) (*Outcome, error) {
 	every(&wg, done, 10*time.Millisecond, drain)
 	if capt != nil {
 		// Move the taps' frames into the files while the run goes on.
-		every(&wg, done, tapDrainEvery, func() { capt.drain(t0) })
+		every(&wg, done, tapDrainEvery, func() { capt.drain(t0, false) })
 	}
 	if o.Progress != nil {
 		var pace fabric.PaceMeter
