@@ -3,7 +3,7 @@
 // virtual devices in real time, and writes results, a summary and plots
 // (docs/results.md).
 //
-//	testbed run EXPERIMENT.toml [-set key=value]... [-clock virtual|dpdk] [-seed N] [-o DIR | -results DIR] [-duration 10ms] [-pcap DIR] [-pcap-ports LIST] [-pcap-snaplen N] [-pcap-format pcapng|pcap]
+//	testbed run EXPERIMENT.toml [-set key=value]... [-clock virtual|dpdk] [-seed N] [-o DIR | -results DIR] [-duration 10ms] [-flows] [-pcap DIR] [-pcap-ports LIST] [-pcap-snaplen N] [-pcap-format pcapng|pcap]
 //	testbed sweep EXPERIMENT.toml -set key=v1,v2... [-j N] [-o DIR | -results DIR] [-clock virtual|dpdk] [-duration 10ms]  # every combination, N at once, one directory, an index
 //	testbed sweep EXPERIMENT.toml -set key=v1,v2... -plan DIR  # the same as commands for GNU parallel or a Slurm array
 //	testbed sweep -merge DIR           # the index and plots of what finished in DIR
@@ -73,7 +73,7 @@ var subcommands []subcommand
 
 func init() {
 	subcommands = []subcommand{
-		{"run", "EXPERIMENT.toml [-set key=value]... [-clock virtual|dpdk] [-seed N] [-o DIR | -results DIR] [-duration 10ms] [-pcap DIR] [-pcap-ports LIST] [-pcap-snaplen N] [-pcap-format pcapng|pcap]", run},
+		{"run", "EXPERIMENT.toml [-set key=value]... [-clock virtual|dpdk] [-seed N] [-o DIR | -results DIR] [-duration 10ms] [-flows] [-pcap DIR] [-pcap-ports LIST] [-pcap-snaplen N] [-pcap-format pcapng|pcap]", run},
 		{"sweep", "EXPERIMENT.toml -set key=v1,v2,... [-set ...] [-j N] [-o DIR | -results DIR | -plan DIR] [-clock virtual|dpdk] [-duration 10ms]  |  -merge DIR", sweep},
 		{"validate", "[-set key=value]... EXPERIMENT.toml...", validate},
 		{"compare", "[-o DIR] [-port N] LABEL=RESULTS_DIR...", compare},
@@ -331,6 +331,7 @@ func run(args []string) error {
 	pcapDir := fs.String("pcap", "", "capture frames to pcap files in this directory, one per port (docs/capture.md)")
 	pcapPorts := fs.String("pcap-ports", "", "ports to capture, comma-separated: s0.p3 (a switch port), s0 (all its ports), h2 (a host), switches, hosts (default: the file's [capture], or every switch port)")
 	pcapSnaplen := fs.Int("pcap-snaplen", 0, "bytes kept of each captured frame (0: whole frames)")
+	allFlows := fs.Bool("flows", false, "print every flow in the terminal summary (default: every flow up to 32, else the 5 with the largest FCT slowdown; -v stays debug logging)")
 	pcapFormat := fs.String("pcap-format", "", "capture file format: pcapng (default: a file per node, an interface per port, each frame's direction) or pcap (a file per port, as before; default: the file's [capture] format, else pcapng)")
 	workers := fs.Int("workers", runtime.NumCPU(), "virtual time: run the fabric in partitions on this many goroutines; the results are the same for any number (1: the serial driver; default: this machine's logical CPUs, 1 with -pcap or a [capture]; docs/fabric.md)")
 	partition := fs.String("partition", "switch", "virtual time with -workers: what a partition holds: switch (a switch and its hosts) or node (every node alone)")
@@ -390,7 +391,7 @@ func run(args []string) error {
 	if mflags.Addr != "" && e.Experiment.Clock != testbed.ClockDPDK {
 		return c.Errorf("-metrics serves a run on the DPDK clock (-clock dpdk); a virtual-time run has no wall-clock rates to scrape")
 	}
-	opts := testbed.RunOptions{Capture: capture, Log: c.Log(), Dir: *runDir, Metrics: mflags,
+	opts := testbed.RunOptions{Capture: capture, Log: c.Log(), Dir: *runDir, Metrics: mflags, Table: report.TableOptions{AllFlows: *allFlows},
 		Parallel: fabric.Parallel{Workers: *workers, Groups: *groups}}
 	if *workers < 1 {
 		return c.Errorf("-workers %d: want 1 or more", *workers)
