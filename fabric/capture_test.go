@@ -381,8 +381,9 @@ func TestCaptureVirtualPcapng(t *testing.T) {
 }
 
 // BenchmarkRoCC3to1Capture is BenchmarkRoCC3to1 with no capture, with the
-// bottleneck port (s0.p3, both directions) captured whole and its first 128
-// bytes, and with every switch port captured: the cost of a capture in
+// bottleneck port (s0.p3, both directions) captured whole (pcap and pcapng)
+// and its first 128 bytes, and with every switch port captured (pcap and
+// pcapng): the cost of a capture in
 // virtual time (Mevents/s against "none"; the files go to the test's
 // temporary directory).
 func BenchmarkRoCC3to1Capture(b *testing.B) {
@@ -390,23 +391,27 @@ func BenchmarkRoCC3to1Capture(b *testing.B) {
 		name    string
 		ports   []string
 		snaplen int
+		format  string
 	}{
-		{"none", nil, 0},
-		{"s0.p3", []string{"s0.p3"}, 0},
-		{"s0.p3-snaplen128", []string{"s0.p3"}, 128},
-		{"switches", []string{fabric.CaptureSwitches}, 0},
+		{"none", nil, 0, ""},
+		{"s0.p3", []string{"s0.p3"}, 0, fabric.FormatPcap},
+		{"s0.p3-pcapng", []string{"s0.p3"}, 0, fabric.FormatPcapng},
+		{"s0.p3-snaplen128", []string{"s0.p3"}, 128, fabric.FormatPcap},
+		{"switches", []string{fabric.CaptureSwitches}, 0, fabric.FormatPcap},
+		{"switches-pcapng", []string{fabric.CaptureSwitches}, 0, fabric.FormatPcapng},
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			b.ReportAllocs()
 			var events, frames int64
 			var wall float64
+			cpu0 := processCPU(b)
 			for i := 0; i < b.N; i++ {
 				s := &fabric.Spec{Topo: fabric.Star(4, 10e9, 1000), Scheme: "rocc", ExpectedFlows: 3, Exact: true,
 					Params: map[string]any{"q_ref_bytes": 75_000, "q_mid_bytes": 150_000, "q_max_bytes": 210_000}}
 				for f := 0; f < 3; f++ {
 					s.Flows = append(s.Flows, fabric.Flow{ID: f + 1, Src: f, Dst: 3})
 				}
-				r, files := simulateCapture(b, s, 40_000_000, c.ports, b.TempDir(), c.snaplen)
+				r, files := simulateCaptureFormat(b, s, 40_000_000, c.ports, b.TempDir(), c.snaplen, c.format)
 				wall += float64(r.WallNs)
 				events += r.Events
 				for _, f := range files {
@@ -415,6 +420,7 @@ func BenchmarkRoCC3to1Capture(b *testing.B) {
 			}
 			b.ReportMetric(float64(events)/wall*1e3, "Mevents/s")
 			b.ReportMetric(float64(frames)/float64(b.N), "frames/op")
+			b.ReportMetric(float64(processCPU(b)-cpu0)/float64(events), "cpu-ns/event")
 		})
 	}
 }
