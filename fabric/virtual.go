@@ -212,12 +212,13 @@ func (v *Virtual) Run(ctx context.Context, end int64, progress func(Progress)) e
 	return nil
 }
 
-// Capture writes the frames of c's ports to pcap files from now on (call it
-// before Run, and CloseCapture after): every frame a port hands to its wire,
-// stamped with the time it was handed over, and every frame the wire delivers
-// to it, stamped with its arrival (its last bit), in nanoseconds of virtual
-// time since time 0. A port's records are in the order of the events, so
-// their times never decrease, and a run writes the same bytes every time.
+// Capture writes the frames of c's ports to capture files (pcapng or pcap,
+// Capture.Format) from now on (call it before Run, and CloseCapture after):
+// every frame a port hands to its wire, stamped with the time it was handed
+// over (outbound), and every frame the wire delivers to it, stamped with its
+// arrival (its last bit; inbound), in nanoseconds of virtual time since
+// time 0. A file's records are in the order of the events, so their times
+// never decrease, and a run writes the same bytes every time.
 // Capturing changes nothing in the run.
 func (v *Virtual) Capture(c *Capture) error {
 	if v.capture != nil {

@@ -328,7 +328,7 @@ func run(args []string) error {
 	c.Duration(&every, "progress", 2*time.Second, "report the run's progress this often at info level (0: never; -q: never)")
 	cpuProfile := fs.String("cpuprofile", "", "write a Go CPU profile of the run to this file")
 	memProfile := fs.String("memprofile", "", "write a Go heap profile to this file when the run ends, its network still in memory (go tool pprof -sample_index=inuse_space)")
-	pcapDir := fs.String("pcap", "", "capture frames to pcap files in this directory, one per port (docs/capture.md)")
+	pcapDir := fs.String("pcap", "", "capture frames into this directory: a pcapng file per node, or with -pcap-format pcap a pcap file per port (docs/capture.md)")
 	pcapPorts := fs.String("pcap-ports", "", "ports to capture, comma-separated: s0.p3 (a switch port), s0 (all its ports), h2 (a host), switches, hosts (default: the file's [capture], or every switch port)")
 	pcapSnaplen := fs.Int("pcap-snaplen", 0, "bytes kept of each captured frame (0: whole frames)")
 	allFlows := fs.Bool("flows", false, "print every flow in the terminal summary (default: every flow up to 32, else the 5 with the largest FCT slowdown; -v stays debug logging)")
