@@ -86,6 +86,12 @@ func rocc3to1() *fabric.Spec {
 // ports into dir when names is not nil, and returns the result and files.
 func simulateCapture(tb testing.TB, spec *fabric.Spec, endNs int64, names []string, dir string, snaplen int) (*fabric.Result, []fabric.CaptureFile) {
 	tb.Helper()
+	return simulateCaptureFormat(tb, spec, endNs, names, dir, snaplen, fabric.FormatPcap)
+}
+
+// simulateCaptureFormat is simulateCapture writing files of format.
+func simulateCaptureFormat(tb testing.TB, spec *fabric.Spec, endNs int64, names []string, dir string, snaplen int, format string) (*fabric.Result, []fabric.CaptureFile) {
+	tb.Helper()
 	p, err := spec.Plan()
 	if err != nil {
 		tb.Fatal(err)
@@ -99,7 +105,7 @@ func simulateCapture(tb testing.TB, spec *fabric.Spec, endNs int64, names []stri
 		if err != nil {
 			tb.Fatal(err)
 		}
-		if err := v.Capture(&fabric.Capture{Ports: ports, Dir: dir, Snaplen: snaplen}); err != nil {
+		if err := v.Capture(&fabric.Capture{Ports: ports, Dir: dir, Snaplen: snaplen, Format: format}); err != nil {
 			tb.Fatal(err)
 		}
 	}
@@ -301,9 +307,83 @@ func TestCaptureVirtual(t *testing.T) {
 	}
 }
 
+// TestCaptureVirtualPcapng captures every port of switch s0 and hosts h0
+// and h3 of RoCC 3-to-1 in pcapng: one file per node, an interface per port
+// named node:port, times never decreasing across the node's ports, each
+// port's frames in each direction as many as its counters, the direction in
+// epb_flags the one the frame's source address gives, and s0.p3's frames
+// the same, at the same times, as in a pcap capture of the same run.
+func TestCaptureVirtualPcapng(t *testing.T) {
+	const endNs = 3_000_000
+	dir := t.TempDir()
+	r, files := simulateCaptureFormat(t, rocc3to1(), endNs, []string{"s0", "h0", "h3"}, dir, 0, fabric.FormatPcapng)
+	var got []string
+	for _, f := range files {
+		got = append(got, f.Port+"@"+filepath.Base(f.Path))
+	}
+	want := []string{"h0@h0.pcapng", "h3@h3.pcapng", "s0.p0@s0.pcapng", "s0.p1@s0.pcapng", "s0.p2@s0.pcapng", "s0.p3@s0.pcapng"}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("ports and files %v, want %v", got, want)
+	}
+	recs, err := pcapw.ReadFile(filepath.Join(dir, "s0.pcapng"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var f wire.Frame
+	counts := make([][2]uint64, 4) // per port: sent, received
+	var p3 []pcapw.Record
+	for i, rec := range recs {
+		if i > 0 && rec.TimeNs < recs[i-1].TimeNs {
+			t.Fatalf("record %d at %d ns after %d ns", i, rec.TimeNs, recs[i-1].TimeNs)
+		}
+		if err := wire.Decode(rec.Data, &f); err != nil || f.IP == nil {
+			t.Fatalf("record %d: not ccbed's IPv4 (%v)", i, err)
+		}
+		// a port of s0 sends what host p did not
+		tx := f.IP.Src() != fabric.HostIP(rec.Interface)
+		if want := map[bool]pcapw.Direction{true: pcapw.DirOutbound, false: pcapw.DirInbound}[tx]; rec.Dir != want {
+			t.Fatalf("record %d on s0.p%d from %#x: direction %v, want %v", i, rec.Interface, f.IP.Src(), rec.Dir, want)
+		}
+		if tx {
+			counts[rec.Interface][0]++
+		} else {
+			counts[rec.Interface][1]++
+		}
+		if rec.Interface == 3 {
+			p3 = append(p3, rec)
+		}
+	}
+	for p, c := range counts {
+		pc := r.Port(0, p)
+		if c[0] != pc.TxPackets || c[1] != pc.RxPackets || files[2+p].Frames != c[0]+c[1] {
+			t.Errorf("s0.p%d: captured %d sent, %d received (Frames %d); counters %d, %d", p, c[0], c[1], files[2+p].Frames, pc.TxPackets, pc.RxPackets)
+		}
+	}
+	_, old := simulateCapture(t, rocc3to1(), endNs, []string{"s0.p3"}, t.TempDir(), 0)
+	plain, err := pcapw.ReadFile(old[0].Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(plain) != len(p3) {
+		t.Fatalf("s0.p3: %d frames in pcapng, %d in pcap", len(p3), len(plain))
+	}
+	for i := range plain {
+		if plain[i].TimeNs != p3[i].TimeNs || !bytes.Equal(plain[i].Data, p3[i].Data) {
+			t.Fatalf("s0.p3 frame %d: pcapng at %d ns, pcap at %d ns (same bytes: %v)", i, p3[i].TimeNs, plain[i].TimeNs, bytes.Equal(plain[i].Data, p3[i].Data))
+		}
+	}
+	for _, h := range []string{"h0", "h3"} {
+		recs, err := pcapw.ReadFile(filepath.Join(dir, h+".pcapng"))
+		if err != nil || len(recs) < 1000 {
+			t.Fatalf("%s: %d frames, %v", h, len(recs), err)
+		}
+	}
+}
+
 // BenchmarkRoCC3to1Capture is BenchmarkRoCC3to1 with no capture, with the
-// bottleneck port (s0.p3, both directions) captured whole and its first 128
-// bytes, and with every switch port captured: the cost of a capture in
+// bottleneck port (s0.p3, both directions) captured whole (pcap and pcapng)
+// and its first 128 bytes, and with every switch port captured (pcap and
+// pcapng): the cost of a capture in
 // virtual time (Mevents/s against "none"; the files go to the test's
 // temporary directory).
 func BenchmarkRoCC3to1Capture(b *testing.B) {
@@ -311,23 +391,27 @@ func BenchmarkRoCC3to1Capture(b *testing.B) {
 		name    string
 		ports   []string
 		snaplen int
+		format  string
 	}{
-		{"none", nil, 0},
-		{"s0.p3", []string{"s0.p3"}, 0},
-		{"s0.p3-snaplen128", []string{"s0.p3"}, 128},
-		{"switches", []string{fabric.CaptureSwitches}, 0},
+		{"none", nil, 0, ""},
+		{"s0.p3", []string{"s0.p3"}, 0, fabric.FormatPcap},
+		{"s0.p3-pcapng", []string{"s0.p3"}, 0, fabric.FormatPcapng},
+		{"s0.p3-snaplen128", []string{"s0.p3"}, 128, fabric.FormatPcap},
+		{"switches", []string{fabric.CaptureSwitches}, 0, fabric.FormatPcap},
+		{"switches-pcapng", []string{fabric.CaptureSwitches}, 0, fabric.FormatPcapng},
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			b.ReportAllocs()
 			var events, frames int64
 			var wall float64
+			cpu0 := processCPU(b)
 			for i := 0; i < b.N; i++ {
 				s := &fabric.Spec{Topo: fabric.Star(4, 10e9, 1000), Scheme: "rocc", ExpectedFlows: 3, Exact: true,
 					Params: map[string]any{"q_ref_bytes": 75_000, "q_mid_bytes": 150_000, "q_max_bytes": 210_000}}
 				for f := 0; f < 3; f++ {
 					s.Flows = append(s.Flows, fabric.Flow{ID: f + 1, Src: f, Dst: 3})
 				}
-				r, files := simulateCapture(b, s, 40_000_000, c.ports, b.TempDir(), c.snaplen)
+				r, files := simulateCaptureFormat(b, s, 40_000_000, c.ports, b.TempDir(), c.snaplen, c.format)
 				wall += float64(r.WallNs)
 				events += r.Events
 				for _, f := range files {
@@ -336,6 +420,7 @@ func BenchmarkRoCC3to1Capture(b *testing.B) {
 			}
 			b.ReportMetric(float64(events)/wall*1e3, "Mevents/s")
 			b.ReportMetric(float64(frames)/float64(b.N), "frames/op")
+			b.ReportMetric(float64(processCPU(b)-cpu0)/float64(events), "cpu-ns/event")
 		})
 	}
 }
@@ -352,6 +437,7 @@ func TestOpenCaptureErrors(t *testing.T) {
 		{"no such port", fabric.Capture{Ports: []fabric.CapturePort{{Node: 0, Port: 1}}, Dir: dir}, "node 0 has no port 1"},
 		{"no such node", fabric.Capture{Ports: []fabric.CapturePort{{Node: 3, Port: 0}}, Dir: dir}, "node 3 has no port 0"},
 		{"snaplen", fabric.Capture{Dir: dir, Snaplen: -1}, "snap length"},
+		{"format", fabric.Capture{Dir: dir, Format: "pcap-ng"}, `format "pcap-ng": want pcapng or pcap`},
 		{"dir is a file", fabric.Capture{Ports: []fabric.CapturePort{{Node: 0, Port: 0}}, Dir: "capture_test.go"}, "capture_test.go"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

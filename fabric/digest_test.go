@@ -109,7 +109,8 @@ func engineDigest(t *testing.T, spec *fabric.Spec, endNs int64, capture bool, pa
 	}
 	dir := t.TempDir()
 	if capture {
-		if err := v.Capture(&fabric.Capture{Ports: []fabric.CapturePort{{Node: 3, Port: 0}}, Dir: dir}); err != nil {
+		// pcap, as the digest was made with; pcapng files record the build
+		if err := v.Capture(&fabric.Capture{Ports: []fabric.CapturePort{{Node: 3, Port: 0}}, Dir: dir, Format: fabric.FormatPcap}); err != nil {
 			t.Fatal(err)
 		}
 	}

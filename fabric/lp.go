@@ -4,6 +4,7 @@ import (
 	"math"
 
 	"github.com/ccbed/ccbed/node"
+	"github.com/ccbed/ccbed/pcapw"
 )
 
 // lp is a logical process of the virtual-time driver: an agenda, a frame
@@ -80,7 +81,7 @@ func (p *lp) step(id int) {
 	}
 	to := int(w.to)
 	if w.capRx != nil {
-		w.capRx.Append(p.now, p.frames.bytes(h)[:l]) // an error sticks: CloseCapture reports it
+		w.capRx.Append(p.now, p.frames.bytes(h)[:l], int(l), pcapw.DirInbound) // an error sticks: CloseCapture reports it
 	}
 	p.nodes[to].Receive(p.now, int(w.toPort), h, p.frames.bytes(h)[:l])
 	p.transmit(to)
@@ -102,7 +103,7 @@ func (p *lp) transmit(n int) {
 			w.frames++
 			w.bytes += uint64(tx.Len)
 			if w.capTx != nil {
-				w.capTx.Append(p.now, p.frames.bytes(tx.H)[:tx.Len])
+				w.capTx.Append(p.now, p.frames.bytes(tx.H)[:tx.Len], int(tx.Len), pcapw.DirOutbound)
 			}
 			at := int64(math.Ceil(w.free + w.delayNs))
 			if p.faults != nil && p.lose(wi, p.now, at) {

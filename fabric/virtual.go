@@ -33,7 +33,7 @@ type wireDir struct {
 	// capTx, when not nil, is the sending port's capture: it gets every
 	// frame entering the wire; capRx the receiving port's: every frame the
 	// wire delivers (Virtual.Capture).
-	capTx, capRx *pcapw.Writer
+	capTx, capRx *pcapw.Port
 	// mail, when not nil, is where the sender posts frames for the
 	// receiver's partition (the wire is cut: parallel.go).
 	mail *[2]mailbox
@@ -213,12 +213,13 @@ func (v *Virtual) Run(ctx context.Context, end int64, progress func(Progress)) e
 	return nil
 }
 
-// Capture writes the frames of c's ports to pcap files from now on (call it
-// before Run, and CloseCapture after): every frame a port hands to its wire,
-// stamped with the time it was handed over, and every frame the wire delivers
-// to it, stamped with its arrival (its last bit), in nanoseconds of virtual
-// time since time 0. A port's records are in the order of the events, so
-// their times never decrease, and a run writes the same bytes every time.
+// Capture writes the frames of c's ports to capture files (pcapng or pcap,
+// Capture.Format) from now on (call it before Run, and CloseCapture after):
+// every frame a port hands to its wire, stamped with the time it was handed
+// over (outbound), and every frame the wire delivers to it, stamped with its
+// arrival (its last bit; inbound), in nanoseconds of virtual time since
+// time 0. A file's records are in the order of the events, so their times
+// never decrease, and a run writes the same bytes every time.
 // Capturing changes nothing in the run.
 func (v *Virtual) Capture(c *Capture) error {
 	if v.capture != nil {
@@ -234,8 +235,8 @@ func (v *Virtual) Capture(c *Capture) error {
 	t := v.plan.Topo
 	for i, cp := range c.Ports {
 		peer, peerPort, _ := t.Peer(cp.Node, cp.Port)
-		v.wires[v.portBase[cp.Node]+cp.Port].capTx = set.Writers[i]
-		v.wires[v.portBase[peer]+peerPort].capRx = set.Writers[i]
+		v.wires[v.portBase[cp.Node]+cp.Port].capTx = set.Ports[i]
+		v.wires[v.portBase[peer]+peerPort].capRx = set.Ports[i]
 	}
 	v.capture = set
 	return nil

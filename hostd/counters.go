@@ -27,6 +27,9 @@ type FCT struct {
 	StartNs   int64 // when the message was posted
 	FCTNs     int64 // from StartNs to the ACK of its last byte
 	IdealNs   int64 // base RTT + its frames' transmission time at line rate
+	// Priority is the message's priority (0-7), its traffic class. Left out
+	// of JSON, as the engine digests were made without it.
+	Priority uint8 `json:"-"`
 }
 
 // Slowdown is FCT / ideal FCT.

@@ -356,6 +356,7 @@ func (tx *sender) complete(now int64, qp int32, s *sendQP) {
 			StartNs:   s.start,
 			FCTNs:     now - s.start,
 			IdealNs:   tx.r.baseRTT + int64(math.Ceil(bitsOnWire*1e9/tx.r.linkBps)),
+			Priority:  s.prio,
 		})
 	} else {
 		tx.tc.FCTsDropped++

@@ -33,6 +33,7 @@ const (
 
 // ngInterface is what an Interface Description Block says.
 type ngInterface struct {
+	name     string // if_name
 	linkType uint32
 	snaplen  int
 	// A timestamp counts units of 10^-pow10 s, or of 2^-pow2 s when pow2 > 0.
@@ -128,6 +129,8 @@ func (nr *NgReader) Next(buf []byte) (Record, error) {
 		var ts uint64
 		var incl, orig uint32
 		var data []byte
+		var dir Direction
+		var comment string
 		switch typ {
 		case ngIDB:
 			if err := nr.addInterface(b); err != nil {
@@ -149,6 +152,12 @@ func (nr *NgReader) Next(buf []byte) (Record, error) {
 				return Record{}, fmt.Errorf("%w: pcapng: record of %d of %d bytes in a %d-byte block", ErrFormat, incl, orig, len(b))
 			}
 			data = b[20 : 20+incl]
+			if typ == ngEPB {
+				var err error
+				if dir, comment, err = nr.epbOptions(b[min(len(b), 20+int(incl+3)&^3):]); err != nil {
+					return Record{}, err
+				}
+			}
 		case ngSPB:
 			if len(b) < 4 || len(nr.ifaces) == 0 {
 				return Record{}, fmt.Errorf("%w: pcapng: simple packet block of %d bytes (%d interfaces)", ErrFormat, len(b), len(nr.ifaces))
@@ -171,8 +180,43 @@ func (nr *NgReader) Next(buf []byte) (Record, error) {
 		}
 		buf = buf[:len(data)]
 		copy(buf, data)
-		return Record{TimeNs: in.nanos(ts), OrigLen: int(orig), Data: buf, LinkType: in.linkType}, nil
+		return Record{TimeNs: in.nanos(ts), OrigLen: int(orig), Data: buf, LinkType: in.linkType,
+			Interface: iface, Dir: dir, Comment: comment}, nil
 	}
+}
+
+// epbOptions reads an Enhanced Packet Block's options: the direction bits of
+// epb_flags and the first opt_comment.
+func (nr *NgReader) epbOptions(opts []byte) (Direction, string, error) {
+	o := nr.order
+	var dir Direction
+	var comment string
+	for len(opts) >= 4 {
+		code, n := o.Uint16(opts[0:]), int(o.Uint16(opts[2:]))
+		if code == ngOptEnd {
+			break
+		}
+		if 4+n > len(opts) {
+			return 0, "", fmt.Errorf("%w: pcapng: packet option %d of %d bytes", ErrFormat, code, n)
+		}
+		switch {
+		case code == ngOptEPBFlags && n == 4:
+			dir = Direction(o.Uint32(opts[4:]) & 3)
+		case code == ngOptComment && comment == "":
+			comment = string(opts[4 : 4+n])
+		}
+		opts = opts[min(len(opts), 4+(n+3)&^3):]
+	}
+	return dir, comment, nil
+}
+
+// InterfaceName is the if_name of interface i of the current section ("" when
+// it has none or i is not described yet).
+func (nr *NgReader) InterfaceName(i int) string {
+	if i < 0 || i >= len(nr.ifaces) {
+		return ""
+	}
+	return nr.ifaces[i].name
 }
 
 // addInterface reads an Interface Description Block's body.
@@ -192,6 +236,9 @@ func (nr *NgReader) addInterface(b []byte) error {
 		}
 		if 4+n > len(opts) {
 			return fmt.Errorf("%w: pcapng: interface option %d of %d bytes", ErrFormat, code, n)
+		}
+		if code == ngOptIfName {
+			in.name = string(opts[4 : 4+n])
 		}
 		if code == ngOptTSResol && n >= 1 {
 			v := int(opts[4])

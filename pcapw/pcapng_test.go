@@ -198,6 +198,12 @@ func FuzzNgReader(f *testing.F) {
 	g.block(ngSPB, append(g.u32(nil, 64), frame(64)...))
 	f.Add(g.buf.Bytes())
 	f.Add([]byte{})
+	var nb bytes.Buffer // NgWriter's: options on every block
+	nw, _ := NewNgWriter(&nb, NgSection{UserAppl: "ccbed"})
+	nw.AddInterface(NgInterface{Name: "s0:p1", Description: "link to h1"})
+	nw.Append(NgPacket{TimeNs: 7, Data: frame(61), Dir: DirOutbound, Comment: "x"})
+	nw.Close()
+	f.Add(nb.Bytes())
 	f.Fuzz(func(t *testing.T, b []byte) {
 		r, err := NewNgReader(bytes.NewReader(b))
 		if err != nil {
@@ -208,7 +214,7 @@ func FuzzNgReader(f *testing.F) {
 			if err != nil {
 				return
 			}
-			if len(rec.Data) > rec.OrigLen || len(rec.Data) > MaxNgBlock {
+			if len(rec.Data) > rec.OrigLen || len(rec.Data) > MaxNgBlock || rec.Dir > DirOutbound+1 {
 				t.Fatalf("a record of %d bytes of %d", len(rec.Data), rec.OrigLen)
 			}
 		}

@@ -186,14 +186,20 @@ func (w *Writer) Close() error {
 	if w.err == ErrClosed {
 		return nil
 	}
-	err := w.Flush()
-	if w.file != nil {
-		if cerr := w.file.Close(); err == nil {
+	err := closeFile(w.Flush(), &w.file)
+	w.err = ErrClosed
+	return err
+}
+
+// closeFile closes *file when a writer created it (and forgets it), and
+// returns err, or else the error of the close.
+func closeFile(err error, file **os.File) error {
+	if *file != nil {
+		if cerr := (*file).Close(); err == nil {
 			err = cerr
 		}
-		w.file = nil
+		*file = nil
 	}
-	w.err = ErrClosed
 	return err
 }
 
@@ -209,6 +215,12 @@ type Record struct {
 	// LinkType is the link type of the frame's file (pcap) or interface
 	// (pcapng): LinkTypeEthernet for Ethernet frames.
 	LinkType uint32
+	// Interface is the pcapng interface the frame was captured on (0 in a
+	// pcap file); Dir its direction there (epb_flags; DirUnknown in a pcap
+	// file); Comment the first opt_comment of its block.
+	Interface int
+	Dir       Direction
+	Comment   string
 }
 
 // Reader reads a pcap file of either byte order and timestamp resolution.

@@ -3,7 +3,7 @@
 // virtual devices in real time, and writes results, a summary and plots
 // (docs/results.md).
 //
-//	testbed run EXPERIMENT.toml [-set key=value]... [-clock virtual|dpdk] [-seed N] [-o DIR | -results DIR] [-duration 10ms] [-pcap DIR] [-pcap-ports LIST] [-pcap-snaplen N] [-trace [-trace-nodes LIST] [-trace-kinds LIST]]
+//	testbed run EXPERIMENT.toml [-set key=value]... [-clock virtual|dpdk] [-seed N] [-o DIR | -results DIR] [-duration 10ms] [-flows] [-pcap DIR] [-pcap-ports LIST] [-pcap-snaplen N] [-pcap-format pcapng|pcap] [-trace [-trace-nodes LIST] [-trace-kinds LIST]]
 //	testbed sweep EXPERIMENT.toml -set key=v1,v2... [-j N] [-o DIR | -results DIR] [-clock virtual|dpdk] [-duration 10ms]  # every combination, N at once, one directory, an index
 //	testbed sweep EXPERIMENT.toml -set key=v1,v2... -plan DIR  # the same as commands for GNU parallel or a Slurm array
 //	testbed sweep -merge DIR           # the index and plots of what finished in DIR
@@ -75,7 +75,7 @@ var subcommands []subcommand
 
 func init() {
 	subcommands = []subcommand{
-		{"run", "EXPERIMENT.toml [-set key=value]... [-clock virtual|dpdk] [-seed N] [-o DIR | -results DIR] [-duration 10ms] [-pcap DIR] [-pcap-ports LIST] [-pcap-snaplen N] [-trace [-trace-nodes LIST] [-trace-kinds LIST]]", run},
+		{"run", "EXPERIMENT.toml [-set key=value]... [-clock virtual|dpdk] [-seed N] [-o DIR | -results DIR] [-duration 10ms] [-flows] [-pcap DIR] [-pcap-ports LIST] [-pcap-snaplen N] [-pcap-format pcapng|pcap] [-trace [-trace-nodes LIST] [-trace-kinds LIST]]", run},
 		{"sweep", "EXPERIMENT.toml -set key=v1,v2,... [-set ...] [-j N] [-o DIR | -results DIR | -plan DIR] [-clock virtual|dpdk] [-duration 10ms]  |  -merge DIR", sweep},
 		{"validate", "[-set key=value]... EXPERIMENT.toml...", validate},
 		{"compare", "[-o DIR] [-port N] LABEL=RESULTS_DIR...", compare},
@@ -331,12 +331,14 @@ func run(args []string) error {
 	c.Duration(&every, "progress", 2*time.Second, "report the run's progress this often at info level (0: never; -q: never)")
 	cpuProfile := fs.String("cpuprofile", "", "write a Go CPU profile of the run to this file")
 	memProfile := fs.String("memprofile", "", "write a Go heap profile to this file when the run ends, its network still in memory (go tool pprof -sample_index=inuse_space)")
-	pcapDir := fs.String("pcap", "", "capture frames to pcap files in this directory, one per port (docs/capture.md)")
+	pcapDir := fs.String("pcap", "", "capture frames into this directory: a pcapng file per node, or with -pcap-format pcap a pcap file per port (docs/capture.md)")
 	pcapPorts := fs.String("pcap-ports", "", "ports to capture, comma-separated: s0.p3 (a switch port), s0 (all its ports), h2 (a host), switches, hosts (default: the file's [capture], or every switch port)")
 	pcapSnaplen := fs.Int("pcap-snaplen", 0, "bytes kept of each captured frame (0: whole frames)")
 	traceOn := fs.Bool("trace", false, "virtual time: write the per-packet event trace of the switches to trace.bin in the run's directory (enqueue, dequeue, drop, ECN mark, PFC pause and resume; testbed trace prints it; needs -workers 1, the default with -trace; docs/results.md)")
 	traceNodes := fs.String("trace-nodes", "", "with -trace: the switches traced, comma-separated names (default: the file's [trace] nodes, or every switch)")
 	traceKinds := fs.String("trace-kinds", "", "with -trace: the event kinds kept, comma-separated: "+strings.Join(trace.KindNames(), ", ")+" (default: the file's [trace] kinds, or every kind)")
+	allFlows := fs.Bool("flows", false, "print every flow in the terminal summary (default: every flow up to 32, else the 5 with the largest FCT slowdown; -v stays debug logging)")
+	pcapFormat := fs.String("pcap-format", "", "capture file format: pcapng (default: a file per node, an interface per port, each frame's direction) or pcap (a file per port, as before; default: the file's [capture] format, else pcapng)")
 	workers := fs.Int("workers", runtime.NumCPU(), "virtual time: run the fabric in partitions on this many goroutines; the results are the same for any number (1: the serial driver; default: this machine's logical CPUs, 1 with -pcap or a [capture]; docs/fabric.md)")
 	partition := fs.String("partition", "switch", "virtual time with -workers: what a partition holds: switch (a switch and its hosts) or node (every node alone)")
 	groups := fs.Int("partition-groups", 0, "virtual time: deal the partitions into this many groups of even load (by their ports' line rates; 0: as they are); with -workers 1, runs the parallel driver on one goroutine")
@@ -377,7 +379,7 @@ func run(args []string) error {
 	if *seed != 0 {
 		e.Experiment.Seed = *seed
 	}
-	capture, err := e.CaptureFromFlags(*pcapDir, *pcapPorts, *pcapSnaplen, snaplenSet)
+	capture, err := e.CaptureFromFlags(*pcapDir, *pcapPorts, *pcapSnaplen, snaplenSet, *pcapFormat)
 	if err != nil {
 		return fmt.Errorf("run: %w", err)
 	}
@@ -399,7 +401,7 @@ func run(args []string) error {
 	if mflags.Addr != "" && e.Experiment.Clock != testbed.ClockDPDK {
 		return c.Errorf("-metrics serves a run on the DPDK clock (-clock dpdk); a virtual-time run has no wall-clock rates to scrape")
 	}
-	opts := testbed.RunOptions{Capture: capture, Trace: tr, Log: c.Log(), Dir: *runDir, Metrics: mflags,
+	opts := testbed.RunOptions{Capture: capture, Trace: tr, Log: c.Log(), Dir: *runDir, Metrics: mflags, Table: report.TableOptions{AllFlows: *allFlows},
 		Parallel: fabric.Parallel{Workers: *workers, Groups: *groups}}
 	if *workers < 1 {
 		return c.Errorf("-workers %d: want 1 or more", *workers)
@@ -461,7 +463,7 @@ func run(args []string) error {
 		if c.Dropped > 0 {
 			dropped = fmt.Sprintf(", %d not kept up with", c.Dropped)
 		}
-		fmt.Printf("pcap %s: port %s (link to %s), %d frames%s\n", c.Path, c.Port, c.Peer, c.Frames, dropped)
+		fmt.Printf("capture %s: port %s (link to %s), %d frames%s\n", c.Path, c.Port, c.Peer, c.Frames, dropped)
 	}
 	for _, l := range res.Loops {
 		fmt.Printf("lcore %d %-10s iterations %d busy %.1f%% worst stall %.2f ms\n", l.Lcore, l.Name,

@@ -1,6 +1,7 @@
 package dpdkrun
 
 import (
+	"math"
 	"sync/atomic"
 	"time"
 
@@ -40,7 +41,11 @@ func tapRingSlots(ports, room int) int {
 // the port's pcap file and moves tail. When the ring is full the lcore counts
 // the frame in dropped and goes on: a capture never stalls the dataplane.
 type tapRing struct {
-	room    int           // bytes kept of a frame
+	room int // bytes kept of a frame
+	// polled is the time of the lcore's last poll of the port, stored after
+	// what that poll captured is published: a frame published later is
+	// stamped no earlier (drain's watermark). Written by the lcore only.
+	polled  atomic.Int64
 	mask    uint64        // slots - 1
 	data    []byte        // the slots, room bytes each
 	meta    []tapMeta     // per slot
@@ -50,10 +55,11 @@ type tapRing struct {
 }
 
 // tapMeta is a slot's frame: its time (the capture clock's ns), its length
-// on the wire and the bytes kept.
+// on the wire, the bytes kept and its direction at the port.
 type tapMeta struct {
 	ns             int64
 	wireLen, bytes int32
+	dir            pcapw.Direction
 }
 
 // newTapRing makes a ring of slots slots (a power of two) of room bytes.
@@ -63,14 +69,14 @@ func newTapRing(slots, room int) *tapRing {
 
 // stage copies the frames of pkts into the free slots after head, as many as
 // fit, without publishing them, and returns how many it copied.
-func (r *tapRing) stage(ns int64, pkts []*dpdk.Mbuf) int {
+func (r *tapRing) stage(ns int64, pkts []*dpdk.Mbuf, dir pcapw.Direction) int {
 	head := r.head.Load()
 	k := min(len(pkts), int(r.mask+1-(head-r.tail.Load())))
 	for i, m := range pkts[:k] {
 		s := int((head + uint64(i)) & r.mask)
 		d := m.Data()
 		n := copy(r.data[s*r.room:(s+1)*r.room], d)
-		r.meta[s] = tapMeta{ns: ns, wireLen: int32(len(d)), bytes: int32(n)}
+		r.meta[s] = tapMeta{ns: ns, wireLen: int32(len(d)), bytes: int32(n), dir: dir}
 	}
 	return k
 }
@@ -86,16 +92,56 @@ func (r *tapRing) publish(k, sent int) {
 	}
 }
 
-// drain appends the published frames to w, their times made relative to t0
+// drain appends the published frames to p, their times made relative to t0
 // (frames before it, during the set-up, at 0), and frees their slots.
-func (r *tapRing) drain(w *pcapw.Writer, t0 int64) {
+func (r *tapRing) drain(p *pcapw.Port, t0 int64) {
 	tail, head := r.tail.Load(), r.head.Load()
 	for ; tail != head; tail++ {
-		s := int(tail & r.mask)
-		m := r.meta[s]
-		w.AppendPrefix(max(m.ns-t0, 0), r.data[s*r.room:s*r.room+int(m.bytes)], int(m.wireLen)) // an error sticks: Close reports it
+		r.write(p, tail, t0)
 	}
 	r.tail.Store(tail)
+}
+
+// write appends the frame of slot number i to p.
+func (r *tapRing) write(p *pcapw.Port, i uint64, t0 int64) {
+	s := int(i & r.mask)
+	m := &r.meta[s]
+	p.Append(max(m.ns-t0, 0), r.data[s*r.room:s*r.room+int(m.bytes)], int(m.wireLen), m.dir) // an error sticks: Close reports it
+}
+
+// drainMerged appends the published frames of rings, which share a file
+// (ports[i] is rings[i]'s), in time order: up to the watermark, the
+// earliest time any ring's lcore may still stamp a frame (every ring's last
+// poll, read before the rings' heads), or every frame when final (the lcores
+// have stopped). Frames past the watermark wait for the next drain, so the
+// file's times never decrease.
+func drainMerged(rings []*tapRing, ports []*pcapw.Port, heads []uint64, t0 int64, final bool) {
+	mark := int64(math.MaxInt64)
+	if !final {
+		for _, r := range rings {
+			mark = min(mark, r.polled.Load())
+		}
+	}
+	for i, r := range rings {
+		heads[i] = r.head.Load()
+	}
+	for {
+		next, at := -1, int64(math.MaxInt64)
+		for i, r := range rings {
+			if t := r.tail.Load(); t != heads[i] {
+				if ns := r.meta[t&r.mask].ns; ns <= mark && ns < at {
+					next, at = i, ns
+				}
+			}
+		}
+		if next < 0 {
+			return
+		}
+		r := rings[next]
+		t := r.tail.Load()
+		r.write(ports[next], t, t0)
+		r.tail.Store(t + 1)
+	}
 }
 
 // tapPort is a captured port: a port.Port that copies what crosses it into
@@ -115,9 +161,11 @@ var _ port.Port = (*tapPort)(nil)
 // RxBurst receives from the port and captures what it received.
 func (p *tapPort) RxBurst(pkts []*dpdk.Mbuf) int {
 	n := p.Port.RxBurst(pkts)
+	now := p.clock.Now()
 	if n > 0 {
-		p.ring.publish(p.ring.stage(p.clock.Now(), pkts[:n]), n)
+		p.ring.publish(p.ring.stage(now, pkts[:n], pcapw.DirInbound), n)
 	}
+	p.ring.polled.Store(now)
 	return n
 }
 
@@ -126,17 +174,31 @@ func (p *tapPort) TxBurst(pkts []*dpdk.Mbuf) int {
 	if len(pkts) == 0 {
 		return p.Port.TxBurst(pkts)
 	}
-	k := p.ring.stage(p.clock.Now(), pkts)
+	now := p.clock.Now()
+	k := p.ring.stage(now, pkts, pcapw.DirOutbound)
 	sent := p.Port.TxBurst(pkts)
 	p.ring.publish(k, sent)
+	p.ring.polled.Store(now)
 	return sent
 }
 
 // capture is a run's capture: the files, and each captured port's tap.
 type capture struct {
 	set  *fabric.CaptureSet
-	taps []*tapPort // taps[i] writes set.Writers[i]
+	taps []*tapPort // taps[i] writes set.Ports[i]
 	at   map[fabric.CapturePort]*tapPort
+	// groups are the rings and ports of each file with several ports
+	// (set.Groups), merged in time order; single holds the taps of files
+	// of one port each.
+	groups []tapGroup
+	single []int
+}
+
+// tapGroup is the rings of the ports that share a file.
+type tapGroup struct {
+	rings []*tapRing
+	ports []*pcapw.Port
+	heads []uint64
 }
 
 // openCapture opens c's files and makes a tap for each port, keeping at most
@@ -156,6 +218,18 @@ func openCapture(t *fabric.Topology, c *fabric.Capture, room int, clock *lcore.T
 		cp.taps = append(cp.taps, tp)
 		cp.at[p] = tp
 	}
+	for _, g := range set.Groups {
+		if len(g) == 1 {
+			cp.single = append(cp.single, g[0])
+			continue
+		}
+		tg := tapGroup{heads: make([]uint64, len(g))}
+		for _, i := range g {
+			tg.rings = append(tg.rings, cp.taps[i].ring)
+			tg.ports = append(tg.ports, set.Ports[i])
+		}
+		cp.groups = append(cp.groups, tg)
+	}
 	return cp, nil
 }
 
@@ -174,16 +248,20 @@ func (c *capture) ports(n int, ps []port.Port) []port.Port {
 	return out
 }
 
-// drain moves what the taps captured into the files.
-func (c *capture) drain(t0 int64) {
-	for i, tp := range c.taps {
-		tp.ring.drain(c.set.Writers[i], t0)
+// drain moves what the taps captured into the files; final: the lcores
+// have stopped, everything goes.
+func (c *capture) drain(t0 int64, final bool) {
+	for _, i := range c.single {
+		c.taps[i].ring.drain(c.set.Ports[i], t0)
+	}
+	for _, g := range c.groups {
+		drainMerged(g.rings, g.ports, g.heads, t0, final)
 	}
 }
 
 // close drains the taps (after the loops stopped) and closes the files.
 func (c *capture) close(t0 int64) ([]fabric.CaptureFile, error) {
-	c.drain(t0)
+	c.drain(t0, true)
 	for i, tp := range c.taps {
 		c.set.Files[i].Dropped = tp.ring.dropped.Load()
 	}

@@ -65,7 +65,7 @@ func TestTapPort(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tp.ring.drain(w, t0)
+	tp.ring.drain(pcapw.NewPcapPort(w), t0)
 	w.Close()
 	r, err := pcapw.NewReader(&buf)
 	if err != nil {
@@ -105,18 +105,98 @@ func TestTapPort(t *testing.T) {
 		t.Errorf("full ring, tx: %d dropped, want %d", got, want)
 	}
 	w, _ = pcapw.NewWriter(io.Discard, 0)
-	tp.ring.drain(w, t0)
-	if w.Frames() != tapSlots {
-		t.Errorf("drained %d frames of a full ring of %d", w.Frames(), tapSlots)
+	port := pcapw.NewPcapPort(w)
+	tp.ring.drain(port, t0)
+	if port.Frames() != tapSlots {
+		t.Errorf("drained %d frames of a full ring of %d", port.Frames(), tapSlots)
 	}
 
 	// Per burst: no allocation, whatever the ring's state.
 	if a := testing.AllocsPerRun(1000, func() {
 		tp.RxBurst(rx)
 		tp.TxBurst(burst.Pkts)
-		tp.ring.drain(w, t0)
+		tp.ring.drain(port, t0)
 	}); a != 0 {
 		t.Errorf("a captured port's bursts and drain allocate %v times", a)
+	}
+}
+
+// TestDrainMerged checks the merge of two ports' rings into one pcapng
+// file: a drain writes only the frames no lcore can still precede (up to
+// the rings' earliest last poll), in time order, each on its port's
+// interface with its direction; the final drain writes the rest.
+func TestDrainMerged(t *testing.T) {
+	pool, err := dpdk.NewPktMbufPool("merge_pool", 63, 0, dpdk.MbufDefaultDataRoom, dpdk.SocketAny)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Free()
+	burst := dpdk.NewBurst(4)
+	defer burst.Free()
+	if err := pool.AllocBulk(burst.Pkts); err != nil {
+		t.Fatal(err)
+	}
+	defer dpdk.FreeBulk(burst.Pkts)
+	for i, m := range burst.Pkts {
+		m.SetLen(60 + i)
+	}
+	var buf bytes.Buffer
+	w, _ := pcapw.NewNgWriter(&buf, pcapw.NgSection{})
+	w.AddInterface(pcapw.NgInterface{Name: "a"})
+	w.AddInterface(pcapw.NgInterface{Name: "b"})
+	a, b := newTapRing(16, 128), newTapRing(16, 128)
+	rings, ports := []*tapRing{a, b}, []*pcapw.Port{pcapw.NewNgPort(w, 0), pcapw.NewNgPort(w, 1)}
+	heads := make([]uint64, 2)
+	poll := func(r *tapRing, ns int64, n int, dir pcapw.Direction) {
+		r.publish(r.stage(ns, burst.Pkts[:n], dir), n)
+		r.polled.Store(ns)
+	}
+	poll(a, 110, 2, pcapw.DirInbound)
+	poll(b, 105, 3, pcapw.DirOutbound)
+	poll(a, 120, 1, pcapw.DirOutbound)
+	drainMerged(rings, ports, heads, 100, false) // up to 105: b's 3
+	if w.Frames() != 3 {
+		t.Fatalf("first drain wrote %d frames, want 3", w.Frames())
+	}
+	b.polled.Store(130) // b polled, nothing received: up to 120
+	drainMerged(rings, ports, heads, 100, false)
+	if w.Frames() != 6 {
+		t.Fatalf("second drain: %d frames, want 6", w.Frames())
+	}
+	poll(b, 125, 4, pcapw.DirInbound) // a has not polled since 120: waits
+	drainMerged(rings, ports, heads, 100, false)
+	if w.Frames() != 6 {
+		t.Fatalf("third drain: %d frames, want 6", w.Frames())
+	}
+	drainMerged(rings, ports, heads, 100, true)
+	w.Close()
+	r, err := pcapw.NewNgReader(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []struct {
+		ns    int64
+		iface int
+		dir   pcapw.Direction
+	}{{5, 1, 2}, {5, 1, 2}, {5, 1, 2}, {10, 0, 1}, {10, 0, 1}, {20, 0, 2}, {25, 1, 1}, {25, 1, 1}, {25, 1, 1}, {25, 1, 1}}
+	for i, wnt := range want {
+		rec, err := r.Next(nil)
+		if err != nil {
+			t.Fatalf("record %d: %v", i, err)
+		}
+		if rec.TimeNs != wnt.ns || rec.Interface != wnt.iface || rec.Dir != wnt.dir {
+			t.Errorf("record %d: %d ns on %d %v, want %d ns on %d %v", i, rec.TimeNs, rec.Interface, rec.Dir, wnt.ns, wnt.iface, wnt.dir)
+		}
+	}
+	if _, err := r.Next(nil); err != io.EOF {
+		t.Errorf("more records: %v", err)
+	}
+	if allocs := testing.AllocsPerRun(100, func() {
+		poll(a, 200, 4, pcapw.DirInbound)
+		poll(b, 200, 4, pcapw.DirOutbound)
+		drainMerged(rings, ports, heads, 100, false)
+	}); allocs != 0 {
+		t.Errorf("drainMerged allocates %v times", allocs)
 	}
 }
 

@@ -42,7 +42,8 @@ type Options struct {
 	HostLcores  []uint
 	// DurationNs is the run's length from its time 0.
 	DurationNs int64
-	// Capture, when not nil, writes the frames of its ports to pcap files:
+	// Capture, when not nil, writes the frames of its ports to capture files
+	// (pcapng, each frame's direction marked, or pcap; Capture.Format):
 	// what a port receives, stamped with the TSC time of the rx burst that
 	// brought it, and what it transmits, with the time of its tx burst,
 	// relative to time 0 (docs/capture.md). A captured switch port costs its
@@ -335,7 +336,7 @@ func Run(ctx context.Context, plan *fabric.Plan, o Options) (*Outcome, error) {
 	every(&wg, done, 10*time.Millisecond, drain)
 	if capt != nil {
 		// Move the taps' frames into the files while the run goes on.
-		every(&wg, done, tapDrainEvery, func() { capt.drain(t0) })
+		every(&wg, done, tapDrainEvery, func() { capt.drain(t0, false) })
 	}
 	if o.Progress != nil {
 		var pace fabric.PaceMeter

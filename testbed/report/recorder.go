@@ -135,6 +135,10 @@ type FCTRecord struct {
 	FCTUs float64
 	// Slowdown is FCTUs over the flow's ideal FCT (see Slowdown).
 	Slowdown float64
+	// Priority is the flow's traffic class (0-7) when HasPriority; the
+	// summary's per-class FCT buckets count it there.
+	Priority    int
+	HasPriority bool
 }
 
 // Recorder collects the series and counters of one run and writes the

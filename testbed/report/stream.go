@@ -290,6 +290,8 @@ type fctStats struct {
 	perFlow   idmap.Map[int, fctMean]
 	buckets   []fctValues // by bucket index + 1; 0 is [0, 1)
 	worst     []WorstFlow // the MaxWorstFlows largest slowdowns, worst first
+	// classes are the buckets of each priority's records, as buckets.
+	classes [8][]fctValues
 }
 
 // fctMean is a sum and a count of FCTs.
@@ -316,12 +318,21 @@ func (fs *fctStats) add(rec *FCTRecord) {
 	if rec.SizeBytes >= 1 {
 		b = bucketOf(rec.SizeBytes, fs.perDecade) + 1
 	}
-	for len(fs.buckets) <= b {
-		fs.buckets = append(fs.buckets, fctValues{})
+	fs.buckets = addToBucket(fs.buckets, b, rec)
+	if rec.HasPriority && rec.Priority >= 0 && rec.Priority < len(fs.classes) {
+		fs.classes[rec.Priority] = addToBucket(fs.classes[rec.Priority], b, rec)
 	}
-	fs.buckets[b].slow = append(fs.buckets[b].slow, rec.Slowdown)
-	fs.buckets[b].fct = append(fs.buckets[b].fct, rec.FCTUs)
 	fs.keepWorst(rec)
+}
+
+// addToBucket adds rec's slowdown and FCT to bucket b of buckets.
+func addToBucket(buckets []fctValues, b int, rec *FCTRecord) []fctValues {
+	for len(buckets) <= b {
+		buckets = append(buckets, fctValues{})
+	}
+	buckets[b].slow = append(buckets[b].slow, rec.Slowdown)
+	buckets[b].fct = append(buckets[b].fct, rec.FCTUs)
+	return buckets
 }
 
 // keepWorst puts rec among the worst flows when its slowdown is one of the
@@ -353,10 +364,28 @@ func (fs *fctStats) keepWorst(rec *FCTRecord) {
 
 // summary returns the non-empty buckets in increasing size with the median
 // and 99th percentile (nearest rank) of slowdown and FCT.
-func (fs *fctStats) summary() []FCTBucket {
+func (fs *fctStats) summary() []FCTBucket { return bucketSummary(fs.buckets, fs.perDecade) }
+
+// classSummary is summary per priority, in increasing priority, when the
+// records with a priority have more than one; nil otherwise.
+func (fs *fctStats) classSummary() []ClassFCTBuckets {
+	var out []ClassFCTBuckets
+	for p, b := range fs.classes {
+		if len(b) > 0 {
+			out = append(out, ClassFCTBuckets{Priority: p, Buckets: bucketSummary(b, fs.perDecade)})
+		}
+	}
+	if len(out) < 2 {
+		return nil
+	}
+	return out
+}
+
+// bucketSummary is summary's for buckets.
+func bucketSummary(buckets []fctValues, perDecade int) []FCTBucket {
 	var out []FCTBucket
-	for b := range fs.buckets {
-		v := &fs.buckets[b]
+	for b := range buckets {
+		v := &buckets[b]
 		if len(v.slow) == 0 {
 			continue
 		}
@@ -366,7 +395,7 @@ func (fs *fctStats) summary() []FCTBucket {
 		slices.Sort(fct)
 		var lo, hi int64 = 0, 1
 		if b > 0 {
-			lo, hi = bucketEdge(b-1, fs.perDecade), bucketEdge(b, fs.perDecade)
+			lo, hi = bucketEdge(b-1, perDecade), bucketEdge(b, perDecade)
 		}
 		out = append(out, FCTBucket{
 			LoBytes:        lo,

@@ -89,6 +89,10 @@ type Summary struct {
 	// WorstFlows are the completed flows (messages) with the largest FCT
 	// slowdown, worst first, at most MaxWorstFlows (fct.csv has every one).
 	WorstFlows []WorstFlow `json:"worst_flows,omitempty"`
+	// ClassFCTBuckets are FCTBuckets per traffic class (the flows'
+	// priority), in increasing priority; absent unless the completed flows
+	// are of more than one class.
+	ClassFCTBuckets []ClassFCTBuckets `json:"class_fct_buckets,omitempty"`
 	// Captures are the pcap files the run wrote (docs/capture.md), when it
 	// captured.
 	Captures []CaptureSummary `json:"captures,omitempty"`
@@ -155,6 +159,14 @@ type FlowSummary struct {
 	SteadyRateGbps OptFloat `json:"steady_rate_gbps"`
 	// FCTUs is the flow's completion time; null when it did not complete.
 	FCTUs OptFloat `json:"fct_us"`
+}
+
+// ClassFCTBuckets are the FCT buckets of one traffic class.
+type ClassFCTBuckets struct {
+	// Priority is the class's priority (0-7).
+	Priority int `json:"priority"`
+	// Buckets are its flows' FCTBuckets, in increasing size.
+	Buckets []FCTBucket `json:"buckets"`
 }
 
 // MaxWorstFlows is the most flows Summary.WorstFlows lists.
@@ -432,6 +444,7 @@ func (r *Recorder) summary(v view) Summary {
 		Ports:           []PortSummary{},
 		FCTBuckets:      v.fct.summary(),
 		WorstFlows:      slices.Clone(v.fct.worst),
+		ClassFCTBuckets: v.fct.classSummary(),
 	}
 	if !r.meta.StartedAt.IsZero() {
 		sum.StartedAt = r.meta.StartedAt.UTC().Format(time.RFC3339Nano)

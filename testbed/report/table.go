@@ -19,14 +19,25 @@ const MaxTableFlows = 32
 // summary.json's ports[] holds every port.
 const MaxTablePorts = 8
 
-// PrintTable writes s as a short human summary: a header line, one row per
-// flow (avg and steady Gb/s, FCT; with more than MaxTableFlows, a count and
-// the WorstFlows by FCT slowdown), one row per port (avg, p99 and steady queue in KB, fair
-// rate, drops, marks, CNPs, pauses; totals and the busiest when there are
-// more than MaxTablePorts), the FCT slowdowns by size, Jain's index, and
-// whether the run was interrupted or degraded (with the reasons). A missing
-// value (no FCT, no fair rate, no samples) prints as "-".
-func PrintTable(w io.Writer, s Summary) error {
+// TableOptions choose what PrintTableWith prints beyond the default.
+type TableOptions struct {
+	// AllFlows lists every flow, however many (testbed run -flows).
+	AllFlows bool
+}
+
+// PrintTable is PrintTableWith with the default options.
+func PrintTable(w io.Writer, s Summary) error { return PrintTableWith(w, s, TableOptions{}) }
+
+// PrintTableWith writes s as a short human summary: a header line, one row
+// per flow (avg and steady Gb/s, FCT; with more than MaxTableFlows and not
+// o.AllFlows, a count and the WorstFlows by FCT slowdown), one row per port
+// (avg, p99 and steady queue in KB, fair rate, drops, marks, CNPs, pauses;
+// totals and the busiest when there are more than MaxTablePorts), PFC
+// pauses by priority, the FCT slowdowns by size (per traffic class when the
+// flows are of several), Jain's index, and whether the run was interrupted
+// or degraded (with the reasons). A missing value (no FCT, no fair rate, no
+// samples) prints as "-".
+func PrintTableWith(w io.Writer, s Summary, o TableOptions) error {
 	active := 0
 	for _, f := range s.Flows {
 		if f.SteadyGbps.Or(0) > 0 {
@@ -39,14 +50,14 @@ func PrintTable(w io.Writer, s Summary) error {
 	if s.Scaling != "" {
 		fmt.Fprintf(w, "scaling: %s\n", s.Scaling)
 	}
-	if len(s.Flows) > MaxTableFlows {
+	if len(s.Flows) > MaxTableFlows && !o.AllFlows {
 		done := 0
 		for _, f := range s.Flows {
 			if f.FCTUs.Valid() {
 				done++
 			}
 		}
-		fmt.Fprintf(w, "%d flows, %d completed, %d active in the steady half (one row each in summary.json; fct.csv)\n", len(s.Flows), done, active)
+		fmt.Fprintf(w, "%d flows, %d completed, %d active in the steady half (every one: -flows; summary.json; fct.csv)\n", len(s.Flows), done, active)
 		if len(s.WorstFlows) > 0 {
 			fmt.Fprintf(w, "the %d with the largest FCT slowdown (every one in fct.csv):\n", len(s.WorstFlows))
 			fmt.Fprintf(tw, "flow\tsrc\tdst\tbytes\tstart us\tFCT us\tslowdown\t\n")
@@ -86,7 +97,17 @@ func PrintTable(w io.Writer, s Summary) error {
 		}
 		tw.Flush()
 	}
-	if len(s.FCTBuckets) > 0 {
+	printPFCByPriority(w, s.Ports)
+	if len(s.ClassFCTBuckets) > 0 {
+		fmt.Fprintf(tw, "class\tsize bytes\tflows\tmedian slowdown\tp99 slowdown\tmedian FCT us\tp99 FCT us\t\n")
+		for _, c := range s.ClassFCTBuckets {
+			for _, b := range c.Buckets {
+				fmt.Fprintf(tw, "p%d\t[%d,%d)\t%d\t%.2f\t%.2f\t%.1f\t%.1f\t\n",
+					c.Priority, b.LoBytes, b.HiBytes, b.Count, b.MedianSlowdown, b.P99Slowdown, b.MedianFCTUs, b.P99FCTUs)
+			}
+		}
+		tw.Flush()
+	} else if len(s.FCTBuckets) > 0 {
 		fmt.Fprintf(tw, "size bytes\tflows\tmedian slowdown\tp99 slowdown\tmedian FCT us\tp99 FCT us\t\n")
 		for _, b := range s.FCTBuckets {
 			fmt.Fprintf(tw, "[%d,%d)\t%d\t%.2f\t%.2f\t%.1f\t%.1f\t\n",
@@ -106,6 +127,32 @@ func PrintTable(w io.Writer, s Summary) error {
 		fmt.Fprintf(w, "DEGRADED: %s\n", r)
 	}
 	return nil
+}
+
+// printPFCByPriority prints one line of the PFC pauses the ports sent and
+// the pause episodes, by priority, when the ports say and some were sent.
+func printPFCByPriority(w io.Writer, ports []PortSummary) {
+	var pauses, acts [8]uint64
+	known := false
+	for _, p := range ports {
+		if p.PFCPausesByPriority == nil || p.PFCActivationsByPriority == nil {
+			continue
+		}
+		known = true
+		for i := range pauses {
+			pauses[i] += p.PFCPausesByPriority[i]
+			acts[i] += p.PFCActivationsByPriority[i]
+		}
+	}
+	line := ""
+	for i := range pauses {
+		if pauses[i] > 0 || acts[i] > 0 {
+			line += fmt.Sprintf("  p%d: %d pauses in %d episodes", i, pauses[i], acts[i])
+		}
+	}
+	if known && line != "" {
+		fmt.Fprintf(w, "PFC by priority (every port):%s\n", line)
+	}
 }
 
 // busiestPorts returns the n ports of ports with the largest p99 queue
