@@ -131,7 +131,7 @@ func TestUsageErrors(t *testing.T) {
 		{"hostd -c configs/host-rocc-sender1.toml stray", 2, "-", `unexpected argument "stray"`},
 		{"pktgen -c configs/pktgen-null.toml stray", 2, "-", `unexpected argument "stray"`},
 		{"testbed", 2, "-", "missing subcommand"},
-		{"testbed bogus", 2, "-", `unknown subcommand "bogus": want one of run, sweep, validate, compare, schemes, reference, export-flows, nodes, collect, version, help`},
+		{"testbed bogus", 2, "-", `unknown subcommand "bogus": want one of run, sweep, validate, compare, schemes, reference, export-flows, trace, nodes, collect, version, help`},
 		{"testbed help bogus", 2, "-", `unknown subcommand "bogus"`},
 		{"testbed schemes x", 2, "-", `unknown scheme "x"`},
 		{"testbed reference x", 2, "-", `unexpected argument "x"`},
