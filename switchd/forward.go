@@ -394,7 +394,11 @@ func (e *Engine) Enqueue(now int64, m *Meta, frame []byte, h Handle) bool {
 	}
 	if lossless {
 		if !sh.addInReserve(int(m.In), prio, l) {
-			e.ingressAdd(now, sh, int(m.In), prio, l)
+			if sh.buf.on && sh.acct == nil {
+				e.addShared(now, sh, int(m.In), prio, l)
+			} else {
+				e.ingressAdd(now, sh, int(m.In), prio, l)
+			}
 		}
 	} else if sh.buf.on {
 		sh.buf.used += l

@@ -113,6 +113,27 @@ func (e *Engine) ingressAdd(now int64, sh *txShard, in int, prio uint8, l int64)
 	}
 }
 
+// addShared is ingressAdd for the one shard of a shared buffer, past
+// addInReserve's fast case, in one pass: the frame's bytes go into the
+// reserve, the shared pool or the headroom as sharedBuffer.add puts them,
+// and the priority goes into XOFF when shouldPause says so.
+func (e *Engine) addShared(now int64, sh *txShard, in int, prio uint8, l int64) {
+	a, b := sh.acctAt[in], &sh.buf
+	thr := b.threshold()
+	switch nb := a.inBytes[prio] + l; {
+	case nb <= b.reserve:
+		a.inBytes[prio] = nb
+	case nb-b.reserve > thr:
+		a.hdrmBytes[prio] += l
+	default:
+		a.inBytes[prio] = nb
+		b.used += min(l, nb-b.reserve)
+	}
+	if g := &e.eg[in]; g.xoff&(1<<prio) == 0 && (a.hdrmBytes[prio] > 0 || b.sharedOf(a, prio) >= b.threshold()) {
+		e.setXOFF(now, g, prio)
+	}
+}
+
 // ingressRelease counts l bytes leaving and sends XON below the resume level
 // (with several shards, as ingressAdd sends XOFF).
 func (e *Engine) ingressRelease(now int64, sh *txShard, in int, prio uint8, l int64) {
@@ -139,6 +160,26 @@ func (e *Engine) ingressRelease(now int64, sh *txShard, in int, prio uint8, l in
 		e.shardResume(sh, in, prio)
 		if int(e.eg[in].sh) == sh.k {
 			e.syncPort(now, in)
+		}
+	}
+}
+
+// releaseBatch counts off the bytes drainData's loop released from each
+// ingress port in ports (bit i: sh.released[i] bytes of priority prio),
+// none of which held a priority in XOFF in the shard's view, so that no
+// XON is to be decided. One release of the sum is the releases one by one:
+// the shared buffer's remove takes from the headroom, then the shared pool,
+// then the reserve, greedily, and the loop adds nothing in between.
+func (e *Engine) releaseBatch(sh *txShard, ports uint64, prio uint8) {
+	for ; ports != 0; ports &= ports - 1 {
+		in := bits.TrailingZeros64(ports)
+		l := sh.released[in]
+		sh.released[in] = 0
+		a := e.acctOf(sh, in)
+		if buf := &sh.buf; buf.on {
+			buf.remove(a, prio, l)
+		} else {
+			a.inBytes[prio] -= l
 		}
 	}
 }

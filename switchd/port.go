@@ -269,13 +269,22 @@ func (e *Engine) drainData(now int64, g *egress, bu, t float64, out []TxItem) (f
 	lossless := e.pfcOn && e.lossless&(1<<prio) != 0
 	from := q.head // RoCC: its dequeues after the loop (dequeueBatch)
 	n, bytes := 0, 0
+	var batched uint64 // ingress ports with bytes in sh.released
 	for n < len(out) && bu <= t && q.head != q.tail {
 		en := &q.buf[q.head&q.mask]
 		l := len(en.frame)
 		g.qBytes -= int64(l)
 		g.qPrio[prio] -= int64(l)
-		if lossless && !sh.releaseInReserve(int(en.in), en.prio, int64(l)) {
-			e.ingressRelease(now, sh, int(en.in), en.prio, int64(l))
+		if lossless {
+			// A port with no priority in XOFF has no XON to decide: its
+			// frames' bytes are counted off together after the loop.
+			// Otherwise each frame's release may send an XON.
+			if in := en.in; (sh.xoffPorts|sh.xoffIn)&(1<<in) == 0 {
+				sh.released[in] += int64(l)
+				batched |= 1 << in
+			} else if !sh.releaseInReserve(int(in), en.prio, int64(l)) {
+				e.ingressRelease(now, sh, int(in), en.prio, int64(l))
+			}
 		}
 		if (g.hookDeq || en.stamp) && g.deq == nil {
 			g.busyUntil = bu // INT's TS
@@ -292,6 +301,9 @@ func (e *Engine) drainData(now int64, g *egress, bu, t float64, out []TxItem) (f
 		if g.gen.pending() {
 			break
 		}
+	}
+	if batched != 0 {
+		e.releaseBatch(sh, batched, uint8(prio))
 	}
 	if g.deq != nil {
 		g.dequeueBatch(q, from, prio)

@@ -53,6 +53,10 @@ type txShard struct {
 	// acctAt[i] is the count of ingress port i the shard keeps (acctOf):
 	// &acct[i] with several shards under PFC, the port's own otherwise.
 	acctAt []*ingressAcct
+	// released[i] is what drainData's loop took off the queue it drains
+	// from ingress port i while port i held no priority in XOFF in this
+	// shard's view, counted off once after the loop (releaseBatch).
+	released []int64
 }
 
 // addInReserve counts a lossless frame of l bytes of priority prio from
@@ -84,6 +88,7 @@ func (sh *txShard) releaseInReserve(in int, prio uint8, l int64) bool {
 
 // setAcctAt fills sh.acctAt (after sh.acct is made, or left nil).
 func (e *Engine) setAcctAt(sh *txShard) {
+	sh.released = make([]int64, e.n)
 	sh.acctAt = make([]*ingressAcct, e.n)
 	for i := range sh.acctAt {
 		if sh.acct != nil {
