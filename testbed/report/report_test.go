@@ -370,9 +370,9 @@ func TestWriteAll(t *testing.T) {
 		{RateCSVFile, "t_us,flow,goodput_gbps,rate_gbps,window_bytes", 30,
 			map[int]string{1: "0,1,10,,", 2: "0,2,0,,", 3: "0,3,5,,", 16: "500,1,2,,", 30: "900,3,0,,"}},
 		{FairRateCSVFile, "t_us,port,gbps", 10, map[int]string{1: "0,2,8", 6: "500,2,3", 10: "900,2,6"}},
-		// AddFCT gives no endpoints or start: empty cells.
-		{FCTCSVFile, "flow,src,dst,size_bytes,start_us,fct_us,slowdown", 3,
-			map[int]string{1: "3,,,312500,,480,1.92", 2: "4,,,2000,,12,3", 3: "4,,,3000,,14,5"}},
+		// AddFCT gives no endpoints, start or priority: empty cells.
+		{FCTCSVFile, "flow,src,dst,size_bytes,start_us,fct_us,slowdown,priority", 3,
+			map[int]string{1: "3,,,312500,,480,1.92,", 2: "4,,,2000,,12,3,", 3: "4,,,3000,,14,5,"}},
 	} {
 		lines := readLines(t, filepath.Join(dir, tc.file))
 		if len(lines) == 0 || lines[0] != tc.header {
