@@ -377,6 +377,9 @@ func TestRateAndFCTColumns(t *testing.T) {
 			t.Fatalf("rate.csv row %v: sender rate %q, want (0, 10] Gb/s", r, r[3])
 		}
 	}
+	if res.Summary.Trace != nil {
+		t.Errorf("summary trace %+v: the run wrote none", res.Summary.Trace)
+	}
 	fct := read(report.FCTCSVFile)
 	if strings.Join(fct[0], ",") != "flow,src,dst,size_bytes,start_us,fct_us,slowdown,priority" || len(fct) != 2 {
 		t.Fatalf("fct.csv %v", fct)

@@ -576,7 +576,7 @@ func TestSummaryJSONContract(t *testing.T) {
 	required := []string{"results_version", "experiment", "scheme", "clock", "seed", "started_at", "duration_s",
 		"interrupted", "degraded", "degraded_reasons", "jain_index", "jain_flows", "steady_flows", "flows", "ports", "build", "machine"}
 	optional := []string{"steady_from_s", "warmup_s", "scaling", "notes", "fct_buckets", "config", "topology",
-		"link_gbps", "lcores", "samples_rejected", "captures", "link_losses", "hottest_port", "worst_flows"}
+		"link_gbps", "lcores", "samples_rejected", "captures", "trace", "link_losses", "hottest_port", "worst_flows"}
 	checkKeys(t, "summary", doc, required, optional)
 
 	var lists struct {

@@ -102,6 +102,9 @@ type Summary struct {
 	// Captures are the pcap files the run wrote (docs/capture.md), when it
 	// captured.
 	Captures []CaptureSummary `json:"captures,omitempty"`
+	// Trace is the per-packet event trace the run wrote (testbed run
+	// -trace, the file's [trace] table), when it wrote one.
+	Trace *TraceSummary `json:"trace,omitempty"`
 	// LinkLosses are the link directions that lost frames to the failures
 	// the experiment injected (topology.loss_rate, [[link_failures]]), when
 	// any did.
@@ -141,6 +144,21 @@ type CaptureSummary struct {
 	Dropped uint64 `json:"dropped,omitempty"`
 	// Snaplen is the most bytes kept of a frame.
 	Snaplen int `json:"snaplen"`
+}
+
+// TraceSummary is summary.json's "trace": the per-packet event trace file
+// of a run and what it holds.
+type TraceSummary struct {
+	// File is the trace file, relative to the results directory.
+	File string `json:"file"`
+	// Records is the number of records in it, Bytes its size (header
+	// included).
+	Records uint64 `json:"records"`
+	Bytes   int64  `json:"bytes"`
+	// Nodes and Kinds are the switches and event kinds the trace kept, as
+	// asked; absent: every switch, every kind.
+	Nodes []string `json:"nodes,omitempty"`
+	Kinds []string `json:"kinds,omitempty"`
 }
 
 // FlowSummary is one entry of summary.json's "flows".
