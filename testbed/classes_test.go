@@ -128,8 +128,8 @@ func TestTrafficClassesInResults(t *testing.T) {
 }
 
 // TestGeneratedFlowsAreTheRunsFlows: every flow a virtual-time run completed
-// (fct.csv) is one of GeneratedFlows, with its sender, receiver, size and
-// start; and export-flows writes them all as a flow.txt.
+// (fct.csv) is one of GeneratedFlows, with its sender, receiver, size,
+// start and priority; and export-flows writes them all as a flow.txt.
 func TestGeneratedFlowsAreTheRunsFlows(t *testing.T) {
 	e, err := Decode("classes.toml", classes, ".")
 	if err != nil {
@@ -154,7 +154,8 @@ func TestGeneratedFlowsAreTheRunsFlows(t *testing.T) {
 	if len(fct) < 20 {
 		t.Fatalf("%d completed flows: want a few tens", len(fct)-1)
 	}
-	for _, r := range fct[1:] { // flow,src,dst,size_bytes,start_us,...
+	var rowPrios [8]int
+	for _, r := range fct[1:] { // flow,src,dst,size_bytes,start_us,fct_us,slowdown,priority
 		id, _ := strconv.Atoi(r[0])
 		src, _ := strconv.Atoi(r[1][1:])
 		i, ok := byKey[key{src, id}]
@@ -163,9 +164,14 @@ func TestGeneratedFlowsAreTheRunsFlows(t *testing.T) {
 		}
 		f := gen[i]
 		start, _ := strconv.ParseFloat(r[4], 64)
-		if "h"+strconv.Itoa(f.Dst) != r[2] || strconv.FormatInt(f.SizeBytes, 10) != r[3] || math.Abs(start-float64(f.StartNs)/1e3) > 1e-6 {
-			t.Fatalf("fct.csv row %v: generated %+v", r, f)
+		if "h"+strconv.Itoa(f.Dst) != r[2] || strconv.FormatInt(f.SizeBytes, 10) != r[3] || math.Abs(start-float64(f.StartNs)/1e3) > 1e-6 ||
+			r[7] != strconv.Itoa(*f.Priority) {
+			t.Fatalf("fct.csv row %v: generated %+v, priority %d", r, f, *f.Priority)
 		}
+		rowPrios[*f.Priority]++
+	}
+	if rowPrios[1] == 0 || rowPrios[3] == 0 {
+		t.Errorf("fct.csv rows by priority %v: want both classes", rowPrios)
 	}
 	var b strings.Builder
 	n, err := e.ExportNS3Flows(&b)

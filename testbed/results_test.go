@@ -362,7 +362,8 @@ func TestSummaryRecordsWhatProducedIt(t *testing.T) {
 }
 
 // TestRateAndFCTColumns: rate.csv has the sender's rate beside the goodput,
-// the rate never above line rate; fct.csv names the endpoints and the start.
+// the rate never above line rate; fct.csv names the endpoints, the start and
+// the flow's priority (the hosts' default, 3).
 func TestRateAndFCTColumns(t *testing.T) {
 	res := runVirtual(t, virtualRoCC, t.TempDir())
 	read := func(name string) [][]string { return resultRows(t, res.Dir, name) }
@@ -376,12 +377,15 @@ func TestRateAndFCTColumns(t *testing.T) {
 			t.Fatalf("rate.csv row %v: sender rate %q, want (0, 10] Gb/s", r, r[3])
 		}
 	}
+	if res.Summary.Trace != nil {
+		t.Errorf("summary trace %+v: the run wrote none", res.Summary.Trace)
+	}
 	fct := read(report.FCTCSVFile)
-	if strings.Join(fct[0], ",") != "flow,src,dst,size_bytes,start_us,fct_us,slowdown" || len(fct) != 2 {
+	if strings.Join(fct[0], ",") != "flow,src,dst,size_bytes,start_us,fct_us,slowdown,priority" || len(fct) != 2 {
 		t.Fatalf("fct.csv %v", fct)
 	}
-	if r := fct[1]; r[0] != "3" || r[1] != "h2" || r[2] != "h3" || r[3] != "2000000" || r[4] != "5000" {
-		t.Errorf("fct.csv row %v, want flow 3 h2 -> h3, 2 MB from 5000 us", r)
+	if r := fct[1]; r[0] != "3" || r[1] != "h2" || r[2] != "h3" || r[3] != "2000000" || r[4] != "5000" || r[7] != "3" {
+		t.Errorf("fct.csv row %v, want flow 3 h2 -> h3, 2 MB from 5000 us, priority 3", r)
 	}
 }
 

@@ -213,7 +213,8 @@ func RunWith(ctx context.Context, e *Experiment, out io.Writer, o RunOptions) (*
 		zap.Int("switches", len(plan.Topo.Switches)), zap.Int("links", len(plan.Topo.Links)))
 	var fr *fabric.Result
 	var rec *report.Recorder
-	var finishTrace func() error // closes the trace file (virtual time with a trace)
+	var finishTrace func() (fabric.TraceStats, error) // closes the trace file (virtual time with a trace)
+	var traceDone *report.TraceSummary                // what the trace wrote, for summary.json
 	switch e.Experiment.Clock {
 	case ClockVirtual:
 		v, err := fabric.NewVirtual(plan)
@@ -257,9 +258,11 @@ func RunWith(ctx context.Context, e *Experiment, out io.Writer, o RunOptions) (*
 		runErr := v.Run(ctx, durNs, progress)
 		files, capErr := v.CloseCapture()
 		if finishTrace != nil {
-			if err := finishTrace(); err != nil && capErr == nil {
+			st, err := finishTrace()
+			if err != nil && capErr == nil {
 				capErr = err
 			}
+			traceDone = traceSummary(tr, st)
 		}
 		if runErr != nil && ctx.Err() == nil {
 			return nil, fmt.Errorf("testbed: %w", runErr)
@@ -308,8 +311,11 @@ func RunWith(ctx context.Context, e *Experiment, out io.Writer, o RunOptions) (*
 	if err != nil {
 		return nil, fmt.Errorf("testbed: results: %w", err)
 	}
-	if len(res.Captures) > 0 {
-		sum.Captures = captureSummaries(res.Captures, stage.Path(), capture.Snaplen)
+	if len(res.Captures) > 0 || traceDone != nil {
+		if len(res.Captures) > 0 {
+			sum.Captures = captureSummaries(res.Captures, stage.Path(), capture.Snaplen)
+		}
+		sum.Trace = traceDone
 		if err := report.WriteSummaryFile(stage.Path(), sum); err != nil {
 			return nil, fmt.Errorf("testbed: results: %w", err)
 		}

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/ccbed/ccbed/fabric"
+	"github.com/ccbed/ccbed/testbed/report"
 	"github.com/ccbed/ccbed/trace"
 )
 
@@ -278,9 +279,9 @@ func (e *Experiment) runTrace(o RunOptions) (*Trace, fabric.TraceFilter, error) 
 }
 
 // startTrace creates the trace file at path and starts v's trace into it;
-// the function it returns stops the trace and closes the file (once: later
-// calls return nil).
-func startTrace(v *fabric.Virtual, path string, f fabric.TraceFilter) (func() error, error) {
+// the function it returns stops the trace, closes the file and returns what
+// it wrote (once: later calls return nothing).
+func startTrace(v *fabric.Virtual, path string, f fabric.TraceFilter) (func() (fabric.TraceStats, error), error) {
 	file, err := os.Create(path)
 	if err != nil {
 		return nil, fmt.Errorf("testbed: trace: %w", err)
@@ -290,15 +291,22 @@ func startTrace(v *fabric.Virtual, path string, f fabric.TraceFilter) (func() er
 		return nil, fmt.Errorf("testbed: %w", err)
 	}
 	done := false
-	return func() error {
+	return func() (fabric.TraceStats, error) {
 		if done {
-			return nil
+			return fabric.TraceStats{}, nil
 		}
 		done = true
-		_, err := v.CloseTrace()
+		st, err := v.CloseTrace()
 		if cerr := file.Close(); err == nil && cerr != nil {
 			err = fmt.Errorf("testbed: trace: %w", cerr)
 		}
-		return err
+		return st, err
 	}, nil
+}
+
+// traceSummary is summary.json's account of the trace t wrote into the
+// results directory: st's records and bytes.
+func traceSummary(t *Trace, st fabric.TraceStats) *report.TraceSummary {
+	return &report.TraceSummary{File: TraceFile, Records: st.Records, Bytes: st.Bytes,
+		Nodes: slices.Clone(t.Nodes), Kinds: slices.Clone(t.Kinds)}
 }

@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"strconv"
 	"strings"
@@ -60,7 +61,8 @@ func runTraced(t *testing.T, scheme string, tr *Trace, par fabric.Parallel) (*Re
 	return runTracedPrio(t, scheme, 3, tr, par)
 }
 
-// runTracedPrio is runTraced with the incast in priority prio.
+// runTracedPrio is runTraced with the incast in priority prio. It checks
+// summary.json's "trace": the file, its records and bytes, the filter asked.
 func runTracedPrio(t *testing.T, scheme string, prio int, tr *Trace, par fabric.Parallel) (*Result, []string, []trace.Record, error) {
 	t.Helper()
 	e, err := Decode("v.toml", strings.NewReplacer("SCHEME", scheme, "BUFFER", "200_000", "PRIORITY", strconv.Itoa(prio)).Replace(traceThreeToOne), ".")
@@ -90,6 +92,20 @@ func runTracedPrio(t *testing.T, scheme string, prio int, tr *Trace, par fabric.
 			t.Fatal(err)
 		}
 		recs = append(recs, r)
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		t.Fatal(err)
+	}
+	disk, err := report.LoadSummary(filepath.Join(res.Dir, report.SummaryFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := report.TraceSummary{File: TraceFile, Records: uint64(len(recs)), Bytes: fi.Size(), Nodes: tr.Nodes, Kinds: tr.Kinds}
+	for _, got := range []*report.TraceSummary{res.Summary.Trace, disk.Trace} {
+		if got == nil || !reflect.DeepEqual(*got, want) {
+			t.Fatalf("summary trace %+v, want %+v", got, want)
+		}
 	}
 	return res, rd.Nodes(), recs, nil
 }

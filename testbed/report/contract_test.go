@@ -236,16 +236,19 @@ func TestRateCSVColumns(t *testing.T) {
 	}
 }
 
-// TestFCTCSVColumns: fct.csv has the endpoints and the start time.
+// TestFCTCSVColumns: fct.csv has the endpoints, the start time and the
+// priority, last (a priority not known is an empty cell, priority 0 a 0).
 func TestFCTCSVColumns(t *testing.T) {
 	r := NewRecorder(Meta{})
-	r.AddFCTRecord(FCTRecord{Flow: 7, Src: "h0", Dst: "h3", StartUs: 12.5, SizeBytes: 1000, FCTUs: 20, Slowdown: 1.25})
+	r.AddFCTRecord(FCTRecord{Flow: 7, Src: "h0", Dst: "h3", StartUs: 12.5, SizeBytes: 1000, FCTUs: 20, Slowdown: 1.25,
+		Priority: 3, HasPriority: true})
 	r.AddFCTRecord(FCTRecord{Flow: 8, StartUs: math.Inf(1), SizeBytes: 10, FCTUs: 2, Slowdown: 1})
+	r.AddFCTRecord(FCTRecord{Flow: 9, Src: "h1", Dst: "h3", StartUs: 3, SizeBytes: 10, FCTUs: 2, Slowdown: 1, HasPriority: true})
 	var b bytes.Buffer
 	if err := r.WriteFCTCSV(&b); err != nil {
 		t.Fatal(err)
 	}
-	want := "flow,src,dst,size_bytes,start_us,fct_us,slowdown\n7,h0,h3,1000,12.5,20,1.25\n8,,,10,,2,1\n"
+	want := "flow,src,dst,size_bytes,start_us,fct_us,slowdown,priority\n7,h0,h3,1000,12.5,20,1.25,3\n8,,,10,,2,1,\n9,h1,h3,10,3,2,1,0\n"
 	if b.String() != want {
 		t.Errorf("fct.csv:\n%s\nwant\n%s", b.String(), want)
 	}

@@ -16,7 +16,9 @@ const (
 	QueueCSVHeader    = "t_us,port,queue_bytes"
 	RateCSVHeader     = "t_us,flow,goodput_gbps,rate_gbps,window_bytes"
 	FairRateCSVHeader = "t_us,port,gbps"
-	FCTCSVHeader      = "flow,src,dst,size_bytes,start_us,fct_us,slowdown"
+	// FCTCSVHeader is fct.csv's: priority, the flow's traffic class, was
+	// appended last, after the columns of results written before it.
+	FCTCSVHeader = "flow,src,dst,size_bytes,start_us,fct_us,slowdown,priority"
 	// PrioQueueCSVHeader is queue_prio.csv's: each priority's queue of a
 	// port, one row per sample, port and priority the traffic uses.
 	PrioQueueCSVHeader = "t_us,port,priority,queue_bytes"

@@ -40,6 +40,79 @@ func TestJain(t *testing.T) {
 	}
 }
 
+// TestJainApplies: Jain's index is taken where the flows share one steady
+// state: every flow with goodput in the steady half had it through the
+// whole half, and there are at least two; null otherwise (summary.json),
+// with the reason in the terminal table. Each case is a 1000 us run
+// sampled every 100 us (steady half t >= 500 us); a flow is given by the
+// samples [from, to) it has goodput in and whether it completed.
+func TestJainApplies(t *testing.T) {
+	type flow struct {
+		from, to float64 // us
+		gbps     float64
+		done     bool
+	}
+	long := func(gbps float64) flow { return flow{0, 1000, gbps, false} }
+	for _, tc := range []struct {
+		name           string
+		flows          []flow
+		jain           float64 // 0: null
+		shared, active int
+		line           string // the table's Jain line has this
+	}{
+		{"long-lived flows", []flow{long(2), long(4)}, 0.9, 2, 2, "Jain index over the 2 flows that shared the whole steady half: 0.9000"},
+		{"one long-lived flow", []flow{long(2)}, 0, 1, 1, "Jain index: - (it needs 2 flows that shared the whole steady half, the run had 1)"},
+		{"no flow", nil, 0, 0, 0, "the run had 0)"},
+		{"a flow completed before the steady half", []flow{long(3), long(3), {0, 400, 5, true}}, 1, 2, 2, "over the 2 flows"},
+		{"a flow starts in the steady half", []flow{long(3), long(3), {600, 1000, 2, false}}, 0, 2, 3,
+			"Jain index: - (only 2 of the 3 flows active in the steady half shared all of it"},
+		{"a flow completes in the steady half", []flow{long(3), long(3), {0, 700, 2, true}}, 0, 2, 3, "only 2 of the 3"},
+		{"a flow idle in the steady half", []flow{long(3), long(1), {0, 400, 5, false}}, 0.8, 2, 2, "over the 2 flows"},
+		// A Poisson workload: two large flows span the run while short ones
+		// come and go; the large ones' shares are not a steady state's.
+		{"a workload", []flow{long(4), long(6), {100, 300, 1, true}, {500, 600, 1, true}, {700, 900, 2, true}, {800, 1000, 1, false}},
+			0, 2, 5, "only 2 of the 5"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := NewRecorder(Meta{Experiment: "jain", DurationS: 0.001})
+			for tUs := 0.0; tUs < 1000; tUs += 100 {
+				r.AddQueueSample(tUs, 0, 0)
+				for i, f := range tc.flows {
+					if tUs >= f.from && tUs < f.to {
+						r.AddRateSample(tUs, i+1, f.gbps)
+					}
+				}
+			}
+			for i, f := range tc.flows {
+				if f.done {
+					r.AddFCT(i+1, 1000, f.to-f.from, 2)
+				}
+			}
+			s := r.Summarize()
+			if got, ok := s.JainIndex.Get(); ok != (tc.jain != 0) || (ok && !near(got, tc.jain)) {
+				t.Errorf("jain_index %s, want %v (0: null)", s.JainIndex.Format(4), tc.jain)
+			}
+			if s.JainFlows != tc.shared || s.SteadyFlows != tc.active || JainApplies(s.JainFlows, s.SteadyFlows) != (tc.jain != 0) {
+				t.Errorf("jain_flows %d, steady_flows %d, want %d, %d", s.JainFlows, s.SteadyFlows, tc.shared, tc.active)
+			}
+			var b bytes.Buffer
+			if err := PrintTable(&b, s); err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(b.String(), tc.line) {
+				t.Errorf("table lacks %q:\n%s", tc.line, b.String())
+			}
+			raw, err := json.Marshal(s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := `"jain_index":null`; tc.jain == 0 && !bytes.Contains(raw, []byte(want)) {
+				t.Errorf("summary.json lacks %s: %s", want, raw)
+			}
+		})
+	}
+}
+
 func TestPercentile(t *testing.T) {
 	oneToTen := []float64{10, 9, 8, 7, 6, 5, 4, 3, 2, 1}
 	hundred := make([]float64, 100)
@@ -216,7 +289,7 @@ func fixture(durationS float64, reverse bool) *Recorder {
 func wantFixtureSummary(durationS float64) Summary {
 	return Summary{
 		ResultsVersion: ResultsVersion, Experiment: "unit", Scheme: "rocc", DurationS: durationS,
-		JainIndex: Some(0.9), JainFlows: 2, SteadyFromS: 500e-6, Scaling: "none", DegradedReasons: []string{},
+		JainIndex: Some(0.9), JainFlows: 2, SteadyFlows: 2, SteadyFromS: 500e-6, Scaling: "none", DegradedReasons: []string{},
 		// Missing values (no FCT, no samples, no fair rate) are None: null.
 		Flows: []FlowSummary{
 			{ID: 1, Src: "h0", Dst: "h3", Bytes: 750000, AvgGbps: Some(6), SteadyGbps: Some(2)},
@@ -370,9 +443,9 @@ func TestWriteAll(t *testing.T) {
 		{RateCSVFile, "t_us,flow,goodput_gbps,rate_gbps,window_bytes", 30,
 			map[int]string{1: "0,1,10,,", 2: "0,2,0,,", 3: "0,3,5,,", 16: "500,1,2,,", 30: "900,3,0,,"}},
 		{FairRateCSVFile, "t_us,port,gbps", 10, map[int]string{1: "0,2,8", 6: "500,2,3", 10: "900,2,6"}},
-		// AddFCT gives no endpoints or start: empty cells.
-		{FCTCSVFile, "flow,src,dst,size_bytes,start_us,fct_us,slowdown", 3,
-			map[int]string{1: "3,,,312500,,480,1.92", 2: "4,,,2000,,12,3", 3: "4,,,3000,,14,5"}},
+		// AddFCT gives no endpoints, start or priority: empty cells.
+		{FCTCSVFile, "flow,src,dst,size_bytes,start_us,fct_us,slowdown,priority", 3,
+			map[int]string{1: "3,,,312500,,480,1.92,", 2: "4,,,2000,,12,3,", 3: "4,,,3000,,14,5,"}},
 	} {
 		lines := readLines(t, filepath.Join(dir, tc.file))
 		if len(lines) == 0 || lines[0] != tc.header {
@@ -501,9 +574,9 @@ func TestSummaryJSONContract(t *testing.T) {
 		t.Fatal(err)
 	}
 	required := []string{"results_version", "experiment", "scheme", "clock", "seed", "started_at", "duration_s",
-		"interrupted", "degraded", "degraded_reasons", "jain_index", "jain_flows", "flows", "ports", "build", "machine"}
+		"interrupted", "degraded", "degraded_reasons", "jain_index", "jain_flows", "steady_flows", "flows", "ports", "build", "machine"}
 	optional := []string{"steady_from_s", "warmup_s", "scaling", "notes", "fct_buckets", "config", "topology",
-		"link_gbps", "lcores", "samples_rejected", "captures", "link_losses", "hottest_port", "worst_flows"}
+		"link_gbps", "lcores", "samples_rejected", "captures", "trace", "link_losses", "hottest_port", "worst_flows"}
 	checkKeys(t, "summary", doc, required, optional)
 
 	var lists struct {

@@ -449,6 +449,10 @@ func appendFCT(buf []byte, rec *FCTRecord) []byte {
 	buf = appendFloat(buf, rec.FCTUs)
 	buf = append(buf, ',')
 	buf = appendFloat(buf, rec.Slowdown)
+	buf = append(buf, ',')
+	if rec.HasPriority {
+		buf = strconv.AppendInt(buf, int64(rec.Priority), 10)
+	}
 	return append(buf, '\n')
 }
 

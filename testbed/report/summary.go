@@ -46,13 +46,19 @@ type Summary struct {
 	Degraded        bool     `json:"degraded"`
 	DegradedReasons []string `json:"degraded_reasons"`
 	// JainIndex is Jain's fairness index of the steady rates of the flows
-	// that shared the whole steady half: with goodput samples before it and
-	// in it, and not completed; null when fewer than two flows did. Flows
-	// that come and go (a Poisson workload's) share no steady state: their
-	// measure is the FCT slowdown (FCTBuckets), not this.
+	// that shared the whole steady half (with goodput samples before it and
+	// in it, and not completed), where it means something (JainApplies):
+	// every flow with goodput in the steady half shared all of it, and at
+	// least two did. Null otherwise: flows that come and go (a Poisson
+	// workload's, an incast's short flows) share no steady state, and
+	// their measure is the FCT slowdown (FCTBuckets), not this.
 	JainIndex OptFloat `json:"jain_index"`
-	// JainFlows is the number of flows JainIndex is taken over.
+	// JainFlows is the number of flows that shared the whole steady half,
+	// those JainIndex is taken over when it applies.
 	JainFlows int `json:"jain_flows"`
+	// SteadyFlows is the number of flows with goodput in the steady half
+	// (steady_gbps above 0); JainIndex applies when JainFlows equals it.
+	SteadyFlows int `json:"steady_flows"`
 	// Flows has one entry per flow given by SetFlow or having rate samples,
 	// by id; never null.
 	Flows []FlowSummary `json:"flows"`
@@ -96,6 +102,9 @@ type Summary struct {
 	// Captures are the pcap files the run wrote (docs/capture.md), when it
 	// captured.
 	Captures []CaptureSummary `json:"captures,omitempty"`
+	// Trace is the per-packet event trace the run wrote (testbed run
+	// -trace, the file's [trace] table), when it wrote one.
+	Trace *TraceSummary `json:"trace,omitempty"`
 	// LinkLosses are the link directions that lost frames to the failures
 	// the experiment injected (topology.loss_rate, [[link_failures]]), when
 	// any did.
@@ -135,6 +144,21 @@ type CaptureSummary struct {
 	Dropped uint64 `json:"dropped,omitempty"`
 	// Snaplen is the most bytes kept of a frame.
 	Snaplen int `json:"snaplen"`
+}
+
+// TraceSummary is summary.json's "trace": the per-packet event trace file
+// of a run and what it holds.
+type TraceSummary struct {
+	// File is the trace file, relative to the results directory.
+	File string `json:"file"`
+	// Records is the number of records in it, Bytes its size (header
+	// included).
+	Records uint64 `json:"records"`
+	Bytes   int64  `json:"bytes"`
+	// Nodes and Kinds are the switches and event kinds the trace kept, as
+	// asked; absent: every switch, every kind.
+	Nodes []string `json:"nodes,omitempty"`
+	Kinds []string `json:"kinds,omitempty"`
 }
 
 // FlowSummary is one entry of summary.json's "flows".
@@ -262,6 +286,20 @@ type FCTBucket struct {
 // DefaultBucketsPerDecade is the number of flow-size buckets per factor of
 // ten that Summarize and the slowdown plot use (edges 1 KB, 3.16 KB, 10 KB, ...).
 const DefaultBucketsPerDecade = 2
+
+// MinJainFlows is the fewest flows JainIndex is taken over.
+const MinJainFlows = 2
+
+// JainApplies reports whether Jain's index of the steady rates means
+// something for a run in which shared flows had goodput through the whole
+// steady half and active flows had goodput in it (shared <= active): when
+// every active flow is a shared one, and there are at least MinJainFlows.
+// A flow that started, or completed, inside the steady half changed the
+// set of flows that share the network there, so the steady rates of the
+// others are not shares of one steady state.
+func JainApplies(shared, active int) bool {
+	return shared >= MinJainFlows && shared == active
+}
 
 // Jain returns Jain's fairness index (sum x)^2 / (n * sum x^2) of xs: 1 when
 // all are equal, 1/n when one takes everything. It returns 0 for an empty
@@ -476,8 +514,11 @@ func (r *Recorder) summary(v view) Summary {
 			f.AvgGbps = Some(s.sum / float64(s.n))
 			f.SteadyGbps = optRatio(s.steadySum, s.steadyN)
 			f.SteadyRateGbps = optRatio(s.rateSum, s.rateN)
-			if s.steadyN > 0 && s.n > s.steadyN && !f.FCTUs.Valid() && f.SteadyGbps.Or(0) > 0 {
-				throughout = append(throughout, f.SteadyGbps.Or(0))
+			if s.steadyN > 0 && f.SteadyGbps.Or(0) > 0 {
+				sum.SteadyFlows++
+				if s.n > s.steadyN && !f.FCTUs.Valid() {
+					throughout = append(throughout, f.SteadyGbps.Or(0))
+				}
 			}
 		} else if durUs > 0 {
 			f.AvgGbps = Some(float64(info.Bytes) * 8 / (durUs * 1e3))
@@ -507,7 +548,7 @@ func (r *Recorder) summary(v view) Summary {
 
 	sum.HottestPort = hottestPort(&sum, v.prio)
 
-	if sum.JainFlows = len(throughout); sum.JainFlows >= 2 {
+	if sum.JainFlows = len(throughout); JainApplies(sum.JainFlows, sum.SteadyFlows) {
 		sum.JainIndex = Some(Jain(throughout))
 	}
 	return sum

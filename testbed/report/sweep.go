@@ -163,8 +163,10 @@ func MeasureRun(dir string) (Metrics, error) {
 	return m, nil
 }
 
-// readColumns reads the columns cols of a results CSV whose header must be
-// header. A missing file has no rows; a row with an empty cell in one of
+// readColumns reads the columns cols of a results CSV whose header must
+// begin with header's columns up to the last one read: columns appended
+// since (fct.csv's priority) or not yet written by an older run change
+// nothing. A missing file has no rows; a row with an empty cell in one of
 // cols (a missing value) is left out.
 func readColumns(path, header string, cols ...int) ([][]float64, error) {
 	f, err := os.Open(path)
@@ -177,7 +179,7 @@ func readColumns(path, header string, cols ...int) ([][]float64, error) {
 	defer f.Close()
 	sc := bufio.NewScanner(f)
 	sc.Buffer(nil, 1<<20)
-	if !sc.Scan() || sc.Text() != header {
+	if !sc.Scan() || !leadingColumns(sc.Text(), header, slices.Max(cols)+1) {
 		if err := sc.Err(); err != nil {
 			return nil, err
 		}
@@ -206,6 +208,13 @@ next:
 		rows = append(rows, row)
 	}
 	return rows, sc.Err()
+}
+
+// leadingColumns reports whether the CSV header line got has want's first n
+// columns first.
+func leadingColumns(got, want string, n int) bool {
+	g, w := strings.Split(got, ","), strings.Split(want, ",")
+	return n <= len(w) && n <= len(g) && slices.Equal(g[:n], w[:n])
 }
 
 // SweepRun is one run of a sweep as SweepPlots sees it: the value of each

@@ -4,6 +4,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"reflect"
 	"sort"
 	"strings"
 	"testing"
@@ -173,5 +174,40 @@ func TestSweepPlotsKeys(t *testing.T) {
 	}
 	if _, err := SweepPlots(t.TempDir(), "names", []string{"scheme", "q"}, "", runs); err != nil {
 		t.Error(err)
+	}
+}
+
+// TestReadColumnsHeader: a results CSV is read when its header begins with
+// the columns read, so fct.csv written before its priority column (or with
+// columns appended later) measures the same; another header is an error.
+func TestReadColumnsHeader(t *testing.T) {
+	const oldFCT = "flow,src,dst,size_bytes,start_us,fct_us,slowdown"
+	for _, tc := range []struct {
+		name, text string
+		want       [][]float64 // nil: an error
+	}{
+		{"current", FCTCSVHeader + "\n1,h0,h1,1000,0,20,2,3\n", [][]float64{{20, 2}}},
+		{"before priority", oldFCT + "\n1,h0,h1,1000,0,20,2\n", [][]float64{{20, 2}}},
+		{"a column more", FCTCSVHeader + ",later\n1,h0,h1,1000,0,20,2,3,x\n", [][]float64{{20, 2}}},
+		{"missing value", FCTCSVHeader + "\n1,h0,h1,1000,0,,2,\n2,h0,h1,10,0,4,1,\n", [][]float64{{4, 1}}},
+		{"other header", "flow,src,dst,size_bytes,start_us,slowdown,fct_us\n1,h0,h1,1000,0,2,20\n", nil},
+		{"too few columns", "flow,src,dst,size_bytes,start_us,fct_us\n1,h0,h1,1000,0,20\n", nil},
+		{"short row", FCTCSVHeader + "\n1,h0,h1,1000,0\n", nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), FCTCSVFile)
+			if err := os.WriteFile(path, []byte(tc.text), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			got, err := readColumns(path, FCTCSVHeader, 5, 6)
+			switch {
+			case tc.want == nil && err == nil:
+				t.Fatalf("read %v, want an error", got)
+			case tc.want != nil && err != nil:
+				t.Fatal(err)
+			case tc.want != nil && !reflect.DeepEqual(got, tc.want):
+				t.Errorf("read %v, want %v", got, tc.want)
+			}
+		})
 	}
 }

@@ -115,10 +115,14 @@ func PrintTableWith(w io.Writer, s Summary, o TableOptions) error {
 		}
 		tw.Flush()
 	}
-	if s.JainIndex.Valid() {
+	switch {
+	case s.JainIndex.Valid():
 		fmt.Fprintf(w, "Jain index over the %d flows that shared the whole steady half: %s\n", s.JainFlows, s.JainIndex.Format(4))
-	} else {
-		fmt.Fprintf(w, "Jain index: - (%d flows shared the whole steady half: flows that come and go are measured by their FCT slowdown)\n", s.JainFlows)
+	case s.JainFlows < s.SteadyFlows:
+		fmt.Fprintf(w, "Jain index: - (only %d of the %d flows active in the steady half shared all of it: flows that come and go are measured by their FCT slowdown)\n",
+			s.JainFlows, s.SteadyFlows)
+	default:
+		fmt.Fprintf(w, "Jain index: - (it needs %d flows that shared the whole steady half, the run had %d)\n", MinJainFlows, s.JainFlows)
 	}
 	if s.Interrupted {
 		fmt.Fprintln(w, "INTERRUPTED: the results cover the run up to the signal")
