@@ -116,7 +116,10 @@ func (e *Engine) ingressAdd(now int64, sh *txShard, in int, prio uint8, l int64)
 // addShared is ingressAdd for the one shard of a shared buffer, past
 // addInReserve's fast case, in one pass: the frame's bytes go into the
 // reserve, the shared pool or the headroom as sharedBuffer.add puts them,
-// and the priority goes into XOFF when shouldPause says so.
+// and the priority goes into XOFF when shouldPause says so. It spells out
+// add's and shouldPause's arithmetic because their calls cost about 20
+// instructions a frame past the reserve (docs/perf.md); the fabric digests
+// (PFC with a shared buffer) hold the two to the same results.
 func (e *Engine) addShared(now int64, sh *txShard, in int, prio uint8, l int64) {
 	a, b := sh.acctAt[in], &sh.buf
 	thr := b.threshold()
