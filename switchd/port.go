@@ -282,7 +282,7 @@ func (e *Engine) drainData(now int64, g *egress, bu, t float64, out []TxItem) (f
 			if in := en.in; (sh.xoffPorts|sh.xoffIn)&(1<<in) == 0 {
 				sh.released[in] += int64(l)
 				batched |= 1 << in
-			} else if !sh.releaseInReserve(int(in), en.prio, int64(l)) {
+			} else {
 				e.ingressRelease(now, sh, int(in), en.prio, int64(l))
 			}
 		}

@@ -73,19 +73,6 @@ func (sh *txShard) addInReserve(in int, prio uint8, l int64) bool {
 	return false
 }
 
-// releaseInReserve is addInReserve for a lossless frame leaving: the
-// priority's bytes all in the reserve (nothing in the headroom or the
-// shared pool to release) and port in holding no priority in XOFF in this
-// shard's view (no XON to decide). The caller calls ingressRelease when not.
-func (sh *txShard) releaseInReserve(in int, prio uint8, l int64) bool {
-	a, b := sh.acctAt[in], &sh.buf
-	if b.on && a.hdrmBytes[prio] == 0 && a.inBytes[prio] <= b.reserve && (sh.xoffPorts|sh.xoffIn)&(1<<in) == 0 {
-		a.inBytes[prio] -= l
-		return true
-	}
-	return false
-}
-
 // setAcctAt fills sh.acctAt (after sh.acct is made, or left nil).
 func (e *Engine) setAcctAt(sh *txShard) {
 	sh.released = make([]int64, e.n)
