@@ -26,6 +26,9 @@ type sharedBuffer struct {
 	// float product's value, without the conversions on every packet.
 	alphaNum   int64
 	alphaShift int8
+	// exactBelow is 2^40 when alpha is dyadic, else 0: a free pool under it
+	// takes the integer form (one compare for the two conditions).
+	exactBelow int64
 	// minFree is the least free shared pool whose threshold is above 0:
 	// while pool - used >= minFree, a priority within its reserve with no
 	// headroom in use does not call for XOFF (ingressAdd's fast path).
@@ -60,13 +63,23 @@ func dyadic(a float64) (int64, int8) {
 func newSharedBuffer(cfg *Config) sharedBuffer {
 	b := &cfg.Buffer
 	s := sharedBuffer{on: true, pool: b.SizeBytes, alpha: b.Alpha, reserve: b.ReserveBytes, resumeOffset: b.ResumeOffsetBytes}
-	s.alphaNum, s.alphaShift = dyadic(b.Alpha)
+	s.setAlpha(b.Alpha)
 	s.minFree = s.leastFreeAbove0()
 	if cfg.PFC.Enabled {
 		hdrm, rsrv := cfg.reserved()
 		s.pool -= hdrm + rsrv
 	}
 	return s
+}
+
+// setAlpha sets alpha and its dyadic form.
+func (s *sharedBuffer) setAlpha(a float64) {
+	s.alpha = a
+	s.alphaNum, s.alphaShift = dyadic(a)
+	s.exactBelow = 0
+	if s.alphaShift >= 0 {
+		s.exactBelow = 1 << 40
+	}
 }
 
 // threshold is the dynamic threshold: alpha x the free shared pool.
@@ -76,8 +89,10 @@ func (s *sharedBuffer) threshold() int64 {
 
 // thresholdOf is threshold with free bytes free.
 func (s *sharedBuffer) thresholdOf(free int64) int64 {
-	if s.alphaShift >= 0 && free < 1<<40 {
-		return free * s.alphaNum >> s.alphaShift
+	if free < s.exactBelow {
+		// The mask (alphaShift <= maxAlphaShift) spares the shift's checks
+		// for a negative or too large count.
+		return free * s.alphaNum >> (uint(s.alphaShift) & 63)
 	}
 	return int64(s.alpha * float64(free))
 }
@@ -121,6 +136,42 @@ func (s *sharedBuffer) sharedOf(g *ingressAcct, p uint8) int64 {
 // was too small for the link's round trip.
 func (s *sharedBuffer) admitLossless(g *ingressAcct, p uint8, l int64) bool {
 	return l+g.hdrmBytes[p] <= g.headroom || l+s.sharedOf(g, p) <= s.threshold()
+}
+
+// admitAdd is admitLossless, then add when it admits, in one pass over
+// ingress g's counts, for a shard that keeps them itself (one shard): it
+// reports whether the lossless frame of l bytes of priority p was admitted,
+// and whether p then calls for XOFF (shouldPause). The threshold is computed
+// only where admitLossless or add would read it, and shouldPause's at most
+// once (a frame within the reserve compares the free pool with minFree).
+func (s *sharedBuffer) admitAdd(g *ingressAcct, p uint8, l int64) (ok, pause bool) {
+	p &= wire.PFCPriorities - 1
+	hdrm, in := g.hdrmBytes[p], g.inBytes[p]
+	var thr int64
+	haveThr := false
+	if l+hdrm > g.headroom {
+		thr, haveThr = s.threshold(), true
+		if l+max(in-s.reserve, 0) > thr {
+			return false, false
+		}
+	}
+	nb := in + l
+	if nb <= s.reserve {
+		// sharedOf stays 0: shouldPause is headroom in use or a threshold
+		// of 0 or less, that is a free pool under minFree.
+		g.inBytes[p] = nb
+		return true, hdrm > 0 || s.pool-s.used < s.minFree
+	}
+	if !haveThr {
+		thr = s.threshold()
+	}
+	if nb-s.reserve > thr {
+		g.hdrmBytes[p] = hdrm + l
+		return true, true
+	}
+	g.inBytes[p] = nb
+	s.used += min(l, nb-s.reserve)
+	return true, hdrm > 0 || nb-s.reserve >= s.threshold()
 }
 
 // add counts an admitted lossless frame: into the reserve while it lasts,

@@ -2,6 +2,7 @@ package switchd
 
 import (
 	"math"
+	"math/rand/v2"
 	"strings"
 	"testing"
 
@@ -261,8 +262,8 @@ func TestHeadroomBytes(t *testing.T) {
 // float product.
 func TestThresholdDyadic(t *testing.T) {
 	for _, alpha := range []float64{0.125, 0.5, 1, 2, 1.0 / 16, 0.375, 8, 0.3, 1.0 / 3} {
-		b := sharedBuffer{on: true, alpha: alpha}
-		b.alphaNum, b.alphaShift = dyadic(alpha)
+		b := sharedBuffer{on: true}
+		b.setAlpha(alpha)
 		if dy := alpha*1024 == float64(int64(alpha*1024)); dy != (b.alphaShift >= 0) {
 			t.Errorf("alpha %v: dyadic form %d / 2^%d", alpha, b.alphaNum, b.alphaShift)
 		}
@@ -290,8 +291,7 @@ func TestLeastFreeAbove0(t *testing.T) {
 		{1.0 / 8, 8}, {0.5, 2}, {1, 1}, {2, 1}, {16, 1}, {1.0 / 3, 3}, {0.3, 4}, {1.0 / 1024, 1024}, {1e-7, 10_000_000},
 	} {
 		var s sharedBuffer
-		s.alpha = tc.alpha
-		s.alphaNum, s.alphaShift = dyadic(tc.alpha)
+		s.setAlpha(tc.alpha)
 		m := s.leastFreeAbove0()
 		if m != tc.want || s.thresholdOf(m) <= 0 || s.thresholdOf(m-1) > 0 {
 			t.Errorf("alpha %g: least free %d (threshold %d, one less %d), want %d", tc.alpha, m, s.thresholdOf(m), s.thresholdOf(m-1), tc.want)
@@ -300,5 +300,43 @@ func TestLeastFreeAbove0(t *testing.T) {
 	var s sharedBuffer // alpha 0: the threshold is never above 0
 	if m := s.leastFreeAbove0(); m != math.MaxInt64 {
 		t.Errorf("alpha 0: least free %d, want MaxInt64", m)
+	}
+}
+
+// TestAdmitAddMatchesSteps: admitAdd, the one-shard shared buffer's fused
+// admission and count, admits exactly what admitLossless admits, leaves the
+// counts add leaves, and calls for XOFF exactly when shouldPause does, over
+// random counts, frame sizes and alphas (dyadic and not), near the reserve,
+// the headroom and the threshold.
+func TestAdmitAddMatchesSteps(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 11))
+	for i := 0; i < 200_000; i++ {
+		var b sharedBuffer
+		b.on = true
+		b.setAlpha([]float64{0.125, 0.5, 1, 2, 1.0 / 3, 0}[rng.IntN(6)])
+		b.pool = 1 + rng.Int64N(1<<20)
+		b.used = rng.Int64N(b.pool + 4096)
+		b.reserve = rng.Int64N(8192)
+		b.minFree = b.leastFreeAbove0()
+		var g ingressAcct
+		g.headroom = rng.Int64N(64 << 10)
+		p := uint8(rng.IntN(8))
+		g.inBytes[p] = rng.Int64N(b.reserve + 1<<16)
+		if rng.IntN(3) == 0 {
+			g.hdrmBytes[p] = rng.Int64N(g.headroom + 1)
+		}
+		l := 64 + rng.Int64N(9000)
+		b2, g2 := b, g
+		ok, pause := b.admitAdd(&g, p, l)
+		want := b2.admitLossless(&g2, p, l)
+		wantPause := false
+		if want {
+			b2.add(&g2, p, l)
+			wantPause = b2.shouldPause(&g2, p)
+		}
+		if ok != want || pause != wantPause || g != g2 || b != b2 {
+			t.Fatalf("case %d (l %d, prio %d): admitAdd %v/%v %+v used %d, steps %v/%v %+v used %d",
+				i, l, p, ok, pause, g, b.used, want, wantPause, g2, b2.used)
+		}
 	}
 }

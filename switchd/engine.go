@@ -33,7 +33,7 @@ type Engine struct {
 	xonBytes    int64
 	pauseQuanta uint16
 	dscpPrio    bool                      // priorities from the DSCP, not the VLAN tag
-	lossless    uint8                     // PFC's lossless priorities (bit p), with pfcOn
+	lossless    uint8                     // PFC's lossless priorities (bit p); 0 with PFC off
 	strict      uint8                     // priorities served strictly, highest first
 	quantum     [wire.PFCPriorities]int32 // DWRR quantum per priority
 
@@ -89,8 +89,10 @@ func New(cfg *Config) (*Engine, error) {
 			pfcEvents: NewRing[PFCEvent](max(cfg.Telemetry.SampleBuffer, minPFCEventRing))}},
 	}
 	e.roccRate.Init(&wire.Endpoints{SrcIP: ip})
-	for _, p := range cfg.Lossless() {
-		e.lossless |= 1 << p
+	if e.pfcOn {
+		for _, p := range cfg.Lossless() {
+			e.lossless |= 1 << p
+		}
 	}
 	for _, p := range cfg.Queues.Strict {
 		e.strict |= 1 << p

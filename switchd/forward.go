@@ -335,10 +335,10 @@ func (e *Engine) Enqueue(now int64, m *Meta, frame []byte, h Handle) bool {
 	l := int64(len(frame))
 	prio := m.Prio & 7
 	q := &g.q[prio]
-	lossless := e.pfcOn && e.lossless&(1<<prio) != 0
+	lossless := e.lossless&(1<<prio) != 0
 	// One shard: xoffPorts has bit i set exactly while port i holds a
 	// priority in XOFF.
-	if lossless && sh.acct == nil && sh.xoffPorts&(1<<m.In) != 0 {
+	if lossless && sh.acct == nil && sh.xoffPorts&(1<<(m.In&63)) != 0 {
 		if ig := &e.eg[m.In]; ig.xoff&(1<<prio) != 0 {
 			ig.sinceXOFF[prio] += l
 		}
@@ -352,9 +352,18 @@ func (e *Engine) Enqueue(now int64, m *Meta, frame []byte, h Handle) bool {
 		e.traceDrop(now, g, m, frame)
 		return false
 	}
+	pause := false // one shard's shared buffer: admitAdd's call for XOFF
 	if sh.buf.on {
 		if lossless {
-			if !sh.buf.admitLossless(e.acctOf(sh, int(m.In)), prio, l) {
+			ok := false
+			if sh.acct == nil {
+				if ok = sh.admitInReserve(int(m.In), prio, l); !ok {
+					ok, pause = sh.buf.admitAdd(sh.acctAt[m.In], prio, l)
+				}
+			} else {
+				ok = sh.buf.admitLossless(e.acctOf(sh, int(m.In)), prio, l)
+			}
+			if !ok {
 				// Counted at the ingress port, whose counters the
 				// shard owns only when it is the one shard.
 				if sh.acct == nil {
@@ -393,12 +402,17 @@ func (e *Engine) Enqueue(now int64, m *Meta, frame []byte, h Handle) bool {
 		g.c[cQueueMax] = uint64(g.qBytes)
 	}
 	if lossless {
-		if !sh.addInReserve(int(m.In), prio, l) {
-			if sh.buf.on && sh.acct == nil {
-				e.addShared(now, sh, int(m.In), prio, l)
-			} else {
-				e.ingressAdd(now, sh, int(m.In), prio, l)
+		switch {
+		case pause:
+			// Counted at admission (one shard's shared buffer): the XOFF it
+			// called for goes out after the frame's enqueue and its trace
+			// record, as ingressAdd's would.
+			if ig := &e.eg[m.In]; ig.xoff&(1<<prio) == 0 {
+				e.setXOFF(now, ig, prio)
 			}
+		case sh.buf.on && sh.acct == nil: // counted at admission
+		case !sh.addInReserve(int(m.In), prio, l):
+			e.ingressAdd(now, sh, int(m.In), prio, l)
 		}
 	} else if sh.buf.on {
 		sh.buf.used += l

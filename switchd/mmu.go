@@ -113,30 +113,6 @@ func (e *Engine) ingressAdd(now int64, sh *txShard, in int, prio uint8, l int64)
 	}
 }
 
-// addShared is ingressAdd for the one shard of a shared buffer, past
-// addInReserve's fast case, in one pass: the frame's bytes go into the
-// reserve, the shared pool or the headroom as sharedBuffer.add puts them,
-// and the priority goes into XOFF when shouldPause says so. It spells out
-// add's and shouldPause's arithmetic because their calls cost about 20
-// instructions a frame past the reserve (docs/perf.md); the fabric digests
-// (PFC with a shared buffer) hold the two to the same results.
-func (e *Engine) addShared(now int64, sh *txShard, in int, prio uint8, l int64) {
-	a, b := sh.acctAt[in], &sh.buf
-	thr := b.threshold()
-	switch nb := a.inBytes[prio] + l; {
-	case nb <= b.reserve:
-		a.inBytes[prio] = nb
-	case nb-b.reserve > thr:
-		a.hdrmBytes[prio] += l
-	default:
-		a.inBytes[prio] = nb
-		b.used += min(l, nb-b.reserve)
-	}
-	if g := &e.eg[in]; g.xoff&(1<<prio) == 0 && (a.hdrmBytes[prio] > 0 || b.sharedOf(a, prio) >= b.threshold()) {
-		e.setXOFF(now, g, prio)
-	}
-}
-
 // ingressRelease counts l bytes leaving and sends XON below the resume level
 // (with several shards, as ingressAdd sends XOFF).
 func (e *Engine) ingressRelease(now int64, sh *txShard, in int, prio uint8, l int64) {

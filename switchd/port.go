@@ -266,10 +266,13 @@ func (e *Engine) drainData(now int64, g *egress, bu, t float64, out []TxItem) (f
 	q := &g.q[prio]
 	ovh, nspb := float64(e.overhead), g.nsPerByte
 	sh := &e.tx[g.sh]
-	lossless := e.pfcOn && e.lossless&(1<<prio) != 0
+	lossless := e.lossless&(1<<prio) != 0
 	from := q.head // RoCC: its dequeues after the loop (dequeueBatch)
 	n, bytes := 0, 0
 	var batched uint64 // ingress ports with bytes in sh.released
+	// Ingress ports holding a priority in XOFF in the shard's view; only
+	// ingressRelease (an XON) changes it inside the loop.
+	xoff := sh.xoffPorts | sh.xoffIn
 	for n < len(out) && bu <= t && q.head != q.tail {
 		en := &q.buf[q.head&q.mask]
 		l := len(en.frame)
@@ -279,11 +282,12 @@ func (e *Engine) drainData(now int64, g *egress, bu, t float64, out []TxItem) (f
 			// A port with no priority in XOFF has no XON to decide: its
 			// frames' bytes are counted off together after the loop.
 			// Otherwise each frame's release may send an XON.
-			if in := en.in; (sh.xoffPorts|sh.xoffIn)&(1<<in) == 0 {
+			if in := en.in & 63; xoff&(1<<in) == 0 {
 				sh.released[in] += int64(l)
 				batched |= 1 << in
 			} else {
 				e.ingressRelease(now, sh, int(in), en.prio, int64(l))
+				xoff = sh.xoffPorts | sh.xoffIn
 			}
 		}
 		if (g.hookDeq || en.stamp) && g.deq == nil {
@@ -410,7 +414,7 @@ func (e *Engine) dequeueData(now int64, g *egress, prio int) (Handle, []byte) {
 	g.qBytes -= l
 	g.qPrio[prio] -= l
 	sh := &e.tx[g.sh]
-	if e.pfcOn && e.lossless&(1<<prio) != 0 {
+	if e.lossless&(1<<prio) != 0 {
 		e.ingressRelease(now, sh, int(en.in), en.prio, l)
 	} else if sh.buf.on {
 		sh.buf.used -= l

@@ -56,7 +56,7 @@ type txShard struct {
 	// released[i] is what drainData's loop took off the queue it drains
 	// from ingress port i while port i held no priority in XOFF in this
 	// shard's view, counted off once after the loop (releaseBatch).
-	released []int64
+	released [64]int64
 }
 
 // addInReserve counts a lossless frame of l bytes of priority prio from
@@ -73,9 +73,22 @@ func (sh *txShard) addInReserve(in int, prio uint8, l int64) bool {
 	return false
 }
 
+// admitInReserve is admitAdd's common case inlined for one shard: it admits
+// and counts a lossless frame when addInReserve would count it and it fits
+// the empty headroom (then admitLossless admits it and shouldPause is
+// false). When it reports false nothing was counted: the caller calls
+// admitAdd.
+func (sh *txShard) admitInReserve(in int, prio uint8, l int64) bool {
+	a, b := sh.acctAt[in], &sh.buf
+	if nb := a.inBytes[prio] + l; nb <= b.reserve && a.hdrmBytes[prio] == 0 && l <= a.headroom && b.pool-b.used >= b.minFree {
+		a.inBytes[prio] = nb
+		return true
+	}
+	return false
+}
+
 // setAcctAt fills sh.acctAt (after sh.acct is made, or left nil).
 func (e *Engine) setAcctAt(sh *txShard) {
-	sh.released = make([]int64, e.n)
 	sh.acctAt = make([]*ingressAcct, e.n)
 	for i := range sh.acctAt {
 		if sh.acct != nil {
