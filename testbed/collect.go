@@ -21,6 +21,7 @@ import (
 	"github.com/ccbed/ccbed/hostd"
 	"github.com/ccbed/ccbed/hostd/daemon"
 	"github.com/ccbed/ccbed/switchd"
+	swdaemon "github.com/ccbed/ccbed/switchd/daemon"
 	"github.com/ccbed/ccbed/testbed/report"
 )
 
@@ -586,9 +587,9 @@ func readCSV(path, header string, row func(rec []string) error) error {
 	}
 }
 
-// readSwitchCSV reads switchd's telemetry CSV (switchd.CSVHeader).
+// readSwitchCSV reads switchd's telemetry CSV (swdaemon.CSVHeader).
 func readSwitchCSV(path string, fn func(tUs float64, port int, q int64, fair float64, hasFair bool)) error {
-	return readCSV(path, switchd.CSVHeader, func(rec []string) error {
+	return readCSV(path, swdaemon.CSVHeader, func(rec []string) error {
 		if len(rec) != 4 {
 			return fmt.Errorf("%d fields, want 4", len(rec))
 		}

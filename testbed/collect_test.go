@@ -10,6 +10,7 @@ import (
 
 	"github.com/ccbed/ccbed/hostd"
 	"github.com/ccbed/ccbed/switchd"
+	swdaemon "github.com/ccbed/ccbed/switchd/daemon"
 )
 
 // TestCollectSynthetic merges hand-written node results: the switch's series
@@ -78,7 +79,7 @@ func TestCollectSynthetic(t *testing.T) {
 	// The switch started 2 s before the instant: its t = 2 000 000 us is the
 	// hosts' 0.
 	write("sw0", SwitchLogFile, "1794999998.000000 switchd: port 0 ...\n1794999998.000000 switchd: running, mode pipeline on lcores [1 2 3]\n")
-	write("sw0", SwitchCSVFile, switchd.CSVHeader+"\n1999000.000,3,500,0.2500\n2050000.000,3,70000,0.3300\n2140000.000,3,0,0.3300\n2400000.000,3,90000,0.3300\n")
+	write("sw0", SwitchCSVFile, swdaemon.CSVHeader+"\n1999000.000,3,500,0.2500\n2050000.000,3,70000,0.3300\n2140000.000,3,0,0.3300\n2400000.000,3,90000,0.3300\n")
 	write("sw0", CheckFile, "hugepages: not used (--no-huge)\nclock_offset_ns=-2500\n")
 	sw := switchd.Results{Counters: switchd.Snapshot{Ports: []switchd.PortCounters{
 		{Port: 0, TrafficCounters: switchd.TrafficCounters{RxPackets: 1000}},
