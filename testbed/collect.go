@@ -140,8 +140,8 @@ type LinkCount struct {
 // dir/results/<node>/ into the results contract of a one-machine run,
 // written to out (default dir/merged) by the same report.Recorder: every
 // series on one time base whose t = 0 is the common start instant, the
-// switch's counters as the ports' counters, the hosts' rates, FCTs and
-// delivered bytes as the flows'. It copies each node's counters beside
+// switch's counters as the ports' counters, its PFC event log as pfc.csv,
+// the hosts' rates, FCTs and delivered bytes as the flows'. It copies each node's counters beside
 // summary.json, checks them against each other (Consistency), writes the
 // check and the nodes' clock offsets into the summary's notes and into
 // nodes.json, and prints the summary table to w. It returns an error when
@@ -249,6 +249,22 @@ func Collect(dir, out string, w io.Writer) (*CollectResult, error) {
 	}); err != nil {
 		return nil, fmt.Errorf("testbed: collect: switch %s: %w", m.Switch, err)
 	}
+	// Its PFC event log: every XOFF and XON, on the same time base.
+	type pfcEvent struct {
+		t           float64
+		port, prio  int
+		xoff        bool
+		ingressByte int64
+	}
+	var pfcEvents []pfcEvent
+	pfcRows, pfcErr := readSwitchPFCCSV(filepath.Join(nodeDir(m.Switch), swdaemon.PFCCSVFile), func(tUs float64, port, prio int, xoff bool, bytes int64) {
+		if t := tUs + swShiftUs; t >= 0 && t <= durUs {
+			pfcEvents = append(pfcEvents, pfcEvent{t, port, prio, xoff, bytes})
+		}
+	})
+	if pfcErr != nil && !errors.Is(pfcErr, fs.ErrNotExist) {
+		return nil, fmt.Errorf("testbed: collect: switch %s: %w", m.Switch, pfcErr)
+	}
 	var skewNs int64 // the spread of the hosts' ends (their time 0s plus their run times)
 	minEnd, maxEnd := int64(math.MaxInt64), int64(math.MinInt64)
 	for _, info := range infos {
@@ -294,6 +310,13 @@ func Collect(dir, out string, w io.Writer) (*CollectResult, error) {
 		}
 	}
 	degraded = append(degraded, switchDegraded(m.Switch, &sw.Counters)...)
+	switch {
+	case pfcErr != nil:
+		notes = append(notes, fmt.Sprintf("switch %s left no PFC event log (%s): pfc.csv has its header only", m.Switch, swdaemon.PFCCSVFile))
+	case sw.Final && sw.PFCRows != pfcRows:
+		degraded = append(degraded, fmt.Sprintf("switch %s wrote %d PFC events, its %s holds %d (pfc.csv has gaps)",
+			m.Switch, sw.PFCRows, swdaemon.PFCCSVFile, pfcRows))
+	}
 	for i, h := range m.Hosts {
 		degraded = append(degraded, hostDegraded(h.Name, &reps[i])...)
 	}
@@ -307,6 +330,9 @@ func Collect(dir, out string, w io.Writer) (*CollectResult, error) {
 		if q.hasFair {
 			rec.AddFairRate(q.t, q.port, q.fair)
 		}
+	}
+	for _, ev := range pfcEvents {
+		rec.AddPFCEvent(ev.t, ev.port, ev.prio, ev.xoff, ev.ingressByte)
 	}
 	warmUs := m.WarmupS * 1e6
 	hostName := map[string]string{} // hostd writes addresses; the results name hosts
@@ -609,6 +635,31 @@ func readSwitchCSV(path string, fn func(tUs float64, port int, q int64, fair flo
 		fn(t, p, q, fair, rec[3] != "")
 		return nil
 	})
+}
+
+// readSwitchPFCCSV reads switchd's PFC event log (its
+// swdaemon.PFCCSVHeader) and returns how many rows it holds.
+func readSwitchPFCCSV(path string, fn func(tUs float64, port, prio int, xoff bool, ingressBytes int64)) (uint64, error) {
+	var rows uint64
+	err := readCSV(path, swdaemon.PFCCSVHeader, func(rec []string) error {
+		if len(rec) != 5 {
+			return fmt.Errorf("%d fields, want 5", len(rec))
+		}
+		t, err1 := strconv.ParseFloat(rec[0], 64)
+		p, err2 := strconv.Atoi(rec[1])
+		prio, err3 := strconv.Atoi(rec[2])
+		b, err4 := strconv.ParseInt(rec[4], 10, 64)
+		if err := errors.Join(err1, err2, err3, err4); err != nil {
+			return err
+		}
+		if p < 0 || prio < 0 || prio > 7 || (rec[3] != "xoff" && rec[3] != "xon") {
+			return fmt.Errorf("port %d, priority %d, event %q: want a port, a priority 0-7, xoff or xon", p, prio, rec[3])
+		}
+		rows++
+		fn(t, p, prio, rec[3] == "xoff", b)
+		return nil
+	})
+	return rows, err
 }
 
 // readRateCSV reads a host's rate.csv (hostd.RateCSVHeader): an empty

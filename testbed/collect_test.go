@@ -11,6 +11,7 @@ import (
 	"github.com/ccbed/ccbed/hostd"
 	"github.com/ccbed/ccbed/switchd"
 	swdaemon "github.com/ccbed/ccbed/switchd/daemon"
+	"github.com/ccbed/ccbed/testbed/report"
 )
 
 // TestCollectSynthetic merges hand-written node results: the switch's series
@@ -137,6 +138,45 @@ func TestCollectSynthetic(t *testing.T) {
 			t.Errorf("merged %s: %v", f, err)
 		}
 	}
+
+	// switchd's PFC event log: its columns are pfc.csv's. Without one (a
+	// switchd before it) the merged pfc.csv has its header only and the
+	// notes say why; with one, its events move onto the common time base
+	// (those before the instant left out) and into pfc.csv; a log shorter
+	// than the count in the switch's final JSON degrades the run.
+	if swdaemon.PFCCSVHeader != report.PFCCSVHeader {
+		t.Fatalf("switchd's PFC log header %q, pfc.csv's %q", swdaemon.PFCCSVHeader, report.PFCCSVHeader)
+	}
+	if b, _ := os.ReadFile(filepath.Join(res.Dir, report.PFCCSVFile)); string(b) != report.PFCCSVHeader+"\n" ||
+		!strings.Contains(s.Notes, "left no PFC event log") {
+		t.Errorf("no PFC log: merged pfc.csv %q, notes %q", b, s.Notes)
+	}
+	write("sw0", swdaemon.PFCCSVFile, swdaemon.PFCCSVHeader+"\n1999000.000,3,3,xoff,100\n2050000.000,0,3,xoff,20096\n2051000.500,0,3,xon,14999\n")
+	sw.Final, sw.PFCRows = true, 3
+	write("sw0", SwitchJSONFile, sw)
+	if res, err = Collect(dir, "", nil); err != nil {
+		t.Fatal(err)
+	}
+	wantPFC := report.PFCCSVHeader + "\n50000,0,3,xoff,20096\n51000.5,0,3,xon,14999\n"
+	if b, _ := os.ReadFile(filepath.Join(res.Dir, report.PFCCSVFile)); string(b) != wantPFC || res.Summary.Degraded ||
+		strings.Contains(res.Summary.Notes, "PFC event log") {
+		t.Errorf("merged pfc.csv %q, want %q; degraded %v %q; notes %q", b, wantPFC, res.Summary.Degraded, res.Summary.DegradedReasons, res.Summary.Notes)
+	}
+	sw.PFCRows = 5
+	write("sw0", SwitchJSONFile, sw)
+	if res, err = Collect(dir, "", nil); err != nil {
+		t.Fatal(err)
+	}
+	if s := res.Summary; !s.Degraded || len(s.DegradedReasons) != 1 || !strings.Contains(s.DegradedReasons[0], "wrote 5 PFC events, its pfc.csv holds 3") {
+		t.Errorf("a PFC log short of the JSON's count: degraded %v %q", s.Degraded, s.DegradedReasons)
+	}
+	write("sw0", swdaemon.PFCCSVFile, swdaemon.PFCCSVHeader+"\n2050000.000,0,9,xoff,1\n")
+	if _, err := Collect(dir, "", nil); err == nil || !strings.Contains(err.Error(), "priority 9") {
+		t.Errorf("a PFC log with priority 9: %v, want an error naming it", err)
+	}
+	os.Remove(filepath.Join(dir, ResultsSubdir, "sw0", swdaemon.PFCCSVFile))
+	sw.Final, sw.PFCRows = false, 0
+	write("sw0", SwitchJSONFile, sw)
 
 	// A switchd that records its own clock origin (1 s before the instant)
 	// is placed by it, not by the log's stamp (2 s before).
