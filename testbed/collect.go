@@ -13,6 +13,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -582,8 +583,8 @@ func readCheckOffset(path string) hostd.ClockOffset {
 }
 
 // readCSV calls row on every record of the CSV file at path after checking
-// its header.
-func readCSV(path, header string, row func(rec []string) error) error {
+// its header: header, or one of the older headers the reader still takes.
+func readCSV(path, header string, row func(rec []string) error, older ...string) error {
 	f, err := os.Open(path)
 	if err != nil {
 		return err
@@ -601,7 +602,7 @@ func readCSV(path, header string, row func(rec []string) error) error {
 			return fmt.Errorf("%s: %w", path, err)
 		}
 		if first {
-			if got := strings.Join(rec, ","); got != header {
+			if got := strings.Join(rec, ","); got != header && !slices.Contains(older, got) {
 				return fmt.Errorf("%s: header %q, want %q", path, got, header)
 			}
 			first = false
@@ -688,12 +689,13 @@ func readRateCSV(path string, fn func(report.RateSample)) error {
 	})
 }
 
-// readFCTCSV reads a host's fct.csv (hostd.FCTCSVHeader): src and dst as
-// written (addresses), start_us on the host's time base.
+// readFCTCSV reads a host's fct.csv (hostd.FCTCSVHeader, or the header
+// without priority of an older hostd, whose flows then have none): src and
+// dst as written (addresses), start_us on the host's time base.
 func readFCTCSV(path string, fn func(report.FCTRecord)) error {
 	return readCSV(path, hostd.FCTCSVHeader, func(rec []string) error {
-		if len(rec) != 7 {
-			return fmt.Errorf("%d fields, want 7", len(rec))
+		if len(rec) != 7 && len(rec) != 8 {
+			return fmt.Errorf("%d fields, want 8 (7 without priority)", len(rec))
 		}
 		f := report.FCTRecord{Src: rec[1], Dst: rec[2], StartUs: math.NaN()}
 		fl, err1 := strconv.Atoi(rec[0])
@@ -704,13 +706,21 @@ func readFCTCSV(path string, fn func(report.FCTRecord)) error {
 		}
 		f.FCTUs, err4 = strconv.ParseFloat(rec[5], 64)
 		f.Slowdown, err5 = strconv.ParseFloat(rec[6], 64)
-		if err := errors.Join(err1, err2, err3, err4, err5); err != nil {
+		var err6 error
+		if len(rec) == 8 && rec[7] != "" {
+			f.Priority, err6 = strconv.Atoi(rec[7])
+			if err6 == nil && (f.Priority < 0 || f.Priority > 7) {
+				err6 = fmt.Errorf("priority %d, want 0-7", f.Priority)
+			}
+			f.HasPriority = true
+		}
+		if err := errors.Join(err1, err2, err3, err4, err5, err6); err != nil {
 			return err
 		}
 		f.Flow = fl
 		fn(f)
 		return nil
-	})
+	}, hostd.FCTCSVHeaderNoPriority)
 }
 
 // manifestSnapshot is the config snapshot of a real-node run: the nodes.json

@@ -62,7 +62,7 @@ func TestCollectSynthetic(t *testing.T) {
 				rep.Port.TxFrames = 1000
 				rate += fmt.Sprintf("1000,%d,0.3,0.35,\n100000,%d,0.33,0.333,\n", i+1, i+1)
 				if i == 2 {
-					fct += "3,10.0.0.3,10.0.0.4,200000,1000.000,1500.000,2.5000\n"
+					fct += "3,10.0.0.3,10.0.0.4,200000,1000.000,1500.000,2.5000,1\n"
 				} else {
 					rep.Active = []hostd.FlowState{{Flow: int64(i + 1), AckedBytes: 900_000}}
 				}
@@ -123,8 +123,8 @@ func TestCollectSynthetic(t *testing.T) {
 	// hostd's addresses become host names, its start time moves onto the
 	// common time base (h2 woke 100 us after the instant); the sender's
 	// rate is kept beside the goodput; unknown clock offsets do not degrade
-	// the run. hostd's fct.csv has no priority: an empty cell.
-	if b, _ := os.ReadFile(filepath.Join(res.Dir, "fct.csv")); !strings.Contains(string(b), "\n3,h2,h3,200000,1100,1500,2.5,\n") {
+	// the run; the flow's priority is kept.
+	if b, _ := os.ReadFile(filepath.Join(res.Dir, "fct.csv")); !strings.Contains(string(b), "\n3,h2,h3,200000,1100,1500,2.5,1\n") {
 		t.Errorf("merged fct.csv:\n%s", b)
 	}
 	if b, _ := os.ReadFile(filepath.Join(res.Dir, "rate.csv")); !strings.Contains(string(b), "\n1100,1,0.3,0.35,\n") {
@@ -138,6 +138,21 @@ func TestCollectSynthetic(t *testing.T) {
 			t.Errorf("merged %s: %v", f, err)
 		}
 	}
+
+	// An older hostd's fct.csv, without priority: an empty cell. A priority
+	// out of 0-7 is an error.
+	write("h2", "fct.csv", hostd.FCTCSVHeaderNoPriority+"\n3,10.0.0.3,10.0.0.4,200000,1000.000,1500.000,2.5000\n")
+	if res, err = Collect(dir, "", nil); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(res.Dir, "fct.csv")); !strings.Contains(string(b), "\n3,h2,h3,200000,1100,1500,2.5,\n") {
+		t.Errorf("merged fct.csv of an fct.csv without priority:\n%s", b)
+	}
+	write("h2", "fct.csv", hostd.FCTCSVHeader+"\n3,10.0.0.3,10.0.0.4,200000,1000.000,1500.000,2.5000,8\n")
+	if _, err := Collect(dir, "", nil); err == nil || !strings.Contains(err.Error(), "priority 8") {
+		t.Errorf("fct.csv with priority 8: %v, want an error naming it", err)
+	}
+	hostsOut(0, 0)
 
 	// switchd's PFC event log: its columns are pfc.csv's. Without one (a
 	// switchd before it) the merged pfc.csv has its header only and the
