@@ -15,10 +15,12 @@ import (
 // fct.csv, those of a testbed run's (testbed/report.RateCSVHeader and
 // FCTCSVHeader; docs/results.md), so that a hostd run on its own, on a real
 // node, writes results in the same format as a testbed run. An empty cell is
-// a missing value.
+// a missing value. fct.csv's priority came last, as in a testbed run's;
+// FCTCSVHeaderNoPriority is the header of a hostd from before it.
 const (
-	RateCSVHeader = "t_us,flow,goodput_gbps,rate_gbps,window_bytes"
-	FCTCSVHeader  = "flow,src,dst,size_bytes,start_us,fct_us,slowdown"
+	RateCSVHeader          = "t_us,flow,goodput_gbps,rate_gbps,window_bytes"
+	FCTCSVHeader           = FCTCSVHeaderNoPriority + ",priority"
+	FCTCSVHeaderNoPriority = "flow,src,dst,size_bytes,start_us,fct_us,slowdown"
 )
 
 // WriteRateCSV writes the per-flow rate time series (RateCSVHeader), t
@@ -50,16 +52,16 @@ func WriteRateCSV(w io.Writer, samples []RateSample, origin int64) error {
 
 // WriteFCTCSV writes the completed messages (FCTCSVHeader) that host src (an
 // IPv4 address, host byte order) sent: their destinations' addresses, sizes,
-// start times relative to origin (ns), FCTs and slowdowns (FCT / ideal FCT
-// at line rate).
+// start times relative to origin (ns), FCTs, slowdowns (FCT / ideal FCT
+// at line rate) and priorities (the message's traffic class, 0-7).
 func WriteFCTCSV(w io.Writer, src uint32, fcts []FCT, origin int64) error {
 	bw := bufio.NewWriter(w)
 	fmt.Fprintln(bw, FCTCSVHeader)
 	srcIP := wire.FormatIPv4(src)
 	for i := range fcts {
 		f := &fcts[i]
-		fmt.Fprintf(bw, "%d,%s,%s,%d,%.3f,%.3f,%.4f\n", f.Flow, srcIP, wire.FormatIPv4(f.Dst), f.SizeBytes,
-			float64(f.StartNs-origin)/1000, float64(f.FCTNs)/1000, f.Slowdown())
+		fmt.Fprintf(bw, "%d,%s,%s,%d,%.3f,%.3f,%.4f,%d\n", f.Flow, srcIP, wire.FormatIPv4(f.Dst), f.SizeBytes,
+			float64(f.StartNs-origin)/1000, float64(f.FCTNs)/1000, f.Slowdown(), f.Priority)
 	}
 	return bw.Flush()
 }

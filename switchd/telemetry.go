@@ -1,17 +1,9 @@
 package switchd
 
 import (
-	"bufio"
-	"encoding/json"
-	"errors"
-	"io"
-	"os"
-	"path/filepath"
 	"strconv"
 	"sync/atomic"
-	"time"
 
-	"github.com/ccbed/ccbed/internal/atomicfile"
 	"github.com/ccbed/ccbed/wire"
 )
 
@@ -94,165 +86,6 @@ type Snapshot struct {
 	PFCEventsDropped uint64 `json:"pfc_events_dropped,omitempty"`
 }
 
-// CSVHeader is the first line of the time-series file.
-const CSVHeader = "t_us,port,queue_bytes,fair_rate_gbps"
-
-// CSVWriter writes samples as CSV lines (t_us,port,queue_bytes,fair_rate_gbps;
-// fair_rate_gbps empty for a port without a fair rate).
-//
-// A long run stays bounded on disk with SetDecimation: once the file holds
-// fullBytes, each port gets at most one row per window (queue_bytes the
-// largest of the window's samples, fair_rate_gbps its last, t_us its last
-// sample's time). With the daemon's defaults (256 MB at full resolution, then
-// 100 ms windows) an hour at 100 us samples on 4 ports takes about 260 MB
-// instead of about 1 GB, and each further hour about 5 MB.
-type CSVWriter struct {
-	w     *bufio.Writer
-	c     io.Closer
-	buf   []byte
-	err   error
-	bytes int64  // written so far, header included
-	rows  uint64 // data rows written
-
-	fullBytes  int64 // 0: never decimate
-	windowNs   int64
-	decimating bool
-	decimFrom  int64 // engine time of the first decimated sample
-	win        []csvWindow
-}
-
-// csvWindow is one port's samples of the current decimation window.
-type csvWindow struct {
-	start, last int64
-	maxQ        int64
-	fair        float64
-	n           int
-}
-
-// SetDecimation makes the writer keep full resolution for the first
-// fullBytes of the file, then one row per port per window (see CSVWriter).
-// fullBytes <= 0 or window <= 0 turns it off.
-func (cw *CSVWriter) SetDecimation(fullBytes int64, window time.Duration) {
-	if fullBytes <= 0 || window <= 0 {
-		cw.fullBytes, cw.windowNs = 0, 0
-		return
-	}
-	cw.fullBytes, cw.windowNs = fullBytes, int64(window)
-}
-
-// Decimated reports whether the writer has switched to one row per window,
-// and the engine time (ns) of the first sample it decimated.
-func (cw *CSVWriter) Decimated() (bool, int64) { return cw.decimating, cw.decimFrom }
-
-// Bytes is the size of what the writer has written (buffered bytes included).
-func (cw *CSVWriter) Bytes() int64 { return cw.bytes }
-
-// Rows is the number of data rows written.
-func (cw *CSVWriter) Rows() uint64 { return cw.rows }
-
-// NewCSVWriter writes the header to w; Close closes w if it is an io.Closer.
-func NewCSVWriter(w io.Writer) *CSVWriter {
-	cw := &CSVWriter{w: bufio.NewWriterSize(w, 1<<16)}
-	if c, ok := w.(io.Closer); ok {
-		cw.c = c
-	}
-	_, cw.err = cw.w.WriteString(CSVHeader + "\n")
-	cw.bytes = int64(len(CSVHeader) + 1)
-	return cw
-}
-
-// CreateCSV creates path and returns a writer on it.
-func CreateCSV(path string) (*CSVWriter, error) {
-	f, err := os.Create(path)
-	if err != nil {
-		return nil, err
-	}
-	return NewCSVWriter(f), nil
-}
-
-// Write appends one sample (or, once decimating, folds it into its port's
-// window).
-func (cw *CSVWriter) Write(s *Sample) {
-	if !cw.decimating {
-		cw.writeRow(s.TNs, s.Port, s.QueueBytes, s.FairRateBps)
-		if cw.fullBytes > 0 && cw.bytes >= cw.fullBytes {
-			cw.decimating, cw.decimFrom = true, s.TNs
-		}
-		return
-	}
-	if s.Port < 0 {
-		return
-	}
-	for s.Port >= len(cw.win) { // grows once per port, then never
-		cw.win = append(cw.win, csvWindow{})
-	}
-	w := &cw.win[s.Port]
-	if w.n > 0 && s.TNs-w.start >= cw.windowNs {
-		cw.writeRow(w.last, s.Port, w.maxQ, w.fair)
-		w.n = 0
-	}
-	if w.n == 0 {
-		w.start, w.maxQ = s.TNs, s.QueueBytes
-	}
-	w.maxQ = max(w.maxQ, s.QueueBytes)
-	w.last, w.fair = s.TNs, s.FairRateBps
-	w.n++
-}
-
-// flushWindows writes the decimation windows still open.
-func (cw *CSVWriter) flushWindows() {
-	for p := range cw.win {
-		if w := &cw.win[p]; w.n > 0 {
-			cw.writeRow(w.last, p, w.maxQ, w.fair)
-			w.n = 0
-		}
-	}
-}
-
-func (cw *CSVWriter) writeRow(tNs int64, port int, queue int64, fairBps float64) {
-	s := Sample{TNs: tNs, Port: port, QueueBytes: queue, FairRateBps: fairBps}
-	b := cw.buf[:0]
-	b = strconv.AppendFloat(b, float64(s.TNs)/1e3, 'f', 3, 64)
-	b = append(b, ',')
-	b = strconv.AppendInt(b, int64(s.Port), 10)
-	b = append(b, ',')
-	b = strconv.AppendInt(b, s.QueueBytes, 10)
-	b = append(b, ',')
-	if s.FairRateBps >= 0 {
-		b = strconv.AppendFloat(b, s.FairRateBps/1e9, 'f', 4, 64)
-	}
-	b = append(b, '\n')
-	cw.buf = b
-	if cw.err == nil {
-		_, cw.err = cw.w.Write(b)
-	}
-	cw.bytes += int64(len(b))
-	cw.rows++
-}
-
-// DrainFrom writes every sample waiting in r and returns how many.
-func (cw *CSVWriter) DrainFrom(r *SampleRing) int { return r.Drain(cw.Write) }
-
-// Flush writes buffered lines out.
-func (cw *CSVWriter) Flush() error {
-	if err := cw.w.Flush(); cw.err == nil {
-		cw.err = err
-	}
-	return cw.err
-}
-
-// Close writes the open decimation windows, flushes and closes.
-func (cw *CSVWriter) Close() error {
-	cw.flushWindows()
-	err := cw.Flush()
-	if cw.c != nil {
-		if cerr := cw.c.Close(); err == nil {
-			err = cerr
-		}
-	}
-	return err
-}
-
 // Results is the JSON the switch writes: at start (to check that it can), every
 // few seconds while it runs (a checkpoint: Final false, so that a SIGKILL
 // loses only the last seconds), and on exit (Final true).
@@ -270,9 +103,14 @@ type Results struct {
 	Signal      string `json:"signal,omitempty"`
 	// CSVRows is the number of rows in the telemetry CSV; CSVDecimatedFromUs,
 	// when not nil, the engine time from which it holds one row per port per
-	// window (CSVWriter.SetDecimation) instead of every sample.
+	// window (switchd/daemon's CSVWriter.SetDecimation) instead of every
+	// sample.
 	CSVRows            uint64   `json:"csv_rows,omitempty"`
 	CSVDecimatedFromUs *float64 `json:"csv_decimated_from_us,omitempty"`
+	// PFCRows is the number of rows in the PFC event log (pfc.csv): the
+	// XOFF and XON events written, those lost to a full ring aside
+	// (Counters.PFCEventsDropped).
+	PFCRows uint64 `json:"pfc_rows,omitempty"`
 	// ClockOriginUnixNs is the wall-clock time (Unix ns) of the engine's
 	// time 0, read as its clock started: the CSV's t_us counts from it, so a
 	// run's series can be put on another node's time base (testbed collect).
@@ -289,17 +127,6 @@ type LcoreResults struct {
 	Work       uint64 `json:"packets"`
 	MaxStallNs int64  `json:"max_stall_ns"`
 	Panic      string `json:"panic,omitempty"`
-}
-
-// WriteResultsJSON writes r to path, indented, atomically: into a temporary
-// file beside it, renamed over path once complete, so that a reader (or a
-// crash) never sees half a file.
-func WriteResultsJSON(path string, r *Results) error {
-	b, err := json.MarshalIndent(r, "", "  ")
-	if err != nil {
-		return err
-	}
-	return atomicfile.Write(path, append(b, '\n'))
 }
 
 // SummaryLine is the one-line console summary of the interval from prev to cur
@@ -384,181 +211,26 @@ func (e *Engine) SnapshotInto(s *Snapshot) {
 	}
 }
 
-// DefaultCheckpoint is how often a running switch rewrites its JSON: a SIGKILL
-// loses at most this much of its counters.
-const DefaultCheckpoint = 2 * time.Second
-
-// Monitor is the control plane's side of a running switch, polled by one
-// goroutine (Tick, every 100 ms in cmd/switchd): it drains the sample ring
-// into the CSV, prints the one-line summary every second, and every
-// checkpoint period flushes the CSV and rewrites the JSON (Final false). It
-// reuses its snapshots and line buffer, so that hours of ticks leave next to
-// no garbage (the JSON checkpoint allocates a few hundred bytes).
-type Monitor struct {
-	eng        *Engine
-	csv        *CSVWriter // nil: none
-	console    io.Writer  // nil: no summary lines
-	jsonPath   string     // "": no JSON
-	start      time.Time
-	checkpoint time.Duration
-
-	lastLine, lastCkpt time.Time
-	prev, cur          Snapshot
-	havePrev           bool
-	line               []byte
-	res                Results
-	jbuf               bytesBuffer
-	enc                *json.Encoder
-	decimUs            float64
-	err                error
+// DrainSamples calls fn on every telemetry sample the tx shards wrote since
+// the last drain, each shard's oldest first, and returns how many: the
+// control plane's read of the sample rings (one reader at a time). It
+// allocates nothing.
+func (e *Engine) DrainSamples(fn func(*Sample)) int {
+	n := 0
+	for k := range e.tx {
+		n += e.tx[k].samples.Drain(fn)
+	}
+	return n
 }
 
-// bytesBuffer is a reusable byte buffer for the JSON encoder.
-type bytesBuffer struct{ b []byte }
-
-func (w *bytesBuffer) Write(p []byte) (int, error) { w.b = append(w.b, p...); return len(p), nil }
-
-// MonitorConfig is what a Monitor writes where. Checkpoint 0 is
-// DefaultCheckpoint; negative turns checkpoints off.
-type MonitorConfig struct {
-	CSV        *CSVWriter
-	Console    io.Writer
-	JSONPath   string
-	Mode       string
-	Start      time.Time
-	Checkpoint time.Duration
-}
-
-// SetClockOrigin records the wall-clock time (Unix ns) of the engine's time
-// 0 in the results (Results.ClockOriginUnixNs).
-func (m *Monitor) SetClockOrigin(unixNs int64) { m.res.ClockOriginUnixNs = unixNs }
-
-// NewMonitor makes the monitor of eng. With a JSON path it writes the first
-// checkpoint at once: an unwritable path fails here, before any traffic, not
-// at exit with the run's counters lost.
-func NewMonitor(eng *Engine, c MonitorConfig) (*Monitor, error) {
-	if c.Checkpoint == 0 {
-		c.Checkpoint = DefaultCheckpoint
+// DrainPFCEvents calls fn on every XOFF and XON event the tx shards wrote
+// since the last drain, each shard's in time order, and returns how many
+// (one reader at a time). A ring nobody drains fills and counts the rest
+// as dropped (Snapshot.PFCEventsDropped). It allocates nothing.
+func (e *Engine) DrainPFCEvents(fn func(*PFCEvent)) int {
+	n := 0
+	for k := range e.tx {
+		n += e.tx[k].pfcEvents.Drain(fn)
 	}
-	if c.Start.IsZero() {
-		c.Start = time.Now()
-	}
-	m := &Monitor{eng: eng, csv: c.CSV, console: c.Console, jsonPath: c.JSONPath, start: c.Start,
-		checkpoint: c.Checkpoint, lastLine: c.Start, lastCkpt: c.Start, res: Results{Mode: c.Mode}}
-	m.enc = json.NewEncoder(&m.jbuf)
-	m.enc.SetIndent("", "  ")
-	if m.jsonPath != "" {
-		if err := m.writeJSON(c.Start); err != nil {
-			return nil, err
-		}
-	}
-	return m, nil
-}
-
-// CheckOutputPath checks before a run that path can be written: its directory
-// exists and takes a new file. It leaves no file behind.
-func CheckOutputPath(path string) error {
-	if fi, err := os.Stat(path); err == nil && !fi.Mode().IsRegular() {
-		return &os.PathError{Op: "write", Path: path, Err: os.ErrInvalid}
-	}
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".check*")
-	if err != nil {
-		return err
-	}
-	f.Close()
-	return os.Remove(f.Name())
-}
-
-// Tick does what is due at now: drain samples, the summary line, a
-// checkpoint. It returns the first checkpoint error (the run goes on).
-func (m *Monitor) Tick(now time.Time) error {
-	if m.csv != nil {
-		for k := range m.eng.tx {
-			m.csv.DrainFrom(m.eng.tx[k].samples)
-		}
-	}
-	// The daemon writes no PFC event log (its counters count the XOFFs):
-	// the events are let go, so that the ring never fills and counts them
-	// as dropped.
-	for k := range m.eng.tx {
-		m.eng.tx[k].pfcEvents.Drain(discardPFCEvent)
-	}
-	if m.console != nil && now.Sub(m.lastLine) >= time.Second {
-		m.eng.SnapshotInto(&m.cur)
-		var prev *Snapshot
-		if m.havePrev {
-			prev = &m.prev
-		}
-		m.line = AppendSummaryLine(m.line[:0], now.Sub(m.start).Seconds(), now.Sub(m.lastLine).Seconds(), prev, &m.cur)
-		m.line = append(m.line, '\n')
-		m.console.Write(m.line)
-		m.prev, m.cur = m.cur, m.prev
-		m.havePrev, m.lastLine = true, now
-	}
-	if m.checkpoint > 0 && now.Sub(m.lastCkpt) >= m.checkpoint {
-		m.lastCkpt = now
-		if m.csv != nil {
-			if err := m.csv.Flush(); err != nil && m.err == nil {
-				m.err = err
-			}
-		}
-		if m.jsonPath != "" {
-			if err := m.writeJSON(now); err != nil && m.err == nil {
-				m.err = err
-			}
-		}
-	}
-	return m.err
-}
-
-// writeJSON writes the counters now as a checkpoint (or, after Finish set
-// Final, as the last word).
-func (m *Monitor) writeJSON(now time.Time) error {
-	m.res.DurationS = now.Sub(m.start).Seconds()
-	m.eng.SnapshotInto(&m.res.Counters)
-	if m.csv != nil {
-		m.res.CSVRows = m.csv.Rows()
-		if dec, from := m.csv.Decimated(); dec && m.res.CSVDecimatedFromUs == nil {
-			m.decimUs = float64(from) / 1e3
-			m.res.CSVDecimatedFromUs = &m.decimUs
-		}
-	}
-	m.jbuf.b = m.jbuf.b[:0]
-	if err := m.enc.Encode(&m.res); err != nil {
-		return err
-	}
-	return atomicfile.Write(m.jsonPath, m.jbuf.b)
-}
-
-// discardPFCEvent lets a PFC event go (Monitor.Tick).
-func discardPFCEvent(*PFCEvent) {}
-
-// Finish ends the run at now (after the loops stopped): it drains the last
-// samples, closes the CSV and writes the final JSON with the loops'
-// statistics. sig is the signal that stopped the run ("" when it ran its
-// course). It returns the results and the errors of the files.
-func (m *Monitor) Finish(now time.Time, lcores []LcoreResults, sig string) (*Results, error) {
-	var errs []error
-	if m.err != nil {
-		errs = append(errs, m.err)
-	}
-	if m.csv != nil {
-		for k := range m.eng.tx {
-			m.csv.DrainFrom(m.eng.tx[k].samples)
-		}
-		if err := m.csv.Close(); err != nil {
-			errs = append(errs, err)
-		}
-	}
-	m.res.Lcores = lcores
-	m.res.Final, m.res.Interrupted, m.res.Signal = true, sig != "", sig
-	if m.jsonPath != "" {
-		if err := m.writeJSON(now); err != nil {
-			errs = append(errs, err)
-		}
-	} else {
-		m.res.DurationS = now.Sub(m.start).Seconds()
-		m.eng.SnapshotInto(&m.res.Counters)
-	}
-	return &m.res, errors.Join(errs...)
+	return n
 }

@@ -1,15 +1,10 @@
 package switchd
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
-	"os"
-	"path/filepath"
 	"runtime"
 	"strings"
 	"testing"
-	"time"
 	"unsafe"
 )
 
@@ -70,122 +65,6 @@ func TestSummaryLineAllocatesNothing(t *testing.T) {
 	}
 	if n := testing.AllocsPerRun(100, func() { _ = e.Snapshot() }); n == 0 {
 		t.Log("Snapshot allocates nothing?")
-	}
-}
-
-// TestCSVDecimation: past its full-resolution budget the CSV keeps one row per
-// port per window, with the window's largest queue, so an hour-long run stays
-// bounded; the header and columns do not change.
-func TestCSVDecimation(t *testing.T) {
-	var buf bytes.Buffer
-	cw := NewCSVWriter(&buf)
-	const full = 100_000
-	cw.SetDecimation(full, 100*time.Millisecond)
-	// 10 s of 100 us samples on 4 ports: 400,000 rows raw (about 10 MB).
-	const periodNs, ports = 100_000, 4
-	for tNs := int64(0); tNs < 10e9; tNs += periodNs {
-		for p := 0; p < ports; p++ {
-			q := int64(1000 * p)
-			if tNs%(1e9) == 5*periodNs { // one spike per second on every port
-				q = 1 << 20
-			}
-			cw.Write(&Sample{TNs: tNs, Port: p, QueueBytes: q, FairRateBps: -1})
-		}
-	}
-	if err := cw.Close(); err != nil {
-		t.Fatal(err)
-	}
-	dec, from := cw.Decimated()
-	if !dec {
-		t.Fatal("never decimated")
-	}
-	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
-	if lines[0] != CSVHeader {
-		t.Fatalf("header %q", lines[0])
-	}
-	// Full rows up to about 100 KB, then 4 ports x 10 rows/s for the rest.
-	rest := float64(10e9-from) / 1e9
-	maxRows := int(from/periodNs+1)*ports + int(rest*10*ports) + ports + 1
-	if len(lines) > maxRows || int64(buf.Len()) > full+int64(rest*10*ports*40)+1000 {
-		t.Errorf("%d rows, %d bytes after %v s decimated: want <= %d rows", len(lines), buf.Len(), rest, maxRows)
-	}
-	spikes := 0
-	for _, l := range lines[1:] {
-		if strings.Contains(l, ",1048576,") {
-			spikes++
-		}
-	}
-	if spikes < 9*ports {
-		t.Errorf("%d rows carry a queue spike, want one per port per second (%d): the window keeps its max", spikes, 9*ports)
-	}
-	if uint64(len(lines)-1) != cw.Rows() {
-		t.Errorf("Rows() %d, file %d", cw.Rows(), len(lines)-1)
-	}
-	t.Logf("10 s x 4 ports of 100 us samples: %d rows, %d bytes (decimated from t = %.1f s)", len(lines)-1, buf.Len(), float64(from)/1e9)
-}
-
-// TestMonitorChecksPathAndCheckpoints: an unwritable JSON path fails when the
-// monitor is made (before any traffic), not at exit; a checkpoint lands while
-// the switch runs (Final false); Finish marks the file final and whether a
-// signal ended the run.
-func TestMonitorChecksPathAndCheckpoints(t *testing.T) {
-	c := testConfig(2, 10)
-	e, err := New(&c)
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	if _, err := NewMonitor(e, MonitorConfig{JSONPath: filepath.Join(dir, "no", "such", "dir", "s.json")}); err == nil {
-		t.Error("a JSON path in a missing directory was accepted")
-	}
-	if err := CheckOutputPath(filepath.Join(dir, "no", "x.csv")); err == nil {
-		t.Error("CheckOutputPath accepted a missing directory")
-	}
-	if err := CheckOutputPath(dir); err == nil {
-		t.Error("CheckOutputPath accepted a directory as the file")
-	}
-	if err := CheckOutputPath(filepath.Join(dir, "ok.csv")); err != nil {
-		t.Error(err)
-	}
-	if ents, _ := os.ReadDir(dir); len(ents) != 0 {
-		t.Errorf("CheckOutputPath left %d files", len(ents))
-	}
-	path := filepath.Join(dir, "s.json")
-	start := time.Now()
-	m, err := NewMonitor(e, MonitorConfig{JSONPath: path, Mode: "rtc", Start: start, Checkpoint: time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	read := func() Results {
-		t.Helper()
-		var r Results
-		b, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := json.Unmarshal(b, &r); err != nil {
-			t.Fatal(err)
-		}
-		return r
-	}
-	if r := read(); r.Final || r.Mode != "rtc" || len(r.Counters.Ports) != 2 {
-		t.Errorf("the file at start: %+v", r)
-	}
-	if err := m.Tick(start.Add(1500 * time.Millisecond)); err != nil {
-		t.Fatal(err)
-	}
-	if r := read(); r.Final || r.DurationS != 1.5 {
-		t.Errorf("checkpoint: final %v duration %v, want false 1.5", r.Final, r.DurationS)
-	}
-	res, err := m.Finish(start.Add(2*time.Second), nil, "terminated")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if r := read(); !r.Final || !r.Interrupted || r.Signal != "terminated" || !res.Interrupted {
-		t.Errorf("final file: final %v interrupted %v signal %q", r.Final, r.Interrupted, r.Signal)
-	}
-	if ents, _ := os.ReadDir(dir); len(ents) != 1 {
-		t.Errorf("%d files in the directory, want s.json alone (no temporaries)", len(ents))
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -21,6 +22,7 @@ import (
 	"github.com/ccbed/ccbed/hostd"
 	"github.com/ccbed/ccbed/hostd/daemon"
 	"github.com/ccbed/ccbed/switchd"
+	swdaemon "github.com/ccbed/ccbed/switchd/daemon"
 	"github.com/ccbed/ccbed/testbed/report"
 )
 
@@ -139,8 +141,8 @@ type LinkCount struct {
 // dir/results/<node>/ into the results contract of a one-machine run,
 // written to out (default dir/merged) by the same report.Recorder: every
 // series on one time base whose t = 0 is the common start instant, the
-// switch's counters as the ports' counters, the hosts' rates, FCTs and
-// delivered bytes as the flows'. It copies each node's counters beside
+// switch's counters as the ports' counters, its PFC event log as pfc.csv,
+// the hosts' rates, FCTs and delivered bytes as the flows'. It copies each node's counters beside
 // summary.json, checks them against each other (Consistency), writes the
 // check and the nodes' clock offsets into the summary's notes and into
 // nodes.json, and prints the summary table to w. It returns an error when
@@ -248,6 +250,22 @@ func Collect(dir, out string, w io.Writer) (*CollectResult, error) {
 	}); err != nil {
 		return nil, fmt.Errorf("testbed: collect: switch %s: %w", m.Switch, err)
 	}
+	// Its PFC event log: every XOFF and XON, on the same time base.
+	type pfcEvent struct {
+		t           float64
+		port, prio  int
+		xoff        bool
+		ingressByte int64
+	}
+	var pfcEvents []pfcEvent
+	pfcRows, pfcErr := readSwitchPFCCSV(filepath.Join(nodeDir(m.Switch), swdaemon.PFCCSVFile), func(tUs float64, port, prio int, xoff bool, bytes int64) {
+		if t := tUs + swShiftUs; t >= 0 && t <= durUs {
+			pfcEvents = append(pfcEvents, pfcEvent{t, port, prio, xoff, bytes})
+		}
+	})
+	if pfcErr != nil && !errors.Is(pfcErr, fs.ErrNotExist) {
+		return nil, fmt.Errorf("testbed: collect: switch %s: %w", m.Switch, pfcErr)
+	}
 	var skewNs int64 // the spread of the hosts' ends (their time 0s plus their run times)
 	minEnd, maxEnd := int64(math.MaxInt64), int64(math.MinInt64)
 	for _, info := range infos {
@@ -293,6 +311,13 @@ func Collect(dir, out string, w io.Writer) (*CollectResult, error) {
 		}
 	}
 	degraded = append(degraded, switchDegraded(m.Switch, &sw.Counters)...)
+	switch {
+	case pfcErr != nil:
+		notes = append(notes, fmt.Sprintf("switch %s left no PFC event log (%s): pfc.csv has its header only", m.Switch, swdaemon.PFCCSVFile))
+	case sw.Final && sw.PFCRows != pfcRows:
+		degraded = append(degraded, fmt.Sprintf("switch %s wrote %d PFC events, its %s holds %d (pfc.csv has gaps)",
+			m.Switch, sw.PFCRows, swdaemon.PFCCSVFile, pfcRows))
+	}
 	for i, h := range m.Hosts {
 		degraded = append(degraded, hostDegraded(h.Name, &reps[i])...)
 	}
@@ -306,6 +331,9 @@ func Collect(dir, out string, w io.Writer) (*CollectResult, error) {
 		if q.hasFair {
 			rec.AddFairRate(q.t, q.port, q.fair)
 		}
+	}
+	for _, ev := range pfcEvents {
+		rec.AddPFCEvent(ev.t, ev.port, ev.prio, ev.xoff, ev.ingressByte)
 	}
 	warmUs := m.WarmupS * 1e6
 	hostName := map[string]string{} // hostd writes addresses; the results name hosts
@@ -555,8 +583,8 @@ func readCheckOffset(path string) hostd.ClockOffset {
 }
 
 // readCSV calls row on every record of the CSV file at path after checking
-// its header.
-func readCSV(path, header string, row func(rec []string) error) error {
+// its header: header, or one of the older headers the reader still takes.
+func readCSV(path, header string, row func(rec []string) error, older ...string) error {
 	f, err := os.Open(path)
 	if err != nil {
 		return err
@@ -574,7 +602,7 @@ func readCSV(path, header string, row func(rec []string) error) error {
 			return fmt.Errorf("%s: %w", path, err)
 		}
 		if first {
-			if got := strings.Join(rec, ","); got != header {
+			if got := strings.Join(rec, ","); got != header && !slices.Contains(older, got) {
 				return fmt.Errorf("%s: header %q, want %q", path, got, header)
 			}
 			first = false
@@ -586,9 +614,9 @@ func readCSV(path, header string, row func(rec []string) error) error {
 	}
 }
 
-// readSwitchCSV reads switchd's telemetry CSV (switchd.CSVHeader).
+// readSwitchCSV reads switchd's telemetry CSV (swdaemon.CSVHeader).
 func readSwitchCSV(path string, fn func(tUs float64, port int, q int64, fair float64, hasFair bool)) error {
-	return readCSV(path, switchd.CSVHeader, func(rec []string) error {
+	return readCSV(path, swdaemon.CSVHeader, func(rec []string) error {
 		if len(rec) != 4 {
 			return fmt.Errorf("%d fields, want 4", len(rec))
 		}
@@ -608,6 +636,31 @@ func readSwitchCSV(path string, fn func(tUs float64, port int, q int64, fair flo
 		fn(t, p, q, fair, rec[3] != "")
 		return nil
 	})
+}
+
+// readSwitchPFCCSV reads switchd's PFC event log (its
+// swdaemon.PFCCSVHeader) and returns how many rows it holds.
+func readSwitchPFCCSV(path string, fn func(tUs float64, port, prio int, xoff bool, ingressBytes int64)) (uint64, error) {
+	var rows uint64
+	err := readCSV(path, swdaemon.PFCCSVHeader, func(rec []string) error {
+		if len(rec) != 5 {
+			return fmt.Errorf("%d fields, want 5", len(rec))
+		}
+		t, err1 := strconv.ParseFloat(rec[0], 64)
+		p, err2 := strconv.Atoi(rec[1])
+		prio, err3 := strconv.Atoi(rec[2])
+		b, err4 := strconv.ParseInt(rec[4], 10, 64)
+		if err := errors.Join(err1, err2, err3, err4); err != nil {
+			return err
+		}
+		if p < 0 || prio < 0 || prio > 7 || (rec[3] != "xoff" && rec[3] != "xon") {
+			return fmt.Errorf("port %d, priority %d, event %q: want a port, a priority 0-7, xoff or xon", p, prio, rec[3])
+		}
+		rows++
+		fn(t, p, prio, rec[3] == "xoff", b)
+		return nil
+	})
+	return rows, err
 }
 
 // readRateCSV reads a host's rate.csv (hostd.RateCSVHeader): an empty
@@ -636,12 +689,13 @@ func readRateCSV(path string, fn func(report.RateSample)) error {
 	})
 }
 
-// readFCTCSV reads a host's fct.csv (hostd.FCTCSVHeader): src and dst as
-// written (addresses), start_us on the host's time base.
+// readFCTCSV reads a host's fct.csv (hostd.FCTCSVHeader, or the header
+// without priority of an older hostd, whose flows then have none): src and
+// dst as written (addresses), start_us on the host's time base.
 func readFCTCSV(path string, fn func(report.FCTRecord)) error {
 	return readCSV(path, hostd.FCTCSVHeader, func(rec []string) error {
-		if len(rec) != 7 {
-			return fmt.Errorf("%d fields, want 7", len(rec))
+		if len(rec) != 7 && len(rec) != 8 {
+			return fmt.Errorf("%d fields, want 8 (7 without priority)", len(rec))
 		}
 		f := report.FCTRecord{Src: rec[1], Dst: rec[2], StartUs: math.NaN()}
 		fl, err1 := strconv.Atoi(rec[0])
@@ -652,13 +706,21 @@ func readFCTCSV(path string, fn func(report.FCTRecord)) error {
 		}
 		f.FCTUs, err4 = strconv.ParseFloat(rec[5], 64)
 		f.Slowdown, err5 = strconv.ParseFloat(rec[6], 64)
-		if err := errors.Join(err1, err2, err3, err4, err5); err != nil {
+		var err6 error
+		if len(rec) == 8 && rec[7] != "" {
+			f.Priority, err6 = strconv.Atoi(rec[7])
+			if err6 == nil && (f.Priority < 0 || f.Priority > 7) {
+				err6 = fmt.Errorf("priority %d, want 0-7", f.Priority)
+			}
+			f.HasPriority = true
+		}
+		if err := errors.Join(err1, err2, err3, err4, err5, err6); err != nil {
 			return err
 		}
 		f.Flow = fl
 		fn(f)
 		return nil
-	})
+	}, hostd.FCTCSVHeaderNoPriority)
 }
 
 // manifestSnapshot is the config snapshot of a real-node run: the nodes.json

@@ -10,6 +10,8 @@ import (
 
 	"github.com/ccbed/ccbed/hostd"
 	"github.com/ccbed/ccbed/switchd"
+	swdaemon "github.com/ccbed/ccbed/switchd/daemon"
+	"github.com/ccbed/ccbed/testbed/report"
 )
 
 // TestCollectSynthetic merges hand-written node results: the switch's series
@@ -60,7 +62,7 @@ func TestCollectSynthetic(t *testing.T) {
 				rep.Port.TxFrames = 1000
 				rate += fmt.Sprintf("1000,%d,0.3,0.35,\n100000,%d,0.33,0.333,\n", i+1, i+1)
 				if i == 2 {
-					fct += "3,10.0.0.3,10.0.0.4,200000,1000.000,1500.000,2.5000\n"
+					fct += "3,10.0.0.3,10.0.0.4,200000,1000.000,1500.000,2.5000,1\n"
 				} else {
 					rep.Active = []hostd.FlowState{{Flow: int64(i + 1), AckedBytes: 900_000}}
 				}
@@ -78,7 +80,7 @@ func TestCollectSynthetic(t *testing.T) {
 	// The switch started 2 s before the instant: its t = 2 000 000 us is the
 	// hosts' 0.
 	write("sw0", SwitchLogFile, "1794999998.000000 switchd: port 0 ...\n1794999998.000000 switchd: running, mode pipeline on lcores [1 2 3]\n")
-	write("sw0", SwitchCSVFile, switchd.CSVHeader+"\n1999000.000,3,500,0.2500\n2050000.000,3,70000,0.3300\n2140000.000,3,0,0.3300\n2400000.000,3,90000,0.3300\n")
+	write("sw0", SwitchCSVFile, swdaemon.CSVHeader+"\n1999000.000,3,500,0.2500\n2050000.000,3,70000,0.3300\n2140000.000,3,0,0.3300\n2400000.000,3,90000,0.3300\n")
 	write("sw0", CheckFile, "hugepages: not used (--no-huge)\nclock_offset_ns=-2500\n")
 	sw := switchd.Results{Counters: switchd.Snapshot{Ports: []switchd.PortCounters{
 		{Port: 0, TrafficCounters: switchd.TrafficCounters{RxPackets: 1000}},
@@ -121,8 +123,8 @@ func TestCollectSynthetic(t *testing.T) {
 	// hostd's addresses become host names, its start time moves onto the
 	// common time base (h2 woke 100 us after the instant); the sender's
 	// rate is kept beside the goodput; unknown clock offsets do not degrade
-	// the run. hostd's fct.csv has no priority: an empty cell.
-	if b, _ := os.ReadFile(filepath.Join(res.Dir, "fct.csv")); !strings.Contains(string(b), "\n3,h2,h3,200000,1100,1500,2.5,\n") {
+	// the run; the flow's priority is kept.
+	if b, _ := os.ReadFile(filepath.Join(res.Dir, "fct.csv")); !strings.Contains(string(b), "\n3,h2,h3,200000,1100,1500,2.5,1\n") {
 		t.Errorf("merged fct.csv:\n%s", b)
 	}
 	if b, _ := os.ReadFile(filepath.Join(res.Dir, "rate.csv")); !strings.Contains(string(b), "\n1100,1,0.3,0.35,\n") {
@@ -136,6 +138,60 @@ func TestCollectSynthetic(t *testing.T) {
 			t.Errorf("merged %s: %v", f, err)
 		}
 	}
+
+	// An older hostd's fct.csv, without priority: an empty cell. A priority
+	// out of 0-7 is an error.
+	write("h2", "fct.csv", hostd.FCTCSVHeaderNoPriority+"\n3,10.0.0.3,10.0.0.4,200000,1000.000,1500.000,2.5000\n")
+	if res, err = Collect(dir, "", nil); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(res.Dir, "fct.csv")); !strings.Contains(string(b), "\n3,h2,h3,200000,1100,1500,2.5,\n") {
+		t.Errorf("merged fct.csv of an fct.csv without priority:\n%s", b)
+	}
+	write("h2", "fct.csv", hostd.FCTCSVHeader+"\n3,10.0.0.3,10.0.0.4,200000,1000.000,1500.000,2.5000,8\n")
+	if _, err := Collect(dir, "", nil); err == nil || !strings.Contains(err.Error(), "priority 8") {
+		t.Errorf("fct.csv with priority 8: %v, want an error naming it", err)
+	}
+	hostsOut(0, 0)
+
+	// switchd's PFC event log: its columns are pfc.csv's. Without one (a
+	// switchd before it) the merged pfc.csv has its header only and the
+	// notes say why; with one, its events move onto the common time base
+	// (those before the instant left out) and into pfc.csv; a log shorter
+	// than the count in the switch's final JSON degrades the run.
+	if swdaemon.PFCCSVHeader != report.PFCCSVHeader {
+		t.Fatalf("switchd's PFC log header %q, pfc.csv's %q", swdaemon.PFCCSVHeader, report.PFCCSVHeader)
+	}
+	if b, _ := os.ReadFile(filepath.Join(res.Dir, report.PFCCSVFile)); string(b) != report.PFCCSVHeader+"\n" ||
+		!strings.Contains(s.Notes, "left no PFC event log") {
+		t.Errorf("no PFC log: merged pfc.csv %q, notes %q", b, s.Notes)
+	}
+	write("sw0", swdaemon.PFCCSVFile, swdaemon.PFCCSVHeader+"\n1999000.000,3,3,xoff,100\n2050000.000,0,3,xoff,20096\n2051000.500,0,3,xon,14999\n")
+	sw.Final, sw.PFCRows = true, 3
+	write("sw0", SwitchJSONFile, sw)
+	if res, err = Collect(dir, "", nil); err != nil {
+		t.Fatal(err)
+	}
+	wantPFC := report.PFCCSVHeader + "\n50000,0,3,xoff,20096\n51000.5,0,3,xon,14999\n"
+	if b, _ := os.ReadFile(filepath.Join(res.Dir, report.PFCCSVFile)); string(b) != wantPFC || res.Summary.Degraded ||
+		strings.Contains(res.Summary.Notes, "PFC event log") {
+		t.Errorf("merged pfc.csv %q, want %q; degraded %v %q; notes %q", b, wantPFC, res.Summary.Degraded, res.Summary.DegradedReasons, res.Summary.Notes)
+	}
+	sw.PFCRows = 5
+	write("sw0", SwitchJSONFile, sw)
+	if res, err = Collect(dir, "", nil); err != nil {
+		t.Fatal(err)
+	}
+	if s := res.Summary; !s.Degraded || len(s.DegradedReasons) != 1 || !strings.Contains(s.DegradedReasons[0], "wrote 5 PFC events, its pfc.csv holds 3") {
+		t.Errorf("a PFC log short of the JSON's count: degraded %v %q", s.Degraded, s.DegradedReasons)
+	}
+	write("sw0", swdaemon.PFCCSVFile, swdaemon.PFCCSVHeader+"\n2050000.000,0,9,xoff,1\n")
+	if _, err := Collect(dir, "", nil); err == nil || !strings.Contains(err.Error(), "priority 9") {
+		t.Errorf("a PFC log with priority 9: %v, want an error naming it", err)
+	}
+	os.Remove(filepath.Join(dir, ResultsSubdir, "sw0", swdaemon.PFCCSVFile))
+	sw.Final, sw.PFCRows = false, 0
+	write("sw0", SwitchJSONFile, sw)
 
 	// A switchd that records its own clock origin (1 s before the instant)
 	// is placed by it, not by the log's stamp (2 s before).

@@ -6,6 +6,7 @@ import (
 	"text/template"
 
 	"github.com/ccbed/ccbed/hostd"
+	swdaemon "github.com/ccbed/ccbed/switchd/daemon"
 )
 
 // playbook is playbook.yml for the experiment: plain Ansible with builtin
@@ -28,7 +29,7 @@ func (e *Experiment) playbook(hasFiles bool) ([]byte, error) {
 		"DurationS":  e.Experiment.DurationMs / 1e3,
 		"HasFiles":   hasFiles,
 		"Results":    ResultsSubdir,
-		"SwitchCSV":  SwitchCSVFile, "SwitchJSON": SwitchJSONFile, "SwitchLog": SwitchLogFile,
+		"SwitchCSV":  SwitchCSVFile, "SwitchJSON": SwitchJSONFile, "SwitchLog": SwitchLogFile, "SwitchPFC": swdaemon.PFCCSVFile,
 		"HostLog": HostLogFile, "Check": CheckFile, "RunInfo": hostd.RunInfoFile,
 	})
 	return b.Bytes(), err
@@ -92,7 +93,7 @@ const playbookTemplate = `# playbook.yml for experiment [[.Experiment]] (generat
     ccbed_config: "{{ 'switch.toml' if ccbed_is_switch else 'host-' ~ inventory_hostname ~ '.toml' }}"
     ccbed_run_timeout_s: "{{ (ccbed_start_lead_s | int) + (ccbed_duration_s | float | round(0, 'ceil') | int) + 120 }}"
     ccbed_ready_tries: "{{ (ccbed_ready_timeout_s | int) * 10 }}"
-    ccbed_fetch_switch: ["[[.Results]]/[[.SwitchCSV]]", "[[.Results]]/[[.SwitchJSON]]", "[[.SwitchLog]]", "[[.Check]]"]
+    ccbed_fetch_switch: ["[[.Results]]/[[.SwitchCSV]]", "[[.Results]]/[[.SwitchJSON]]", "[[.Results]]/[[.SwitchPFC]]", "[[.SwitchLog]]", "[[.Check]]"]
     ccbed_fetch_host: ["[[.Results]]/rate.csv", "[[.Results]]/fct.csv", "[[.Results]]/counters.json", "[[.Results]]/[[.RunInfo]]", "[[.HostLog]]", "[[.Check]]"]
   tasks:
     - name: Run the experiment; whatever happens, stop every daemon and fetch what exists

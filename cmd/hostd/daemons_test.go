@@ -326,16 +326,16 @@ start_us = 200000
 	if len(rows) != 2 || strings.Join(rows[0], ",") != hostd.FCTCSVHeader {
 		t.Fatalf("sender fct.csv: want a header and one row, got %q", rows)
 	}
-	// flow,src,dst,size_bytes,start_us,fct_us,slowdown
+	// flow,src,dst,size_bytes,start_us,fct_us,slowdown,priority
 	fctUs, _ := strconv.ParseFloat(rows[1][5], 64)
-	if rows[1][0] != "1" || rows[1][3] != strconv.Itoa(msgBytes) || !(fctUs > 0) || fctUs > durationS*1e6 {
-		t.Errorf("sender fct.csv row %q: want flow 1, %d bytes, 0 < fct_us < %g", rows[1], msgBytes, durationS*1e6)
+	if rows[1][0] != "1" || rows[1][3] != strconv.Itoa(msgBytes) || !(fctUs > 0) || fctUs > durationS*1e6 || rows[1][7] != "3" {
+		t.Errorf("sender fct.csv row %q: want flow 1, %d bytes, 0 < fct_us < %g, priority 3 (the default)", rows[1], msgBytes, durationS*1e6)
 	}
 	var snd, rcv hostd.Report
 	readJSON(t, filepath.Join(dir, "sender", "counters.json"), &snd)
 	readJSON(t, filepath.Join(dir, "receiver", "counters.json"), &rcv)
 	t.Logf("sender: fct %.0f us (slowdown %s); tx %+v; rx acks %d naks %d rocc_rate %d; port %+v",
-		fctUs, rows[1][3], snd.Tx, snd.Rx.Acks, snd.Rx.Naks, snd.Rx.RoCCRate, snd.Port)
+		fctUs, rows[1][6], snd.Tx, snd.Rx.Acks, snd.Rx.Naks, snd.Rx.RoCCRate, snd.Port)
 	t.Logf("receiver: rx %+v; %d control frames sent; flows %+v; port %+v", rcv.Rx, rcv.Tx.ControlFrames, rcv.RxFlows, rcv.Port)
 	frames := uint64((msgBytes + mtu - 1) / mtu)
 	if snd.Tx.FlowsStarted != 1 || snd.Tx.FlowsCompleted != 1 || len(snd.Active) != 0 {

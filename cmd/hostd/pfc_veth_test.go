@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/ccbed/ccbed/hostd"
 	"github.com/ccbed/ccbed/switchd"
+	swdaemon "github.com/ccbed/ccbed/switchd/daemon"
 )
 
 // TestPFCOverVeth is a lossless run over af_packet on veths: one switchd and
@@ -144,6 +146,31 @@ start_us = 100000
 	}
 	if len(rcv.RxFlows) != 1 || rcv.RxFlows[0].Bytes != msgBytes {
 		t.Errorf("receiver flows %+v: want one with %d bytes", rcv.RxFlows, msgBytes)
+	}
+	// switchd's PFC event log beside its JSON: one row per XOFF and XON of
+	// p0's priority 3, as many as p0's activations and XON frames.
+	b, err := os.ReadFile(filepath.Join(dir, swdaemon.PFCCSVFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
+	var xoffs, xons uint64
+	for _, l := range lines[1:] {
+		f := strings.Split(l, ",")
+		if len(f) != 5 || f[1] != "0" || f[2] != "3" {
+			t.Fatalf("pfc.csv row %q: want port 0's priority 3", l)
+		}
+		if f[3] == "xoff" {
+			xoffs++
+		} else {
+			xons++
+		}
+	}
+	t.Logf("switchd's pfc.csv: %d XOFF, %d XON rows", xoffs, xons)
+	if lines[0] != swdaemon.PFCCSVHeader || xoffs != p0.PFCOnsets || xons != p0.ResumesSent || res.PFCRows != xoffs+xons ||
+		res.Counters.PFCEventsDropped != 0 {
+		t.Errorf("pfc.csv: header %q, %d XOFF and %d XON rows; p0 counted %d activations and %d XON frames; the JSON says %d rows, %d dropped",
+			lines[0], xoffs, xons, p0.PFCOnsets, p0.ResumesSent, res.PFCRows, res.Counters.PFCEventsDropped)
 	}
 }
 

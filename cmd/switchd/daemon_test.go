@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/ccbed/ccbed/switchd"
+	"github.com/ccbed/ccbed/switchd/daemon"
 )
 
 // vdevConfig is a 2-port rtc switch on two looping net_ring vdevs (each
@@ -169,18 +170,22 @@ func skipUnlessDPDK(t *testing.T) {
 	}
 }
 
-// TestUnwritableOutputFailsAtStart: a JSON path that cannot be written fails
-// before the loops run, naming the key (it used to fail at exit, after the
+// TestUnwritableOutputFailsAtStart: a JSON, CSV or PFC event log path that
+// cannot be written fails before the loops run, naming the key (it used to fail at exit, after the
 // run, losing every counter).
 func TestUnwritableOutputFailsAtStart(t *testing.T) {
 	skipUnlessDPDK(t)
 	dir := t.TempDir()
-	for _, tc := range []struct{ key, csv, json string }{
-		{"telemetry.json", filepath.Join(dir, "q.csv"), filepath.Join(dir, "missing", "s.json")},
-		{"telemetry.csv", filepath.Join(dir, "missing", "q.csv"), filepath.Join(dir, "s.json")},
+	for _, tc := range []struct {
+		key, csv, json string
+		args           []string
+	}{
+		{"telemetry.json", filepath.Join(dir, "q.csv"), filepath.Join(dir, "missing", "s.json"), nil},
+		{"telemetry.csv", filepath.Join(dir, "missing", "q.csv"), filepath.Join(dir, "s.json"), nil},
+		{"PFC event log", filepath.Join(dir, "q.csv"), filepath.Join(dir, "s.json"), []string{"-pfc-csv", filepath.Join(dir, "missing", "pfc.csv")}},
 	} {
 		cfg := vdevConfig(t, dir, "", tc.csv, tc.json, 1024)
-		p := startSwitchd(t, "-c", cfg, "-duration", "2s")
+		p := startSwitchd(t, append([]string{"-c", cfg, "-duration", "2s"}, tc.args...)...)
 		begin := time.Now()
 		ran := p.waitFor("switchd: running", 20*time.Second)
 		rc := p.finish(t, 20*time.Second)
@@ -213,7 +218,7 @@ func TestCheckpointsAndInterrupted(t *testing.T) {
 	if r.Final || r.DurationS < 0.9 || len(r.Counters.Ports) != 2 {
 		t.Errorf("after SIGKILL at 1.5 s: final %v, duration %.2f s, %d ports: want a checkpoint of >= 0.9 s", r.Final, r.DurationS, len(r.Counters.Ports))
 	}
-	if fi, err := os.Stat(csvPath); err != nil || fi.Size() < int64(len(switchd.CSVHeader)+100) {
+	if fi, err := os.Stat(csvPath); err != nil || fi.Size() < int64(len(daemon.CSVHeader)+100) {
 		t.Errorf("after SIGKILL the CSV has %v bytes (%v): want the flushed samples", fi.Size(), err)
 	}
 
@@ -246,6 +251,12 @@ func TestCheckpointsAndInterrupted(t *testing.T) {
 	}
 	if o := r.ClockOriginUnixNs; o < before || o > after {
 		t.Errorf("clock_origin_unix_ns %d outside the run [%d, %d]", o, before, after)
+	}
+	// The PFC event log beside the JSON: its header, and as many rows as
+	// the JSON says (none: nothing paused in this lossy run).
+	if b, err := os.ReadFile(filepath.Join(dir, daemon.PFCCSVFile)); err != nil || !strings.HasPrefix(string(b), daemon.PFCCSVHeader+"\n") ||
+		uint64(strings.Count(string(b), "\n")-1) != r.PFCRows {
+		t.Errorf("pfc.csv beside the JSON: %q (%v), want its header and %d rows", b, err, r.PFCRows)
 	}
 	if !strings.Contains(p.out.String(), `"mbufs_in_use": 0}`) {
 		t.Errorf("mbufs not all returned:\n%s", p.out.String())

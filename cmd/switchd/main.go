@@ -15,7 +15,10 @@
 // with "final": false, so that a SIGKILL loses at most that much; after a
 // -csv-full-mb (256 MB) CSV, samples are decimated to one row per port per
 // -csv-window (100 ms, the window's largest queue), so that an hour-long run
-// stays bounded on disk. SIGINT / SIGTERM (or -duration) stop the loops, flush
+// stays bounded on disk. Every XOFF and XON the switch sends goes to a PFC
+// event log, pfc.csv beside telemetry.json (else beside telemetry.csv; -pfc-csv
+// names another file), with the columns of a testbed run's pfc.csv and
+// times on the CSV's time base, flushed with the CSV. SIGINT / SIGTERM (or -duration) stop the loops, flush
 // the files ("final": true, "interrupted" and "signal" when a signal ended the
 // run), and exit 0. It prints a one-line summary every second when the file's
 // telemetry.console is set.
@@ -57,6 +60,7 @@ import (
 	"github.com/ccbed/ccbed/metrics"
 	"github.com/ccbed/ccbed/port"
 	"github.com/ccbed/ccbed/switchd"
+	"github.com/ccbed/ccbed/switchd/daemon"
 	"github.com/ccbed/ccbed/switchd/dataplane"
 	"github.com/ccbed/ccbed/wire"
 	"go.uber.org/zap"
@@ -74,6 +78,7 @@ type options struct {
 	csvFullMB   int64
 	csvWindow   time.Duration
 	checkpoint  time.Duration
+	pfcCSV      string         // -pfc-csv: "" for daemon.PFCPath
 	metrics     *metrics.Flags // -metrics, -metrics-any
 }
 
@@ -90,7 +95,8 @@ func run(args []string) int {
 	fc := fs.String("nic-flow-control", "off", "the NICs' own flow control: off (switchd does PFC in software), pause (802.3x), pfc (the NIC's 802.1Qbb on priority 3), driver (leave it)")
 	fs.Int64Var(&o.csvFullMB, "csv-full-mb", 256, "telemetry CSV: MB at full resolution, then one row per port per -csv-window (0: never decimate)")
 	c.Duration(&o.csvWindow, "csv-window", 100*time.Millisecond, "telemetry CSV: the decimation window")
-	c.Duration(&o.checkpoint, "checkpoint", switchd.DefaultCheckpoint, "rewrite the JSON and flush the CSV this often while running")
+	c.Duration(&o.checkpoint, "checkpoint", daemon.DefaultCheckpoint, "rewrite the JSON and flush the CSV this often while running")
+	fs.StringVar(&o.pfcCSV, "pfc-csv", "", "the PFC event log (default: pfc.csv beside telemetry.json, else beside telemetry.csv)")
 	o.metrics = metrics.AddFlags(fs)
 	if _, err := c.Parse(args); err != nil {
 		return cli.Exit("switchd", err)
@@ -276,9 +282,9 @@ func bringUp(cfg *switchd.Config, o options, log *zap.Logger) (*nodeUp, error) {
 
 // checkBringUp is -check: bring everything up, release it, report.
 func checkBringUp(cfg *switchd.Config, o options, log *zap.Logger) error {
-	for _, p := range []string{cfg.Telemetry.CSV, cfg.Telemetry.JSON} {
+	for _, p := range []string{cfg.Telemetry.CSV, cfg.Telemetry.JSON, o.pfcPath(cfg)} {
 		if p != "" {
-			if err := switchd.CheckOutputPath(p); err != nil {
+			if err := daemon.CheckOutputPath(p); err != nil {
 				return fmt.Errorf("telemetry output: %w", err)
 			}
 		}
@@ -300,26 +306,65 @@ func checkBringUp(cfg *switchd.Config, o options, log *zap.Logger) error {
 	return nil
 }
 
-func serve(cfg *switchd.Config, o options, log *zap.Logger) error {
-	// Outputs first: an unwritable path fails now, not after the run.
-	var csv *switchd.CSVWriter
+// pfcPath is where the PFC event log goes: -pfc-csv, else beside the
+// telemetry files ("" when there are none).
+func (o options) pfcPath(cfg *switchd.Config) string {
+	if o.pfcCSV != "" {
+		return o.pfcCSV
+	}
+	return daemon.PFCPath(cfg.Telemetry.JSON, cfg.Telemetry.CSV)
+}
+
+// outputs are the files a run writes as it goes.
+type outputs struct {
+	csv *daemon.CSVWriter
+	pfc *daemon.PFCWriter
+}
+
+// close closes the files opened (after a failed start).
+func (out *outputs) close() {
+	if out.csv != nil {
+		out.csv.Close()
+	}
+	if out.pfc != nil {
+		out.pfc.Close()
+	}
+}
+
+// openOutputs opens the telemetry CSV and the PFC event log and checks that
+// the JSON can be written: an unwritable path fails before the run.
+func openOutputs(cfg *switchd.Config, o options) (*outputs, error) {
+	out := &outputs{}
+	var err error
 	if cfg.Telemetry.CSV != "" {
-		var err error
-		if csv, err = switchd.CreateCSV(cfg.Telemetry.CSV); err != nil {
-			return fmt.Errorf("telemetry.csv: %w", err)
+		if out.csv, err = daemon.CreateCSV(cfg.Telemetry.CSV); err != nil {
+			return nil, fmt.Errorf("telemetry.csv: %w", err)
 		}
-		csv.SetDecimation(o.csvFullMB<<20, o.csvWindow)
+		out.csv.SetDecimation(o.csvFullMB<<20, o.csvWindow)
 	}
 	if cfg.Telemetry.JSON != "" {
-		if err := switchd.CheckOutputPath(cfg.Telemetry.JSON); err != nil {
-			if csv != nil {
-				csv.Close()
-			}
-			return fmt.Errorf("telemetry.json: %w", err)
+		if err := daemon.CheckOutputPath(cfg.Telemetry.JSON); err != nil {
+			out.close()
+			return nil, fmt.Errorf("telemetry.json: %w", err)
 		}
 	}
+	if p := o.pfcPath(cfg); p != "" {
+		if out.pfc, err = daemon.CreatePFCCSV(p); err != nil {
+			out.close()
+			return nil, fmt.Errorf("PFC event log: %w", err)
+		}
+	}
+	return out, nil
+}
+
+func serve(cfg *switchd.Config, o options, log *zap.Logger) error {
+	// Outputs first: an unwritable path fails now, not after the run.
+	out, err := openOutputs(cfg, o)
+	if err != nil {
+		return err
+	}
 	// Fewer GC cycles for the lcores' sake; the control plane makes next to
-	// no garbage (switchd.Monitor), so the heap stays flat between them.
+	// no garbage (daemon.Monitor), so the heap stays flat between them.
 	debug.SetGCPercent(400)
 	// Signals from here on: SIGINT / SIGTERM mark the run interrupted.
 	sigc := make(chan os.Signal, 1)
@@ -327,15 +372,14 @@ func serve(cfg *switchd.Config, o options, log *zap.Logger) error {
 	defer signal.Stop(sigc)
 	n, err := bringUp(cfg, o, log)
 	if err != nil {
-		if csv != nil {
-			csv.Close()
-		}
+		out.close()
 		return err
 	}
 	defer n.down()
 	lcores := lcoresOf(cfg)
 	eng, err := switchd.New(cfg)
 	if err != nil {
+		out.close()
 		return err
 	}
 	rxLcores := 0
@@ -347,22 +391,21 @@ func serve(cfg *switchd.Config, o options, log *zap.Logger) error {
 		Burst: cfg.Switch.Burst, RingSize: cfg.Switch.RingSize, Name: "switchd",
 	})
 	if err != nil {
+		out.close()
 		return err
 	}
 	for i, p := range cfg.Ports {
 		log.Info("port", zap.Int("port", i), zap.String("name", p.Name), zap.String("device", p.Device), zap.String("mac", p.MAC),
 			zap.String("peer_mac", p.PeerMAC), zap.Float64("link_gbps", p.LinkGbps), zap.String("scheme", cfg.SchemeOf(i)))
 	}
-	mcfg := switchd.MonitorConfig{CSV: csv, JSONPath: cfg.Telemetry.JSON, Mode: cfg.Switch.Mode, Start: time.Now(), Checkpoint: o.checkpoint}
+	mcfg := daemon.MonitorConfig{CSV: out.csv, PFC: out.pfc, JSONPath: cfg.Telemetry.JSON, Mode: cfg.Switch.Mode, Start: time.Now(), Checkpoint: o.checkpoint}
 	if cfg.Telemetry.Console {
 		mcfg.Console = os.Stdout
 	}
-	mon, err := switchd.NewMonitor(eng, mcfg)
+	mon, err := daemon.NewMonitor(eng, mcfg)
 	if err != nil {
 		sw.Close()
-		if csv != nil {
-			csv.Close()
-		}
+		out.close()
 		return fmt.Errorf("telemetry.json: %w", err)
 	}
 	stopMetrics, err := o.metrics.Serve(metrics.Switch(eng, sw)) // before the loops; stopped at return

@@ -15,6 +15,7 @@ import (
 	"github.com/ccbed/ccbed/lcore"
 	"github.com/ccbed/ccbed/port"
 	"github.com/ccbed/ccbed/switchd"
+	"github.com/ccbed/ccbed/switchd/daemon"
 	"github.com/ccbed/ccbed/wire"
 )
 
@@ -99,7 +100,7 @@ func soakDurations(tb testing.TB) (warm, run time.Duration) {
 // limits and still within the heap bound above; one such doubling after
 // warm-up once failed this test at 2,305 B/s) (the heap keeps this garbage until its next GC, which at GOGC 400 comes only
 // near 16 MB: this rate is the slope of the creep). The JSON checkpoint leaves
-// about 1 KB/s; the control plane before switchd.Monitor left 3.3 KB/s.
+// about 1 KB/s; the control plane before daemon.Monitor left 3.3 KB/s.
 const (
 	soakRSSBase        = 1 << 20
 	soakRSSPerMinute   = 256 << 10
@@ -107,7 +108,7 @@ const (
 )
 
 // TestSoakSwitch runs the switch under traffic for a long time with the
-// daemon's control plane (switchd.Monitor: the sample ring drained to the CSV
+// daemon's control plane (daemon.Monitor: the sample ring drained to the CSV
 // writer every 100 ms, a Snapshot and summary line every second, a JSON
 // checkpoint every 2 s, the CSV decimated after 4 MB) and checks that, after
 // warm-up, RSS, the Go heap, mbufs in use and goroutines stay flat. Frames
@@ -115,7 +116,7 @@ const (
 // BenchmarkForwardRTC, shaped at 10 Gb/s per port with DCQCN CPs, so that
 // queues build and the CPs mark. CCBED_SOAK=10m runs it for
 // ten minutes; CCBED_SOAK_TELEMETRY=legacy runs the control plane as
-// cmd/switchd did before switchd.Monitor (a fresh Snapshot and fmt line every
+// cmd/switchd did before daemon.Monitor (a fresh Snapshot and fmt line every
 // second), to compare.
 func TestSoakSwitch(t *testing.T) {
 	warm, measure := soakDurations(t)
@@ -177,15 +178,15 @@ func TestSoakSwitch(t *testing.T) {
 	}
 
 	dir := t.TempDir()
-	csv, err := switchd.CreateCSV(filepath.Join(dir, "queue.csv"))
+	csv, err := daemon.CreateCSV(filepath.Join(dir, "queue.csv"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	csv.SetDecimation(4<<20, 100*time.Millisecond)
 	start := time.Now()
-	var mon *switchd.Monitor
+	var mon *daemon.Monitor
 	if !legacy {
-		mon, err = switchd.NewMonitor(eng, switchd.MonitorConfig{CSV: csv, Console: io.Discard,
+		mon, err = daemon.NewMonitor(eng, daemon.MonitorConfig{CSV: csv, Console: io.Discard,
 			JSONPath: filepath.Join(dir, "switch.json"), Mode: "rtc", Start: start})
 		if err != nil {
 			t.Fatal(err)
@@ -201,7 +202,7 @@ func TestSoakSwitch(t *testing.T) {
 			}
 			return
 		}
-		csv.DrainFrom(eng.Samples())
+		eng.DrainSamples(csv.Write)
 		if now.Sub(last) >= time.Second {
 			cur := eng.Snapshot()
 			fmt.Fprintln(io.Discard, switchd.SummaryLine(now.Sub(start).Seconds(), now.Sub(last).Seconds(), prev, &cur))
@@ -271,7 +272,7 @@ func TestSoakSwitch(t *testing.T) {
 	first, lastS := samples[0], samples[len(samples)-1]
 	span := lastS.at - first.at
 	mins := span.Minutes()
-	t.Logf("telemetry %s; %d samples over %.0f s after a %.0f s warm-up:", map[bool]string{true: "legacy", false: "switchd.Monitor"}[legacy], len(samples), span.Seconds(), warm.Seconds())
+	t.Logf("telemetry %s; %d samples over %.0f s after a %.0f s warm-up:", map[bool]string{true: "legacy", false: "daemon.Monitor"}[legacy], len(samples), span.Seconds(), warm.Seconds())
 	minM, maxM := first.mbufs, first.mbufs
 	for _, x := range samples {
 		t.Logf("  t=%6.1fs rss %7.3f MiB heap %7.3f MiB alloc %9d B mbufs %5d goroutines %d tx %d",
