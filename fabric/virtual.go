@@ -304,10 +304,10 @@ func (v *Virtual) drainSamples() {
 		samples, pfc = &v.drain.Samples, &v.drain.PFCEvents
 	}
 	for i, sn := range v.swNodes {
-		sn.Engine().Samples().Drain(func(s *switchd.Sample) {
+		sn.Engine().DrainSamples(func(s *switchd.Sample) {
 			*samples = append(*samples, SwitchSample{Switch: i, Sample: *s})
 		})
-		sn.Engine().PFCEvents().Drain(func(ev *switchd.PFCEvent) {
+		sn.Engine().DrainPFCEvents(func(ev *switchd.PFCEvent) {
 			*pfc = append(*pfc, SwitchPFCEvent{Switch: i, PFCEvent: *ev})
 		})
 	}

@@ -315,12 +315,12 @@ func Run(ctx context.Context, plan *fabric.Plan, o Options) (*Outcome, error) {
 		mu.Lock()
 		defer mu.Unlock()
 		for si, eng := range engines {
-			eng.Samples().Drain(func(s *switchd.Sample) {
+			eng.DrainSamples(func(s *switchd.Sample) {
 				if s.TNs >= t0 { // before time 0 the loops idle while the set-up ends
 					res.Samples = append(res.Samples, fabric.SwitchSample{Switch: si, Sample: *s})
 				}
 			})
-			eng.PFCEvents().Drain(func(ev *switchd.PFCEvent) {
+			eng.DrainPFCEvents(func(ev *switchd.PFCEvent) {
 				if ev.TNs >= t0 {
 					res.PFCEvents = append(res.PFCEvents, fabric.SwitchPFCEvent{Switch: si, PFCEvent: *ev})
 				}
