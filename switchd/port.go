@@ -368,26 +368,31 @@ func (e *Engine) Active() uint64 {
 // delay over), a CP timer, a PFC refresh, a telemetry sample or a counter
 // publication. Frames received before then may bring it forward. tx+CC side.
 func (e *Engine) NextWake(now int64) int64 {
+	// Shards by index, not range: a range over the slice of large structs
+	// costs a copy of its header and more per call (the fabric calls
+	// NextWake after every event of a switch).
 	t := e.nextPubIn
-	for k := range e.tx {
+	var active, xoffPorts uint64
+	for k := 0; k < len(e.tx); k++ {
 		sh := &e.tx[k]
-		e.readTimers(sh)
+		if sh.cpDirty != 0 { // readTimers' own check, spared its call
+			e.readTimers(sh)
+		}
 		t = min(t, sh.nextSample, sh.nextPubTx, sh.cpMin)
+		active |= sh.active
+		xoffPorts |= sh.xoffPorts
 	}
-	for k := range e.tx {
-		for a := e.tx[k].xoffPorts; a != 0; a &= a - 1 {
-			g := &e.eg[bits.TrailingZeros64(a)]
-			for x := g.xoff; x != 0; x &= x - 1 {
-				t = min(t, g.refreshAt[bits.TrailingZeros8(x)])
-			}
+	for a := xoffPorts; a != 0; a &= a - 1 {
+		g := &e.eg[bits.TrailingZeros64(a)]
+		for x := g.xoff; x != 0; x &= x - 1 {
+			t = min(t, g.refreshAt[bits.TrailingZeros8(x)])
 		}
 	}
-	for a := e.Active(); a != 0; a &= a - 1 {
+	for a := active; a != 0; a &= a - 1 {
 		g := &e.eg[bits.TrailingZeros64(a)]
-		free := int64(math.Ceil(g.busyUntil))
 		switch {
 		case g.gen.pending() || g.ctl.len() > 0:
-			t = min(t, free)
+			t = min(t, int64(math.Ceil(g.busyUntil)))
 		case g.nonEmpty != 0:
 			// The earliest a queue holding frames is unpaused (pausedUntil
 			// is 0, or past, for one that is not paused).
@@ -395,7 +400,7 @@ func (e *Engine) NextWake(now int64) int64 {
 			for ne := g.nonEmpty; ne != 0; ne &= ne - 1 {
 				w = min(w, g.pausedUntil[bits.TrailingZeros8(ne)])
 			}
-			t = min(t, max(free, w))
+			t = min(t, max(int64(math.Ceil(g.busyUntil)), w))
 		}
 		if g.dl.len() > 0 {
 			t = min(t, g.dl.front().at)
