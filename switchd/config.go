@@ -1,16 +1,10 @@
 package switchd
 
 import (
-	"errors"
-	"fmt"
-	"math"
-	"net/netip"
 	"regexp"
-	"sort"
 	"strconv"
 	"strings"
 
-	"github.com/ccbed/ccbed/ccalgo"
 	"github.com/ccbed/ccbed/config"
 	"github.com/ccbed/ccbed/wire"
 )
@@ -136,13 +130,13 @@ type PortConfig struct {
 	DelayUs float64 `toml:"delay_us"`
 	// BufferBytes caps the port's egress data queues together: frames that
 	// do not fit are dropped at the tail. With buffer.mode "static" it is the
-	// port's whole buffer (0: 1 MiB, Validate fills it in); with "shared" an
+	// port's whole buffer (0: 1 MiB); with "shared" an
 	// optional cap on the lossy priorities, on top of the shared buffer's
 	// dynamic thresholds (0: none).
 	BufferBytes int64 `toml:"buffer_bytes"`
 	// HeadroomBytes is the PFC headroom of each lossless priority of this
 	// ingress port (buffer.mode "shared"); 0: buffer.headroom_bytes, or when
-	// that is 0 too, derived (Config.Headroom): HeadroomBytes(link,
+	// that is 0 too, derived (switchd.Spec.Headroom): HeadroomBytes(link,
 	// delay_us, a full frame, the peer's burst) plus, for an af_packet
 	// device, its kernel receive ring (KernelRxFrames full frames).
 	HeadroomBytes int64 `toml:"headroom_bytes"`
@@ -191,12 +185,8 @@ type CCConfig struct {
 	ExpectedFlows int     `toml:"expected_flows"`
 	// Params holds per-scheme parameter tables ([cc.params.rocc] ...), decoded
 	// strictly into the scheme's parameter struct over its paper defaults for
-	// each port's link.
+	// each port's link (Spec.Ports[i].Params).
 	Params map[string]map[string]any `toml:"params"`
-	// Typed lets a Go caller pass a scheme's parameter struct directly (the
-	// pointer DefaultParams returns, modified), by scheme name; it wins over
-	// Params.
-	Typed map[string]any `toml:"-"`
 }
 
 // PFCConfig is priority flow control (IEEE 802.1Qbb): which priorities are
@@ -279,17 +269,6 @@ type QueuesConfig struct {
 	QuantumBytes int `toml:"quantum_bytes"`
 }
 
-// HeadroomBytes is the PFC headroom a lossless priority of an ingress port
-// needs so that no frame is dropped after its XOFF: what the upstream sends
-// while the pause travels to it and what is already on the wire (2 x the
-// link's bytes in flight over delayNs), the frame being received when XOFF
-// triggered, the frame the pause waits behind at this port's egress, and the
-// frame upstream is serialising when the pause arrives (3 frames of mtuFrame
-// bytes), and the upstream shaper's burst (a late poll's catch-up).
-func HeadroomBytes(linkBps float64, delayNs int64, mtuFrame, burstBytes int) int64 {
-	return int64(math.Ceil(2*float64(delayNs)*linkBps/8e9)) + 3*int64(mtuFrame) + int64(burstBytes)
-}
-
 // TelemetryConfig says what the switch records.
 type TelemetryConfig struct {
 	// SampleUs is the sampling period of queue length and fair rate; 0: the
@@ -306,19 +285,22 @@ type TelemetryConfig struct {
 	SampleBuffer int `toml:"sample_buffer"`
 }
 
-// DefaultConfig returns the defaults every key falls back to.
+// DefaultConfig returns the defaults every key falls back to: those of
+// DefaultSpec, with the daemon's own (one rtc lcore, its mempool and rings,
+// a console summary).
 func DefaultConfig() Config {
+	d := DefaultSpec()
 	return Config{
 		Switch: SwitchConfig{
-			ID: 1, IP: "10.0.0.254", Mode: ModeRTC, TxLcores: 1, Mbufs: 16383, RingSize: 1024, Burst: 32,
-			DecrementTTL: true, FrameOverheadBytes: 24, BurstBytes: 16384, PriorityFrom: "pcp", Trust: TrustAll,
+			ID: d.ID, IP: wire.FormatIPv4(d.IP), Mode: ModeRTC, TxLcores: 1, Mbufs: 16383, RingSize: 1024, Burst: 32,
+			DecrementTTL: d.DecrementTTL, FrameOverheadBytes: d.FrameOverheadBytes, BurstBytes: d.BurstBytes,
+			PriorityFrom: "pcp", Trust: d.Trust,
 		},
-		CC:  CCConfig{Scheme: "none", BaseRTTUs: 10, MTU: 1024, ExpectedFlows: 16},
-		PFC: PFCConfig{Honor: true, XOFFBytes: 500_000, XONOffsetBytes: 3_000, PauseQuanta: wire.PFCMaxQuanta, Priority: 3},
-		Buffer: BufferConfig{Mode: BufferShared, SizeBytes: 12 << 20, Alpha: 0.125,
-			ReserveBytes: 4 << 10, ResumeOffsetBytes: 3 << 10},
-		Queues:    QueuesConfig{QuantumBytes: 1518},
-		Telemetry: TelemetryConfig{Console: true, SampleBuffer: 1 << 16},
+		CC:        CCConfig{Scheme: d.CC.Scheme, BaseRTTUs: float64(d.CC.BaseRTTNs) / 1e3, MTU: d.CC.MTU, ExpectedFlows: d.CC.ExpectedFlows},
+		PFC:       d.PFC,
+		Buffer:    d.Buffer,
+		Queues:    d.Queues,
+		Telemetry: TelemetryConfig{Console: true, SampleBuffer: d.SampleBuffer},
 	}
 }
 
@@ -373,39 +355,6 @@ func DeviceName(dev string) string {
 	return dev
 }
 
-// Lossless is the list of PFC's lossless priorities (pfc.priorities, or
-// pfc.priority alone).
-func (c *Config) Lossless() []uint8 {
-	if len(c.PFC.Priorities) > 0 {
-		return c.PFC.Priorities
-	}
-	return []uint8{c.PFC.Priority}
-}
-
-// Headroom is port i's PFC headroom per lossless priority (shared buffer):
-// the port's headroom_bytes, else buffer.headroom_bytes, else derived from
-// the link (HeadroomBytes, with the larger of burst_bytes and PeerBurstFrames
-// full frames for the peer's burst) and, for an af_packet device, its
-// kernel receive ring (KernelRxFrames).
-func (c *Config) Headroom(i int) int64 {
-	if h := c.Ports[i].HeadroomBytes; h > 0 {
-		return h
-	}
-	if h := c.Buffer.HeadroomBytes; h > 0 {
-		return h
-	}
-	frame := c.CC.MTU + 100 // headers, INT stack and Ethernet overhead of a full data frame
-	burst := max(c.Switch.BurstBytes, PeerBurstFrames*frame)
-	h := HeadroomBytes(c.LinkBps(i), int64(math.Round(c.Ports[i].DelayUs*1e3)), frame, burst)
-	return h + int64(KernelRxFrames(c.Ports[i].Device))*int64(frame)
-}
-
-// PeerBurstFrames is the burst, in full frames, that a DPDK peer sends back
-// to back after a late poll: one tx burst of 32, as deep as hostd's NIC bucket
-// (nic_burst_frames). The derived headroom takes it or the switch's own
-// shaper burst (burst_bytes, a switchd peer's), whichever is larger.
-const PeerBurstFrames = 32
-
 // afPacketFrames is the af_packet PMD's default framecnt: the frames of each
 // PACKET_MMAP ring.
 const afPacketFrames = 512
@@ -438,161 +387,4 @@ func KernelRxFrames(dev string) int {
 		}
 	}
 	return frames * qpairs
-}
-
-// reserved is the buffer set aside for PFC in shared mode: headroom and
-// reserve for every port and lossless priority.
-func (c *Config) reserved() (hdrm, rsrv int64) {
-	n := int64(len(c.Lossless()))
-	for i := range c.Ports {
-		hdrm += n * c.Headroom(i)
-		rsrv += n * c.Buffer.ReserveBytes
-	}
-	return hdrm, rsrv
-}
-
-// SchemeOf returns the scheme name port i runs.
-func (c *Config) SchemeOf(i int) string {
-	if s := c.Ports[i].Scheme; s != "" {
-		return s
-	}
-	return c.CC.Scheme
-}
-
-// LinkBps is port i's line rate in bits/s.
-func (c *Config) LinkBps(i int) float64 { return c.Ports[i].LinkGbps * 1e9 }
-
-// CPID is the id port i's CP puts in its feedback.
-func (c *Config) CPID(i int) uint32 {
-	if id := c.Ports[i].CPID; id != 0 {
-		return id
-	}
-	ip, _ := wire.ParseIPv4(c.Switch.IP)
-	return ip + uint32(i)
-}
-
-func (c *Config) env(i int) ccalgo.Env {
-	return ccalgo.Env{
-		LinkBps:       c.LinkBps(i),
-		BaseRTT:       int64(math.Round(c.CC.BaseRTTUs * 1e3)),
-		MTU:           c.CC.MTU,
-		MaxFlows:      1024,
-		ExpectedFlows: c.CC.ExpectedFlows,
-		ID:            c.CPID(i),
-	}
-}
-
-// decodeParams returns scheme's parameter struct for env: Typed if given, else
-// the paper defaults with the [cc.params.<scheme>] table decoded over them.
-func (c *Config) decodeParams(scheme string, env ccalgo.Env, f *config.File) (any, error) {
-	if p, ok := c.CC.Typed[scheme]; ok && p != nil {
-		return p, nil
-	}
-	sch, err := ccalgo.Lookup(scheme)
-	if err != nil {
-		return nil, err
-	}
-	params := sch.DefaultParams(env)
-	tbl, ok := c.CC.Params[scheme]
-	if !ok || len(tbl) == 0 {
-		return params, nil
-	}
-	// Unknown keys and wrong types are errors, mapped back to the file.
-	base := "cc.params." + scheme
-	if err := config.DecodeTable(tbl, params); err != nil {
-		var ce *config.Error
-		if !errors.As(err, &ce) {
-			return nil, err
-		}
-		key := base
-		if ce.Key != "" {
-			key += "." + ce.Key
-		}
-		if f != nil {
-			return nil, f.Errorf(key, "%s", ce.Msg)
-		}
-		return nil, fmt.Errorf("%s: %s", key, ce.Msg)
-	}
-	return params, nil
-}
-
-// newCP builds port i's congestion point (nil for schemes without one).
-func (c *Config) newCP(i int, f *config.File) (ccalgo.CongestionPoint, error) {
-	name := c.SchemeOf(i)
-	sch, err := ccalgo.Lookup(name)
-	if err != nil {
-		return nil, err
-	}
-	env := c.env(i)
-	params, err := c.decodeParams(name, env, f)
-	if err != nil {
-		return nil, err
-	}
-	if sch.NewCP == nil {
-		return nil, nil
-	}
-	cp, err := sch.NewCP(params, env)
-	if err != nil {
-		var pe *ccalgo.ParamError
-		if errors.As(err, &pe) && f != nil {
-			key := "cc.params." + name + "." + pe.Param
-			line := f.Line(key)
-			if line == 0 { // a default the table did not set, or several keys: point at the table
-				line = f.Line("cc.params." + name)
-			}
-			return nil, &config.Error{File: f.Path, Line: line, Key: key,
-				Msg: fmt.Sprintf("%v: %s (port %s)", pe.Value, pe.Reason, c.Ports[i].Name)}
-		}
-		return nil, fmt.Errorf("port %s: %w", c.Ports[i].Name, err)
-	}
-	return cp, nil
-}
-
-// RouteTable builds the longest-prefix table of the routes.
-func (c *Config) RouteTable() (*RouteTable, error) {
-	idx := map[string]int{}
-	for i, p := range c.Ports {
-		idx[p.Name] = i
-	}
-	rs := make([]routeSpec, 0, len(c.Routes))
-	for _, r := range c.Routes {
-		addr, plen, err := parsePrefix(r.Prefix)
-		if err != nil {
-			return nil, err
-		}
-		var ports []int
-		for _, n := range r.portNames() {
-			ports = append(ports, idx[n])
-		}
-		rs = append(rs, routeSpec{addr: addr, plen: plen, ports: ports})
-	}
-	rt := &RouteTable{}
-	if err := rt.addAll(rs); err != nil {
-		return nil, err
-	}
-	return rt, nil
-}
-
-// parsePrefix parses an IPv4 prefix ("10.0.1.0/24") into its network
-// address (host bits cleared, as net.ParseCIDR gives it) and length.
-func parsePrefix(s string) (addr uint32, plen int, err error) {
-	p, err := netip.ParsePrefix(s)
-	if err != nil || !p.Addr().Is4() {
-		return 0, 0, fmt.Errorf("%q is not an IPv4 prefix (10.0.1.0/24)", s)
-	}
-	return wire.IPv4FromAddr(p.Masked().Addr()), p.Bits(), nil
-}
-
-// SchemesInUse lists the distinct schemes the ports run, sorted.
-func (c *Config) SchemesInUse() []string {
-	m := map[string]bool{}
-	for i := range c.Ports {
-		m[c.SchemeOf(i)] = true
-	}
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }

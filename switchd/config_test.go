@@ -4,8 +4,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ccbed/ccbed/ccalgo/dcqcn"
 	"github.com/ccbed/ccbed/ccalgo/rocc"
+	"github.com/ccbed/ccbed/wire"
 )
 
 func TestExampleConfigs(t *testing.T) {
@@ -35,18 +35,18 @@ func TestExampleConfigs(t *testing.T) {
 	}
 	// The CloudLab config's RoCC parameters reach the CP: T = 100 us.
 	c, _ := LoadConfig("../configs/switch-cloudlab.toml")
-	p, err := c.decodeParams("rocc", c.env(0), nil)
+	s, err := c.Spec(nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	rp := p.(*rocc.Params)
+	rp := s.Ports[0].Params.(*rocc.Params)
 	if rp.T != 100_000 || rp.QRefBytes != 75_000 || rp.QMaxBytes != 210_000 || rp.DeltaQBytes != 600 {
 		t.Errorf("rocc params %+v", rp)
 	}
-	for i := range c.Ports {
-		c.Ports[i].MAC = "02:00:00:00:00:01"
+	for i := range s.Ports {
+		s.Ports[i].MAC = wire.MAC{2, 0, 0, 0, 0, 1}
 	}
-	e, err := New(c)
+	e, err := New(s)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -113,6 +113,7 @@ colour = "red"
 		{"sharded one lcore", `ip = "10.0.0.254"`, "ip = \"10.0.0.254\"\nmode = \"sharded\"\nlcores = [1]", "sw.toml:5: switch.lcores: sharded mode needs the rx lcores, then 1 tx+CC lcore(s): got 1"},
 		{"sharded rx lcores > ports", `ip = "10.0.0.254"`, "ip = \"10.0.0.254\"\nmode = \"sharded\"\nlcores = [1, 2, 3, 4, 5, 6]", "sw.toml:5: switch.lcores: sharded mode: 5 rx lcores for"},
 		{"unknown mode", `ip = "10.0.0.254"`, "ip = \"10.0.0.254\"\nmode = \"fast\"", "switch.mode"},
+		{"bad priority_from", `ip = "10.0.0.254"`, "ip = \"10.0.0.254\"\npriority_from = \"vlan\"", "sw.toml:4: switch.priority_from"},
 		{"tx lcores in rtc", `ip = "10.0.0.254"`, "ip = \"10.0.0.254\"\ntx_lcores = 2", "sw.toml:4: switch.tx_lcores: 2 in rtc mode"},
 		{"tx lcores > ports", `ip = "10.0.0.254"`, "ip = \"10.0.0.254\"\nmode = \"sharded\"\ntx_lcores = 3", "switch.tx_lcores: 3: want 1 to the number of ports"},
 		{"sharded lcores <= tx", `ip = "10.0.0.254"`, "ip = \"10.0.0.254\"\nmode = \"sharded\"\ntx_lcores = 2\nlcores = [1, 2]", "switch.lcores: sharded mode needs the rx lcores, then 2"},
@@ -125,21 +126,5 @@ colour = "red"
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: error %v, want %q", tc.name, err, tc.want)
 		}
-	}
-}
-
-func TestTypedParams(t *testing.T) {
-	c := testConfig(2, 10)
-	c.CC.Scheme = "dcqcn"
-	p := dcqcn.DefaultParams(c.env(0))
-	p.KminBytes, p.KmaxBytes = 1, 2
-	c.CC.Typed = map[string]any{"dcqcn": p}
-	h := newHarness(t, c)
-	for i := 0; i < 10; i++ {
-		h.inject(0, 0, dataFrame(t, 0, 1, 1, 500, false))
-	}
-	h.tx(0, 1)
-	if counters0(h.e, 1).MarkedCE == 0 {
-		t.Error("typed params with Kmax = 2 B did not mark")
 	}
 }

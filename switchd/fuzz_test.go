@@ -3,6 +3,8 @@ package switchd
 import (
 	"strings"
 	"testing"
+
+	"github.com/ccbed/ccbed/wire"
 )
 
 // FuzzClassify feeds arbitrary frames through Classify, Enqueue and Transmit: a
@@ -12,7 +14,7 @@ func FuzzClassify(f *testing.F) {
 	f.Add(dataFrame(f, 1, 0, 2, 100, true))
 	f.Add(pfcFrame(1, 3, 100))
 	f.Add([]byte{1, 2, 3})
-	c := testConfig(2, 10)
+	c := testSpec(2, 10)
 	c.CC.Scheme = "hpcc"
 	c.PFC.Enabled = true
 	c.PFC.XOFFBytes = 10_000
@@ -79,6 +81,19 @@ weights = [1, 1, 1, 2, 1, 1, 1, 1]
 		}
 		if len(c.Ports) == 0 || len(c.Ports) > MaxPorts {
 			t.Fatalf("valid config with %d ports", len(c.Ports))
+		}
+		// A valid config's spec builds an engine, once the devices' MACs are in.
+		s, err := c.Spec(nil)
+		if err != nil {
+			t.Fatalf("valid config, no spec: %v", err)
+		}
+		for i := range s.Ports {
+			if s.Ports[i].MAC == (wire.MAC{}) {
+				s.Ports[i].MAC = wire.MAC{2, 0, 0, 0, 0xfe, byte(i)}
+			}
+		}
+		if _, err := New(s); err != nil {
+			t.Fatalf("valid config, no engine: %v", err)
 		}
 	})
 }

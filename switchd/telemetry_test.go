@@ -42,7 +42,7 @@ func summaryLineFmt(tS, dtS float64, prev, cur *Snapshot) string {
 // the garbage behind a running switchd's slow RSS rise), and the line reads
 // as it did.
 func TestSummaryLineAllocatesNothing(t *testing.T) {
-	c := testConfig(4, 10)
+	c := testSpec(4, 10)
 	e, err := New(&c)
 	if err != nil {
 		t.Fatal(err)
@@ -129,7 +129,7 @@ func TestCSVDecimation(t *testing.T) {
 // the switch runs (Final false); Finish marks the file final and whether a
 // signal ended the run.
 func TestMonitorChecksPathAndCheckpoints(t *testing.T) {
-	c := testConfig(2, 10)
+	c := testSpec(2, 10)
 	e, err := New(&c)
 	if err != nil {
 		t.Fatal(err)
@@ -196,7 +196,7 @@ func TestMonitorChecksPathAndCheckpoints(t *testing.T) {
 // allocated bytes must move by that much (size classes may round it up a
 // little), and nothing grows when the same depth comes back.
 func TestRingGrowthBytes(t *testing.T) {
-	c := testConfig(2, 100)
+	c := testSpec(2, 100)
 	e, err := New(&c)
 	if err != nil {
 		t.Fatal(err)

@@ -12,9 +12,9 @@ import (
 
 // trustConfig is the 4-port test switch with ports 0-2 facing hosts 0-2 and
 // port 3 facing another switch, under trust (TrustAll or TrustTopology).
-func trustConfig(trust string) Config {
-	c := testConfig(4, 10)
-	c.Switch.Trust = trust
+func trustConfig(trust string) Spec {
+	c := testSpec(4, 10)
+	c.Trust = trust
 	for i := range c.Ports {
 		c.Ports[i].Faces = FacesHost
 	}
@@ -234,7 +234,7 @@ func TestForgedPFCDoesNotPause(t *testing.T) {
 // dual-homed host) may send its ACKs in on either port.
 func TestTrustECMPReversePath(t *testing.T) {
 	c := trustConfig(TrustTopology)
-	c.Routes[1] = RouteConfig{Prefix: "10.0.1.0/24", Ports: []string{"p1", "p2"}}
+	c.Routes[1] = Route{Addr: 0x0a000100, Len: 24, Ports: []int{1, 2}}
 	h := newHarness(t, c)
 	for _, in := range []int{1, 2} {
 		if !h.e.Classify(in, ctlFrame(t, wire.KindAck, in, hostIP(1)), &h.meta) {

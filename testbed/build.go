@@ -239,7 +239,18 @@ func (e *Experiment) SwitchConfig() switchd.Config {
 	if err != nil {
 		return switchd.DefaultConfig()
 	}
-	return p.Switches[0]
+	return switchConfig(p)
+}
+
+// switchConfig is the file form of p's first switch (a switchd TOML file's
+// schema), with the parameter table the experiment gave its scheme (a Go
+// caller's Typed has none).
+func switchConfig(p *fabric.Plan) switchd.Config {
+	c := switchd.ConfigOf(&p.Switches[0])
+	if len(p.Spec.Params) > 0 {
+		c.CC.Params = map[string]map[string]any{p.Spec.Scheme: p.Spec.Params}
+	}
+	return c
 }
 
 // HostConfigs are the experiment's hosts: host i has HostIP(i), sends every

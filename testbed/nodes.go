@@ -194,7 +194,7 @@ func (e *Experiment) NodeFiles(dir string, inv *Inventory) ([]string, error) {
 	}
 
 	// The switch.
-	sc := plan.Switches[0]
+	sc := switchConfig(plan)
 	switch {
 	case sw.txLcores > 0: // rx lcores, then the tx+CC lcores
 		sc.Switch.Mode, sc.Switch.TxLcores = switchd.ModeSharded, sw.txLcores

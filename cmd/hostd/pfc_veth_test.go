@@ -121,9 +121,13 @@ start_us = 100000
 	if err != nil {
 		t.Fatal(err)
 	}
+	spec, err := cfg.Spec(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
 	t.Logf("sender: %d data frames (%d retransmitted), %d pause frames; port %+v", snd.Tx.DataFrames, snd.Tx.RetxFrames, snd.Tx.PauseFrames, snd.Port)
 	t.Logf("switch p0: the kernel delivered %d frames, the switch read %d; headroom %d B; drops: headroom_full %d, total %d; XOFF %d (pauses %d, resumes %d)",
-		delivered, p0.RxPackets, cfg.Headroom(0), p0.DropHeadroom, p0.DropsTotal, p0.PFCOnsets, p0.PausesSent, p0.ResumesSent)
+		delivered, p0.RxPackets, spec.Headroom(0), p0.DropHeadroom, p0.DropsTotal, p0.PFCOnsets, p0.PausesSent, p0.ResumesSent)
 	t.Logf("switch p1: tx %d, drops %d, queue max %d B", p1.TxPackets, p1.DropsTotal, p1.QueueMaxBytes)
 	t.Logf("p0 bytes after XOFF, max %d B:%s", p0.PFCAfterXOFFMax, afterXOFFHistText(p0.PFCAfterXOFFHist))
 	if p0.PFCOnsets == 0 || snd.Tx.PauseFrames == 0 {
@@ -131,7 +135,7 @@ start_us = 100000
 	}
 	if p0.DropHeadroom+p1.DropHeadroom != 0 {
 		t.Errorf("lossless frames dropped for a full headroom: p0 %d, p1 %d (p0 headroom %d B, most after an XOFF %d B)",
-			p0.DropHeadroom, p1.DropHeadroom, cfg.Headroom(0), p0.PFCAfterXOFFMax)
+			p0.DropHeadroom, p1.DropHeadroom, spec.Headroom(0), p0.PFCAfterXOFFMax)
 	}
 	if delivered != p0.RxPackets {
 		t.Errorf("p0's af_packet ring lost %d of %d frames: the switch stalled longer than its ring lasts (see its lcore loop line)",

@@ -274,6 +274,16 @@ func bringUp(cfg *switchd.Config, o options, log *zap.Logger) (*nodeUp, error) {
 	return n, nil
 }
 
+// newEngine builds the engine of cfg, whose ports' MACs bringUp filled in
+// from the devices.
+func newEngine(cfg *switchd.Config) (*switchd.Engine, error) {
+	s, err := cfg.Spec(nil)
+	if err != nil {
+		return nil, err
+	}
+	return switchd.New(s)
+}
+
 // checkBringUp is -check: bring everything up, release it, report.
 func checkBringUp(cfg *switchd.Config, o options, log *zap.Logger) error {
 	for _, p := range []string{cfg.Telemetry.CSV, cfg.Telemetry.JSON} {
@@ -287,7 +297,7 @@ func checkBringUp(cfg *switchd.Config, o options, log *zap.Logger) error {
 	if err != nil {
 		return err
 	}
-	if _, err := switchd.New(cfg); err != nil {
+	if _, err := newEngine(cfg); err != nil {
 		n.down()
 		return err
 	}
@@ -334,7 +344,7 @@ func serve(cfg *switchd.Config, o options, log *zap.Logger) error {
 	}
 	defer n.down()
 	lcores := lcoresOf(cfg)
-	eng, err := switchd.New(cfg)
+	eng, err := newEngine(cfg)
 	if err != nil {
 		return err
 	}
