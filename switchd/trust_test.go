@@ -2,7 +2,6 @@ package switchd
 
 import (
 	"runtime"
-	"strings"
 	"testing"
 
 	"github.com/ccbed/ccbed/ccalgo"
@@ -243,32 +242,6 @@ func TestTrustECMPReversePath(t *testing.T) {
 	}
 	if h.e.Classify(0, ctlFrame(t, wire.KindAck, 0, hostIP(1)), &h.meta) {
 		t.Error("ACK of host 1 in on port 0 taken")
-	}
-}
-
-func TestTrustConfigErrors(t *testing.T) {
-	const trusted = "ip = \"10.0.0.254\"\ntrust = \"topology\""
-	for _, tc := range []struct {
-		name, old, new, want string
-	}{
-		{"bad trust", `ip = "10.0.0.254"`, "ip = \"10.0.0.254\"\ntrust = \"some\"", `sw.toml:4: switch.trust: "some"`},
-		{"faces missing", `ip = "10.0.0.254"`, trusted, "ports[0].faces: missing"},
-		{"bad faces", `peer_mac = "02:00:00:00:00:02"`, "peer_mac = \"02:00:00:00:00:02\"\nfaces = \"router\"", `sw.toml:15: ports[1].faces: "router"`},
-	} {
-		text := strings.Replace(minimal, tc.old, tc.new, 1)
-		if text == minimal {
-			t.Fatalf("%s: replacement did not apply", tc.name)
-		}
-		_, err := DecodeConfig("sw.toml", text)
-		if err == nil || !strings.Contains(err.Error(), tc.want) {
-			t.Errorf("%s: error %v, want %q", tc.name, err, tc.want)
-		}
-	}
-	// Every port saying what it faces: valid.
-	text := strings.Replace(minimal, `ip = "10.0.0.254"`, trusted, 1)
-	text = strings.ReplaceAll(text, "peer_mac =", "faces = \"host\"\npeer_mac =")
-	if _, err := DecodeConfig("sw.toml", text); err != nil {
-		t.Errorf("trusted config: %v", err)
 	}
 }
 

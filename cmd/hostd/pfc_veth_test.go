@@ -9,6 +9,7 @@ import (
 
 	"github.com/ccbed/ccbed/hostd"
 	"github.com/ccbed/ccbed/switchd"
+	switchdaemon "github.com/ccbed/ccbed/switchd/daemon"
 )
 
 // TestPFCOverVeth is a lossless run over af_packet on veths: one switchd and
@@ -24,7 +25,7 @@ import (
 // lost in its af_packet receive ring), every data frame the sender sent
 // reached the switch, and the sender retransmitted nothing. The derived
 // headroom of an af_packet port holds its whole receive ring
-// (switchd.KernelRxFrames): everything in that ring when XOFF goes out still
+// (switchdaemon.KernelRxFrames): everything in that ring when XOFF goes out still
 // arrives. The rings hold 4096 frames (framecnt), 350 ms at 0.1 Gb/s: a
 // daemon on the loaded 2-core test machine may stall for hundreds of
 // milliseconds, and frames arriving beyond a full ring are lost in the kernel,
@@ -117,7 +118,7 @@ start_us = 100000
 	var res switchd.Results
 	readJSON(t, swJSON, &res)
 	p0, p1 := res.Counters.Ports[0], res.Counters.Ports[1]
-	cfg, err := switchd.LoadConfig(swPath)
+	cfg, err := switchdaemon.LoadConfig(swPath)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,14 +1,15 @@
-package switchd
+package daemon
 
 import (
 	"fmt"
 
 	"github.com/ccbed/ccbed/ccalgo"
+	"github.com/ccbed/ccbed/switchd"
 	"github.com/ccbed/ccbed/wire"
 )
 
 // The checks of what only a file can get wrong: text, names, devices and
-// the daemon's lcores and rings. Spec.CheckWith checks the rest.
+// the daemon's lcores and rings. switchd.Spec.CheckWith checks the rest.
 
 // validateSwitch checks [switch].
 func (c *Config) validateSwitch(errf errorf) error {
@@ -50,8 +51,8 @@ func (c *Config) validateLcores(errf errorf) error {
 		if s.TxLcores < 1 || s.TxLcores > len(c.Ports) {
 			return errf("switch.tx_lcores", "%d: want 1 to the number of ports (%d)", s.TxLcores, len(c.Ports))
 		}
-		if s.TxLcores > MaxPFCShards && c.PFC.Enabled {
-			return errf("switch.tx_lcores", "%d with pfc.enabled: at most %d", s.TxLcores, MaxPFCShards)
+		if s.TxLcores > switchd.MaxPFCShards && c.PFC.Enabled {
+			return errf("switch.tx_lcores", "%d with pfc.enabled: at most %d", s.TxLcores, switchd.MaxPFCShards)
 		}
 		if len(s.Lcores) != 0 && len(s.Lcores) <= s.TxLcores {
 			return errf("switch.lcores", "sharded mode needs the rx lcores, then %d tx+CC lcore(s): got %d lcores", s.TxLcores, len(s.Lcores))
@@ -78,8 +79,8 @@ func (c *Config) validateLcores(errf errorf) error {
 // validatePorts checks [[ports]]' names, devices, addresses and delays,
 // and returns the index of each port's name.
 func (c *Config) validatePorts(errf errorf) (names map[string]int, err error) {
-	if len(c.Ports) == 0 || len(c.Ports) > MaxPorts {
-		return nil, errf("ports", "%d ports: want 1..%d", len(c.Ports), MaxPorts)
+	if len(c.Ports) == 0 || len(c.Ports) > switchd.MaxPorts {
+		return nil, errf("ports", "%d ports: want 1..%d", len(c.Ports), switchd.MaxPorts)
 	}
 	names = map[string]int{}
 	devs := map[string]int{}
@@ -167,3 +168,7 @@ func (c *Config) validateFileCC(errf errorf) error {
 	}
 	return nil
 }
+
+// errorf builds the error of a config key (at its line in the file, when
+// there is one).
+type errorf = func(key, format string, args ...any) error

@@ -1,4 +1,4 @@
-package switchd
+package daemon
 
 import (
 	"regexp"
@@ -6,13 +6,9 @@ import (
 	"strings"
 
 	"github.com/ccbed/ccbed/config"
+	"github.com/ccbed/ccbed/switchd"
 	"github.com/ccbed/ccbed/wire"
 )
-
-// MaxPorts is the most ports a switch has (a fabric's leaf or a k = 64
-// fat-tree's switch; Meta carries port numbers in a byte, and the engine keeps
-// its busy ports in a 64-bit set).
-const MaxPorts = 64
 
 // Lcore modes.
 const (
@@ -27,14 +23,14 @@ const (
 // caller (testbed) fills to build an Engine. Fill it with DefaultConfig first:
 // keys absent from the file keep their defaults.
 type Config struct {
-	Switch    SwitchConfig    `toml:"switch"`
-	Ports     []PortConfig    `toml:"ports"`
-	Routes    []RouteConfig   `toml:"routes"`
-	CC        CCConfig        `toml:"cc"`
-	PFC       PFCConfig       `toml:"pfc"`
-	Buffer    BufferConfig    `toml:"buffer"`
-	Queues    QueuesConfig    `toml:"queues"`
-	Telemetry TelemetryConfig `toml:"telemetry"`
+	Switch    SwitchConfig         `toml:"switch"`
+	Ports     []PortConfig         `toml:"ports"`
+	Routes    []RouteConfig        `toml:"routes"`
+	CC        CCConfig             `toml:"cc"`
+	PFC       switchd.PFCConfig    `toml:"pfc"`
+	Buffer    switchd.BufferConfig `toml:"buffer"`
+	Queues    switchd.QueuesConfig `toml:"queues"`
+	Telemetry TelemetryConfig      `toml:"telemetry"`
 }
 
 // SwitchConfig holds the switch-wide settings.
@@ -87,29 +83,6 @@ type SwitchConfig struct {
 	Trust string `toml:"trust"`
 }
 
-// Trust settings (SwitchConfig.Trust).
-const (
-	// TrustAll accepts every control frame from every port.
-	TrustAll = "all"
-	// TrustTopology accepts control frames only from where the port's
-	// PortConfig.Faces says they can come.
-	TrustTopology = "topology"
-)
-
-// What a port faces (PortConfig.Faces), for SwitchConfig.Trust "topology".
-const (
-	// FacesHost: a host, which sends its own ACKs, NAKs and CNPs (from its
-	// own address: the switch's route to their source address leads back
-	// to this port) and no CP feedback; PFC only from PeerMAC.
-	FacesHost = "host"
-	// FacesSwitch: a switch, which forwards what its own host ports
-	// accepted and what its CPs build; PFC only from PeerMAC.
-	FacesSwitch = "switch"
-	// FacesAny: a station the switch knows nothing of: every control frame
-	// is accepted, as with trust "all".
-	FacesAny = "any"
-)
-
 // PortConfig is one switch port.
 type PortConfig struct {
 	// Name is how routes refer to the port ("p0").
@@ -136,7 +109,7 @@ type PortConfig struct {
 	BufferBytes int64 `toml:"buffer_bytes"`
 	// HeadroomBytes is the PFC headroom of each lossless priority of this
 	// ingress port (buffer.mode "shared"); 0: buffer.headroom_bytes, or when
-	// that is 0 too, derived (switchd.Spec.Headroom): HeadroomBytes(link,
+	// that is 0 too, derived (switchd.Spec.Headroom): switchd.HeadroomBytes(link,
 	// delay_us, a full frame, the peer's burst) plus, for an af_packet
 	// device, its kernel receive ring (KernelRxFrames full frames).
 	HeadroomBytes int64 `toml:"headroom_bytes"`
@@ -147,7 +120,7 @@ type PortConfig struct {
 	CPID uint32 `toml:"cp_id"`
 	// Faces is what the port's link leads to, "host", "switch" or "any": with
 	// switch.trust "topology", which control frames the port accepts (see
-	// FacesHost, FacesSwitch, FacesAny). Every port must say it then; with
+	// switchd.FacesHost, switchd.FacesSwitch, switchd.FacesAny). Every port must say it then; with
 	// trust "all" it is not read.
 	Faces string `toml:"faces"`
 	// IgnorePFC makes the port refuse the PFC frames it receives (counted as
@@ -185,88 +158,8 @@ type CCConfig struct {
 	ExpectedFlows int     `toml:"expected_flows"`
 	// Params holds per-scheme parameter tables ([cc.params.rocc] ...), decoded
 	// strictly into the scheme's parameter struct over its paper defaults for
-	// each port's link (Spec.Ports[i].Params).
+	// each port's link (switchd.Spec.Ports[i].Params).
 	Params map[string]map[string]any `toml:"params"`
-}
-
-// PFCConfig is priority flow control (IEEE 802.1Qbb): which priorities are
-// lossless, and with buffer.mode "static" their fixed thresholds (with
-// "shared" the thresholds are dynamic, see BufferConfig).
-type PFCConfig struct {
-	// Enabled turns on ingress accounting and pause generation for the
-	// lossless priorities.
-	Enabled bool `toml:"enabled"`
-	// Priorities are the lossless priorities: paused upstream, never dropped
-	// while headroom lasts. Empty: [priority].
-	Priorities []uint8 `toml:"priorities"`
-	// Honor makes egress ports obey pause frames they receive (on by default,
-	// even with Enabled off).
-	Honor bool `toml:"honor"`
-	// XOFFBytes (buffer.mode "static"): a pause goes upstream when an
-	// ingress port's bytes of one lossless priority in the switch exceed this.
-	XOFFBytes int64 `toml:"xoff_bytes"`
-	// XONOffsetBytes (buffer.mode "static"): resume once they fall below
-	// XOFFBytes - XONOffsetBytes.
-	XONOffsetBytes int64 `toml:"xon_offset_bytes"`
-	// PauseQuanta is the pause time sent, in quanta of 512 bit times.
-	PauseQuanta uint16 `toml:"pause_quanta"`
-	// Priority is the priority of frames that carry none (untagged frames
-	// with switch.priority_from "pcp").
-	Priority uint8 `toml:"priority"`
-}
-
-// Buffer modes.
-const (
-	// BufferShared is a shared-memory switch: one buffer of SizeBytes for
-	// every port, lossy queues admitted under a dynamic threshold (alpha x
-	// the free buffer, Choudhury and Hahne), lossless priorities accounted
-	// per ingress port with a reserve, a dynamic XOFF threshold and headroom
-	// (the HPCC simulator's switch MMU).
-	BufferShared = "shared"
-	// BufferStatic gives every port its own buffer_bytes and PFC fixed
-	// per-ingress XOFF / XON thresholds.
-	BufferStatic = "static"
-)
-
-// BufferConfig is the switch's packet buffer. With Mode "shared", a packet of
-// lossless priority p entering on port i is counted against (i, p): its first
-// ReserveBytes are guaranteed, then it takes from the shared pool while its
-// shared bytes stay under the threshold alpha x (SizeBytes - all headroom -
-// all reserves - shared bytes in use); beyond the threshold it goes into the
-// (i, p) headroom, and with the headroom full it is dropped (counted, a
-// misconfiguration). XOFF goes upstream when (i, p) uses headroom or reaches
-// the threshold, XON when its headroom is empty and its shared bytes are 0 or
-// ResumeOffsetBytes under the threshold. A lossy packet is admitted while its
-// egress queue stays under alpha x the free buffer.
-type BufferConfig struct {
-	// Mode is "shared" (default) or "static".
-	Mode string `toml:"mode"`
-	// SizeBytes is the shared buffer (default 12 MiB, the HPCC simulator's).
-	SizeBytes int64 `toml:"size_bytes"`
-	// Alpha is the dynamic threshold's factor (default 1/8).
-	Alpha float64 `toml:"alpha"`
-	// ReserveBytes is each ingress port's guaranteed buffer per lossless
-	// priority (default 4 KiB).
-	ReserveBytes int64 `toml:"reserve_bytes"`
-	// ResumeOffsetBytes is the XON hysteresis (default 3 KiB).
-	ResumeOffsetBytes int64 `toml:"resume_offset_bytes"`
-	// HeadroomBytes is every ingress port's headroom per lossless priority,
-	// unless the port sets its own; 0: derived per port (HeadroomBytes).
-	HeadroomBytes int64 `toml:"headroom_bytes"`
-}
-
-// QueuesConfig is the scheduling among a port's 8 data queues (one per
-// priority). Control frames the switch forwards or builds (CNPs, rate
-// messages, feedback, PFC) go before every data queue.
-type QueuesConfig struct {
-	// Strict are the priorities served before the others, the highest
-	// priority first; a paused one is skipped.
-	Strict []uint8 `toml:"strict"`
-	// Weights are the deficit-weighted round-robin weights of priorities 0-7
-	// (default 1 each); a priority in Strict ignores its weight.
-	Weights []int `toml:"weights"`
-	// QuantumBytes is the DWRR quantum of weight 1 (default 1518).
-	QuantumBytes int `toml:"quantum_bytes"`
 }
 
 // TelemetryConfig says what the switch records.
@@ -286,10 +179,10 @@ type TelemetryConfig struct {
 }
 
 // DefaultConfig returns the defaults every key falls back to: those of
-// DefaultSpec, with the daemon's own (one rtc lcore, its mempool and rings,
+// switchd.DefaultSpec, with the daemon's own (one rtc lcore, its mempool and rings,
 // a console summary).
 func DefaultConfig() Config {
-	d := DefaultSpec()
+	d := switchd.DefaultSpec()
 	return Config{
 		Switch: SwitchConfig{
 			ID: d.ID, IP: wire.FormatIPv4(d.IP), Mode: ModeRTC, TxLcores: 1, Mbufs: 16383, RingSize: 1024, Burst: 32,
@@ -309,32 +202,29 @@ func DefaultConfig() Config {
 func LoadConfig(path string) (*Config, error) {
 	c := DefaultConfig()
 	f, err := config.Load(path, &c)
-	if err != nil {
-		return nil, err
-	}
-	if err := f.Require(&c); err != nil {
-		return nil, err
-	}
-	if err := c.Validate(f); err != nil {
-		return nil, err
-	}
-	return &c, nil
+	return checked(&c, f, err)
 }
 
 // DecodeConfig is LoadConfig on text already read; name is used in errors.
 func DecodeConfig(name, text string) (*Config, error) {
 	c := DefaultConfig()
 	f, err := config.Decode(name, text, &c)
+	return checked(&c, f, err)
+}
+
+// checked finishes reading c from f (err is the decoder's): every required
+// key given, every value valid.
+func checked(c *Config, f *config.File, err error) (*Config, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := f.Require(&c); err != nil {
+	if err := f.Require(c); err != nil {
 		return nil, err
 	}
 	if err := c.Validate(f); err != nil {
 		return nil, err
 	}
-	return &c, nil
+	return c, nil
 }
 
 var (

@@ -1,4 +1,4 @@
-package switchd
+package daemon
 
 import (
 	"errors"
@@ -10,6 +10,7 @@ import (
 
 	"github.com/ccbed/ccbed/ccalgo"
 	"github.com/ccbed/ccbed/config"
+	"github.com/ccbed/ccbed/switchd"
 	"github.com/ccbed/ccbed/wire"
 )
 
@@ -22,12 +23,12 @@ func (c *Config) Validate(f *config.File) error {
 
 // Spec turns c into the spec the engine takes, checking every value on the
 // way: what only a file can get wrong (text, port names, devices, lcores)
-// here, the rest by Spec.CheckWith; the schemes' parameter tables are
+// here, the rest by switchd.Spec.CheckWith; the schemes' parameter tables are
 // decoded over each port's defaults and their CPs built once to check them.
 // f locates errors in the file; with a nil f errors name the key only. A
 // port without a MAC keeps a zero one, which the caller fills from the
-// device before New.
-func (c *Config) Spec(f *config.File) (*Spec, error) {
+// device before switchd.New.
+func (c *Config) Spec(f *config.File) (*switchd.Spec, error) {
 	errf := func(key, format string, args ...any) error {
 		if f != nil {
 			return f.Errorf(key, format, args...)
@@ -60,22 +61,22 @@ func (c *Config) Spec(f *config.File) (*Spec, error) {
 	return s, nil
 }
 
-// spec converts c, checked by the validators, into a Spec (no parameters
+// spec converts c, checked by the validators, into a switchd.Spec (no parameters
 // yet); names maps the ports' names to their indices.
-func (c *Config) spec(names map[string]int) *Spec {
+func (c *Config) spec(names map[string]int) *switchd.Spec {
 	w := &c.Switch
 	ip, _ := wire.ParseIPv4(w.IP)
-	s := &Spec{
+	s := &switchd.Spec{
 		ID: w.ID, IP: ip, DecrementTTL: w.DecrementTTL, FrameOverheadBytes: w.FrameOverheadBytes,
 		BurstBytes: w.BurstBytes, PriorityFromDSCP: w.PriorityFrom == "dscp", Trust: w.Trust,
-		CC: CCSpec{Scheme: c.CC.Scheme, BaseRTTNs: usToNs(c.CC.BaseRTTUs), MTU: c.CC.MTU,
+		CC: switchd.CCSpec{Scheme: c.CC.Scheme, BaseRTTNs: usToNs(c.CC.BaseRTTUs), MTU: c.CC.MTU,
 			ExpectedFlows: c.CC.ExpectedFlows},
 		PFC: c.PFC, Buffer: c.Buffer, Queues: c.Queues,
 		SampleNs: usToNs(c.Telemetry.SampleUs), SampleBuffer: c.Telemetry.SampleBuffer,
 	}
 	for i := range c.Ports {
 		p := &c.Ports[i]
-		ps := PortSpec{Name: p.Name, LinkBps: p.LinkGbps * 1e9, DelayNs: usToNs(p.DelayUs),
+		ps := switchd.PortSpec{Name: p.Name, LinkBps: p.LinkGbps * 1e9, DelayNs: usToNs(p.DelayUs),
 			BufferBytes: p.BufferBytes, HeadroomBytes: p.HeadroomBytes, Scheme: p.Scheme, CPID: p.CPID,
 			Faces: p.Faces, IgnorePFC: p.IgnorePFC}
 		if p.MAC != "" {
@@ -92,7 +93,7 @@ func (c *Config) spec(names map[string]int) *Spec {
 	}
 	for _, r := range c.Routes {
 		addr, plen, _ := parsePrefix(r.Prefix)
-		rt := Route{Addr: addr, Len: plen}
+		rt := switchd.Route{Addr: addr, Len: plen}
 		for _, n := range r.portNames() {
 			rt.Ports = append(rt.Ports, names[n])
 		}
@@ -107,7 +108,7 @@ func usToNs(us float64) int64 { return int64(math.Round(us * 1e3)) }
 // decodeAllParams decodes each port's [cc.params.<scheme>] table over the
 // scheme's defaults for the port into s.Ports[i].Params, and builds its CP
 // to check them; a table of a scheme no port runs is decoded too.
-func (c *Config) decodeAllParams(s *Spec, f *config.File) error {
+func (c *Config) decodeAllParams(s *switchd.Spec, f *config.File) error {
 	for i := range s.Ports {
 		name := s.SchemeOf(i)
 		sch, _ := ccalgo.Lookup(name) // CheckWith looked it up
@@ -211,7 +212,7 @@ func (c *Config) SchemesInUse() []string {
 // (Name), times in microseconds, the daemon's settings at their defaults.
 // It leaves CC.Params empty: a spec holds each port's parameters as a typed
 // struct, and the writer gives the table it decoded them from.
-func ConfigOf(s *Spec) Config {
+func ConfigOf(s *switchd.Spec) Config {
 	c := DefaultConfig()
 	w := &c.Switch
 	w.ID, w.IP, w.DecrementTTL = s.ID, wire.FormatIPv4(s.IP), s.DecrementTTL

@@ -1,10 +1,12 @@
-package switchd
+package daemon
 
 import (
 	"strings"
 	"testing"
 
+	_ "github.com/ccbed/ccbed/ccalgo/all"
 	"github.com/ccbed/ccbed/ccalgo/rocc"
+	"github.com/ccbed/ccbed/switchd"
 	"github.com/ccbed/ccbed/wire"
 )
 
@@ -16,8 +18,8 @@ func TestExampleConfigs(t *testing.T) {
 		schemes []string
 		pci     bool
 	}{
-		{"../configs/switch-cloudlab.toml", 4, ModePipeline, []string{"rocc"}, true},
-		{"../configs/switch-vdev.toml", 4, ModeRTC, []string{"dcqcn", "hpcc"}, false},
+		{"../../configs/switch-cloudlab.toml", 4, ModePipeline, []string{"rocc"}, true},
+		{"../../configs/switch-vdev.toml", 4, ModeRTC, []string{"dcqcn", "hpcc"}, false},
 	} {
 		c, err := LoadConfig(tc.path)
 		if err != nil {
@@ -34,7 +36,7 @@ func TestExampleConfigs(t *testing.T) {
 		}
 	}
 	// The CloudLab config's RoCC parameters reach the CP: T = 100 us.
-	c, _ := LoadConfig("../configs/switch-cloudlab.toml")
+	c, _ := LoadConfig("../../configs/switch-cloudlab.toml")
 	s, err := c.Spec(nil)
 	if err != nil {
 		t.Fatal(err)
@@ -46,7 +48,7 @@ func TestExampleConfigs(t *testing.T) {
 	for i := range s.Ports {
 		s.Ports[i].MAC = wire.MAC{2, 0, 0, 0, 0, 1}
 	}
-	e, err := New(s)
+	e, err := switchd.New(s)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -126,5 +128,31 @@ colour = "red"
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: error %v, want %q", tc.name, err, tc.want)
 		}
+	}
+}
+
+func TestTrustConfigErrors(t *testing.T) {
+	const trusted = "ip = \"10.0.0.254\"\ntrust = \"topology\""
+	for _, tc := range []struct {
+		name, old, new, want string
+	}{
+		{"bad trust", `ip = "10.0.0.254"`, "ip = \"10.0.0.254\"\ntrust = \"some\"", `sw.toml:4: switch.trust: "some"`},
+		{"faces missing", `ip = "10.0.0.254"`, trusted, "ports[0].faces: missing"},
+		{"bad faces", `peer_mac = "02:00:00:00:00:02"`, "peer_mac = \"02:00:00:00:00:02\"\nfaces = \"router\"", `sw.toml:15: ports[1].faces: "router"`},
+	} {
+		text := strings.Replace(minimal, tc.old, tc.new, 1)
+		if text == minimal {
+			t.Fatalf("%s: replacement did not apply", tc.name)
+		}
+		_, err := DecodeConfig("sw.toml", text)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: error %v, want %q", tc.name, err, tc.want)
+		}
+	}
+	// Every port saying what it faces: valid.
+	text := strings.Replace(minimal, `ip = "10.0.0.254"`, trusted, 1)
+	text = strings.ReplaceAll(text, "peer_mac =", "faces = \"host\"\npeer_mac =")
+	if _, err := DecodeConfig("sw.toml", text); err != nil {
+		t.Errorf("trusted config: %v", err)
 	}
 }
