@@ -1,6 +1,7 @@
 package archtest
 
 import (
+	"fmt"
 	"go/ast"
 	"go/parser"
 	"go/token"
@@ -350,4 +351,115 @@ func contains(s []string, x string) bool {
 		}
 	}
 	return false
+}
+
+// addressFormatters are the functions that write an address (or any value)
+// as text: fabric.Plan's path to the engines calls none of them.
+var addressFormatters = map[string]bool{
+	"FormatIPv4": true, "String": true, "MarshalText": true, "AppendText": true, "Sprint": true,
+}
+
+// tomlDecoders are config's (and the TOML package's) decoders.
+var tomlDecoders = map[string]bool{
+	"DecodeTable": true, "Decode": true, "Load": true, "Unmarshal": true, "NewDecoder": true, "DecodeFile": true,
+}
+
+// planTOML are the functions on fabric.Plan's path that still decode TOML,
+// with why: the list only shrinks.
+var planTOML = map[string]string{
+	"schemeParams": "a fabric.Spec's Params map (an experiment's [cc.params] table) is decoded over each " +
+		"host's and switch port's scheme defaults by config.DecodeTable, which goes through TOML text; " +
+		"a Go caller's Typed skips it",
+}
+
+// TestPlanFormatsNoAddresses fails when fabric.Plan, or a function of
+// package fabric it calls (by name, transitively), formats or parses an
+// address, or decodes TOML outside planTOML: the plan hands hostd and
+// switchd their specs as values (MACs as wire.MAC, addresses and prefixes
+// as numbers, ports as indices), with no text between it and the engines.
+func TestPlanFormatsNoAddresses(t *testing.T) {
+	dir := root(t)
+	fset, files := pkgFiles(t, dir, "fabric", 0)
+	funcs := map[string][]*ast.FuncDecl{}
+	imported := map[string]bool{}
+	for _, f := range files {
+		for _, is := range f.Imports {
+			p := strings.Trim(is.Path.Value, `"`)
+			name := p[strings.LastIndexByte(p, '/')+1:]
+			if is.Name != nil {
+				name = is.Name.Name
+			}
+			imported[name] = true
+		}
+		for _, d := range f.Decls {
+			if fd, ok := d.(*ast.FuncDecl); ok && fd.Body != nil {
+				funcs[fd.Name.Name] = append(funcs[fd.Name.Name], fd)
+			}
+		}
+	}
+	var plan *ast.FuncDecl
+	for _, fd := range funcs["Plan"] {
+		if fd.Recv != nil {
+			plan = fd
+		}
+	}
+	if plan == nil {
+		t.Fatal("no method Plan in package fabric")
+	}
+	seen := map[*ast.FuncDecl]bool{}
+	var bad []string
+	usedTOML := map[string]bool{}
+	var visit func(fd *ast.FuncDecl)
+	visit = func(fd *ast.FuncDecl) {
+		if seen[fd] {
+			return
+		}
+		seen[fd] = true
+		ast.Inspect(fd.Body, func(n ast.Node) bool {
+			c, ok := n.(*ast.CallExpr)
+			if !ok {
+				return true
+			}
+			var name, pkg string
+			switch e := c.Fun.(type) {
+			case *ast.Ident:
+				name = e.Name
+			case *ast.SelectorExpr:
+				name = e.Sel.Name
+				if x, ok := e.X.(*ast.Ident); ok && imported[x.Name] {
+					pkg = x.Name
+				}
+			}
+			where := fmt.Sprintf("%s:%d in %s: %s", filepath.Base(fset.Position(c.Pos()).Filename), fset.Position(c.Pos()).Line, fd.Name.Name, name)
+			switch {
+			case addressParsers[name] || addressFormatters[name]:
+				bad = append(bad, where)
+			case tomlDecoders[name] && (pkg == "config" || pkg == "toml"):
+				if _, ok := planTOML[fd.Name.Name]; !ok {
+					bad = append(bad, where+" (TOML)")
+				}
+				usedTOML[fd.Name.Name] = true
+			}
+			if pkg == "" {
+				for _, g := range funcs[name] {
+					visit(g)
+				}
+			}
+			return true
+		})
+	}
+	visit(plan)
+	if len(seen) < 5 {
+		t.Fatalf("fabric.Plan's path has %d functions: the walk found too few", len(seen))
+	}
+	sort.Strings(bad)
+	if len(bad) > 0 {
+		t.Errorf("fabric.Plan's path formats or parses addresses, or decodes TOML (engines take specs: docs/architecture.md):\n\t%s",
+			strings.Join(bad, "\n\t"))
+	}
+	for name := range planTOML {
+		if !usedTOML[name] {
+			t.Errorf("%s no longer decodes TOML on fabric.Plan's path: remove it from planTOML", name)
+		}
+	}
 }
