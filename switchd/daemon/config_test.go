@@ -1,6 +1,7 @@
 package daemon
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 
@@ -154,5 +155,36 @@ func TestTrustConfigErrors(t *testing.T) {
 	text = strings.ReplaceAll(text, "peer_mac =", "faces = \"host\"\npeer_mac =")
 	if _, err := DecodeConfig("sw.toml", text); err != nil {
 		t.Errorf("trusted config: %v", err)
+	}
+}
+
+// TestConfigOfRoundTrip: a spec written as a file (ConfigOf, as testbed
+// nodes does) reads back into the same spec.
+func TestConfigOfRoundTrip(t *testing.T) {
+	text := strings.Replace(minimal, "port = \"p1\"", "port = \"p1\"\n\n[[routes]]\nprefix = \"10.0.0.0/16\"\nports = [\"p0\", \"p1\"]", 1)
+	text = strings.Replace(text, "scheme = \"dcqcn\"", "scheme = \"dcqcn\"\n[cc.params.dcqcn]\nkmin_bytes = 4000\n[pfc]\nenabled = true", 1)
+	c, err := DecodeConfig("sw.toml", text)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := c.Spec(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range s.Ports {
+		s.Ports[i].MAC = wire.MAC{2, 0, 0, 0, 0xff, byte(i)}
+		s.Ports[i].DelayNs = 1500
+	}
+	back := ConfigOf(s)
+	back.CC.Params = c.CC.Params
+	if back.Routes[1].Port != "" || strings.Join(back.Routes[1].Ports, ",") != "p0,p1" || back.Routes[1].Prefix != "10.0.0.0/16" {
+		t.Errorf("ECMP route written as %+v", back.Routes[1])
+	}
+	s2, err := back.Spec(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(s, s2) {
+		t.Errorf("round trip:\n%+v\nwant\n%+v", s2, s)
 	}
 }
