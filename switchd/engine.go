@@ -54,11 +54,11 @@ type Engine struct {
 // PublishEveryNs is how often (engine time) counters are published.
 const PublishEveryNs = 1_000_000
 
-// New builds an engine from a spec (Check checks it first; every port needs
-// its MAC: a caller with devices fills it from the device first). The
-// engine keeps no reference to s.
+// New builds an engine from a spec (CheckWith checks its values first, and
+// building each port's CP its parameters; every port needs its MAC: a
+// caller with devices fills it from the device first).
 func New(s *Spec) (*Engine, error) {
-	if err := s.Check(); err != nil {
+	if err := s.CheckWith(specErr); err != nil {
 		return nil, err
 	}
 	for i := range s.Ports {

@@ -1,6 +1,7 @@
 package switchd
 
 import (
+	"errors"
 	"fmt"
 	"math"
 
@@ -280,9 +281,25 @@ func (s *Spec) newCP(i int) (ccalgo.CongestionPoint, error) {
 	}
 	cp, err := sch.NewCP(params, s.Env(i))
 	if err != nil {
+		var pe *ccalgo.ParamError
+		if errors.As(err, &pe) {
+			return nil, specErr("cc.params."+sch.Name+"."+pe.Param, "%v: %s (port %s)", pe.Value, pe.Reason, s.Ports[i].Name)
+		}
 		return nil, fmt.Errorf("switchd: port %s: %w", s.Ports[i].Name, err)
 	}
 	return cp, nil
+}
+
+// CheckCPs builds each port's congestion point once, to check its
+// parameters: a parameter the scheme refuses is a *SpecError at
+// "cc.params.<scheme>.<param>".
+func (s *Spec) CheckCPs() error {
+	for i := range s.Ports {
+		if _, err := s.newCP(i); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // RouteTable builds the longest-prefix table of the routes.

@@ -48,14 +48,21 @@ func TestSpecErrors(t *testing.T) {
 		{"scheme", "ports[2].scheme", func(s *Spec) { s.Ports[2].Scheme = "bbr" }},
 		{"xon", "pfc.xon_offset_bytes", func(s *Spec) { s.PFC.Enabled, s.PFC.XONOffsetBytes = true, s.PFC.XOFFBytes }},
 		{"samples", "telemetry.sample_buffer", func(s *Spec) { s.SampleBuffer = 1 }},
+		{"cp params", "cc.params.dcqcn.kmax_bytes", func(s *Spec) {
+			s.CC.Scheme = "dcqcn"
+			p := dcqcn.DefaultParams(s.Env(1))
+			p.KminBytes = p.KmaxBytes + 1
+			s.Ports[1].Params = p
+		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := testSpec(4, 10)
 			tc.mod(&s)
-			_, err := New(&s)
-			var se *SpecError
-			if !errors.As(err, &se) || se.Key != tc.key {
-				t.Fatalf("error %v, want a SpecError at %s", err, tc.key)
+			for _, err := range []error{s.Check(), func() error { _, err := New(&s); return err }()} {
+				var se *SpecError
+				if !errors.As(err, &se) || se.Key != tc.key {
+					t.Fatalf("error %v, want a SpecError at %s", err, tc.key)
+				}
 			}
 		})
 	}

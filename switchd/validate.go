@@ -11,11 +11,17 @@ import (
 // switchd/daemon's at the key's line in the file).
 type errorf = func(key, format string, args ...any) error
 
-// Check checks every value of the spec, each error a *SpecError naming the
-// field by its file key. New calls it. switchd/daemon checks what only a
-// file can get wrong (text, names, lcores) and then calls CheckWith with
-// errors at the file's lines.
-func (s *Spec) Check() error { return s.CheckWith(specErr) }
+// Check checks every value of the spec (CheckWith) and each port's scheme
+// parameters (CheckCPs), each error a *SpecError naming the field by its
+// file key: what a driver that builds specs (fabric.Plan) calls. switchd/daemon
+// checks what only a file can get wrong (text, names, lcores) and then calls
+// CheckWith and CheckCPs with errors at the file's lines.
+func (s *Spec) Check() error {
+	if err := s.CheckWith(specErr); err != nil {
+		return err
+	}
+	return s.CheckCPs()
+}
 
 // CheckWith is Check with errf building the errors. The sections are checked
 // in the order of the file's tables, each by its own checker; the first

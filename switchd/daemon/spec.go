@@ -7,6 +7,7 @@ import (
 	"net/netip"
 	"sort"
 	"strconv"
+	"strings"
 
 	"github.com/ccbed/ccbed/ccalgo"
 	"github.com/ccbed/ccbed/config"
@@ -110,30 +111,23 @@ func usToNs(us float64) int64 { return int64(math.Round(us * 1e3)) }
 // to check them; a table of a scheme no port runs is decoded too.
 func (c *Config) decodeAllParams(s *switchd.Spec, f *config.File) error {
 	for i := range s.Ports {
-		name := s.SchemeOf(i)
-		sch, _ := ccalgo.Lookup(name) // CheckWith looked it up
-		env := s.Env(i)
-		params, err := c.decodeParams(name, env, f)
+		params, err := c.decodeParams(s.SchemeOf(i), s.Env(i), f)
 		if err != nil {
 			return err
 		}
 		s.Ports[i].Params = params
-		if sch.NewCP == nil {
-			continue
-		}
-		if _, err := sch.NewCP(params, env); err != nil {
-			var pe *ccalgo.ParamError
-			if errors.As(err, &pe) && f != nil {
-				key := "cc.params." + name + "." + pe.Param
-				line := f.Line(key)
-				if line == 0 { // a default the table did not set, or several keys: point at the table
-					line = f.Line("cc.params." + name)
-				}
-				return &config.Error{File: f.Path, Line: line, Key: key,
-					Msg: fmt.Sprintf("%v: %s (port %s)", pe.Value, pe.Reason, s.Ports[i].Name)}
+	}
+	if err := s.CheckCPs(); err != nil {
+		var se *switchd.SpecError
+		if errors.As(err, &se) && f != nil {
+			line := f.Line(se.Key)
+			if k := strings.LastIndexByte(se.Key, '.'); line == 0 && k > 0 {
+				// a default the table did not set, or several keys: point at the table
+				line = f.Line(se.Key[:k])
 			}
-			return fmt.Errorf("port %s: %w", s.Ports[i].Name, err)
+			return &config.Error{File: f.Path, Line: line, Key: se.Key, Msg: se.Msg}
 		}
+		return err
 	}
 	// A scheme whose parameters are given but that no port runs is still checked.
 	for name := range c.CC.Params {
