@@ -51,12 +51,9 @@ func (t *Topology) Routes(s int) [][]int {
 }
 
 // Route is a switch's route: the hosts whose addresses lie in Addr/Len leave
-// by Ports (more than one: an ECMP group, in port order).
-type Route struct {
-	Addr  uint32
-	Len   int
-	Ports []int
-}
+// by Ports (more than one: an ECMP group, in port order). It is the route
+// switchd.Spec holds, so that a plan hands its routes to the engine as they are.
+type Route = switchd.Route
 
 // PrefixRoutes are switch s's routes: for every run of hosts with
 // consecutive addresses whose routes (Routes) have the same ports, the fewest

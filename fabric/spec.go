@@ -159,9 +159,10 @@ func WorkloadIDBase(w *Workload, wi, k, senders int) int {
 // Plan is a Spec made concrete: every switch's and host's config, ready for a
 // driver to build the engines from.
 type Plan struct {
-	Spec     *Spec
-	Topo     *Topology
-	Switches []switchd.Config
+	Spec *Spec
+	Topo *Topology
+	// Switches are the switches' specs, as switchd.New takes them.
+	Switches []switchd.Spec
 	// Hosts are the hosts' specs, as hostd.NewEngine takes them: no file
 	// format between the plan and the engines.
 	Hosts []hostd.Spec
@@ -199,7 +200,7 @@ func (s *Spec) defaults() {
 	if s.Scheme == "" {
 		s.Scheme = "none"
 	}
-	d := switchd.DefaultConfig()
+	d := switchd.DefaultSpec()
 	b := &s.Buffer
 	if b.Mode == "" {
 		b.Mode = d.Buffer.Mode
@@ -252,7 +253,7 @@ func (s *Spec) headroom(t *Topology, v, p int) int64 {
 	frame := s.MTU + hostd.DataOverhead + wire.INTLen + frameOverhead + s.vlanLen()
 	burst := 0
 	if !s.Exact {
-		burst = switchd.DefaultConfig().Switch.BurstBytes
+		burst = switchd.DefaultSpec().BurstBytes
 		if t.IsHost(peer) {
 			burst = hostNICBurstFrames * frame
 		}
@@ -463,27 +464,22 @@ func (s *Spec) Plan() (*Plan, error) {
 	}
 
 	rt := t.routing()
-	var routes []Route
-	// Port names and ECMP groups' names, shared by every route that uses them.
-	portName := func(p int) string { return "p" + strconv.Itoa(p) }
 	var cpRanges []hostd.AddrRange
 	if !s.TrustAll {
 		cpRanges = t.cpRanges()
 	}
 	for si, sw := range t.Switches {
-		c := switchd.DefaultConfig()
-		c.Switch.ID = sw.ID & 0xfff
-		c.Switch.IP = wire.FormatIPv4(sw.IP)
-		c.Switch.Mode = switchd.ModeRTC
+		c := switchd.DefaultSpec()
+		c.ID = sw.ID & 0xfff
+		c.IP = sw.IP
 		if s.Exact {
-			c.Switch.BurstBytes = 0
+			c.BurstBytes = 0
 		}
-		c.Telemetry.Console = false
-		c.Telemetry.SampleUs = float64(s.SampleNs) / 1e3
+		c.SampleNs = s.SampleNs
 		if s.Exact {
 			// The virtual driver drains every ms of simulated time: room for
 			// four ms of samples of every port.
-			c.Telemetry.SampleBuffer = max(256, 4*t.NumPorts(nh+si)*int(max(1_000_000/s.SampleNs, 1)))
+			c.SampleBuffer = max(256, 4*t.NumPorts(nh+si)*int(max(1_000_000/s.SampleNs, 1)))
 		}
 		v := nh + si
 		for port := 0; port < t.NumPorts(v); port++ {
@@ -498,41 +494,25 @@ func (s *Spec) Plan() (*Plan, error) {
 			if t.IsHost(peer) {
 				faces = switchd.FacesHost
 			}
-			c.Ports = append(c.Ports, switchd.PortConfig{
-				Name: fmt.Sprintf("p%d", port), MAC: wire.MAC(sw.PortMACs[port]).String(), PeerMAC: wire.MAC(pm).String(),
-				LinkGbps: out.Bps / 1e9, BufferBytes: s.BufferBytes,
+			c.Ports = append(c.Ports, switchd.PortSpec{
+				Name: "p" + strconv.Itoa(port), MAC: wire.MAC(sw.PortMACs[port]), PeerMAC: wire.MAC(pm),
+				LinkBps: out.Bps, BufferBytes: s.BufferBytes,
 				HeadroomBytes: s.headroom(t, v, port), Faces: faces,
 			})
 		}
-		c.Switch.Trust = switchd.TrustTopology
+		c.Trust = switchd.TrustTopology
 		if s.TrustAll {
-			c.Switch.Trust = switchd.TrustAll
+			c.Trust = switchd.TrustAll
 		}
-		routes = rt.prefixRoutes(t, si, routes[:0])
-		c.Routes = make([]switchd.RouteConfig, 0, len(routes))
-		names := map[*int][]string{} // an ECMP group's port names, by its slice
-		for _, r := range routes {
-			rc := switchd.RouteConfig{Prefix: wire.FormatIPv4(r.Addr) + "/" + strconv.Itoa(r.Len)}
-			if len(r.Ports) == 1 {
-				rc.Port = portName(r.Ports[0])
-			} else {
-				if names[&r.Ports[0]] == nil {
-					for _, q := range r.Ports {
-						names[&r.Ports[0]] = append(names[&r.Ports[0]], portName(q))
-					}
-				}
-				rc.Ports = names[&r.Ports[0]]
+		// ECMP groups share one slice of ports (switchd reads it only).
+		c.Routes = rt.prefixRoutes(t, si, nil)
+		c.CC = switchd.CCSpec{Scheme: s.Scheme, BaseRTTNs: p.BaseRTTNs, MTU: s.MTU, ExpectedFlows: s.ExpectedFlows}
+		for port := range c.Ports {
+			params, err := s.schemeParams(c.Env(port))
+			if err != nil {
+				return nil, fmt.Errorf("fabric: switch %s: port %s: %w", sw.Name, c.Ports[port].Name, err)
 			}
-			c.Routes = append(c.Routes, rc)
-		}
-		c.CC.Scheme = s.Scheme
-		c.CC.BaseRTTUs = baseUs
-		c.CC.MTU = s.MTU
-		c.CC.ExpectedFlows = s.ExpectedFlows
-		if s.Typed != nil {
-			c.CC.Typed = map[string]any{s.Scheme: s.Typed}
-		} else if len(s.Params) > 0 {
-			c.CC.Params = map[string]map[string]any{s.Scheme: s.Params}
+			c.Ports[port].Params = params
 		}
 		c.PFC.Enabled = s.PFC.Enabled
 		c.PFC.Priority = DefaultPriority
@@ -541,13 +521,10 @@ func (s *Spec) Plan() (*Plan, error) {
 			c.PFC.XOFFBytes, c.PFC.XONOffsetBytes = s.PFC.XOFFBytes, s.PFC.XONOffsetBytes
 		}
 		// Hosts tag their data's priority in the DSCP, or the PCP.
-		c.Switch.PriorityFrom = "dscp"
-		if s.TagPCP {
-			c.Switch.PriorityFrom = "pcp"
-		}
+		c.PriorityFromDSCP = !s.TagPCP
 		c.Buffer = s.Buffer
 		c.Queues = s.Queues
-		if err := c.Validate(nil); err != nil {
+		if err := c.Check(); err != nil {
 			return nil, fmt.Errorf("fabric: switch %s: %w", sw.Name, err)
 		}
 		p.Switches = append(p.Switches, c)
@@ -745,6 +722,14 @@ func (s *Spec) FlowDst(src int, id int64) int {
 // fields its Env reads): Typed as it is, else the scheme's defaults for the
 // host with Params decoded over them.
 func (s *Spec) hostParams(c *hostd.Spec) (any, error) {
+	d := *c
+	d.ApplyDefaults()
+	return s.schemeParams(d.Env())
+}
+
+// schemeParams is the scheme's parameter struct for a node told env: Typed,
+// or the scheme's defaults for env with Params decoded over them.
+func (s *Spec) schemeParams(env ccalgo.Env) (any, error) {
 	if s.Typed != nil {
 		return s.Typed, nil
 	}
@@ -752,9 +737,7 @@ func (s *Spec) hostParams(c *hostd.Spec) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	d := *c
-	d.ApplyDefaults()
-	p := sc.DefaultParams(d.Env())
+	p := sc.DefaultParams(env)
 	if err := config.DecodeTable(s.Params, p); err != nil {
 		return nil, fmt.Errorf("cc params: scheme %s: %w", s.Scheme, err)
 	}

@@ -206,13 +206,13 @@ func testSwitch(t *testing.T) *switchd.Engine { return newSwitch(t, 2) }
 // as in switchd's tests.
 func newSwitch(tb testing.TB, n int) *switchd.Engine {
 	tb.Helper()
-	c := switchd.DefaultConfig()
+	c := switchd.DefaultSpec()
 	for i := 0; i < n; i++ {
-		c.Ports = append(c.Ports, switchd.PortConfig{
-			Name: fmt.Sprintf("p%d", i), MAC: fmt.Sprintf("02:00:00:00:ff:%02x", i),
-			PeerMAC: fmt.Sprintf("02:00:00:00:00:%02x", i), LinkGbps: 10, BufferBytes: 1 << 20,
+		c.Ports = append(c.Ports, switchd.PortSpec{
+			Name: fmt.Sprintf("p%d", i), MAC: wire.MAC{2, 0, 0, 0, 0xff, byte(i)},
+			PeerMAC: wire.MAC{2, 0, 0, 0, 0, byte(i)}, LinkBps: 10e9, BufferBytes: 1 << 20,
 		})
-		c.Routes = append(c.Routes, switchd.RouteConfig{Prefix: fmt.Sprintf("10.0.%d.0/24", i), Port: fmt.Sprintf("p%d", i)})
+		c.Routes = append(c.Routes, switchd.Route{Addr: 0x0a000000 | uint32(i)<<8, Len: 24, Ports: []int{i}})
 	}
 	e, err := switchd.New(&c)
 	if err != nil {

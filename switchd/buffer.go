@@ -60,13 +60,13 @@ func dyadic(a float64) (int64, int8) {
 	return 0, -1
 }
 
-func newSharedBuffer(cfg *Config) sharedBuffer {
-	b := &cfg.Buffer
+func newSharedBuffer(sp *Spec) sharedBuffer {
+	b := &sp.Buffer
 	s := sharedBuffer{on: true, pool: b.SizeBytes, alpha: b.Alpha, reserve: b.ReserveBytes, resumeOffset: b.ResumeOffsetBytes}
 	s.setAlpha(b.Alpha)
 	s.minFree = s.leastFreeAbove0()
-	if cfg.PFC.Enabled {
-		hdrm, rsrv := cfg.reserved()
+	if sp.PFC.Enabled {
+		hdrm, rsrv := sp.reserved()
 		s.pool -= hdrm + rsrv
 	}
 	return s

@@ -27,8 +27,8 @@ func prioFrame(tb testing.TB, src, dst int, qp uint32, payload int, prio uint8) 
 // queue and no other. With one FIFO per port (the old engine) the paused
 // frame at the head held the priority-1 frames behind it too.
 func TestPausedPriorityBlocksOnlyItself(t *testing.T) {
-	c := testConfig(3, 10)
-	c.Switch.PriorityFrom = "dscp"
+	c := testSpec(3, 10)
+	c.PriorityFromDSCP = true
 	h := newHarness(t, c)
 	for i := 0; i < 4; i++ {
 		h.inject(0, 0, prioFrame(t, 0, 2, 1, 1000, 3))
@@ -61,8 +61,8 @@ func TestPausedPriorityBlocksOnlyItself(t *testing.T) {
 // TestScheduling: strict priorities go first; the others share the link by
 // their DWRR weights, in bytes.
 func TestScheduling(t *testing.T) {
-	c := testConfig(3, 10)
-	c.Switch.PriorityFrom = "dscp"
+	c := testSpec(3, 10)
+	c.PriorityFromDSCP = true
 	c.Queues.Strict = []uint8{6}
 	c.Queues.Weights = []int{1, 1, 3, 1, 1, 1, 1, 1}
 	h := newHarness(t, c)
@@ -96,8 +96,8 @@ func TestScheduling(t *testing.T) {
 
 // sharedConfig is a 3-port switch with a small shared buffer and PFC on
 // priority 3, port 2 paused by its peer so that port 0's frames stay inside.
-func sharedConfig() Config {
-	c := testConfig(3, 10)
+func sharedConfig() Spec {
+	c := testSpec(3, 10)
 	c.PFC.Enabled = true
 	c.Buffer.SizeBytes = 1 << 20
 	c.Ports[2].BufferBytes = 0
@@ -212,29 +212,28 @@ func TestLossyDynamicThreshold(t *testing.T) {
 func TestBufferConfigErrors(t *testing.T) {
 	for _, tc := range []struct {
 		name, key string
-		mod       func(c *Config)
+		mod       func(c *Spec)
 	}{
-		{"mode", "buffer.mode", func(c *Config) { c.Buffer.Mode = "dynamic" }},
-		{"alpha", "buffer.alpha", func(c *Config) { c.Buffer.Alpha = 0 }},
-		{"size", "buffer.size_bytes", func(c *Config) { c.Buffer.SizeBytes = 100 }},
-		{"headroom eats the buffer", "buffer.size_bytes", func(c *Config) {
+		{"mode", "buffer.mode", func(c *Spec) { c.Buffer.Mode = "dynamic" }},
+		{"alpha", "buffer.alpha", func(c *Spec) { c.Buffer.Alpha = 0 }},
+		{"size", "buffer.size_bytes", func(c *Spec) { c.Buffer.SizeBytes = 100 }},
+		{"headroom eats the buffer", "buffer.size_bytes", func(c *Spec) {
 			c.PFC.Enabled = true
 			c.Buffer.HeadroomBytes = 400_000
 		}},
-		{"lossless twice", "pfc.priorities", func(c *Config) { c.PFC.Priorities = []uint8{3, 3} }},
-		{"lossless 8", "pfc.priorities", func(c *Config) { c.PFC.Priorities = []uint8{8} }},
-		{"strict 9", "queues.strict", func(c *Config) { c.Queues.Strict = []uint8{9} }},
-		{"weights count", "queues.weights", func(c *Config) { c.Queues.Weights = []int{1, 2} }},
-		{"weight 0", "queues.weights", func(c *Config) { c.Queues.Weights = []int{1, 0, 1, 1, 1, 1, 1, 1} }},
-		{"quantum", "queues.quantum_bytes", func(c *Config) { c.Queues.QuantumBytes = 1 }},
-		{"priority_from", "switch.priority_from", func(c *Config) { c.Switch.PriorityFrom = "vlan" }},
-		{"headroom", "ports[1].headroom_bytes", func(c *Config) { c.Ports[1].HeadroomBytes = -1 }},
+		{"lossless twice", "pfc.priorities", func(c *Spec) { c.PFC.Priorities = []uint8{3, 3} }},
+		{"lossless 8", "pfc.priorities", func(c *Spec) { c.PFC.Priorities = []uint8{8} }},
+		{"strict 9", "queues.strict", func(c *Spec) { c.Queues.Strict = []uint8{9} }},
+		{"weights count", "queues.weights", func(c *Spec) { c.Queues.Weights = []int{1, 2} }},
+		{"weight 0", "queues.weights", func(c *Spec) { c.Queues.Weights = []int{1, 0, 1, 1, 1, 1, 1, 1} }},
+		{"quantum", "queues.quantum_bytes", func(c *Spec) { c.Queues.QuantumBytes = 1 }},
+		{"headroom", "ports[1].headroom_bytes", func(c *Spec) { c.Ports[1].HeadroomBytes = -1 }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := sharedConfig()
 			tc.mod(&c)
-			err := c.Validate(nil)
-			if err == nil || !strings.HasPrefix(err.Error(), tc.key+":") {
+			err := c.Check()
+			if err == nil || !strings.HasPrefix(err.Error(), "switchd: "+tc.key+":") {
 				t.Fatalf("error %v, want one about %s", err, tc.key)
 			}
 		})

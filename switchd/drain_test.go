@@ -25,42 +25,42 @@ func TestDrainDataMatchesGeneralLoop(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
 		scheme string
-		mod    func(c *Config)
+		mod    func(c *Spec)
 		mixed  bool // priorities 0 and 3 (by DSCP), and one frame in four an ACK
 	}{
 		{"none", "none", nil, false},
 		{"dcqcn", "dcqcn", nil, false},
 		{"hpcc", "hpcc", nil, false},
 		{"rocc", "rocc", nil, false},
-		{"rocc-mixed", "rocc", func(c *Config) { c.Switch.PriorityFrom = "dscp" }, true},
+		{"rocc-mixed", "rocc", func(c *Spec) { c.PriorityFromDSCP = true }, true},
 		{"p4qcn", "p4qcn", nil, false},
-		{"static-buffer", "dcqcn", func(c *Config) { c.Buffer.Mode = BufferStatic }, false},
-		{"pfc", "none", func(c *Config) {
+		{"static-buffer", "dcqcn", func(c *Spec) { c.Buffer.Mode = BufferStatic }, false},
+		{"pfc", "none", func(c *Spec) {
 			c.PFC.Enabled = true
 			c.PFC.XOFFBytes = 20_000
 			c.Buffer.SizeBytes = 320_000 // the dynamic threshold pauses
 		}, false},
-		{"pfc-dcqcn", "dcqcn", func(c *Config) {
+		{"pfc-dcqcn", "dcqcn", func(c *Spec) {
 			c.Buffer.Mode = BufferStatic
 			c.PFC.Enabled = true
 			c.PFC.XOFFBytes = 12_000
 		}, false},
-		{"pfc-static", "none", func(c *Config) {
+		{"pfc-static", "none", func(c *Spec) {
 			c.Buffer.Mode = BufferStatic
 			c.PFC.Enabled = true
 			c.PFC.XOFFBytes = 8_000
 		}, false},
-		{"delay", "hpcc", func(c *Config) {
+		{"delay", "hpcc", func(c *Spec) {
 			for i := range c.Ports {
-				c.Ports[i].DelayUs = 1
+				c.Ports[i].DelayNs = 1000
 			}
 		}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			c := testConfig(4, 10)
+			c := testSpec(4, 10)
 			c.CC.Scheme = tc.scheme
-			c.Switch.DecrementTTL = false
-			c.Telemetry.SampleUs = 5
+			c.DecrementTTL = false
+			c.SampleNs = 5000
 			if tc.mod != nil {
 				tc.mod(&c)
 			}
@@ -167,8 +167,8 @@ func (h *harness) txN(now int64, p, n int) [][]byte {
 // delay line) leave first at the next call, ahead of frames queued since,
 // and then frames go straight out again.
 func TestTransmitFullOutKeepsOrder(t *testing.T) {
-	c := testConfig(2, 100)
-	c.Switch.DecrementTTL = false
+	c := testSpec(2, 100)
+	c.DecrementTTL = false
 	h := newHarness(t, c)
 	var sent []uint32
 	send := func(now int64, n int) {

@@ -54,85 +54,83 @@ type Engine struct {
 // PublishEveryNs is how often (engine time) counters are published.
 const PublishEveryNs = 1_000_000
 
-// New builds an engine from a validated config (every port needs its MAC: a
+// New builds an engine from a spec (CheckWith checks its values first, and
+// building each port's CP its parameters; every port needs its MAC: a
 // caller with devices fills it from the device first).
-func New(cfg *Config) (*Engine, error) {
-	if err := cfg.Validate(nil); err != nil {
+func New(s *Spec) (*Engine, error) {
+	if err := s.CheckWith(specErr); err != nil {
 		return nil, err
 	}
-	rt, err := cfg.RouteTable()
+	for i := range s.Ports {
+		if s.Ports[i].MAC == (wire.MAC{}) {
+			return nil, fmt.Errorf("switchd: port %s: no MAC (fill it from the device)", s.Ports[i].Name)
+		}
+	}
+	rt, err := s.RouteTable()
 	if err != nil {
 		return nil, err
 	}
-	n := len(cfg.Ports)
-	ip, _ := wire.ParseIPv4(cfg.Switch.IP)
+	n := len(s.Ports)
 	e := &Engine{
 		n:            n,
 		routes:       *rt,
 		addr:         make([]portAddr, n),
 		ing:          make([]ingress, n),
 		eg:           make([]egress, n),
-		ip:           ip,
-		switchID:     cfg.Switch.ID,
-		hashSeed:     uint32(cfg.Switch.ID)*0x9e3779b9 ^ ip,
-		decTTL:       cfg.Switch.DecrementTTL,
-		prio:         cfg.PFC.Priority,
-		overhead:     cfg.Switch.FrameOverheadBytes,
-		pfcOn:        cfg.PFC.Enabled,
-		honor:        cfg.PFC.Honor,
-		xoffBytes:    cfg.PFC.XOFFBytes,
-		xonBytes:     cfg.PFC.XOFFBytes - cfg.PFC.XONOffsetBytes,
-		pauseQuanta:  cfg.PFC.PauseQuanta,
-		dscpPrio:     cfg.Switch.PriorityFrom == "dscp",
+		ip:           s.IP,
+		switchID:     s.ID,
+		hashSeed:     uint32(s.ID)*0x9e3779b9 ^ s.IP,
+		decTTL:       s.DecrementTTL,
+		prio:         s.PFC.Priority,
+		overhead:     s.FrameOverheadBytes,
+		pfcOn:        s.PFC.Enabled,
+		honor:        s.PFC.Honor,
+		xoffBytes:    s.PFC.XOFFBytes,
+		xonBytes:     s.PFC.XOFFBytes - s.PFC.XONOffsetBytes,
+		pauseQuanta:  s.PFC.PauseQuanta,
+		dscpPrio:     s.PriorityFromDSCP,
 		publishEvery: PublishEveryNs,
-		tx: []txShard{{cpMin: ccalgo.Never, samples: NewSampleRing(cfg.Telemetry.SampleBuffer),
-			pfcEvents: NewRing[PFCEvent](max(cfg.Telemetry.SampleBuffer, minPFCEventRing))}},
+		tx: []txShard{{cpMin: ccalgo.Never, samples: NewSampleRing(s.SampleBuffer),
+			pfcEvents: NewRing[PFCEvent](max(s.SampleBuffer, minPFCEventRing))}},
 	}
-	e.roccRate.Init(&wire.Endpoints{SrcIP: ip})
+	e.roccRate.Init(&wire.Endpoints{SrcIP: s.IP})
 	if e.pfcOn {
-		for _, p := range cfg.Lossless() {
+		for _, p := range s.PFC.Lossless() {
 			e.lossless |= 1 << p
 		}
 	}
-	for _, p := range cfg.Queues.Strict {
+	for _, p := range s.Queues.Strict {
 		e.strict |= 1 << p
 	}
 	for p := range e.quantum {
 		w := 1
-		if len(cfg.Queues.Weights) > 0 {
-			w = cfg.Queues.Weights[p]
+		if len(s.Queues.Weights) > 0 {
+			w = s.Queues.Weights[p]
 		}
-		e.quantum[p] = int32(w * cfg.Queues.QuantumBytes)
+		e.quantum[p] = int32(w * s.Queues.QuantumBytes)
 	}
-	if cfg.Buffer.Mode == BufferShared {
-		e.tx[0].buf = newSharedBuffer(cfg)
+	if s.Buffer.Mode == BufferShared {
+		e.tx[0].buf = newSharedBuffer(s)
 	}
-	for i := range cfg.Ports {
-		pc := &cfg.Ports[i]
-		if pc.MAC == "" {
-			return nil, fmt.Errorf("switchd: port %s: no MAC (fill it from the device)", pc.Name)
-		}
-		mac, err := wire.ParseMAC(pc.MAC)
-		if err != nil {
-			return nil, fmt.Errorf("switchd: port %s: %w", pc.Name, err)
-		}
-		peer, _ := wire.ParseMAC(pc.PeerMAC)
+	for i := range s.Ports {
+		pc := &s.Ports[i]
+		mac, peer := pc.MAC, pc.PeerMAC
 		copy(e.addr[i].macs[:6], peer[:])
 		copy(e.addr[i].macs[6:], mac[:])
-		e.ing[i].trust, e.ing[i].pfcFrom = trustOf(cfg, i), peer
+		e.ing[i].trust, e.ing[i].pfcFrom = trustOf(s, i), peer
 		e.ing[i].lastOK = e.routes.hasPort(0, i) // lastSrc 0
-		cp, err := cfg.newCP(i, nil)
+		cp, err := s.newCP(i)
 		if err != nil {
 			return nil, err
 		}
-		link := cfg.LinkBps(i)
+		link := pc.LinkBps
 		g := &e.eg[i]
 		*g = egress{
 			txPort: txPort{
 				nsPerByte: 8e9 / link,
-				burstNs:   max(float64(cfg.Switch.BurstBytes)*8e9/link, 1),
-				delayNs:   int64(math.Round(pc.DelayUs * 1e3)),
-				bufLimit:  pc.BufferBytes,
+				burstNs:   max(float64(s.BurstBytes)*8e9/link, 1),
+				delayNs:   pc.DelayNs,
+				bufLimit:  s.bufLimit(i),
 				ctl:       newHandleRing(1024),
 				gen:       newGenQueue(4096),
 			},
@@ -141,19 +139,19 @@ func New(cfg *Config) (*Engine, error) {
 				cp:      cp,
 				ps:      ccalgo.PortState{LinkBps: link, LastOff: math.MinInt64},
 			},
-			portID:  portID{idx: i, name: pc.Name, scheme: cfg.SchemeOf(i), mac: mac, peer: peer, linkBps: link},
-			mmuPort: mmuPort{refreshNs: wire.QuantaNs(cfg.PFC.PauseQuanta, link) / 2},
+			portID:  portID{idx: i, name: pc.Name, scheme: s.SchemeOf(i), mac: mac, peer: peer, linkBps: link},
+			mmuPort: mmuPort{refreshNs: wire.QuantaNs(s.PFC.PauseQuanta, link) / 2},
 		}
 		g.dl = newDelayLine(max(1024, int(float64(g.delayNs)*link/8e9/60)*2))
-		qb := pc.BufferBytes
+		qb := s.bufLimit(i)
 		if qb == 0 {
-			qb = cfg.Buffer.SizeBytes
+			qb = s.Buffer.SizeBytes
 		}
 		for p := range g.q {
 			g.q[p] = newDataQueue(int(min(qb/60+1, 1<<17)))
 		}
 		if e.tx[0].buf.on {
-			g.acct.headroom = cfg.Headroom(i)
+			g.acct.headroom = s.Headroom(i)
 		}
 		e.tx[0].ports |= 1 << i
 		g.sink = &feedbackSink{e: e, from: i}
@@ -170,7 +168,7 @@ func New(cfg *Config) (*Engine, error) {
 		}
 	}
 	e.setAcctAt(&e.tx[0])
-	e.sampleNs = int64(math.Round(cfg.Telemetry.SampleUs * 1e3))
+	e.sampleNs = s.SampleNs
 	if e.sampleNs == 0 {
 		e.sampleNs = 100_000
 		if cp := e.eg[0].cp; cp != nil {

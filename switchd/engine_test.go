@@ -52,7 +52,7 @@ func TestRouteTableLongestPrefix(t *testing.T) {
 }
 
 func TestClassifyForwards(t *testing.T) {
-	h := newHarness(t, testConfig(4, 10))
+	h := newHarness(t, testSpec(4, 10))
 	for src := 0; src < 4; src++ {
 		for dst := 0; dst < 4; dst++ {
 			f := dataFrame(t, src, dst, 7, 256, false)
@@ -79,7 +79,7 @@ func TestClassifyForwards(t *testing.T) {
 }
 
 func TestClassifyDrops(t *testing.T) {
-	h := newHarness(t, testConfig(2, 10))
+	h := newHarness(t, testSpec(2, 10))
 	good := func() []byte { return dataFrame(t, 0, 1, 1, 64, false) }
 	ttl1 := good()
 	wire.IPv4(ttl1[wire.EthernetLen:]).SetTTL(1)
@@ -128,7 +128,7 @@ func TestShapingAccuracy(t *testing.T) {
 	}{
 		{10, 1000, 1000}, {10, 64, 1000}, {25, 1400, 1000}, {40, 256, 500}, {100, 1400, 1000}, {10, 1000, 7000},
 	} {
-		c := testConfig(2, tc.gbps)
+		c := testSpec(2, tc.gbps)
 		c.Ports[1].BufferBytes = 4 << 20
 		h := newHarness(t, c)
 		frame := dataFrame(t, 0, 1, 1, tc.payload, false)
@@ -142,7 +142,7 @@ func TestShapingAccuracy(t *testing.T) {
 				}
 			}
 			for _, f := range h.tx(now, 1) {
-				bytes += int64(len(f) + c.Switch.FrameOverheadBytes)
+				bytes += int64(len(f) + c.FrameOverheadBytes)
 			}
 		}
 		want := tc.gbps * 1e9 / 8 * dur / 1e9
@@ -153,7 +153,7 @@ func TestShapingAccuracy(t *testing.T) {
 }
 
 func TestBufferLimitDropTail(t *testing.T) {
-	c := testConfig(2, 10)
+	c := testSpec(2, 10)
 	c.Ports[1].BufferBytes = 10_000
 	h := newHarness(t, c)
 	kept, dropped := 0, 0
@@ -179,7 +179,7 @@ func TestBufferLimitDropTail(t *testing.T) {
 }
 
 func TestControlGoesFirst(t *testing.T) {
-	h := newHarness(t, testConfig(2, 10))
+	h := newHarness(t, testSpec(2, 10))
 	for i := 0; i < 5; i++ {
 		h.inject(0, 0, dataFrame(t, 0, 1, 1, 1000, false))
 	}
@@ -196,8 +196,8 @@ func TestControlGoesFirst(t *testing.T) {
 }
 
 func TestDelayLine(t *testing.T) {
-	c := testConfig(2, 10)
-	c.Ports[1].DelayUs = 50
+	c := testSpec(2, 10)
+	c.Ports[1].DelayNs = 50_000
 	h := newHarness(t, c)
 	h.inject(0, 0, dataFrame(t, 0, 1, 1, 1000, false))
 	for now := int64(0); now < 50_000; now += 1000 {
@@ -227,7 +227,7 @@ func pfcFrame(port int, prio int, quanta uint16) []byte {
 }
 
 func TestPFCOnOffThresholds(t *testing.T) {
-	c := testConfig(3, 10)
+	c := testSpec(3, 10)
 	c.Buffer.Mode = BufferStatic
 	c.PFC.Enabled = true
 	c.PFC.XOFFBytes = 20_000
@@ -293,7 +293,7 @@ func TestPFCOnOffThresholds(t *testing.T) {
 }
 
 func TestPFCQuantaHonoured(t *testing.T) {
-	h := newHarness(t, testConfig(2, 10))
+	h := newHarness(t, testSpec(2, 10))
 	h.inject(0, 1, pfcFrame(1, 3, 100)) // 100 quanta * 512 bits at 10 Gb/s = 5120 ns
 	h.inject(0, 0, dataFrame(t, 0, 1, 1, 100, false))
 	cnp := make([]byte, 128)
@@ -332,11 +332,11 @@ func drive(h *harness, dur int64, withINT bool, cb func(now int64, p int, out []
 func TestCPHooks(t *testing.T) {
 	for _, tc := range []struct {
 		scheme  string
-		params  map[string]any
+		roccT   int64 // RoCC's T, ns (0: its default)
 		withINT bool
 		check   func(t *testing.T, h *harness, data [][]byte, back map[int][][]byte)
 	}{
-		{"rocc", map[string]any{"t_ns": int64(40_000)}, false, func(t *testing.T, h *harness, data [][]byte, back map[int][][]byte) {
+		{"rocc", 40_000, false, func(t *testing.T, h *harness, data [][]byte, back map[int][][]byte) {
 			for s := 0; s < 3; s++ {
 				n := 0
 				for _, b := range back[s] {
@@ -363,7 +363,7 @@ func TestCPHooks(t *testing.T) {
 				t.Errorf("port 3 (the congested CP): fair rate %v Gb/s, %d rate messages", c.FairRateGbps, c.RoCCRateSent)
 			}
 		}},
-		{"dcqcn", nil, false, func(t *testing.T, h *harness, data [][]byte, back map[int][][]byte) {
+		{"dcqcn", 0, false, func(t *testing.T, h *harness, data [][]byte, back map[int][][]byte) {
 			ce := 0
 			for _, b := range data {
 				if decode(t, b).IP.ECN() == wire.ECNCE {
@@ -374,7 +374,7 @@ func TestCPHooks(t *testing.T) {
 				t.Errorf("%d CE-marked frames, counter %d", ce, counters0(h.e, 3).MarkedCE)
 			}
 		}},
-		{"dctcp", nil, false, func(t *testing.T, h *harness, data [][]byte, back map[int][][]byte) {
+		{"dctcp", 0, false, func(t *testing.T, h *harness, data [][]byte, back map[int][][]byte) {
 			last := decode(t, data[len(data)-1])
 			if last.IP.ECN() != wire.ECNCE {
 				t.Error("DCTCP: a frame leaving a queue far above K is not CE")
@@ -383,12 +383,12 @@ func TestCPHooks(t *testing.T) {
 				t.Error("DCTCP: the first frame (empty queue) is marked")
 			}
 		}},
-		{"acc", nil, false, func(t *testing.T, h *harness, data [][]byte, back map[int][][]byte) {
+		{"acc", 0, false, func(t *testing.T, h *harness, data [][]byte, back map[int][][]byte) {
 			if last := decode(t, data[len(data)-1]); last.IP.ECN() != wire.ECNCE {
 				t.Errorf("TCD: congestion port (never paused) did not mark CE: ECN %d", last.IP.ECN())
 			}
 		}},
-		{"hpcc", nil, true, func(t *testing.T, h *harness, data [][]byte, back map[int][][]byte) {
+		{"hpcc", 0, true, func(t *testing.T, h *harness, data [][]byte, back map[int][][]byte) {
 			var prevTx uint32
 			for i, b := range data {
 				f := decode(t, b)
@@ -408,7 +408,7 @@ func TestCPHooks(t *testing.T) {
 				t.Errorf("qLen of the last frame %d, want the standing queue", last.QLen)
 			}
 		}},
-		{"p4qcn", nil, false, func(t *testing.T, h *harness, data [][]byte, back map[int][][]byte) {
+		{"p4qcn", 0, false, func(t *testing.T, h *harness, data [][]byte, back map[int][][]byte) {
 			for s := 0; s < 3; s++ {
 				n := 0
 				for _, b := range back[s] {
@@ -424,7 +424,7 @@ func TestCPHooks(t *testing.T) {
 				}
 			}
 		}},
-		{"qcn", nil, false, func(t *testing.T, h *harness, data [][]byte, back map[int][][]byte) {
+		{"qcn", 0, false, func(t *testing.T, h *harness, data [][]byte, back map[int][][]byte) {
 			n := 0
 			for s := 0; s < 3; s++ {
 				for _, b := range back[s] {
@@ -440,7 +440,7 @@ func TestCPHooks(t *testing.T) {
 				t.Error("no QCN feedback")
 			}
 		}},
-		{"none", nil, false, func(t *testing.T, h *harness, data [][]byte, back map[int][][]byte) {
+		{"none", 0, false, func(t *testing.T, h *harness, data [][]byte, back map[int][][]byte) {
 			for _, b := range data {
 				if decode(t, b).IP.ECN() != wire.ECNECT0 {
 					t.Fatal("plain port marked a frame")
@@ -452,10 +452,10 @@ func TestCPHooks(t *testing.T) {
 		}},
 	} {
 		t.Run(tc.scheme, func(t *testing.T) {
-			c := testConfig(4, 10)
+			c := testSpec(4, 10)
 			c.CC.Scheme = tc.scheme
-			if tc.params != nil {
-				c.CC.Params = map[string]map[string]any{tc.scheme: tc.params}
+			if tc.roccT != 0 {
+				setRoCCT(&c, tc.roccT)
 			}
 			c.Ports[3].BufferBytes = 400_000
 			h := newHarness(t, c)
@@ -479,7 +479,7 @@ func TestCPHooks(t *testing.T) {
 // TestAllocs proves the per-packet path allocates nothing, for every CP.
 func TestAllocs(t *testing.T) {
 	for _, scheme := range []string{"none", "rocc", "dcqcn", "dctcp", "hpcc", "p4qcn", "qcn", "acc"} {
-		c := testConfig(4, 10)
+		c := testSpec(4, 10)
 		c.CC.Scheme = scheme
 		c.PFC.Enabled = true
 		c.PFC.XOFFBytes = 50_000
@@ -516,7 +516,7 @@ func BenchmarkEngine(b *testing.B) {
 	for _, scheme := range []string{"none", "rocc", "dcqcn", "hpcc"} {
 		for _, payload := range []int{64, 1400} {
 			b.Run(scheme+"/"+itoa(payload), func(b *testing.B) {
-				c := testConfig(4, 100)
+				c := testSpec(4, 100)
 				c.CC.Scheme = scheme
 				h := newHarness(b, c)
 				frames := make([][]byte, 4)
@@ -524,7 +524,7 @@ func BenchmarkEngine(b *testing.B) {
 					frames[s] = dataFrame(b, s, (s+1)%4, uint32(s), payload, scheme == "hpcc")
 				}
 				out := make([]TxItem, 32)
-				c.Switch.DecrementTTL = false
+				c.DecrementTTL = false
 				h.e.decTTL = false
 				b.ReportAllocs()
 				runtime.LockOSThread()
@@ -572,10 +572,10 @@ func BenchmarkEngineStages(b *testing.B) {
 		scheme, pfc := strings.CutSuffix(name, "+pfc")
 		for _, stage := range []string{"classify", "queue", "queue1500"} {
 			b.Run(name+"/"+stage, func(b *testing.B) {
-				c := testConfig(4, 100)
+				c := testSpec(4, 100)
 				c.CC.Scheme = scheme
 				c.PFC.Enabled = pfc
-				c.Switch.DecrementTTL = false
+				c.DecrementTTL = false
 				h := newHarness(b, c)
 				// Each burst is followed by polls (Service, then Transmit on
 				// every port) every step ns, polls of them.
@@ -660,7 +660,7 @@ func itoa(n int) string {
 // (HPCC Section 3.3, Eq. 2's input) stays at the link rate. Stamping the poll's
 // time gave every frame of the burst the same TS (an infinite txRate).
 func TestINTTimestampsInShaperBurst(t *testing.T) {
-	c := testConfig(2, 10)
+	c := testSpec(2, 10)
 	c.CC.Scheme = "hpcc"
 	h := newHarness(t, c)
 	const frames = 10

@@ -191,16 +191,16 @@ func (e *Engine) Classify(in int, frame []byte, m *Meta) bool {
 	return true
 }
 
-// trustOf is port i's trust bits (ingress.trust) under cfg.
-func trustOf(cfg *Config, i int) uint8 {
+// trustOf is port i's trust bits (ingress.trust) under s.
+func trustOf(s *Spec, i int) uint8 {
 	var t uint8
-	if cfg.Ports[i].IgnorePFC {
+	if s.Ports[i].IgnorePFC {
 		t |= trustNoPFC
 	}
-	if cfg.Switch.Trust != TrustTopology {
+	if s.Trust != TrustTopology {
 		return t
 	}
-	switch cfg.Ports[i].Faces {
+	switch s.Ports[i].Faces {
 	case FacesHost:
 		t |= trustHost | trustPFCPeer
 	case FacesSwitch:

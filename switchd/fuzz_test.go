@@ -1,9 +1,6 @@
 package switchd
 
-import (
-	"strings"
-	"testing"
-)
+import "testing"
 
 // FuzzClassify feeds arbitrary frames through Classify, Enqueue and Transmit: a
 // malformed frame is counted and dropped, never a panic.
@@ -12,7 +9,7 @@ func FuzzClassify(f *testing.F) {
 	f.Add(dataFrame(f, 1, 0, 2, 100, true))
 	f.Add(pfcFrame(1, 3, 100))
 	f.Add([]byte{1, 2, 3})
-	c := testConfig(2, 10)
+	c := testSpec(2, 10)
 	c.CC.Scheme = "hpcc"
 	c.PFC.Enabled = true
 	c.PFC.XOFFBytes = 10_000
@@ -35,50 +32,6 @@ func FuzzClassify(f *testing.F) {
 		e.Service(now)
 		for p := 0; p < 2; p++ {
 			e.Transmit(now, p, out)
-		}
-	})
-}
-
-// FuzzDecodeConfig: any text either decodes into a valid switch config or
-// fails with an error that names the file (and, where it can, line and key).
-//
-// The seeds are small (a few hundred bytes): the fuzzer mutates them instead of
-// spending its time minimising kilobyte-sized example configs.
-func FuzzDecodeConfig(f *testing.F) {
-	f.Add("[switch]\nmode = \"rtc\"\n[[ports]]\nname = \"p0\"\nlink_gbps = -1\n")
-	f.Add(`[[ports]]
-name = "p0"
-mac = "02:00:00:00:ff:00"
-peer_mac = "02:00:00:00:00:00"
-link_gbps = 10
-[[routes]]
-prefix = "10.0.0.0/24"
-port = "p0"
-[cc]
-scheme = "dcqcn"
-[pfc]
-enabled = true
-priorities = [3]
-[buffer]
-mode = "shared"
-alpha = 0.125
-[queues]
-strict = [7]
-weights = [1, 1, 1, 2, 1, 1, 1, 1]
-`)
-	f.Fuzz(func(t *testing.T, text string) {
-		if len(text) > 1<<14 {
-			return // configs are small; long inputs only slow the fuzzer down
-		}
-		c, err := DecodeConfig("fuzz.toml", text)
-		if err != nil {
-			if !strings.HasPrefix(err.Error(), "fuzz.toml") {
-				t.Fatalf("error does not name the file: %v", err)
-			}
-			return
-		}
-		if len(c.Ports) == 0 || len(c.Ports) > MaxPorts {
-			t.Fatalf("valid config with %d ports", len(c.Ports))
 		}
 	})
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/ccbed/ccbed/ccalgo"
 	_ "github.com/ccbed/ccbed/ccalgo/all"
+	"github.com/ccbed/ccbed/ccalgo/rocc"
 	"github.com/ccbed/ccbed/wire"
 )
 
@@ -22,14 +23,13 @@ func hostMAC(i int) wire.MAC { return wire.MAC{2, 0, 0, 0, 0, byte(i)} }
 
 func portMAC(i int) wire.MAC { return wire.MAC{2, 0, 0, 0, 0xff, byte(i)} }
 
-func testConfig(nports int, linkGbps float64) Config {
-	c := DefaultConfig()
+func testSpec(nports int, linkGbps float64) Spec {
+	c := DefaultSpec()
 	for i := 0; i < nports; i++ {
-		c.Ports = append(c.Ports, PortConfig{
-			Name: fmt.Sprintf("p%d", i), MAC: fmt.Sprintf("02:00:00:00:ff:%02x", i),
-			PeerMAC: fmt.Sprintf("02:00:00:00:00:%02x", i), LinkGbps: linkGbps, BufferBytes: 1 << 20,
+		c.Ports = append(c.Ports, PortSpec{
+			Name: fmt.Sprintf("p%d", i), MAC: portMAC(i), PeerMAC: hostMAC(i), LinkBps: linkGbps * 1e9, BufferBytes: 1 << 20,
 		})
-		c.Routes = append(c.Routes, RouteConfig{Prefix: fmt.Sprintf("10.0.%d.0/24", i), Port: fmt.Sprintf("p%d", i)})
+		c.Routes = append(c.Routes, Route{Addr: 0x0a000000 | uint32(i)<<8, Len: 24, Ports: []int{i}})
 	}
 	return c
 }
@@ -46,7 +46,7 @@ type harness struct {
 	noDrain bool
 }
 
-func newHarness(tb testing.TB, c Config) *harness {
+func newHarness(tb testing.TB, c Spec) *harness {
 	tb.Helper()
 	e, err := New(&c)
 	if err != nil {
@@ -118,3 +118,13 @@ func counters0(e *Engine, p int) PortCounters {
 }
 
 var _ = ccalgo.Never
+
+// setRoCCT gives every port of c RoCC's defaults for its link with period
+// tNs.
+func setRoCCT(c *Spec, tNs int64) {
+	for i := range c.Ports {
+		p := rocc.DefaultParams(c.Env(i))
+		p.T = tNs
+		c.Ports[i].Params = p
+	}
+}

@@ -36,7 +36,7 @@ func TestCPHookDetection(t *testing.T) {
 		{"rocc", true, true}, {"acc", false, true}, {"dcqcn", false, true}, {"dctcp", true, false},
 		{"hpcc", false, true}, {"p4qcn", true, false}, {"qcn", true, false},
 	} {
-		c := testConfig(2, 10)
+		c := testSpec(2, 10)
 		c.CC.Scheme = tc.scheme
 		e, err := New(&c)
 		if err != nil {

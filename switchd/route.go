@@ -88,28 +88,21 @@ func (t *RouteTable) AddECMP(addr uint32, plen int, ports []int) error {
 	return nil
 }
 
-// routeSpec is one route for addAll.
-type routeSpec struct {
-	addr  uint32
-	plen  int
-	ports []int
-}
-
 // addAll inserts every route and indexes once: a fabric's switch gets a /32
 // route per host, thousands of them, where AddECMP's check and index per route
 // would cost quadratic time.
-func (t *RouteTable) addAll(rs []routeSpec) error {
+func (t *RouteTable) addAll(rs []Route) error {
 	seen := make(map[uint64]bool, len(rs)+len(t.routes))
 	for _, r := range t.routes {
 		seen[uint64(r.addr)<<8|uint64(r.plen)] = true
 	}
 	for _, r := range rs {
-		k := uint64(r.addr)<<8 | uint64(r.plen&0xff)
+		k := uint64(r.Addr)<<8 | uint64(r.Len&0xff)
 		if seen[k] {
-			return fmt.Errorf("%s/%d listed twice", wire.FormatIPv4(r.addr), r.plen)
+			return fmt.Errorf("%s/%d listed twice", wire.FormatIPv4(r.Addr), r.Len)
 		}
 		seen[k] = true
-		if err := t.add(r.addr, r.plen, r.ports, false); err != nil {
+		if err := t.add(r.Addr, r.Len, r.Ports, false); err != nil {
 			return err
 		}
 	}

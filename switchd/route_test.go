@@ -68,7 +68,7 @@ func TestRouteTableECMP(t *testing.T) {
 // its port due when the shaper is free, and a paused priority when the pause
 // ends.
 func TestNextWake(t *testing.T) {
-	h := newHarness(t, testConfig(2, 10))
+	h := newHarness(t, testSpec(2, 10))
 	e := h.e
 	e.Start(1000)
 	if w := e.NextWake(1000); w != 1000 {
@@ -110,7 +110,7 @@ func TestRouteTableLongestMatch(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 14))
 	for trial := 0; trial < 300; trial++ {
 		var rt RouteTable
-		var specs []routeSpec
+		var specs []Route
 		seen := map[uint64]bool{}
 		base := rng.Uint32() & 0xff000000
 		wide := trial%3 == 0 // prefixes all over the address space
@@ -134,7 +134,7 @@ func TestRouteTableLongestMatch(t *testing.T) {
 				if rng.IntN(4) == 0 { // an ECMP group
 					ports = append(ports, (len(specs)+1)%MaxPorts)
 				}
-				specs = append(specs, routeSpec{addr: addr, plen: plen, ports: ports})
+				specs = append(specs, Route{Addr: addr, Len: plen, Ports: ports})
 			}
 		}
 		if err := rt.addAll(specs); err != nil {
@@ -183,9 +183,9 @@ func BenchmarkRouteLookup(b *testing.B) {
 	for _, n := range []int{4, 256} {
 		b.Run(itoa(n)+"x24", func(b *testing.B) {
 			var rt RouteTable
-			specs := make([]routeSpec, n)
+			specs := make([]Route, n)
 			for i := range specs {
-				specs[i] = routeSpec{addr: 0x0a000000 | uint32(i)<<8, plen: 24, ports: []int{i % 4}}
+				specs[i] = Route{Addr: 0x0a000000 | uint32(i)<<8, Len: 24, Ports: []int{i % 4}}
 			}
 			if err := rt.addAll(specs); err != nil {
 				b.Fatal(err)
@@ -241,7 +241,7 @@ func TestRangePrefixes(t *testing.T) {
 // with perHost a /32 route per host, else the prefixes of each pod's range.
 // edge: an edge switch's instead (its k/2 hosts on ports 0..k/2-1, every
 // other host over the ECMP group of its k/2 uplinks).
-func fatTreeRoutes(k int, perHost, edge bool) []routeSpec {
+func fatTreeRoutes(k int, perHost, edge bool) []Route {
 	h := k / 2
 	n := k * h * h
 	var up []int
@@ -257,16 +257,16 @@ func fatTreeRoutes(k int, perHost, edge bool) []routeSpec {
 		}
 		return up
 	}
-	var rs []routeSpec
+	var rs []Route
 	add := func(lo, hi int) {
 		if perHost {
 			for i := lo; i <= hi; i++ {
-				rs = append(rs, routeSpec{addr: 0x0a000001 + uint32(i), plen: 32, ports: portsOf(i)})
+				rs = append(rs, Route{Addr: 0x0a000001 + uint32(i), Len: 32, Ports: portsOf(i)})
 			}
 			return
 		}
 		RangePrefixes(0x0a000001+uint32(lo), 0x0a000001+uint32(hi), func(a uint32, plen int) {
-			rs = append(rs, routeSpec{addr: a, plen: plen, ports: portsOf(lo)})
+			rs = append(rs, Route{Addr: a, Len: plen, Ports: portsOf(lo)})
 		})
 	}
 	switch {

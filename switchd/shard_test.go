@@ -19,19 +19,19 @@ func TestShardTxErrors(t *testing.T) {
 		{"port out of range", [][]int{{0, 1}, {2, 3, 4}}, "port 4 out of range"},
 		{"port missing", [][]int{{0, 1}, {2}}, "port 3 in no tx shard"},
 	} {
-		c := testConfig(4, 10)
+		c := testSpec(4, 10)
 		h := newHarness(t, c)
 		err := h.e.ShardTx(tc.groups)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: error %v, want it to say %q", tc.name, err, tc.want)
 		}
 	}
-	c := testConfig(4, 10)
+	c := testSpec(4, 10)
 	c.PFC.Enabled = true
 	if err := newHarness(t, c).e.ShardTx([][]int{{0, 1, 2, 3}}); err != nil {
 		t.Errorf("one shard with PFC: %v", err)
 	}
-	c = testConfig(MaxPFCShards+1, 10)
+	c = testSpec(MaxPFCShards+1, 10)
 	c.PFC.Enabled = true
 	var groups [][]int
 	for p := range c.Ports {
@@ -47,9 +47,9 @@ func TestShardTxErrors(t *testing.T) {
 // the other shard, cross the mailbox and reach every source; each shard's
 // samples and buffer are its own.
 func TestShardedRoCC(t *testing.T) {
-	c := testConfig(4, 10)
+	c := testSpec(4, 10)
 	c.CC.Scheme = "rocc"
-	c.CC.Params = map[string]map[string]any{"rocc": {"t_ns": int64(40_000)}}
+	setRoCCT(&c, 40_000)
 	h := newHarness(t, c)
 	pool := h.e.tx[0].buf.pool
 	if err := h.e.ShardTx([][]int{{0, 1, 2}, {3}}); err != nil {
@@ -105,12 +105,12 @@ func TestShardedRoCC(t *testing.T) {
 func TestShardedPFC(t *testing.T) {
 	for _, mode := range []string{BufferStatic, BufferShared} {
 		t.Run(mode, func(t *testing.T) {
-			c := testConfig(4, 10)
+			c := testSpec(4, 10)
 			c.PFC.Enabled = true
 			c.PFC.XOFFBytes = 20_000
 			c.Buffer.Mode = mode
 			c.Buffer.Alpha = 1.0 / 64 // shared: a threshold of ~90 KB in each shard's slice
-			c.Switch.DecrementTTL = false
+			c.DecrementTTL = false
 			over := 40 // frames of ~1 KB past a shard's XOFF threshold
 			if mode == BufferShared {
 				over = 150

@@ -5,7 +5,7 @@ import "testing"
 // TestDrainTelemetry: DrainSamples and DrainPFCEvents hand over what every
 // tx shard's ring holds, oldest first, once, and allocate nothing.
 func TestDrainTelemetry(t *testing.T) {
-	c := testConfig(4, 10)
+	c := testSpec(4, 10)
 	e, err := New(&c)
 	if err != nil {
 		t.Fatal(err)

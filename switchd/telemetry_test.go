@@ -37,7 +37,7 @@ func summaryLineFmt(tS, dtS float64, prev, cur *Snapshot) string {
 // the garbage behind a running switchd's slow RSS rise), and the line reads
 // as it did.
 func TestSummaryLineAllocatesNothing(t *testing.T) {
-	c := testConfig(4, 10)
+	c := testSpec(4, 10)
 	e, err := New(&c)
 	if err != nil {
 		t.Fatal(err)
@@ -75,7 +75,7 @@ func TestSummaryLineAllocatesNothing(t *testing.T) {
 // allocated bytes must move by that much (size classes may round it up a
 // little), and nothing grows when the same depth comes back.
 func TestRingGrowthBytes(t *testing.T) {
-	c := testConfig(2, 100)
+	c := testSpec(2, 100)
 	e, err := New(&c)
 	if err != nil {
 		t.Fatal(err)

@@ -33,7 +33,7 @@ func TestTraceEvents(t *testing.T) {
 }
 
 func testTraceEvents(t *testing.T, noDrain bool) {
-	c := testConfig(3, 10)
+	c := testSpec(3, 10)
 	c.Buffer.Mode = BufferStatic
 	c.PFC.Enabled = true
 	c.PFC.XOFFBytes = 20_000
@@ -119,14 +119,14 @@ func testTraceEvents(t *testing.T, noDrain bool) {
 
 // TestTraceOneShard: a trace and several tx shards exclude each other.
 func TestTraceOneShard(t *testing.T) {
-	h := newHarness(t, testConfig(2, 10))
+	h := newHarness(t, testSpec(2, 10))
 	if err := h.e.SetTrace(0, &recordSink{}); err != nil {
 		t.Fatal(err)
 	}
 	if err := h.e.ShardTx([][]int{{0}, {1}}); err == nil {
 		t.Fatal("ShardTx with a trace on: no error")
 	}
-	h = newHarness(t, testConfig(2, 10))
+	h = newHarness(t, testSpec(2, 10))
 	if err := h.e.ShardTx([][]int{{0}, {1}}); err != nil {
 		t.Fatal(err)
 	}
@@ -148,7 +148,7 @@ type idleFrame struct {
 
 func newIdleFrame(tb testing.TB, on bool) *idleFrame {
 	tb.Helper()
-	x := &idleFrame{h: newHarness(tb, testConfig(2, 100)), sink: &encodeSink{buf: make([]byte, 0, 64*trace.RecordSize)}}
+	x := &idleFrame{h: newHarness(tb, testSpec(2, 100)), sink: &encodeSink{buf: make([]byte, 0, 64*trace.RecordSize)}}
 	if on {
 		if err := x.h.e.SetTrace(1, x.sink); err != nil {
 			tb.Fatal(err)

@@ -2,7 +2,6 @@ package switchd
 
 import (
 	"runtime"
-	"strings"
 	"testing"
 
 	"github.com/ccbed/ccbed/ccalgo"
@@ -12,9 +11,9 @@ import (
 
 // trustConfig is the 4-port test switch with ports 0-2 facing hosts 0-2 and
 // port 3 facing another switch, under trust (TrustAll or TrustTopology).
-func trustConfig(trust string) Config {
-	c := testConfig(4, 10)
-	c.Switch.Trust = trust
+func trustConfig(trust string) Spec {
+	c := testSpec(4, 10)
+	c.Trust = trust
 	for i := range c.Ports {
 		c.Ports[i].Faces = FacesHost
 	}
@@ -234,7 +233,7 @@ func TestForgedPFCDoesNotPause(t *testing.T) {
 // dual-homed host) may send its ACKs in on either port.
 func TestTrustECMPReversePath(t *testing.T) {
 	c := trustConfig(TrustTopology)
-	c.Routes[1] = RouteConfig{Prefix: "10.0.1.0/24", Ports: []string{"p1", "p2"}}
+	c.Routes[1] = Route{Addr: 0x0a000100, Len: 24, Ports: []int{1, 2}}
 	h := newHarness(t, c)
 	for _, in := range []int{1, 2} {
 		if !h.e.Classify(in, ctlFrame(t, wire.KindAck, in, hostIP(1)), &h.meta) {
@@ -243,32 +242,6 @@ func TestTrustECMPReversePath(t *testing.T) {
 	}
 	if h.e.Classify(0, ctlFrame(t, wire.KindAck, 0, hostIP(1)), &h.meta) {
 		t.Error("ACK of host 1 in on port 0 taken")
-	}
-}
-
-func TestTrustConfigErrors(t *testing.T) {
-	const trusted = "ip = \"10.0.0.254\"\ntrust = \"topology\""
-	for _, tc := range []struct {
-		name, old, new, want string
-	}{
-		{"bad trust", `ip = "10.0.0.254"`, "ip = \"10.0.0.254\"\ntrust = \"some\"", `sw.toml:4: switch.trust: "some"`},
-		{"faces missing", `ip = "10.0.0.254"`, trusted, "ports[0].faces: missing"},
-		{"bad faces", `peer_mac = "02:00:00:00:00:02"`, "peer_mac = \"02:00:00:00:00:02\"\nfaces = \"router\"", `sw.toml:15: ports[1].faces: "router"`},
-	} {
-		text := strings.Replace(minimal, tc.old, tc.new, 1)
-		if text == minimal {
-			t.Fatalf("%s: replacement did not apply", tc.name)
-		}
-		_, err := DecodeConfig("sw.toml", text)
-		if err == nil || !strings.Contains(err.Error(), tc.want) {
-			t.Errorf("%s: error %v, want %q", tc.name, err, tc.want)
-		}
-	}
-	// Every port saying what it faces: valid.
-	text := strings.Replace(minimal, `ip = "10.0.0.254"`, trusted, 1)
-	text = strings.ReplaceAll(text, "peer_mac =", "faces = \"host\"\npeer_mac =")
-	if _, err := DecodeConfig("sw.toml", text); err != nil {
-		t.Errorf("trusted config: %v", err)
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"github.com/ccbed/ccbed/fabric"
 	"github.com/ccbed/ccbed/hostd"
 	"github.com/ccbed/ccbed/switchd"
+	switchdaemon "github.com/ccbed/ccbed/switchd/daemon"
 )
 
 // Topology kinds.
@@ -234,12 +235,23 @@ func (e *Experiment) Plan() (*fabric.Plan, error) {
 // SwitchConfig is the first switch of the experiment (the switch of a star):
 // port i faces host i, with a /32 route to it, the experiment's link rate and
 // buffer, and the scheme's CP on every port.
-func (e *Experiment) SwitchConfig() switchd.Config {
+func (e *Experiment) SwitchConfig() switchdaemon.Config {
 	p, err := e.Plan()
 	if err != nil {
-		return switchd.DefaultConfig()
+		return switchdaemon.DefaultConfig()
 	}
-	return p.Switches[0]
+	return switchConfig(p)
+}
+
+// switchConfig is the file form of p's first switch (a switchd TOML file's
+// schema), with the parameter table the experiment gave its scheme (a Go
+// caller's Typed has none).
+func switchConfig(p *fabric.Plan) switchdaemon.Config {
+	c := switchdaemon.ConfigOf(&p.Switches[0])
+	if len(p.Spec.Params) > 0 {
+		c.CC.Params = map[string]map[string]any{p.Spec.Scheme: p.Spec.Params}
+	}
+	return c
 }
 
 // HostConfigs are the experiment's hosts: host i has HostIP(i), sends every

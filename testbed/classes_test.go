@@ -214,8 +214,8 @@ func TestTrafficClassesTaggedInPCP(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if h := p.Hosts[0]; !h.TagPCP || h.TagPriority || p.Switches[0].Switch.PriorityFrom != "pcp" {
-		t.Fatalf("hosts tag_pcp %v tag_priority %v, switch priority_from %q", h.TagPCP, h.TagPriority, p.Switches[0].Switch.PriorityFrom)
+	if h := p.Hosts[0]; !h.TagPCP || h.TagPriority || p.Switches[0].PriorityFromDSCP {
+		t.Fatalf("hosts tag_pcp %v tag_priority %v, switch priorities from the DSCP %v", h.TagPCP, h.TagPriority, p.Switches[0].PriorityFromDSCP)
 	}
 	res := runVirtual(t, text, t.TempDir())
 	var peak [8]int64

@@ -15,7 +15,7 @@ import (
 	"github.com/ccbed/ccbed/fabric"
 	"github.com/ccbed/ccbed/hostd"
 	hostdaemon "github.com/ccbed/ccbed/hostd/daemon"
-	"github.com/ccbed/ccbed/switchd"
+	switchdaemon "github.com/ccbed/ccbed/switchd/daemon"
 	"github.com/ccbed/ccbed/wire"
 )
 
@@ -194,14 +194,14 @@ func (e *Experiment) NodeFiles(dir string, inv *Inventory) ([]string, error) {
 	}
 
 	// The switch.
-	sc := plan.Switches[0]
+	sc := switchConfig(plan)
 	switch {
 	case sw.txLcores > 0: // rx lcores, then the tx+CC lcores
-		sc.Switch.Mode, sc.Switch.TxLcores = switchd.ModeSharded, sw.txLcores
+		sc.Switch.Mode, sc.Switch.TxLcores = switchdaemon.ModeSharded, sw.txLcores
 	case len(sw.lcores) == 3:
-		sc.Switch.Mode = switchd.ModePipeline // rx, switching, tx+CC lcores
+		sc.Switch.Mode = switchdaemon.ModePipeline // rx, switching, tx+CC lcores
 	case len(sw.lcores) == 1:
-		sc.Switch.Mode = switchd.ModeRTC
+		sc.Switch.Mode = switchdaemon.ModeRTC
 	default:
 		return nil, fmt.Errorf("testbed: nodes: switch %s: ccbed_lcores %v: want 1 (rtc) or 3 (pipeline), or set ccbed_tx_lcores (sharded)", sw.name, sw.lcores)
 	}
@@ -505,7 +505,7 @@ func hostDevice(eal []string, device string) ([]string, string) {
 	switch {
 	case strings.HasPrefix(device, Placeholder):
 		return eal, device
-	case switchd.IsPCIAddress(device):
+	case switchdaemon.IsPCIAddress(device):
 		return append(eal, "-a", device), device
 	default:
 		name, _, _ := strings.Cut(device, ",")
@@ -554,7 +554,7 @@ check_iface() {
 		switch {
 		case strings.HasPrefix(d, Placeholder):
 			fmt.Fprintf(&b, "bad %s\n", shellQuote("device "+d+": fill in inventory.ini and run testbed nodes -inventory"))
-		case switchd.IsPCIAddress(d):
+		case switchdaemon.IsPCIAddress(d):
 			fmt.Fprintf(&b, "check_pci %s\n", shellQuote(d))
 		default:
 			iface := ""

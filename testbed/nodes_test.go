@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	hostdaemon "github.com/ccbed/ccbed/hostd/daemon"
-	"github.com/ccbed/ccbed/switchd"
+	switchdaemon "github.com/ccbed/ccbed/switchd/daemon"
 )
 
 // filledInventory is an inventory of the four hosts of small and a switch.
@@ -60,7 +60,7 @@ func TestNodeFilesTemplate(t *testing.T) {
 		t.Fatalf("switch file:\n%s", sw)
 	}
 	// As written, the placeholders are rejected by both daemons.
-	if _, err := switchd.LoadConfig(filepath.Join(dir, "switch.toml")); err == nil {
+	if _, err := switchdaemon.LoadConfig(filepath.Join(dir, "switch.toml")); err == nil {
 		t.Error("switch file with placeholders accepted")
 	}
 	if _, err := hostdaemon.LoadFile(filepath.Join(dir, "host-h0.toml")); err == nil {
@@ -106,14 +106,14 @@ func TestNodeFilesFromInventory(t *testing.T) {
 	if _, err := e.NodeFiles(out, inv); err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := switchd.LoadConfig(filepath.Join(out, "switch.toml"))
+	cfg, err := switchdaemon.LoadConfig(filepath.Join(out, "switch.toml"))
 	if err != nil {
 		t.Fatalf("switch file: %v", err)
 	}
 	if cfg.Ports[2].Device != "0000:42:00.0" || cfg.Ports[2].PeerMAC != "02:00:00:00:01:02" || cfg.Ports[2].MAC != "02:00:00:00:02:02" {
 		t.Errorf("switch port 2: %+v", cfg.Ports[2])
 	}
-	if strings.Join(cfg.Switch.EALArgs, " ") != "-l 0-3 --file-prefix sw" || cfg.Switch.Mode != switchd.ModePipeline {
+	if strings.Join(cfg.Switch.EALArgs, " ") != "-l 0-3 --file-prefix sw" || cfg.Switch.Mode != switchdaemon.ModePipeline {
 		t.Errorf("switch eal %q mode %s", cfg.Switch.EALArgs, cfg.Switch.Mode)
 	}
 	for _, h := range []string{"h0", "h1", "h2", "h3"} {
@@ -259,11 +259,11 @@ func TestNodeFilesSharded(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := nodeFilesWith(t, e, "sw0 ansible_host=10.1.0.10", "sw0 ansible_host=10.1.0.10 ccbed_lcores=1,2,3,4 ccbed_tx_lcores=2")
-	cfg, err := switchd.LoadConfig(filepath.Join(out, "switch.toml"))
+	cfg, err := switchdaemon.LoadConfig(filepath.Join(out, "switch.toml"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cfg.Switch.Mode != switchd.ModeSharded || cfg.Switch.TxLcores != 2 || len(cfg.Switch.Lcores) != 4 {
+	if cfg.Switch.Mode != switchdaemon.ModeSharded || cfg.Switch.TxLcores != 2 || len(cfg.Switch.Lcores) != 4 {
 		t.Errorf("mode %s, tx lcores %d, lcores %v: want sharded, 2 of 4", cfg.Switch.Mode, cfg.Switch.TxLcores, cfg.Switch.Lcores)
 	}
 }

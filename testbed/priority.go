@@ -20,7 +20,7 @@ type HostPriority struct {
 // [[host_priority]] and the traffic's priorities with the switch's own
 // checks, errors at the file's lines.
 func (e *Experiment) validateBuffer(nHosts int) error {
-	c := switchd.DefaultConfig()
+	c := switchd.DefaultSpec()
 	c.PFC.Enabled, c.PFC.Priorities = e.PFC.Enabled, e.PFC.Priorities
 	c.Buffer, c.Queues = e.Buffer, e.Queues
 	if err := c.CheckBuffer(e.errorf); err != nil {

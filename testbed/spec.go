@@ -310,8 +310,8 @@ func Default() Experiment {
 		Topology:   Topology{Kind: KindStar, LinkGbps: 10, BufferBytes: 4 << 20, MTUBytes: 1024, AckEvery: 1, PriorityTag: TagDSCP},
 		CC:         CC{Scheme: "none", ExpectedFlows: 16},
 		PFC:        PFC{XOFFBytes: 500_000, XONOffsetBytes: 3_000},
-		Buffer:     switchd.DefaultConfig().Buffer,
-		Queues:     switchd.DefaultConfig().Queues,
+		Buffer:     switchd.DefaultBuffer(),
+		Queues:     switchd.DefaultSpec().Queues,
 		Lcores:     Lcores{Switch: 0},
 	}
 }

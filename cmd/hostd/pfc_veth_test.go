@@ -26,7 +26,7 @@ import (
 // lost in its af_packet receive ring), every data frame the sender sent
 // reached the switch, and the sender retransmitted nothing. The derived
 // headroom of an af_packet port holds its whole receive ring
-// (switchd.KernelRxFrames): everything in that ring when XOFF goes out still
+// (swdaemon.KernelRxFrames): everything in that ring when XOFF goes out still
 // arrives. The rings hold 4096 frames (framecnt), 350 ms at 0.1 Gb/s: a
 // daemon on the loaded 2-core test machine may stall for hundreds of
 // milliseconds, and frames arriving beyond a full ring are lost in the kernel,
@@ -119,13 +119,17 @@ start_us = 100000
 	var res switchd.Results
 	readJSON(t, swJSON, &res)
 	p0, p1 := res.Counters.Ports[0], res.Counters.Ports[1]
-	cfg, err := switchd.LoadConfig(swPath)
+	cfg, err := swdaemon.LoadConfig(swPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec, err := cfg.Spec(nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Logf("sender: %d data frames (%d retransmitted), %d pause frames; port %+v", snd.Tx.DataFrames, snd.Tx.RetxFrames, snd.Tx.PauseFrames, snd.Port)
 	t.Logf("switch p0: the kernel delivered %d frames, the switch read %d; headroom %d B; drops: headroom_full %d, total %d; XOFF %d (pauses %d, resumes %d)",
-		delivered, p0.RxPackets, cfg.Headroom(0), p0.DropHeadroom, p0.DropsTotal, p0.PFCOnsets, p0.PausesSent, p0.ResumesSent)
+		delivered, p0.RxPackets, spec.Headroom(0), p0.DropHeadroom, p0.DropsTotal, p0.PFCOnsets, p0.PausesSent, p0.ResumesSent)
 	t.Logf("switch p1: tx %d, drops %d, queue max %d B", p1.TxPackets, p1.DropsTotal, p1.QueueMaxBytes)
 	t.Logf("p0 bytes after XOFF, max %d B:%s", p0.PFCAfterXOFFMax, afterXOFFHistText(p0.PFCAfterXOFFHist))
 	if p0.PFCOnsets == 0 || snd.Tx.PauseFrames == 0 {
@@ -133,7 +137,7 @@ start_us = 100000
 	}
 	if p0.DropHeadroom+p1.DropHeadroom != 0 {
 		t.Errorf("lossless frames dropped for a full headroom: p0 %d, p1 %d (p0 headroom %d B, most after an XOFF %d B)",
-			p0.DropHeadroom, p1.DropHeadroom, cfg.Headroom(0), p0.PFCAfterXOFFMax)
+			p0.DropHeadroom, p1.DropHeadroom, spec.Headroom(0), p0.PFCAfterXOFFMax)
 	}
 	if delivered != p0.RxPackets {
 		t.Errorf("p0's af_packet ring lost %d of %d frames: the switch stalled longer than its ring lasts (see its lcore loop line)",

@@ -1,6 +1,6 @@
 // Command switchd is ccbed's DPDK software switch: `switchd -c switch.toml`.
 //
-// It reads the TOML file (switchd.Config; unknown keys and bad values are errors
+// It reads the TOML file (switchd/daemon.Config; unknown keys and bad values are errors
 // with file:line), initialises the EAL with the file's eal_args plus --vdev for
 // every vdev port and -a for every PCI port, brings the ports up (an mbuf data
 // room that holds the largest frame of cc.mtu, jumbo included; the NIC's flow
@@ -114,7 +114,7 @@ func run(args []string) int {
 	if err := o.metrics.Check(); err != nil {
 		return cli.Exit("switchd", c.Errorf("%v", err))
 	}
-	cfg, err := switchd.LoadConfig(*cfgPath)
+	cfg, err := daemon.LoadConfig(*cfgPath)
 	if err == nil {
 		err = dpdk.CheckEALArgs(ealArgs(cfg))
 	}
@@ -139,12 +139,12 @@ func run(args []string) int {
 }
 
 // ealArgs is the file's eal_args plus the devices of the ports.
-func ealArgs(cfg *switchd.Config) []string {
+func ealArgs(cfg *daemon.Config) []string {
 	args := append([]string(nil), cfg.Switch.EALArgs...)
 	for _, p := range cfg.Ports {
 		switch {
 		case p.Device == "":
-		case switchd.IsPCIAddress(p.Device):
+		case daemon.IsPCIAddress(p.Device):
 			args = append(args, "-a", p.Device)
 		default:
 			args = append(args, "--vdev="+p.Device)
@@ -153,14 +153,14 @@ func ealArgs(cfg *switchd.Config) []string {
 	return args
 }
 
-func lcoresOf(cfg *switchd.Config) []uint {
+func lcoresOf(cfg *daemon.Config) []uint {
 	if len(cfg.Switch.Lcores) > 0 {
 		return cfg.Switch.Lcores
 	}
 	switch cfg.Switch.Mode {
-	case switchd.ModePipeline:
+	case daemon.ModePipeline:
 		return []uint{0, 1, 2}
-	case switchd.ModeSharded: // one rx lcore, then the tx+CC lcores
+	case daemon.ModeSharded: // one rx lcore, then the tx+CC lcores
 		l := make([]uint, 1+cfg.Switch.TxLcores)
 		for i := range l {
 			l[i] = uint(i)
@@ -173,7 +173,7 @@ func lcoresOf(cfg *switchd.Config) []uint {
 // maxFrameBytes is the largest frame the switch must carry: a ccbed data
 // frame of cc.mtu payload with a VLAN tag and a full INT stack, and never less
 // than a standard 1500-byte-MTU Ethernet frame with a VLAN tag.
-func maxFrameBytes(cfg *switchd.Config) int {
+func maxFrameBytes(cfg *daemon.Config) int {
 	ccbed := cfg.CC.MTU + wire.EthernetLen + wire.VLANTagLen + wire.IPv4MinLen + wire.UDPLen +
 		wire.BTHLen + wire.DataHeaderLen + wire.ICRCLen + wire.INTLen
 	return max(ccbed, 1500+wire.EthernetLen+wire.VLANTagLen)
@@ -181,7 +181,7 @@ func maxFrameBytes(cfg *switchd.Config) int {
 
 // nicMTU is the MTU to configure on the ports (DPDK's MTU: the frame without
 // its Ethernet header and CRC); 0 leaves the driver's 1500.
-func nicMTU(cfg *switchd.Config) uint32 {
+func nicMTU(cfg *daemon.Config) uint32 {
 	if m := maxFrameBytes(cfg) - wire.EthernetLen - wire.VLANTagLen; m > 1500 {
 		return uint32(m)
 	}
@@ -205,7 +205,7 @@ func (n *nodeUp) down() {
 // bringUp initialises the EAL, checks the lcores, makes the mempool (its data
 // room from the MTU) and brings every port up: flow control, link, speed.
 // It logs what it found.
-func bringUp(cfg *switchd.Config, o options, log *zap.Logger) (*nodeUp, error) {
+func bringUp(cfg *daemon.Config, o options, log *zap.Logger) (*nodeUp, error) {
 	if err := dpdk.EALInit(ealArgs(cfg)); err != nil {
 		return nil, err
 	}
@@ -239,7 +239,7 @@ func bringUp(cfg *switchd.Config, o options, log *zap.Logger) (*nodeUp, error) {
 	mtu := nicMTU(cfg)
 	for i := range cfg.Ports {
 		pc := &cfg.Ports[i]
-		name := switchd.DeviceName(pc.Device)
+		name := daemon.DeviceName(pc.Device)
 		if id, err := dpdk.EthPortByName(name); err == nil {
 			if info, err := id.Info(); err == nil && mtu > 0 && info.MaxMTU > 0 && uint32(info.MaxMTU) < mtu {
 				n.down()
@@ -280,8 +280,18 @@ func bringUp(cfg *switchd.Config, o options, log *zap.Logger) (*nodeUp, error) {
 	return n, nil
 }
 
+// newEngine builds the engine of cfg, whose ports' MACs bringUp filled in
+// from the devices.
+func newEngine(cfg *daemon.Config) (*switchd.Engine, error) {
+	s, err := cfg.Spec(nil)
+	if err != nil {
+		return nil, err
+	}
+	return switchd.New(s)
+}
+
 // checkBringUp is -check: bring everything up, release it, report.
-func checkBringUp(cfg *switchd.Config, o options, log *zap.Logger) error {
+func checkBringUp(cfg *daemon.Config, o options, log *zap.Logger) error {
 	for _, p := range []string{cfg.Telemetry.CSV, cfg.Telemetry.JSON, o.pfcPath(cfg)} {
 		if p != "" {
 			if err := daemon.CheckOutputPath(p); err != nil {
@@ -293,7 +303,7 @@ func checkBringUp(cfg *switchd.Config, o options, log *zap.Logger) error {
 	if err != nil {
 		return err
 	}
-	if _, err := switchd.New(cfg); err != nil {
+	if _, err := newEngine(cfg); err != nil {
 		n.down()
 		return err
 	}
@@ -308,7 +318,7 @@ func checkBringUp(cfg *switchd.Config, o options, log *zap.Logger) error {
 
 // pfcPath is where the PFC event log goes: -pfc-csv, else beside the
 // telemetry files ("" when there are none).
-func (o options) pfcPath(cfg *switchd.Config) string {
+func (o options) pfcPath(cfg *daemon.Config) string {
 	if o.pfcCSV != "" {
 		return o.pfcCSV
 	}
@@ -333,7 +343,7 @@ func (out *outputs) close() {
 
 // openOutputs opens the telemetry CSV and the PFC event log and checks that
 // the JSON can be written: an unwritable path fails before the run.
-func openOutputs(cfg *switchd.Config, o options) (*outputs, error) {
+func openOutputs(cfg *daemon.Config, o options) (*outputs, error) {
 	out := &outputs{}
 	var err error
 	if cfg.Telemetry.CSV != "" {
@@ -357,7 +367,7 @@ func openOutputs(cfg *switchd.Config, o options) (*outputs, error) {
 	return out, nil
 }
 
-func serve(cfg *switchd.Config, o options, log *zap.Logger) error {
+func serve(cfg *daemon.Config, o options, log *zap.Logger) error {
 	// Outputs first: an unwritable path fails now, not after the run.
 	out, err := openOutputs(cfg, o)
 	if err != nil {
@@ -377,17 +387,17 @@ func serve(cfg *switchd.Config, o options, log *zap.Logger) error {
 	}
 	defer n.down()
 	lcores := lcoresOf(cfg)
-	eng, err := switchd.New(cfg)
+	eng, err := newEngine(cfg)
 	if err != nil {
 		out.close()
 		return err
 	}
 	rxLcores := 0
-	if cfg.Switch.Mode == switchd.ModeSharded {
+	if cfg.Switch.Mode == daemon.ModeSharded {
 		rxLcores = len(lcores) - cfg.Switch.TxLcores
 	}
 	sw, err := dataplane.New(eng, n.ports, n.pool, dataplane.Config{
-		Pipeline: cfg.Switch.Mode == switchd.ModePipeline, RxLcores: rxLcores, TxLcores: cfg.Switch.TxLcores,
+		Pipeline: cfg.Switch.Mode == daemon.ModePipeline, RxLcores: rxLcores, TxLcores: cfg.Switch.TxLcores,
 		Burst: cfg.Switch.Burst, RingSize: cfg.Switch.RingSize, Name: "switchd",
 	})
 	if err != nil {

@@ -209,7 +209,7 @@ func Run(ctx context.Context, plan *fabric.Plan, o Options) (*Outcome, error) {
 	}()
 	for si := range plan.Switches {
 		c := plan.Switches[si]
-		c.Ports = append([]switchd.PortConfig(nil), c.Ports...)
+		c.Ports = append([]switchd.PortSpec(nil), c.Ports...)
 		v := nh + si
 		for p := range c.Ports {
 			peer, peerPort, out := t.Peer(v, p)
@@ -218,7 +218,7 @@ func Run(ctx context.Context, plan *fabric.Plan, o Options) (*Outcome, error) {
 				_, _, back := t.Peer(peer, peerPort)
 				d += back.DelayNs
 			}
-			c.Ports[p].DelayUs = float64(d) / 1e3
+			c.Ports[p].DelayNs = d
 		}
 		eng, err := switchd.New(&c)
 		if err != nil {

@@ -1,6 +1,7 @@
 package archtest
 
 import (
+	"fmt"
 	"go/ast"
 	"go/parser"
 	"go/token"
@@ -30,12 +31,17 @@ var forbidden = map[string]string{
 	module + "/internal/atomicfile": "result files belong to the daemon",
 }
 
-// knownExceptions are the engine packages that still break the rule, with
-// why: the to-do list of issue 27. The test fails when one of them no
-// longer breaks it, so that the list only shrinks.
-var knownExceptions = map[string]string{
-	"switchd": "switchd/config.go decodes its TOML file (through config): the switchd side of issue 27 comes next",
+// knownException is an engine package that still breaks the rule: the
+// forbidden imports it may still reach, and why.
+type knownException struct {
+	imports []string
+	why     string
 }
+
+// knownExceptions are the engine packages that still break the rule: the
+// to-do list of issue 27. The test fails when one of them reaches another
+// forbidden import, or no longer breaks it, so that the list only shrinks.
+var knownExceptions = map[string]knownException{}
 
 // shapedPackages are the packages whose types and files are bounded
 // (maxFields, maxLines): the two engines, which issue 27 split by concern,
@@ -144,10 +150,15 @@ func (g *importGraph) load(rel string) map[string][]string {
 	return m
 }
 
+// violation is a forbidden import reached, and how.
+type violation struct {
+	imp, text string
+}
+
 // violations returns, for package rel, each forbidden import it reaches
 // with the chain of module packages and the file that imports it.
-func (g *importGraph) violations(rel string) []string {
-	var out []string
+func (g *importGraph) violations(rel string) []violation {
+	var out []violation
 	seen := map[string]bool{}
 	var walk func(rel string, chain []string)
 	walk = func(rel string, chain []string) {
@@ -165,7 +176,7 @@ func (g *importGraph) violations(rel string) []string {
 			if why, bad := forbidden[p]; bad {
 				files := m[p]
 				sort.Strings(files)
-				out = append(out, strings.Join(append(chain, strings.Join(files, ", ")), " -> ")+" imports "+p+" ("+why+")")
+				out = append(out, violation{p, strings.Join(append(chain, strings.Join(files, ", ")), " -> ") + " imports " + p + " (" + why + ")"})
 			}
 			if sub, ok := strings.CutPrefix(p, module+"/"); ok {
 				if _, bad := forbidden[p]; !bad {
@@ -190,16 +201,23 @@ func TestEnginesReadNoFiles(t *testing.T) {
 		t.Fatalf("engine packages %v: the patterns found too few", pkgs)
 	}
 	for _, rel := range pkgs {
-		v := g.violations(rel)
-		_, known := knownExceptions[rel]
+		ex, known := knownExceptions[rel]
+		var bad, allowed []string
+		for _, v := range g.violations(rel) {
+			if contains(ex.imports, v.imp) {
+				allowed = append(allowed, v.text)
+			} else {
+				bad = append(bad, v.text)
+			}
+		}
 		switch {
-		case len(v) > 0 && !known:
+		case len(bad) > 0:
 			t.Errorf("engine package %s reaches what daemons own (engines take specs, daemons read files: docs/architecture.md):\n\t%s",
-				rel, strings.Join(v, "\n\t"))
-		case len(v) == 0 && known:
-			t.Errorf("engine package %s no longer reaches os, os/exec, dpdk or TOML: remove it from knownExceptions", rel)
-		case len(v) > 0:
-			t.Logf("known exception %s (%s):\n\t%s", rel, knownExceptions[rel], strings.Join(v, "\n\t"))
+				rel, strings.Join(bad, "\n\t"))
+		case len(allowed) == 0 && known:
+			t.Errorf("engine package %s no longer reaches %s: remove it from knownExceptions", rel, strings.Join(ex.imports, ", "))
+		case len(allowed) > 0:
+			t.Logf("known exception %s (%s):\n\t%s", rel, ex.why, strings.Join(allowed, "\n\t"))
 		}
 	}
 	for rel := range knownExceptions {
@@ -270,17 +288,15 @@ var addressParsers = map[string]bool{
 
 // knownParsers are the engine packages that still parse addresses, with
 // why.
-var knownParsers = map[string]string{
-	"switchd": "switchd.Config holds addresses and MACs as text (the file's schema): a typed switchd.Spec is " +
-		"the switchd side of issue 27",
-}
+var knownParsers = map[string]string{}
 
 // TestEnginesParseNoAddresses fails when an engine package (wire, which
 // defines the parsers, aside) calls an address parser (addressParsers):
 // engines take addresses as values (uint32, wire.MAC, netip), and only the
 // daemon side turns text into them. With TestEnginesReadNoFiles it keeps
-// fabric.Plan's path to hostd free of text: the plan holds hostd.Spec
-// values, and hostd has no way to read text into one.
+// fabric.Plan's path to hostd and switchd free of text: the plan holds
+// hostd.Spec and switchd.Spec values, and neither engine has a way to read
+// text into one.
 func TestEnginesParseNoAddresses(t *testing.T) {
 	dir := root(t)
 	for _, rel := range expand(t, dir, enginePackages) {
@@ -331,4 +347,115 @@ func contains(s []string, x string) bool {
 		}
 	}
 	return false
+}
+
+// addressFormatters are the functions that write an address (or any value)
+// as text: fabric.Plan's path to the engines calls none of them.
+var addressFormatters = map[string]bool{
+	"FormatIPv4": true, "String": true, "MarshalText": true, "AppendText": true, "Sprint": true,
+}
+
+// tomlDecoders are config's (and the TOML package's) decoders.
+var tomlDecoders = map[string]bool{
+	"DecodeTable": true, "Decode": true, "Load": true, "Unmarshal": true, "NewDecoder": true, "DecodeFile": true,
+}
+
+// planTOML are the functions on fabric.Plan's path that still decode TOML,
+// with why: the list only shrinks.
+var planTOML = map[string]string{
+	"schemeParams": "a fabric.Spec's Params map (an experiment's [cc.params] table) is decoded over each " +
+		"host's and switch port's scheme defaults by config.DecodeTable, which goes through TOML text; " +
+		"a Go caller's Typed skips it",
+}
+
+// TestPlanFormatsNoAddresses fails when fabric.Plan, or a function of
+// package fabric it calls (by name, transitively), formats or parses an
+// address, or decodes TOML outside planTOML: the plan hands hostd and
+// switchd their specs as values (MACs as wire.MAC, addresses and prefixes
+// as numbers, ports as indices), with no text between it and the engines.
+func TestPlanFormatsNoAddresses(t *testing.T) {
+	dir := root(t)
+	fset, files := pkgFiles(t, dir, "fabric", 0)
+	funcs := map[string][]*ast.FuncDecl{}
+	imported := map[string]bool{}
+	for _, f := range files {
+		for _, is := range f.Imports {
+			p := strings.Trim(is.Path.Value, `"`)
+			name := p[strings.LastIndexByte(p, '/')+1:]
+			if is.Name != nil {
+				name = is.Name.Name
+			}
+			imported[name] = true
+		}
+		for _, d := range f.Decls {
+			if fd, ok := d.(*ast.FuncDecl); ok && fd.Body != nil {
+				funcs[fd.Name.Name] = append(funcs[fd.Name.Name], fd)
+			}
+		}
+	}
+	var plan *ast.FuncDecl
+	for _, fd := range funcs["Plan"] {
+		if fd.Recv != nil {
+			plan = fd
+		}
+	}
+	if plan == nil {
+		t.Fatal("no method Plan in package fabric")
+	}
+	seen := map[*ast.FuncDecl]bool{}
+	var bad []string
+	usedTOML := map[string]bool{}
+	var visit func(fd *ast.FuncDecl)
+	visit = func(fd *ast.FuncDecl) {
+		if seen[fd] {
+			return
+		}
+		seen[fd] = true
+		ast.Inspect(fd.Body, func(n ast.Node) bool {
+			c, ok := n.(*ast.CallExpr)
+			if !ok {
+				return true
+			}
+			var name, pkg string
+			switch e := c.Fun.(type) {
+			case *ast.Ident:
+				name = e.Name
+			case *ast.SelectorExpr:
+				name = e.Sel.Name
+				if x, ok := e.X.(*ast.Ident); ok && imported[x.Name] {
+					pkg = x.Name
+				}
+			}
+			where := fmt.Sprintf("%s:%d in %s: %s", filepath.Base(fset.Position(c.Pos()).Filename), fset.Position(c.Pos()).Line, fd.Name.Name, name)
+			switch {
+			case addressParsers[name] || addressFormatters[name]:
+				bad = append(bad, where)
+			case tomlDecoders[name] && (pkg == "config" || pkg == "toml"):
+				if _, ok := planTOML[fd.Name.Name]; !ok {
+					bad = append(bad, where+" (TOML)")
+				}
+				usedTOML[fd.Name.Name] = true
+			}
+			if pkg == "" {
+				for _, g := range funcs[name] {
+					visit(g)
+				}
+			}
+			return true
+		})
+	}
+	visit(plan)
+	if len(seen) < 5 {
+		t.Fatalf("fabric.Plan's path has %d functions: the walk found too few", len(seen))
+	}
+	sort.Strings(bad)
+	if len(bad) > 0 {
+		t.Errorf("fabric.Plan's path formats or parses addresses, or decodes TOML (engines take specs: docs/architecture.md):\n\t%s",
+			strings.Join(bad, "\n\t"))
+	}
+	for name := range planTOML {
+		if !usedTOML[name] {
+			t.Errorf("%s no longer decodes TOML on fabric.Plan's path: remove it from planTOML", name)
+		}
+	}
 }

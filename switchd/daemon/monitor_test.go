@@ -19,20 +19,24 @@ import (
 // testEngine is an engine of n ports at linkGbps, port i's peer host
 // 10.0.i.1 (MAC 02:00:00:00:00:0i) behind port MAC 02:00:00:00:ff:0i, with
 // c's other settings from edit.
-func testEngine(t *testing.T, n int, linkGbps float64, edit func(*switchd.Config)) *switchd.Engine {
+func testEngine(t *testing.T, n int, linkGbps float64, edit func(*Config)) *switchd.Engine {
 	t.Helper()
-	c := switchd.DefaultConfig()
+	c := DefaultConfig()
 	for i := 0; i < n; i++ {
-		c.Ports = append(c.Ports, switchd.PortConfig{
+		c.Ports = append(c.Ports, PortConfig{
 			Name: fmt.Sprintf("p%d", i), MAC: fmt.Sprintf("02:00:00:00:ff:%02x", i),
 			PeerMAC: fmt.Sprintf("02:00:00:00:00:%02x", i), LinkGbps: linkGbps, BufferBytes: 1 << 20,
 		})
-		c.Routes = append(c.Routes, switchd.RouteConfig{Prefix: fmt.Sprintf("10.0.%d.0/24", i), Port: fmt.Sprintf("p%d", i)})
+		c.Routes = append(c.Routes, RouteConfig{Prefix: fmt.Sprintf("10.0.%d.0/24", i), Port: fmt.Sprintf("p%d", i)})
 	}
 	if edit != nil {
 		edit(&c)
 	}
-	e, err := switchd.New(&c)
+	s, err := c.Spec(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := switchd.New(s)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -193,7 +197,7 @@ func dataFrame(t *testing.T, src, dst int) []byte {
 // are as many as the port's XOFF and XON counters, and whose count the JSON
 // records. Its ticks allocate nothing.
 func TestMonitorWritesPFCEvents(t *testing.T) {
-	e := testEngine(t, 3, 10, func(c *switchd.Config) {
+	e := testEngine(t, 3, 10, func(c *Config) {
 		c.Buffer.Mode = switchd.BufferStatic
 		c.PFC.Enabled = true
 		c.PFC.XOFFBytes = 20_000

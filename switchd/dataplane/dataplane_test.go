@@ -16,6 +16,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	_ "github.com/ccbed/ccbed/ccalgo/all"
+	"github.com/ccbed/ccbed/ccalgo/rocc"
 	"github.com/ccbed/ccbed/dpdk"
 	"github.com/ccbed/ccbed/internal/cpuclock"
 	"github.com/ccbed/ccbed/lcore"
@@ -45,21 +46,17 @@ func TestMain(m *testing.M) {
 func hostIP(i int) uint32    { return 0x0a000001 | uint32(i)<<8 }
 func hostMAC(i int) wire.MAC { return wire.MAC{2, 0, 0, 0, 0, byte(i)} }
 func portMAC(i int) wire.MAC { return wire.MAC{2, 0, 0, 0, 0xff, byte(i)} }
-func macString(m wire.MAC) string {
-	return fmt.Sprintf("%02x:%02x:%02x:%02x:%02x:%02x", m[0], m[1], m[2], m[3], m[4], m[5])
-}
 
 // switchConfig is 4 ports, host i at 10.0.i.1 behind port i.
-func switchConfig(scheme string, gbps []float64) switchd.Config {
-	c := switchd.DefaultConfig()
+func switchConfig(scheme string, gbps []float64) switchd.Spec {
+	c := switchd.DefaultSpec()
 	c.CC.Scheme = scheme
-	c.Telemetry.Console = false
 	for i := 0; i < 4; i++ {
-		c.Ports = append(c.Ports, switchd.PortConfig{
-			Name: fmt.Sprintf("p%d", i), MAC: macString(portMAC(i)), PeerMAC: macString(hostMAC(i)),
-			LinkGbps: gbps[i], BufferBytes: 1 << 20,
+		c.Ports = append(c.Ports, switchd.PortSpec{
+			Name: fmt.Sprintf("p%d", i), MAC: portMAC(i), PeerMAC: hostMAC(i),
+			LinkBps: gbps[i] * 1e9, BufferBytes: 1 << 20,
 		})
-		c.Routes = append(c.Routes, switchd.RouteConfig{Prefix: fmt.Sprintf("10.0.%d.0/24", i), Port: fmt.Sprintf("p%d", i)})
+		c.Routes = append(c.Routes, switchd.Route{Addr: 0x0a000000 | uint32(i)<<8, Len: 24, Ports: []int{i}})
 	}
 	return c
 }
@@ -328,7 +325,11 @@ func TestRoCCFeedbackThroughMbufs(t *testing.T) {
 			mp := newPool(t, "rocc_fb_"+tc.name, 4095)
 			hosts, sw := cables(t, tc.c.Name, mp)
 			cfg := switchConfig("rocc", []float64{10, 10, 10, 0.2})
-			cfg.CC.Params = map[string]map[string]any{"rocc": {"t_ns": int64(40_000)}}
+			for i := range cfg.Ports {
+				p := rocc.DefaultParams(cfg.Env(i))
+				p.T = 40_000
+				cfg.Ports[i].Params = p
+			}
 			eng, err := switchd.New(&cfg)
 			if err != nil {
 				t.Fatal(err)
@@ -502,16 +503,16 @@ func benchForwardMode(b *testing.B, scheme string, size, rxLcores int, storm fun
 	scheme, pfc := strings.CutSuffix(scheme, "+pfc")
 	cfg := switchConfig(scheme, []float64{1000, 1000, 1000, 1000})
 	cfg.PFC.Enabled = pfc // every frame lossless (pfc.priority)
-	cfg.Switch.DecrementTTL = false
-	cfg.Switch.BurstBytes = 1 << 20
+	cfg.DecrementTTL = false
+	cfg.BurstBytes = 1 << 20
 	// Each port faces a host, as a switch's edge ports do: the feedback a
 	// CP sends toward a source (RoCC's rate messages) comes back over the
 	// looping device and is refused there (CP feedback from a host port),
 	// where a host would have consumed it, instead of circling for ever.
-	cfg.Switch.Trust = switchd.TrustTopology
+	cfg.Trust = switchd.TrustTopology
 	for i := range cfg.Ports {
 		cfg.Ports[i].BufferBytes = 8 << 20
-		cfg.Ports[i].PeerMAC = macString(portMAC(i)) // frames come back to the switch
+		cfg.Ports[i].PeerMAC = portMAC(i) // frames come back to the switch
 		cfg.Ports[i].Faces = switchd.FacesHost
 	}
 	eng, err := switchd.New(&cfg)

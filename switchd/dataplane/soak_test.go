@@ -143,9 +143,9 @@ func TestSoakSwitch(t *testing.T) {
 	// and fill the pool (the switch's own frames are covered by
 	// TestRoCCFeedbackThroughMbufs).
 	cfg := switchConfig("dcqcn", []float64{10, 10, 10, 10})
-	cfg.Switch.DecrementTTL = false
+	cfg.DecrementTTL = false
 	for i := range cfg.Ports {
-		cfg.Ports[i].PeerMAC = macString(portMAC(i)) // frames come back to the switch
+		cfg.Ports[i].PeerMAC = portMAC(i) // frames come back to the switch
 	}
 	eng, err := switchd.New(&cfg)
 	if err != nil {

@@ -1,11 +1,14 @@
-package switchd
+package daemon
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 
-	"github.com/ccbed/ccbed/ccalgo/dcqcn"
+	_ "github.com/ccbed/ccbed/ccalgo/all"
 	"github.com/ccbed/ccbed/ccalgo/rocc"
+	"github.com/ccbed/ccbed/switchd"
+	"github.com/ccbed/ccbed/wire"
 )
 
 func TestExampleConfigs(t *testing.T) {
@@ -16,8 +19,8 @@ func TestExampleConfigs(t *testing.T) {
 		schemes []string
 		pci     bool
 	}{
-		{"../configs/switch-cloudlab.toml", 4, ModePipeline, []string{"rocc"}, true},
-		{"../configs/switch-vdev.toml", 4, ModeRTC, []string{"dcqcn", "hpcc"}, false},
+		{"../../configs/switch-cloudlab.toml", 4, ModePipeline, []string{"rocc"}, true},
+		{"../../configs/switch-vdev.toml", 4, ModeRTC, []string{"dcqcn", "hpcc"}, false},
 	} {
 		c, err := LoadConfig(tc.path)
 		if err != nil {
@@ -34,19 +37,19 @@ func TestExampleConfigs(t *testing.T) {
 		}
 	}
 	// The CloudLab config's RoCC parameters reach the CP: T = 100 us.
-	c, _ := LoadConfig("../configs/switch-cloudlab.toml")
-	p, err := c.decodeParams("rocc", c.env(0), nil)
+	c, _ := LoadConfig("../../configs/switch-cloudlab.toml")
+	s, err := c.Spec(nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	rp := p.(*rocc.Params)
+	rp := s.Ports[0].Params.(*rocc.Params)
 	if rp.T != 100_000 || rp.QRefBytes != 75_000 || rp.QMaxBytes != 210_000 || rp.DeltaQBytes != 600 {
 		t.Errorf("rocc params %+v", rp)
 	}
-	for i := range c.Ports {
-		c.Ports[i].MAC = "02:00:00:00:00:01"
+	for i := range s.Ports {
+		s.Ports[i].MAC = wire.MAC{2, 0, 0, 0, 0, 1}
 	}
-	e, err := New(c)
+	e, err := switchd.New(s)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -113,6 +116,7 @@ colour = "red"
 		{"sharded one lcore", `ip = "10.0.0.254"`, "ip = \"10.0.0.254\"\nmode = \"sharded\"\nlcores = [1]", "sw.toml:5: switch.lcores: sharded mode needs the rx lcores, then 1 tx+CC lcore(s): got 1"},
 		{"sharded rx lcores > ports", `ip = "10.0.0.254"`, "ip = \"10.0.0.254\"\nmode = \"sharded\"\nlcores = [1, 2, 3, 4, 5, 6]", "sw.toml:5: switch.lcores: sharded mode: 5 rx lcores for"},
 		{"unknown mode", `ip = "10.0.0.254"`, "ip = \"10.0.0.254\"\nmode = \"fast\"", "switch.mode"},
+		{"bad priority_from", `ip = "10.0.0.254"`, "ip = \"10.0.0.254\"\npriority_from = \"vlan\"", "sw.toml:4: switch.priority_from"},
 		{"tx lcores in rtc", `ip = "10.0.0.254"`, "ip = \"10.0.0.254\"\ntx_lcores = 2", "sw.toml:4: switch.tx_lcores: 2 in rtc mode"},
 		{"tx lcores > ports", `ip = "10.0.0.254"`, "ip = \"10.0.0.254\"\nmode = \"sharded\"\ntx_lcores = 3", "switch.tx_lcores: 3: want 1 to the number of ports"},
 		{"sharded lcores <= tx", `ip = "10.0.0.254"`, "ip = \"10.0.0.254\"\nmode = \"sharded\"\ntx_lcores = 2\nlcores = [1, 2]", "switch.lcores: sharded mode needs the rx lcores, then 2"},
@@ -128,18 +132,59 @@ colour = "red"
 	}
 }
 
-func TestTypedParams(t *testing.T) {
-	c := testConfig(2, 10)
-	c.CC.Scheme = "dcqcn"
-	p := dcqcn.DefaultParams(c.env(0))
-	p.KminBytes, p.KmaxBytes = 1, 2
-	c.CC.Typed = map[string]any{"dcqcn": p}
-	h := newHarness(t, c)
-	for i := 0; i < 10; i++ {
-		h.inject(0, 0, dataFrame(t, 0, 1, 1, 500, false))
+func TestTrustConfigErrors(t *testing.T) {
+	const trusted = "ip = \"10.0.0.254\"\ntrust = \"topology\""
+	for _, tc := range []struct {
+		name, old, new, want string
+	}{
+		{"bad trust", `ip = "10.0.0.254"`, "ip = \"10.0.0.254\"\ntrust = \"some\"", `sw.toml:4: switch.trust: "some"`},
+		{"faces missing", `ip = "10.0.0.254"`, trusted, "ports[0].faces: missing"},
+		{"bad faces", `peer_mac = "02:00:00:00:00:02"`, "peer_mac = \"02:00:00:00:00:02\"\nfaces = \"router\"", `sw.toml:15: ports[1].faces: "router"`},
+	} {
+		text := strings.Replace(minimal, tc.old, tc.new, 1)
+		if text == minimal {
+			t.Fatalf("%s: replacement did not apply", tc.name)
+		}
+		_, err := DecodeConfig("sw.toml", text)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: error %v, want %q", tc.name, err, tc.want)
+		}
 	}
-	h.tx(0, 1)
-	if counters0(h.e, 1).MarkedCE == 0 {
-		t.Error("typed params with Kmax = 2 B did not mark")
+	// Every port saying what it faces: valid.
+	text := strings.Replace(minimal, `ip = "10.0.0.254"`, trusted, 1)
+	text = strings.ReplaceAll(text, "peer_mac =", "faces = \"host\"\npeer_mac =")
+	if _, err := DecodeConfig("sw.toml", text); err != nil {
+		t.Errorf("trusted config: %v", err)
+	}
+}
+
+// TestConfigOfRoundTrip: a spec written as a file (ConfigOf, as testbed
+// nodes does) reads back into the same spec.
+func TestConfigOfRoundTrip(t *testing.T) {
+	text := strings.Replace(minimal, "port = \"p1\"", "port = \"p1\"\n\n[[routes]]\nprefix = \"10.0.0.0/16\"\nports = [\"p0\", \"p1\"]", 1)
+	text = strings.Replace(text, "scheme = \"dcqcn\"", "scheme = \"dcqcn\"\n[cc.params.dcqcn]\nkmin_bytes = 4000\n[pfc]\nenabled = true", 1)
+	c, err := DecodeConfig("sw.toml", text)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := c.Spec(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range s.Ports {
+		s.Ports[i].MAC = wire.MAC{2, 0, 0, 0, 0xff, byte(i)}
+		s.Ports[i].DelayNs = 1500
+	}
+	back := ConfigOf(s)
+	back.CC.Params = c.CC.Params
+	if back.Routes[1].Port != "" || strings.Join(back.Routes[1].Ports, ",") != "p0,p1" || back.Routes[1].Prefix != "10.0.0.0/16" {
+		t.Errorf("ECMP route written as %+v", back.Routes[1])
+	}
+	s2, err := back.Spec(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(s, s2) {
+		t.Errorf("round trip:\n%+v\nwant\n%+v", s2, s)
 	}
 }
