@@ -65,6 +65,11 @@ type Options struct {
 	// gets it, told the pool, the clock and the run's time 0 (the tests'
 	// forging NIC, trust_test.go); the wrapper runs in the host's loop.
 	wrapHostPort func(i int, p port.Port, pool *dpdk.Mempool, clock *lcore.TSCClock, t0 int64) port.Port
+	// leftOver, when not nil, is told every frame still on a cable when the
+	// loops stopped (sent, never received), by the node and port whose rx
+	// it waited on, as the run frees it (the tests' count of frames in
+	// flight at the end).
+	leftOver func(node, port int, frame []byte)
 }
 
 // Serving is what a run offers to serve while it goes (Options.Serve): every
@@ -279,6 +284,9 @@ func Run(ctx context.Context, plan *fabric.Plan, o Options) (*Outcome, error) {
 		byLcore[l] = append(byLcore[l], h)
 	}
 	g := lcore.NewGroup()
+	// A set-up slower than setupNs (a loaded machine) launches the loops
+	// after time 0: their stalls count from it, so the run says so.
+	g.SetOrigin(clock.TSCAt(t0))
 	swHosts := byLcore[o.SwitchLcore]
 	delete(byLcore, o.SwitchLcore)
 	if err := g.Launch(o.SwitchLcore, "switch", func() int {
@@ -397,14 +405,32 @@ func Run(ctx context.Context, plan *fabric.Plan, o Options) (*Outcome, error) {
 		hosts[i] = nil
 	}
 	scratch := dpdk.NewBurst(32)
-	for _, ps := range ports {
-		for _, p := range ps {
+	for n, ps := range ports {
+		for i, p := range ps {
+			if o.leftOver != nil {
+				p = &leftOverPort{Port: p, node: n, port: i, told: o.leftOver}
+			}
 			port.Drain(p, scratch.Pkts)
 		}
 	}
 	scratch.Free()
 	out.MbufsLeaked = pool.InUse()
 	return out, nil
+}
+
+// leftOverPort tells told every frame its port receives (Options.leftOver).
+type leftOverPort struct {
+	port.Port
+	node, port int
+	told       func(node, port int, frame []byte)
+}
+
+func (p *leftOverPort) RxBurst(pkts []*dpdk.Mbuf) int {
+	n := p.Port.RxBurst(pkts)
+	for _, m := range pkts[:n] {
+		p.told(p.node, p.port, m.Data())
+	}
+	return n
 }
 
 // every runs fn every period on a goroutine of wg until done is closed.
