@@ -8,6 +8,7 @@ import "math/bits"
 type TSCClock struct {
 	start uint64
 	mult  uint64 // ns per tick as a 32.32 fixed-point number
+	hz    uint64
 }
 
 // NewTSCClock makes a clock for a TSC of hz ticks per second (dpdk.TSCHz()).
@@ -15,11 +16,19 @@ func NewTSCClock(hz uint64) *TSCClock {
 	if hz == 0 {
 		panic("lcore: NewTSCClock: hz = 0")
 	}
-	return &TSCClock{start: rdtsc(), mult: (uint64(1e9) << 32) / hz}
+	return &TSCClock{start: rdtsc(), mult: (uint64(1e9) << 32) / hz, hz: hz}
 }
 
 // Now is the time in nanoseconds since the clock was made.
 func (c *TSCClock) Now() int64 { return c.ticksToNs(rdtsc() - c.start) }
+
+// TSCAt is the TSC reading at ns nanoseconds since the clock was made (ns >=
+// 0, under about 1e9 s).
+func (c *TSCClock) TSCAt(ns int64) uint64 {
+	hi, lo := bits.Mul64(uint64(ns), c.hz)
+	q, _ := bits.Div64(hi, lo, 1e9)
+	return c.start + q
+}
 
 // TSC reads the raw counter.
 func (c *TSCClock) TSC() uint64 { return rdtsc() }

@@ -36,7 +36,13 @@ type Stats struct {
 	BusyPolls  uint64 // calls that returned > 0
 	IdlePolls  uint64 // calls that returned 0
 	Work       uint64 // sum of what the calls returned
-	MaxStallNs int64  // longest time between the starts of two consecutive polls
+	// MaxStallNs is the longest time between the starts of two consecutive
+	// polls, the loop's launch (or the group's origin, when the loop
+	// launched after it: Group.SetOrigin) counting as the start of a poll
+	// before its first, and the group's stop as the start of one after its
+	// last: a loop whose thread got no CPU from its launch to the stop
+	// stalled for all that time, though it never polled.
+	MaxStallNs int64
 	Panic      string // the panic that ended the loop (and stopped the group), if any
 }
 
@@ -45,6 +51,9 @@ type loop struct {
 	lcore uint
 	poll  Poll
 	done  chan struct{}
+	// from is the TSC reading its stalls count from: its launch, or the
+	// group's origin when that came first.
+	from uint64
 
 	iterations, busy, work, maxStallTicks atomic.Uint64
 	panicked                              atomic.Pointer[string]
@@ -57,6 +66,9 @@ type Group struct {
 	used  map[uint]bool
 	stop  atomic.Bool
 	clock *TSCClock
+	// origin is the TSC reading of the loops' common start (SetOrigin; 0:
+	// none), stopTick the reading when Stop was first called (0: not yet).
+	origin, stopTick atomic.Uint64
 
 	stopOnce sync.Once
 	stopped  chan struct{} // closed by Stop
@@ -85,7 +97,10 @@ func (g *Group) Launch(id uint, name string, poll Poll) error {
 	if !enabled {
 		return fmt.Errorf("lcore: Launch %s: lcore %d is not enabled (EAL -l/--lcores)", name, id)
 	}
-	l := &loop{name: name, lcore: id, poll: poll, done: make(chan struct{})}
+	l := &loop{name: name, lcore: id, poll: poll, done: make(chan struct{}), from: rdtsc()}
+	if o := g.origin.Load(); o != 0 && o < l.from {
+		l.from = o
+	}
 	body := func() int {
 		defer close(l.done)
 		defer running.Add(-1)
@@ -98,7 +113,7 @@ func (g *Group) Launch(id uint, name string, poll Poll) error {
 				g.Stop()
 			}
 		}()
-		l.run(&g.stop)
+		l.run(&g.stop, &g.stopTick)
 		return 0
 	}
 	if id == dpdk.MainLcore() {
@@ -129,9 +144,9 @@ func reserveProcs() {
 	}
 }
 
-func (l *loop) run(stop *atomic.Bool) {
+func (l *loop) run(stop *atomic.Bool, stopTick *atomic.Uint64) {
 	var it, busy, work, maxStall uint64
-	prev := rdtsc()
+	prev := l.from
 	for !stop.Load() {
 		n := l.poll()
 		now := rdtsc()
@@ -148,6 +163,12 @@ func (l *loop) run(stop *atomic.Bool) {
 			l.publish(it, busy, work, maxStall)
 		}
 	}
+	// The stop is the start of the poll that never came: the time from the
+	// last poll's start to it (not to now: a loop off its CPU past the stop
+	// lost nothing more) is a stall too.
+	if end := min(rdtsc(), stopTick.Load()); end > prev && end-prev > maxStall {
+		maxStall = end - prev
+	}
 	l.publish(it, busy, work, maxStall)
 }
 
@@ -160,9 +181,18 @@ func (l *loop) publish(it, busy, work, maxStall uint64) {
 
 // Stop asks every loop to return after its current iteration; it does not wait.
 func (g *Group) Stop() {
+	g.stopTick.CompareAndSwap(0, rdtsc())
 	g.stop.Store(true)
 	g.stopOnce.Do(func() { close(g.stopped) })
 }
+
+// SetOrigin sets the loops' common start, a TSC reading (TSCClock.TSCAt):
+// a loop launched after it counts the time from it to its first poll as a
+// stall (Stats.MaxStallNs), as a loop that ran from it would have polled
+// throughout. A driver whose engines start at a time 0 set before the loops
+// launch sets it to time 0: a set-up that overran time 0 delayed every
+// loop's first poll past it. Call it before Launch.
+func (g *Group) SetOrigin(tsc uint64) { g.origin.Store(tsc) }
 
 // Stopped reports whether Stop was called.
 func (g *Group) Stopped() bool { return g.stop.Load() }

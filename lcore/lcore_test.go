@@ -153,3 +153,34 @@ func TestTSCClock(t *testing.T) {
 		t.Fatalf("Now allocates %.1f", n)
 	}
 }
+
+// TestStallFromOrigin: a loop launched after its group's origin counts the
+// time from the origin to its first poll as a stall, whether or not it
+// polled before the stop (a set-up that overran time 0).
+func TestStallFromOrigin(t *testing.T) {
+	const lateNs = 30_000_000
+	clock := lcore.NewTSCClock(dpdk.TSCHz())
+	origin := clock.TSC()
+	if at := clock.TSCAt(0); at > origin {
+		t.Fatalf("TSCAt(0) = %d, after a later reading %d", at, origin)
+	}
+	time.Sleep(lateNs)
+	if at, now := clock.TSCAt(lateNs), clock.TSC(); at > now || at < origin {
+		t.Fatalf("TSCAt(%d) = %d, want between %d and %d", lateNs, at, origin, now)
+	}
+	for _, runFor := range []time.Duration{20 * time.Millisecond, 0} {
+		t.Run(runFor.String(), func(t *testing.T) {
+			g := lcore.NewGroup()
+			g.SetOrigin(origin)
+			if err := g.Launch(1, "late", func() int { return 0 }); err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), runFor)
+			defer cancel()
+			if s := g.Run(ctx)[0]; s.MaxStallNs < lateNs {
+				t.Fatalf("%d polls, longest stall %d ns: want at least %d, the time from the origin to the launch",
+					s.Iterations, s.MaxStallNs, lateNs)
+			}
+		})
+	}
+}

