@@ -40,6 +40,7 @@ import "C"
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -93,4 +94,19 @@ func CheckPdumpEAL(args []string) error {
 		}
 	}
 	return nil
+}
+
+// PdumpLcoreClash returns a warning when lcore 0 is among lcores (the lcores
+// whose loops receive and send), "" otherwise. dpdk-dumpcap's own lcore is
+// the first CPU it may run on, 0 unless it is pinned; rte_pdump copies each
+// frame into dumpcap's mempool from the capturing lcore and dumpcap frees
+// them from its own, and two threads of one lcore id share the pool's cache
+// of that lcore without a lock: mbufs are lost or handed out twice, and the
+// capture drops nearly every frame or stops with "pcapng file write failed"
+// (docs/capture.md, "dpdk-dumpcap").
+func PdumpLcoreClash(lcores []uint) string {
+	if !slices.Contains(lcores, 0) {
+		return ""
+	}
+	return "pdump: a loop runs on lcore 0, which is dpdk-dumpcap's own lcore unless it is pinned: run it as taskset -c N dpdk-dumpcap ..., N a CPU that is not one of the loops' lcore ids, or give the loops lcore ids from 1 (--lcores)"
 }

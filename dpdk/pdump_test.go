@@ -58,3 +58,23 @@ func TestPdumpInit(t *testing.T) {
 		t.Errorf("MempoolOps() = %q, want ring_mp_mc among them", ops)
 	}
 }
+
+// TestPdumpLcoreClash: loops on lcore 0 share dpdk-dumpcap's default lcore
+// and get a warning that says how to avoid it; loops from lcore 1 none.
+func TestPdumpLcoreClash(t *testing.T) {
+	for _, tc := range []struct {
+		lcores []uint
+		warn   bool
+	}{
+		{[]uint{0}, true},
+		{[]uint{1, 0, 2}, true},
+		{[]uint{1}, false},
+		{[]uint{1, 2, 3}, false},
+		{nil, false},
+	} {
+		w := dpdk.PdumpLcoreClash(tc.lcores)
+		if (w != "") != tc.warn || (tc.warn && !strings.Contains(w, "taskset -c N dpdk-dumpcap")) {
+			t.Errorf("PdumpLcoreClash(%v) = %q, want a warning %v", tc.lcores, w, tc.warn)
+		}
+	}
+}

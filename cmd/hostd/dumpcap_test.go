@@ -20,10 +20,11 @@ import (
 // (10.0.0.1 to 10.0.0.4, RoCEv2), both as sent and as received back (a
 // net_ring port loops its tx into its rx), with timestamps of today (DPDK
 // 22.11's capture clock set before the first frame, see dpdk.PdumpInit).
+// The host's loop runs on lcore 1: dumpcap's own is 0 (dpdk.PdumpLcoreClash).
 func TestDumpcap(t *testing.T) {
 	prefix := dpdktest.HugeDaemon(t, 96)
 	dir := t.TempDir()
-	cfg := hostFile(t, dir, `"-m", "64", "--file-prefix=`+prefix+`"`, "net_ring0", 1024, 0, `
+	cfg := hostFile(t, dir, `"-m", "64", "--file-prefix=`+prefix+`"`, "net_ring0", 1, 1024, 0, `
 [[host.flows]]
 id = 7
 dst = "10.0.0.4"
@@ -38,8 +39,8 @@ rate_gbps = 0.01
 	case <-time.After(30 * time.Second):
 		t.Fatalf("hostd's port not up after 30 s:\n%s", d.output())
 	}
-	if out := d.output(); !strings.Contains(out, "pdump: serving dpdk-dumpcap") {
-		t.Errorf("hostd did not log that it serves dpdk-dumpcap:\n%s", out)
+	if out := d.output(); !strings.Contains(out, "pdump: serving dpdk-dumpcap") || strings.Contains(out, "pdump: a loop runs on lcore 0") {
+		t.Errorf("hostd did not log that it serves dpdk-dumpcap, or warned of lcore 0 with its loop on lcore 1:\n%s", out)
 	}
 
 	// Listing attaches to the primary and shows its port.

@@ -287,6 +287,13 @@ func bringUp(f *hostdaemon.File, o options) (*dpdk.Mempool, dpdk.EthPort, error)
 			return nil, 0, fmt.Errorf("-pdump: %w", err)
 		}
 		log.Info("pdump: serving dpdk-dumpcap", zap.String("device", f.Port), zap.Strings("mempool_ops", dpdk.MempoolOps()))
+		var lcores []uint
+		for _, lp := range f.Loops() {
+			lcores = append(lcores, lp.Lcore)
+		}
+		if w := dpdk.PdumpLcoreClash(lcores); w != "" {
+			log.Warn(w)
+		}
 	}
 	p, err := port.StartEth(port.EthConfig{Name: f.Port, Pool: mp, MTU: nicMTU(frame), FlowControl: o.flowControl,
 		Queues: uint16(f.Engines())}) // a queue pair per engine, RSS on rx

@@ -20,7 +20,8 @@ import (
 // (10.0.0.1 to 10.0.1.1) without end, p1 a net_null vdev the switch routes it
 // to. dpdk-dumpcap (a secondary process) lists both ports and captures p0:
 // every frame it writes is the replayed frame, byte for byte, received by the
-// switch (inbound).
+// switch (inbound). The switch's loop runs on lcore 1: dumpcap's own is 0
+// (dpdk.PdumpLcoreClash).
 func TestDumpcap(t *testing.T) {
 	skipUnlessDPDK(t)
 	prefix := dpdktest.HugeDaemon(t, 96)
@@ -47,8 +48,8 @@ func TestDumpcap(t *testing.T) {
 	cfg := filepath.Join(dir, "switch.toml")
 	text := fmt.Sprintf(`[switch]
 ip = "10.0.255.254"
-lcores = [0]
-eal_args = ["-m", "64", "--no-pci", "--no-telemetry", "--lcores=0@1", "--file-prefix=%s", "--log-level=lib.eal:error"]
+lcores = [1]
+eal_args = ["-m", "64", "--no-pci", "--no-telemetry", "--lcores=1@1", "--file-prefix=%s", "--log-level=lib.eal:error"]
 mbufs = 4095
 ring_size = 512
 

@@ -254,6 +254,9 @@ func bringUp(cfg *switchd.Config, o options, log *zap.Logger) (*nodeUp, error) {
 		}
 		n.pdump = true
 		log.Info("pdump: serving dpdk-dumpcap", zap.Strings("mempool_ops", dpdk.MempoolOps()))
+		if w := dpdk.PdumpLcoreClash(lcoresOf(cfg)); w != "" {
+			log.Warn(w)
+		}
 	}
 	mtu := nicMTU(cfg)
 	for i := range cfg.Ports {
