@@ -20,9 +20,18 @@ func nullHost(t *testing.T, dir string, mtu int, durationS float64) string {
 	t.Helper()
 	id := strconv.Itoa(os.Getpid()%100000) + strconv.Itoa(int(time.Now().UnixNano()%1000))
 	t.Cleanup(func() { os.RemoveAll("/var/run/dpdk/ccbhn" + id) })
-	text := fmt.Sprintf(`eal_args = ["--no-huge", "-m", "256", "--no-pci", "--no-shconf", "--no-telemetry", "--lcores=0@1", "--file-prefix=ccbhn%s", "--log-level=lib.eal:error", "--vdev=net_null0"]
-port = "net_null0"
-lcores = [0]
+	return hostFile(t, dir, `"--no-huge", "-m", "256", "--no-shconf", "--file-prefix=ccbhn`+id+`"`, "net_null0", 0, mtu, durationS, "")
+}
+
+// hostFile writes a hostd file h0 (10.0.0.1) on one port, a vdev of that
+// name, and one lcore of id lcore on CPU 1, with eal (EAL arguments quoted
+// for TOML, beside those every test host has), mtu_bytes, duration_s and
+// extra (TOML appended to [host]), and returns the file's path.
+func hostFile(t *testing.T, dir, eal, port string, lcore, mtu int, durationS float64, extra string) string {
+	t.Helper()
+	text := fmt.Sprintf(`eal_args = [%s, "--no-pci", "--no-telemetry", "--lcores=%d@1", "--log-level=lib.eal:error", "--vdev=%s"]
+port = %q
+lcores = [%d]
 mbufs = 2047
 duration_s = %g
 results_dir = %q
@@ -33,7 +42,7 @@ ip = "10.0.0.1"
 gateway_mac = "02:00:00:00:00:02"
 link_gbps = 1
 mtu_bytes = %d
-`, id, durationS, filepath.Join(dir, "results"), mtu)
+%s`, eal, lcore, port, port, lcore, durationS, filepath.Join(dir, "results"), mtu, extra)
 	p := filepath.Join(dir, "host.toml")
 	if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
 		t.Fatal(err)

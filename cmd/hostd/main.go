@@ -30,6 +30,12 @@
 // metrics, docs/metrics.md); an address that is not loopback needs
 // -metrics-any too.
 //
+// hostd -c host.toml -pdump serves DPDK's capture tools: dpdk-dumpcap
+// --file-prefix PREFIX -i PORT -w FILE, run beside it as a secondary process,
+// captures what the port sends and receives (docs/capture.md, "dpdk-dumpcap");
+// the EAL must then run on hugepages (eal_args without --no-huge, --no-shconf
+// or --in-memory).
+//
 // hostd -c host.toml -start-at INSTANT (RFC 3339 or Unix ns; or the file's
 // start_at_unix_ns) brings up DPDK and the port, then waits for that
 // wall-clock instant before its time 0, so that the hosts of a multi-node run
@@ -87,6 +93,8 @@ type options struct {
 	// startFile, when not "", is where the start instant will be written
 	// once every host is ready (-start-at-file).
 	startFile string
+	// pdump serves dpdk-dumpcap (rte_pdump_init after the EAL; -pdump).
+	pdump bool
 }
 
 // defaults are the options of a run without flags.
@@ -111,6 +119,7 @@ func command(args []string) int {
 	fc := fs.String("nic-flow-control", "off", "the NIC's own flow control: off, pause (802.3x), pfc (the NIC's 802.1Qbb on priority 3), driver (leave it)")
 	c.Duration(&o.checkpoint, "checkpoint", defaults.checkpoint, "rewrite progress.json this often while running")
 	c.Duration(&o.progressEvery, "progress", defaults.progressEvery, "report the run's progress this often at info level (0: never; -q: never)")
+	fs.BoolVar(&o.pdump, "pdump", false, "serve dpdk-dumpcap and dpdk-pdump (rte_pdump_init): the EAL must run on hugepages, without --no-huge, --no-shconf or --in-memory (docs/capture.md)")
 	o.metrics = metrics.AddFlags(fs)
 	if _, err := c.Parse(args); err != nil {
 		return cli.Exit("hostd", err)
@@ -165,6 +174,11 @@ func (o options) load(path string) (*hostdaemon.File, error) {
 	}
 	if err := dpdk.CheckEALArgs(f.EALArgs); err != nil {
 		return nil, err
+	}
+	if o.pdump {
+		if err := dpdk.CheckPdumpEAL(f.EALArgs); err != nil {
+			return nil, fmt.Errorf("-pdump: eal_args: %w", err)
+		}
 	}
 	return f, nil
 }
@@ -267,6 +281,20 @@ func bringUp(f *hostdaemon.File, o options) (*dpdk.Mempool, dpdk.EthPort, error)
 	}
 	log.Info("mempool", zap.Uint32("mbufs", uint32(f.Mbufs)), zap.Int("data_room_bytes", int(room)), zap.Int("largest_frame_bytes", frame),
 		zap.Float64("mib", math.Round(need)), zap.Float64("eal_mib", math.Round(float64(dpdk.PhysMemBytes())/(1<<20))))
+	if o.pdump {
+		if err := dpdk.PdumpInit(mp); err != nil {
+			mp.Free()
+			return nil, 0, fmt.Errorf("-pdump: %w", err)
+		}
+		log.Info("pdump: serving dpdk-dumpcap", zap.String("device", f.Port), zap.Strings("mempool_ops", dpdk.MempoolOps()))
+		var lcores []uint
+		for _, lp := range f.Loops() {
+			lcores = append(lcores, lp.Lcore)
+		}
+		if w := dpdk.PdumpLcoreClash(lcores); w != "" {
+			log.Warn(w)
+		}
+	}
 	p, err := port.StartEth(port.EthConfig{Name: f.Port, Pool: mp, MTU: nicMTU(frame), FlowControl: o.flowControl,
 		Queues: uint16(f.Engines())}) // a queue pair per engine, RSS on rx
 	if err != nil {
@@ -316,6 +344,9 @@ func checkBringUp(f *hostdaemon.File, o options) error {
 		}
 	}
 	port.Shutdown(p, scratch.Pkts)
+	if o.pdump {
+		dpdk.PdumpUninit()
+	}
 	in := mp.InUse()
 	mp.Free()
 	if err == nil && in != 0 {
@@ -358,6 +389,9 @@ func runWith(path, startAtFlag string, o options) error {
 	mp, p, err := bringUp(f, o)
 	if err != nil {
 		return err
+	}
+	if o.pdump {
+		defer dpdk.PdumpUninit() // after the port's shutdown below
 	}
 	scratch := dpdk.NewBurst(hostdp.Burst)
 	defer scratch.Free()

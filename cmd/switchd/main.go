@@ -36,6 +36,11 @@
 // releases it all and exits 0 when every check passed. -check-syntax checks the
 // file alone, without DPDK (for a machine without the NICs).
 //
+// -pdump serves DPDK's capture tools: dpdk-dumpcap --file-prefix PREFIX -i
+// PORT -w FILE, run beside switchd as a secondary process, captures what a
+// port sends and receives (docs/capture.md, "dpdk-dumpcap"); eal_args must
+// then keep the EAL on hugepages (no --no-huge, --no-shconf or --in-memory).
+//
 // -metrics 127.0.0.1:9100 serves the ports' counters and queues in the
 // Prometheus text format at /metrics while the switch runs (package metrics,
 // docs/metrics.md); an address that is not loopback needs -metrics-any too.
@@ -80,6 +85,7 @@ type options struct {
 	checkpoint  time.Duration
 	pfcCSV      string         // -pfc-csv: "" for daemon.PFCPath
 	metrics     *metrics.Flags // -metrics, -metrics-any
+	pdump       bool           // -pdump: serve dpdk-dumpcap
 }
 
 func run(args []string) int {
@@ -97,6 +103,7 @@ func run(args []string) int {
 	c.Duration(&o.csvWindow, "csv-window", 100*time.Millisecond, "telemetry CSV: the decimation window")
 	c.Duration(&o.checkpoint, "checkpoint", daemon.DefaultCheckpoint, "rewrite the JSON and flush the CSV this often while running")
 	fs.StringVar(&o.pfcCSV, "pfc-csv", "", "the PFC event log (default: pfc.csv beside telemetry.json, else beside telemetry.csv)")
+	fs.BoolVar(&o.pdump, "pdump", false, "serve dpdk-dumpcap and dpdk-pdump (rte_pdump_init): the EAL must run on hugepages, without --no-huge, --no-shconf or --in-memory (docs/capture.md)")
 	o.metrics = metrics.AddFlags(fs)
 	if _, err := c.Parse(args); err != nil {
 		return cli.Exit("switchd", err)
@@ -117,6 +124,11 @@ func run(args []string) int {
 	cfg, err := daemon.LoadConfig(*cfgPath)
 	if err == nil {
 		err = dpdk.CheckEALArgs(ealArgs(cfg))
+	}
+	if err == nil && o.pdump {
+		if err = dpdk.CheckPdumpEAL(ealArgs(cfg)); err != nil {
+			err = fmt.Errorf("-pdump: switch.eal_args: %w", err)
+		}
 	}
 	if err != nil {
 		return c.Exit(err)
@@ -193,10 +205,15 @@ type nodeUp struct {
 	pool  *dpdk.Mempool
 	eths  port.Started
 	ports []port.Port
+	pdump bool // rte_pdump_init ran
 }
 
 func (n *nodeUp) down() {
 	n.eths.Close()
+	if n.pdump {
+		dpdk.PdumpUninit()
+		n.pdump = false
+	}
 	if n.pool != nil {
 		n.pool.Free()
 	}
@@ -236,6 +253,17 @@ func bringUp(cfg *daemon.Config, o options, log *zap.Logger) (*nodeUp, error) {
 			err, cfg.Switch.Mbufs, room, float64(need)/(1<<20))
 	}
 	n.pool = pool
+	if o.pdump {
+		if err := dpdk.PdumpInit(pool); err != nil {
+			n.down()
+			return nil, fmt.Errorf("-pdump: %w", err)
+		}
+		n.pdump = true
+		log.Info("pdump: serving dpdk-dumpcap", zap.Strings("mempool_ops", dpdk.MempoolOps()))
+		if w := dpdk.PdumpLcoreClash(lcoresOf(cfg)); w != "" {
+			log.Warn(w)
+		}
+	}
 	mtu := nicMTU(cfg)
 	for i := range cfg.Ports {
 		pc := &cfg.Ports[i]
