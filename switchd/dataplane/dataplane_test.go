@@ -17,6 +17,7 @@ import (
 
 	_ "github.com/ccbed/ccbed/ccalgo/all"
 	"github.com/ccbed/ccbed/dpdk"
+	"github.com/ccbed/ccbed/dpdk/dpdktest"
 	"github.com/ccbed/ccbed/internal/cpuclock"
 	"github.com/ccbed/ccbed/lcore"
 	"github.com/ccbed/ccbed/pcapw"
@@ -25,21 +26,17 @@ import (
 	"github.com/ccbed/ccbed/wire"
 )
 
-// Five lcores on the machine's two CPUs (lcore 0 is the main lcore), so that the
-// pipeline's three loops, or the sharded mode's four, can run beside the test; four looping net_ring vdevs for
-// the benchmark.
-var ealArgs = []string{
-	"--no-huge", "-m", "512", "--no-pci", "--no-shconf", "--no-telemetry",
-	"--lcores=0@0,1@1,2@0,3@1,4@0", "--log-level=lib.eal:error",
-	"--vdev=net_ring0", "--vdev=net_ring1", "--vdev=net_ring2", "--vdev=net_ring3",
-}
-
+// TestMain starts the EAL with five lcores on the machine's two CPUs (lcore
+// 0 is the main lcore), so that the pipeline's three loops, or the sharded
+// mode's four, can run beside the test, and four looping net_ring vdevs for
+// the benchmark. The lcore map is --lcores (dpdktest.Args spells -l, which
+// cannot place two lcores on one CPU).
 func TestMain(m *testing.M) {
-	if err := dpdk.EALInit(ealArgs); err != nil {
-		fmt.Fprintf(os.Stderr, "dataplane tests need DPDK (scripts/setup.sh) and root: %v\n", err)
-		os.Exit(1)
-	}
-	os.Exit(m.Run())
+	dpdktest.Main(m, "dataplane", []string{
+		"--no-huge", "-m", "512", "--no-pci", "--no-shconf", "--no-telemetry",
+		"--lcores=0@0,1@1,2@0,3@1,4@0", "--log-level=lib.eal:error",
+		"--vdev=net_ring0", "--vdev=net_ring1", "--vdev=net_ring2", "--vdev=net_ring3",
+	})
 }
 
 func hostIP(i int) uint32    { return 0x0a000001 | uint32(i)<<8 }
