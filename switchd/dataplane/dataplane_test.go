@@ -476,26 +476,34 @@ func BenchmarkForwardRTCScraped(b *testing.B) {
 	benchForwardMode(b, "none", 64, 0, ScrapeStorm)
 }
 
+// startRings starts the four looping net_ring vdevs on mp; stop stops them
+// (a benchmark, called again for each b.N, stops them before it returns).
+func startRings(tb testing.TB, mp *dpdk.Mempool) (ports []port.Port, stop func()) {
+	var eths []dpdk.EthPort
+	stop = func() {
+		for _, p := range eths {
+			p.Stop()
+		}
+	}
+	for i := 0; i < 4; i++ {
+		p, err := port.StartEth(port.EthConfig{Name: fmt.Sprintf("net_ring%d", i), Pool: mp})
+		if err != nil {
+			stop()
+			tb.Fatal(err)
+		}
+		eths = append(eths, p)
+		ports = append(ports, port.EthQueue{Port: p})
+	}
+	return ports, stop
+}
+
 // benchForwardMode runs the looping benchmark in rtc mode (rxLcores 0, polled
 // by the benchmark's goroutine) or in the sharded mode on launched lcores; in
 // rtc mode with a storm, half the polls under it (benchStormed).
 func benchForwardMode(b *testing.B, scheme string, size, rxLcores int, storm func(testing.TB, *switchd.Engine, *Switch) func() (uint64, uint64)) {
 	mp := newPool(b, fmt.Sprintf("bench_%s_%d_%d", scheme, size, rxLcores), 8191)
-	var ports []port.Port
-	var eths []dpdk.EthPort
-	for i := 0; i < 4; i++ {
-		p, err := port.StartEth(port.EthConfig{Name: fmt.Sprintf("net_ring%d", i), Pool: mp})
-		if err != nil {
-			b.Fatal(err)
-		}
-		eths = append(eths, p)
-		ports = append(ports, port.EthQueue{Port: p})
-	}
-	defer func() {
-		for _, p := range eths {
-			p.Stop()
-		}
-	}()
+	ports, stop := startRings(b, mp)
+	defer stop()
 	scheme, pfc := strings.CutSuffix(scheme, "+pfc")
 	cfg := switchConfig(scheme, []float64{1000, 1000, 1000, 1000})
 	cfg.PFC.Enabled = pfc // every frame lossless (pfc.priority)
