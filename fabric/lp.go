@@ -74,7 +74,7 @@ func (p *lp) step(id int) {
 	f := w.front()
 	h, l := f.h, int(f.len)
 	w.pop()
-	if w.n > 0 {
+	if w.q.Len() > 0 {
 		p.agenda.set(id, w.front().at)
 	} else {
 		p.agenda.remove(id)
@@ -119,7 +119,7 @@ func (p *lp) transmit(n int) {
 				continue
 			}
 			w.push(inflight{h: tx.H, len: int32(tx.Len), at: at})
-			if w.n == 1 {
+			if w.q.Len() == 1 {
 				p.agenda.set(len(p.nodes)+wi, at)
 			}
 		}
@@ -142,7 +142,7 @@ func (p *lp) take(in []int32, parity int) {
 			h, b := p.frames.Alloc()
 			off += copy(b, m.buf[off:off+int(f.len)])
 			w.push(inflight{h: h, len: f.len, at: f.at})
-			if w.n == 1 {
+			if w.q.Len() == 1 {
 				p.agenda.set(nn+int(wi), f.at)
 			}
 		}

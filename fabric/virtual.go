@@ -3,6 +3,7 @@ package fabric
 import (
 	"context"
 	"fmt"
+	"github.com/ccbed/ccbed/internal/ring"
 	"time"
 
 	"github.com/ccbed/ccbed/hostd"
@@ -25,9 +26,8 @@ type wireDir struct {
 	to, toPort int32
 	nsPerByte  float64
 	delayNs    float64
-	free       float64 // when the wire's last bit leaves, ns
-	q          []inflight
-	head, n    int
+	free       float64             // when the wire's last bit leaves, ns
+	q          ring.FIFO[inflight] // frames on the wire, oldest first
 	// Frames and Bytes count what entered the wire.
 	frames, bytes uint64
 	// capTx, when not nil, is the sending port's capture: it gets every
@@ -46,27 +46,18 @@ type inflight struct {
 	at  int64
 }
 
+// wireSlots is the frames a wire direction first has room for; it doubles
+// as frames pile up (wireLimit bounds it far beyond any real queue).
+const wireSlots, wireLimit = 16, 1 << 30
+
 func (w *wireDir) push(f inflight) {
-	if w.n == len(w.q) {
-		nq := make([]inflight, max(2*len(w.q), 16))
-		for i := 0; i < w.n; i++ {
-			nq[i] = w.q[(w.head+i)%len(w.q)]
-		}
-		w.q, w.head = nq, 0
-	}
-	w.q[(w.head+w.n)%len(w.q)] = f
-	w.n++
+	w.q.Reserve()
+	w.q.Push(f)
 }
 
-func (w *wireDir) front() *inflight { return &w.q[w.head] }
+func (w *wireDir) front() *inflight { return w.q.Front() }
 
-func (w *wireDir) pop() {
-	w.head++
-	if w.head == len(w.q) {
-		w.head = 0
-	}
-	w.n--
-}
+func (w *wireDir) pop() { w.q.Drop() }
 
 // Virtual is the virtual-time driver: a discrete-event loop over the fabric's
 // nodes (the real switchd and hostd engines behind node.Node) and its links.
@@ -137,7 +128,7 @@ func NewVirtual(p *Plan) (*Virtual, error) {
 		v.portBase = append(v.portBase, len(v.wires))
 		for port := 0; port < t.NumPorts(n); port++ {
 			peer, peerPort, out := t.Peer(n, port)
-			v.wires = append(v.wires, wireDir{to: int32(peer), toPort: int32(peerPort),
+			v.wires = append(v.wires, wireDir{q: ring.NewFIFO[inflight](wireSlots, wireLimit), to: int32(peer), toPort: int32(peerPort),
 				nsPerByte: 8e9 / out.Bps, delayNs: float64(out.DelayNs)})
 		}
 	}

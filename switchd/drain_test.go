@@ -184,14 +184,14 @@ func TestTransmitFullOutKeepsOrder(t *testing.T) {
 		h.inject(1_000, 0, dataFrame(t, 0, 1, qp, 100, false))
 	}
 	send(2_000, 4) // 2 3 4 from the line, then 5
-	if h.e.eg[1].dl.len() != 2 {
-		t.Fatalf("%d frames on the line, want 2 (6 and 7)", h.e.eg[1].dl.len())
+	if h.e.eg[1].dl.Len() != 2 {
+		t.Fatalf("%d frames on the line, want 2 (6 and 7)", h.e.eg[1].dl.Len())
 	}
 	send(3_000, 8)
 	if want := []uint32{0, 1, 2, 3, 4, 5, 6, 7}; !slices.Equal(sent, want) {
 		t.Fatalf("frames left in order %v, want %v", sent, want)
 	}
-	if h.e.eg[1].dl.len() != 0 || h.e.Active() != 0 {
+	if h.e.eg[1].dl.Len() != 0 || h.e.Active() != 0 {
 		t.Fatal("frames left behind")
 	}
 }

@@ -2,6 +2,7 @@ package switchd
 
 import (
 	"fmt"
+	"github.com/ccbed/ccbed/internal/ring"
 	"math"
 	"sync/atomic"
 
@@ -131,7 +132,7 @@ func New(s *Spec) (*Engine, error) {
 				burstNs:   max(float64(s.BurstBytes)*8e9/link, 1),
 				delayNs:   pc.DelayNs,
 				bufLimit:  s.bufLimit(i),
-				ctl:       newHandleRing(1024),
+				ctl:       ring.NewFIFO[ctlEntry](ringStart, 1024),
 				gen:       newGenQueue(4096),
 			},
 			cpPort: cpPort{
@@ -142,7 +143,7 @@ func New(s *Spec) (*Engine, error) {
 			portID:  portID{idx: i, name: pc.Name, scheme: s.SchemeOf(i), mac: mac, peer: peer, linkBps: link},
 			mmuPort: mmuPort{refreshNs: wire.QuantaNs(s.PFC.PauseQuanta, link) / 2},
 		}
-		g.dl = newDelayLine(max(1024, int(float64(g.delayNs)*link/8e9/60)*2))
+		g.dl = ring.NewFIFO[dlEntry](ringStart, max(1024, int(float64(g.delayNs)*link/8e9/60)*2))
 		qb := s.bufLimit(i)
 		if qb == 0 {
 			qb = s.Buffer.SizeBytes
@@ -230,17 +231,16 @@ func (e *Engine) Drain(free func(Handle)) int {
 			}
 		}
 		g.qBytes, g.qPrio, g.nonEmpty, g.deficit = 0, [wire.PFCPriorities]int64{}, 0, [wire.PFCPriorities]int32{}
-		for g.ctl.len() > 0 {
-			h, _ := g.ctl.pop()
-			free(h)
+		for g.ctl.Len() > 0 {
+			free(g.ctl.Pop().h)
 			n++
 		}
-		for g.dl.len() > 0 {
-			if d := g.dl.front(); d.h != 0 {
+		for g.dl.Len() > 0 {
+			if d := g.dl.Front(); d.h != 0 {
 				free(d.h)
 				n++
 			}
-			g.dl.drop()
+			g.dl.Drop()
 		}
 		g.gen.sched, g.gen.done, g.genRel = g.gen.wr, g.gen.wr, 0
 		g.acct.inBytes, g.acct.hdrmBytes, g.xoff = [wire.PFCPriorities]int64{}, [wire.PFCPriorities]int64{}, 0

@@ -323,11 +323,11 @@ func (e *Engine) Enqueue(now int64, m *Meta, frame []byte, h Handle) bool {
 		e.receivePFC(now, g, frame)
 		return false
 	case ClassControl:
-		if !g.ctl.reserve() {
+		if !g.ctl.Reserve() {
 			g.c[cDropControl]++
 			return false
 		}
-		g.ctl.push(h, frame)
+		g.ctl.Push(ctlEntry{h, frame})
 		g.c[cControlFwd]++
 		sh.active |= 1 << m.Out
 		return true

@@ -1,6 +1,7 @@
 package switchd
 
 import (
+	"github.com/ccbed/ccbed/internal/ring"
 	"math"
 	"math/bits"
 	"sync/atomic"
@@ -63,8 +64,8 @@ type txPort struct {
 	q       [wire.PFCPriorities]dataQueue // one data queue per priority
 	qPrio   [wire.PFCPriorities]int64     // bytes in each
 	deficit [wire.PFCPriorities]int32     // DWRR deficit counters
-	dl      delayLine
-	ctl     handleRing
+	dl      ring.FIFO[dlEntry]            // the delay line (queue.go)
+	ctl     ring.FIFO[ctlEntry]           // forwarded control frames
 	gen     genQueue
 	// PFC received: data of priority i is held until pausedUntil[i].
 	pausedUntil [wire.PFCPriorities]int64
@@ -152,7 +153,7 @@ func (e *Engine) transmit(now int64, p int, out []TxItem, drain bool) int {
 	// and no generated frame to account: the loop below would take nothing
 	// and release nothing, so return at once (most calls of a switch
 	// whose ports are all sending at line rate).
-	if g.busyUntil > t && g.genRel == 0 && !g.pfcSeen && g.dl.len() == 0 {
+	if g.busyUntil > t && g.genRel == 0 && !g.pfcSeen && g.dl.Len() == 0 {
 		return 0
 	}
 	g.gen.done += g.genRel
@@ -172,21 +173,22 @@ func (e *Engine) transmit(now int64, p int, out []TxItem, drain bool) int {
 	if g.delayNs == 0 {
 		n = e.release(now, g, out)
 	}
-	direct := g.delayNs == 0 && g.dl.len() == 0
+	direct := g.delayNs == 0 && g.dl.Len() == 0
 	// The shaper's clock lives in a register through the loop (a store and
 	// reload of g.busyUntil per frame would chain every frame's float add
 	// behind store forwarding); g.busyUntil is current whenever a dequeue
 	// may read it (INT's TS) and after the loop.
 	bu := g.busyUntil
 shape:
-	for bu <= t && g.dl.reserve() {
+	for bu <= t && g.dl.Reserve() {
 		var h Handle
 		var frame []byte
 		switch {
 		case g.gen.pending():
 			frame = g.gen.next()
-		case g.ctl.len() > 0:
-			h, frame = g.ctl.pop()
+		case g.ctl.Len() > 0:
+			c := g.ctl.Pop()
+			h, frame = c.h, c.f
 		case g.nonEmpty&^g.pausedMask != 0:
 			// One data queue busy (not lossless under PFC), frames going
 			// straight into out: drainData's loop, back here once a CP's
@@ -219,11 +221,11 @@ shape:
 		if g.delayNs > 0 {
 			at = int64(bu) + g.delayNs
 		}
-		g.dl.push(h, frame, at)
+		g.dl.Push(dlEntry{h: h, frame: frame, at: at})
 	}
 	g.busyUntil = bu
 	n += e.release(now, g, out[n:])
-	if g.nonEmpty == 0 && g.ctl.len() == 0 && !g.gen.pending() && g.dl.len() == 0 {
+	if g.nonEmpty == 0 && g.ctl.Len() == 0 && !g.gen.pending() && g.dl.Len() == 0 {
 		e.tx[g.sh].active &^= 1 << p
 	}
 	return n
@@ -233,8 +235,8 @@ shape:
 // oldest first, and returns how many.
 func (e *Engine) release(now int64, g *egress, out []TxItem) int {
 	n := 0
-	for n < len(out) && g.dl.len() > 0 {
-		d := g.dl.front()
+	for n < len(out) && g.dl.Len() > 0 {
+		d := g.dl.Front()
 		if d.at > now {
 			break
 		}
@@ -243,7 +245,7 @@ func (e *Engine) release(now int64, g *egress, out []TxItem) int {
 		if d.h == 0 {
 			g.genRel++
 		}
-		g.dl.drop()
+		g.dl.Drop()
 		n++
 	}
 	return n
@@ -391,7 +393,7 @@ func (e *Engine) NextWake(now int64) int64 {
 	for a := active; a != 0; a &= a - 1 {
 		g := &e.eg[bits.TrailingZeros64(a)]
 		switch {
-		case g.gen.pending() || g.ctl.len() > 0:
+		case g.gen.pending() || g.ctl.Len() > 0:
 			t = min(t, int64(math.Ceil(g.busyUntil)))
 		case g.nonEmpty != 0:
 			// The earliest a queue holding frames is unpaused (pausedUntil
@@ -402,8 +404,8 @@ func (e *Engine) NextWake(now int64) int64 {
 			}
 			t = min(t, max(int64(math.Ceil(g.busyUntil)), w))
 		}
-		if g.dl.len() > 0 {
-			t = min(t, g.dl.front().at)
+		if g.dl.Len() > 0 {
+			t = min(t, g.dl.Front().at)
 		}
 	}
 	return max(t, now)
@@ -442,8 +444,8 @@ func (e *Engine) dequeueData(now int64, g *egress, prio int) (Handle, []byte) {
 // doubled: 2n - n1.
 func (g *egress) ringGrowthBytes() uint64 {
 	doubled := func(n, n0 int, size uintptr) uintptr { return 2 * uintptr(n-n0) * size }
-	b := doubled(len(g.dl.buf), min(g.dl.limit, ringStart), unsafe.Sizeof(dlEntry{})) +
-		doubled(len(g.ctl.h), min(g.ctl.limit, ringStart), unsafe.Sizeof(Handle(0))+unsafe.Sizeof([]byte(nil))) +
+	b := uintptr(g.dl.GrownSlots())*unsafe.Sizeof(dlEntry{}) +
+		uintptr(g.ctl.GrownSlots())*unsafe.Sizeof(ctlEntry{}) +
 		doubled(len(g.gen.lens), min(g.gen.limit, genStart), genSlotLen+2)
 	for i := range g.q {
 		if q := &g.q[i]; len(q.buf) > 0 {

@@ -82,60 +82,16 @@ func (q *dataQueue) drop() {
 	}
 }
 
-// handleRing is a FIFO of frames known by handle (forwarded control packets).
-// It starts with a few slots and doubles, up to limit, when every slot is in
-// use (see genQueue).
-type handleRing struct {
-	h          []Handle
-	f          [][]byte
-	mask       uint32
-	head, tail uint32
-	limit      int
+// ctlEntry is a forwarded control frame, known by handle, waiting in its
+// egress port's ctl FIFO.
+type ctlEntry struct {
+	h Handle
+	f []byte
 }
 
-func newHandleRing(limit int) handleRing {
-	limit = nextPow2(limit)
-	n := min(limit, ringStart)
-	return handleRing{h: make([]Handle, n), f: make([][]byte, n), mask: uint32(n - 1), limit: limit}
-}
-
-// ringStart is the slots a handleRing or a delayLine starts with: a switch
-// port holds what its traffic uses, not its bound.
+// ringStart is the slots a port's ctl FIFO or delay line starts with: a
+// switch port holds what its traffic uses, not its bound.
 const ringStart = 16
-
-func (r *handleRing) len() int { return int(r.tail - r.head) }
-
-// reserve makes room for one more entry, doubling the slots when every one
-// is in use (the entries keep their indexes' places); false at the limit.
-func (r *handleRing) reserve() bool { return int(r.tail-r.head) < len(r.h) || r.grow() }
-
-// grow doubles the slots (false at the limit).
-func (r *handleRing) grow() bool {
-	if len(r.h) >= r.limit {
-		return false
-	}
-	n := 2 * len(r.h)
-	nh, nf, nm := make([]Handle, n), make([][]byte, n), uint32(n-1)
-	for i := r.head; i != r.tail; i++ {
-		nh[i&nm], nf[i&nm] = r.h[i&r.mask], r.f[i&r.mask]
-	}
-	r.h, r.f, r.mask = nh, nf, nm
-	return true
-}
-
-func (r *handleRing) push(h Handle, f []byte) {
-	i := r.tail & r.mask
-	r.h[i], r.f[i] = h, f
-	r.tail++
-}
-
-func (r *handleRing) pop() (Handle, []byte) {
-	i := r.head & r.mask
-	h, f := r.h[i], r.f[i]
-	r.h[i], r.f[i] = 0, nil
-	r.head++
-	return h, f
-}
 
 // genSlotLen is the room of one generated control frame (the largest, a P4QCN
 // feedback packet with a VLAN tag, is 94 bytes).
@@ -212,63 +168,9 @@ type dlEntry struct {
 	at    int64
 }
 
-// delayLine is the FIFO of frames that left the shaper and wait out the
-// propagation delay (or, without one, the end of the Transmit call). It
-// starts with a few slots and doubles, up to limit, when every slot is in use.
-type delayLine struct {
-	buf        []dlEntry
-	mask       uint32
-	head, tail uint32
-	limit      int
-}
-
-func newDelayLine(limit int) delayLine {
-	limit = nextPow2(limit)
-	n := min(limit, ringStart)
-	return delayLine{buf: make([]dlEntry, n), mask: uint32(n - 1), limit: limit}
-}
-
-func (d *delayLine) len() int { return int(d.tail - d.head) }
-
-// reserve makes room for one more entry, as handleRing's does.
-func (d *delayLine) reserve() bool { return int(d.tail-d.head) < len(d.buf) || d.grow() }
-
-// grow doubles the slots (false at the limit); kept out of reserve, which
-// the shaper's loop inlines.
-//
-//go:noinline
-func (d *delayLine) grow() bool {
-	if len(d.buf) >= d.limit {
-		return false
-	}
-	n := 2 * len(d.buf)
-	nb, nm := make([]dlEntry, n), uint32(n-1)
-	for i := d.head; i != d.tail; i++ {
-		nb[i&nm] = d.buf[i&d.mask]
-	}
-	d.buf, d.mask = nb, nm
-	return true
-}
-
-func (d *delayLine) push(h Handle, f []byte, at int64) {
-	e := &d.buf[d.tail&d.mask]
-	e.h, e.frame, e.at = h, f, at
-	d.tail++
-}
-
-// front is the oldest entry; the caller checked len.
-func (d *delayLine) front() *dlEntry { return &d.buf[d.head&d.mask] }
-
-// drop clears and removes the oldest entry; an emptied line restarts at slot
-// 0 (see dataQueue.pop).
-func (d *delayLine) drop() {
-	e := &d.buf[d.head&d.mask]
-	e.h, e.frame = 0, nil
-	d.head++
-	if d.head == d.tail {
-		d.head, d.tail = 0, 0
-	}
-}
+// A port's delay line (egress.dl) is the ring.FIFO of frames that left the
+// shaper and wait out the propagation delay (or, without one, the end of
+// the Transmit call), oldest first.
 
 func nextPow2(n int) int {
 	p := 1

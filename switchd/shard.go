@@ -2,6 +2,7 @@ package switchd
 
 import (
 	"fmt"
+	"github.com/ccbed/ccbed/internal/ring"
 	"sync/atomic"
 
 	"github.com/ccbed/ccbed/ccalgo"
@@ -105,44 +106,36 @@ const mailboxSlots = 1024
 // mailbox is a single-producer single-consumer ring of generated control
 // frames, each with the egress port it leaves by, from one shard's lcore to
 // another's.
-type mailbox struct {
-	buf        []byte
-	lens       []uint16
-	ports      []uint8
-	mask       uint32
-	head, tail atomic.Uint32
+type mailbox struct{ r *ring.SPSC[mailSlot] }
+
+// mailSlot is a frame in a mailbox: n bytes of b, leaving by port.
+type mailSlot struct {
+	n    uint16
+	port uint8
+	b    [genSlotLen]byte
 }
 
-func newMailbox(n int) *mailbox {
-	n = nextPow2(n)
-	return &mailbox{buf: make([]byte, n*genSlotLen), lens: make([]uint16, n), ports: make([]uint8, n), mask: uint32(n - 1)}
-}
+func newMailbox(n int) *mailbox { return &mailbox{ring.New[mailSlot](n)} }
 
 // slot is the room of the next frame (producer), nil when the mailbox is full.
 func (m *mailbox) slot() []byte {
-	t := m.tail.Load()
-	if t-m.head.Load() > m.mask {
+	s := m.r.Slot()
+	if s == nil {
 		return nil
 	}
-	i := int(t & m.mask)
-	return m.buf[i*genSlotLen : (i+1)*genSlotLen]
+	return s.b[:]
 }
 
 // commit publishes the frame of n bytes written into slot, for port p.
 func (m *mailbox) commit(p uint8, n int) {
-	t := m.tail.Load()
-	m.lens[t&m.mask], m.ports[t&m.mask] = uint16(n), p
-	m.tail.Store(t + 1)
+	s := m.r.Slot()
+	s.n, s.port = uint16(n), p
+	m.r.Commit()
 }
 
 // drain hands every frame committed so far to fn, oldest first (consumer).
 func (m *mailbox) drain(fn func(p uint8, frame []byte)) {
-	h, t := m.head.Load(), m.tail.Load()
-	for ; h != t; h++ {
-		i := int(h & m.mask)
-		fn(m.ports[i], m.buf[i*genSlotLen:i*genSlotLen+int(m.lens[i])])
-	}
-	m.head.Store(t)
+	m.r.Drain(func(s *mailSlot) { fn(s.port, s.b[:s.n]) })
 }
 
 // MaxPFCShards bounds the tx shards of a switch with PFC: every shard's want
@@ -203,8 +196,8 @@ func (e *Engine) ShardTx(groups [][]int) error {
 		sh.nextSample, sh.nextPubTx = old.nextSample, old.nextPubTx
 		sh.samples, sh.pfcEvents = old.samples, old.pfcEvents
 		if k > 0 {
-			sh.samples = NewSampleRing(len(old.samples.buf))
-			sh.pfcEvents = NewRing[PFCEvent](len(old.pfcEvents.buf))
+			sh.samples = NewSampleRing(old.samples.r.Cap())
+			sh.pfcEvents = NewRing[PFCEvent](old.pfcEvents.r.Cap())
 		}
 		sh.buf = old.buf
 		if sh.buf.on {
@@ -270,7 +263,7 @@ func (e *Engine) PFCEventRings() []*Ring[PFCEvent] {
 // deliver empties shard sh's inbox into its ports' generated-control queues.
 func (e *Engine) deliver(sh *txShard) {
 	for _, m := range sh.inbox {
-		if m == nil || m.head.Load() == m.tail.Load() {
+		if m == nil || m.r.Empty() {
 			continue
 		}
 		m.drain(func(p uint8, frame []byte) {

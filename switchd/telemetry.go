@@ -4,6 +4,7 @@ import (
 	"strconv"
 	"sync/atomic"
 
+	"github.com/ccbed/ccbed/internal/ring"
 	"github.com/ccbed/ccbed/wire"
 )
 
@@ -36,10 +37,8 @@ type PFCEvent struct {
 // writer) ring of records: telemetry samples (SampleRing), PFC events. A
 // full ring drops the new record and counts it.
 type Ring[T any] struct {
-	buf        []T
-	mask       uint64
-	head, tail atomic.Uint64
-	dropped    atomic.Uint64
+	r       *ring.SPSC[T]
+	dropped atomic.Uint64
 }
 
 // SampleRing is the ring of a shard's telemetry samples.
@@ -49,31 +48,21 @@ type SampleRing = Ring[Sample]
 func NewSampleRing(n int) *SampleRing { return NewRing[Sample](n) }
 
 // NewRing makes a ring of at least n records.
-func NewRing[T any](n int) *Ring[T] {
-	n = nextPow2(max(n, 2))
-	return &Ring[T]{buf: make([]T, n), mask: uint64(n - 1)}
-}
+func NewRing[T any](n int) *Ring[T] { return &Ring[T]{r: ring.New[T](max(n, 2))} }
 
 func (r *Ring[T]) push(s *T) {
-	t := r.tail.Load()
-	if t-r.head.Load() >= uint64(len(r.buf)) {
+	p := r.r.Slot()
+	if p == nil {
 		r.dropped.Add(1)
 		return
 	}
-	r.buf[t&r.mask] = *s
-	r.tail.Store(t + 1)
+	*p = *s
+	r.r.Commit()
 }
 
 // Drain calls fn on every record written so far, oldest first, and returns how
 // many. One reader at a time.
-func (r *Ring[T]) Drain(fn func(*T)) int {
-	h, t := r.head.Load(), r.tail.Load()
-	for i := h; i < t; i++ {
-		fn(&r.buf[i&r.mask])
-	}
-	r.head.Store(t)
-	return int(t - h)
-}
+func (r *Ring[T]) Drain(fn func(*T)) int { return r.r.Drain(fn) }
 
 // Dropped is the number of records lost to a full ring.
 func (r *Ring[T]) Dropped() uint64 { return r.dropped.Load() }

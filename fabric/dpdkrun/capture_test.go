@@ -23,23 +23,30 @@ type fakePort struct {
 func (p *fakePort) RxBurst(pkts []*dpdk.Mbuf) int { return copy(pkts, p.rx) }
 func (p *fakePort) TxBurst(pkts []*dpdk.Mbuf) int { return min(p.take, len(pkts)) }
 
+// mbufs allocates n mbufs from a new pool of poolN named name, all freed
+// when the test ends.
+func mbufs(t *testing.T, name string, poolN uint32, n int) *dpdk.Burst {
+	pool, err := dpdk.NewPktMbufPool(name, poolN, 0, dpdk.MbufDefaultDataRoom, dpdk.SocketAny)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Free)
+	burst := dpdk.NewBurst(n)
+	t.Cleanup(burst.Free)
+	if err := pool.AllocBulk(burst.Pkts); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { dpdk.FreeBulk(burst.Pkts) })
+	return burst
+}
+
 // TestTapPort checks a captured port's ring: received frames are kept, only
 // the transmitted frames TxBurst took are, a frame longer than the ring's
 // room keeps its head and its whole length, the times never decrease, a
 // full ring counts what it could not keep instead of blocking, and neither
 // burst allocates.
 func TestTapPort(t *testing.T) {
-	pool, err := dpdk.NewPktMbufPool("tap_pool", 255, 0, dpdk.MbufDefaultDataRoom, dpdk.SocketAny)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pool.Free()
-	burst := dpdk.NewBurst(8)
-	defer burst.Free()
-	if err := pool.AllocBulk(burst.Pkts); err != nil {
-		t.Fatal(err)
-	}
-	defer dpdk.FreeBulk(burst.Pkts)
+	burst := mbufs(t, "tap_pool", 255, 8)
 	for i, m := range burst.Pkts {
 		n := 60 + 10*i // 60..130 bytes: the last ones longer than the room
 		r := m.Room()
@@ -126,17 +133,7 @@ func TestTapPort(t *testing.T) {
 // the rings' earliest last poll), in time order, each on its port's
 // interface with its direction; the final drain writes the rest.
 func TestDrainMerged(t *testing.T) {
-	pool, err := dpdk.NewPktMbufPool("merge_pool", 63, 0, dpdk.MbufDefaultDataRoom, dpdk.SocketAny)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pool.Free()
-	burst := dpdk.NewBurst(4)
-	defer burst.Free()
-	if err := pool.AllocBulk(burst.Pkts); err != nil {
-		t.Fatal(err)
-	}
-	defer dpdk.FreeBulk(burst.Pkts)
+	burst := mbufs(t, "merge_pool", 63, 4)
 	for i, m := range burst.Pkts {
 		m.SetLen(60 + i)
 	}

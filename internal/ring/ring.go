@@ -78,3 +78,15 @@ func (r *SPSC[T]) Peek() *T {
 
 // Pop frees the slot Peek returned (consumer only).
 func (r *SPSC[T]) Pop() { atomic.StoreUint64(&r.head, r.head+1) }
+
+// Drain calls fn on every slot published so far, oldest first, frees them
+// all with one store of head, and returns how many (consumer only). fn must
+// not keep the pointer: the slot is the producer's once Drain returns.
+func (r *SPSC[T]) Drain(fn func(*T)) int {
+	h, t := r.head, atomic.LoadUint64(&r.tail)
+	for i := h; i != t; i++ {
+		fn(&r.buf[i&r.mask])
+	}
+	atomic.StoreUint64(&r.head, t)
+	return int(t - h)
+}

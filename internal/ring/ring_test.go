@@ -65,7 +65,8 @@ func TestUncommittedInvisible(t *testing.T) {
 }
 
 // FuzzModel checks the ring against a slice model: ops is a program of
-// pushes (even bytes) and pops (odd bytes) on a ring of size 1..16.
+// pushes (even bytes), pops (bytes 1 mod 4) and drains (3 mod 4) on a
+// ring of size 1..16.
 func FuzzModel(f *testing.F) {
 	f.Add(uint8(3), []byte{0, 2, 4, 6, 8, 1, 3, 10, 5, 7, 9})
 	f.Add(uint8(1), []byte{0, 0, 1, 1, 0})
@@ -85,6 +86,17 @@ func FuzzModel(f *testing.F) {
 					model = append(model, op)
 					produced++
 				}
+			} else if op%4 == 3 {
+				n := 0
+				if got := r.Drain(func(v *byte) {
+					if *v != model[n] {
+						t.Fatalf("op %d: Drain's slot %d is %d, want %d", i, n, *v, model[n])
+					}
+					n++
+				}); got != len(model) || n != got {
+					t.Fatalf("op %d: Drain %d (%d calls), model holds %d", i, got, n, len(model))
+				}
+				model = model[:0]
 			} else {
 				p := r.Peek()
 				if (p == nil) != (len(model) == 0) {

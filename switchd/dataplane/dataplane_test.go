@@ -18,6 +18,7 @@ import (
 	_ "github.com/ccbed/ccbed/ccalgo/all"
 	"github.com/ccbed/ccbed/ccalgo/rocc"
 	"github.com/ccbed/ccbed/dpdk"
+	"github.com/ccbed/ccbed/dpdk/dpdktest"
 	"github.com/ccbed/ccbed/internal/cpuclock"
 	"github.com/ccbed/ccbed/lcore"
 	"github.com/ccbed/ccbed/pcapw"
@@ -26,21 +27,17 @@ import (
 	"github.com/ccbed/ccbed/wire"
 )
 
-// Five lcores on the machine's two CPUs (lcore 0 is the main lcore), so that the
-// pipeline's three loops, or the sharded mode's four, can run beside the test; four looping net_ring vdevs for
-// the benchmark.
-var ealArgs = []string{
-	"--no-huge", "-m", "512", "--no-pci", "--no-shconf", "--no-telemetry",
-	"--lcores=0@0,1@1,2@0,3@1,4@0", "--log-level=lib.eal:error",
-	"--vdev=net_ring0", "--vdev=net_ring1", "--vdev=net_ring2", "--vdev=net_ring3",
-}
-
+// TestMain starts the EAL with five lcores on the machine's two CPUs (lcore
+// 0 is the main lcore), so that the pipeline's three loops, or the sharded
+// mode's four, can run beside the test, and four looping net_ring vdevs for
+// the benchmark. The lcore map is --lcores (dpdktest.Args spells -l, which
+// cannot place two lcores on one CPU).
 func TestMain(m *testing.M) {
-	if err := dpdk.EALInit(ealArgs); err != nil {
-		fmt.Fprintf(os.Stderr, "dataplane tests need DPDK (scripts/setup.sh) and root: %v\n", err)
-		os.Exit(1)
-	}
-	os.Exit(m.Run())
+	dpdktest.Main(m, "dataplane", []string{
+		"--no-huge", "-m", "512", "--no-pci", "--no-shconf", "--no-telemetry",
+		"--lcores=0@0,1@1,2@0,3@1,4@0", "--log-level=lib.eal:error",
+		"--vdev=net_ring0", "--vdev=net_ring1", "--vdev=net_ring2", "--vdev=net_ring3",
+	})
 }
 
 func hostIP(i int) uint32    { return 0x0a000001 | uint32(i)<<8 }
@@ -480,26 +477,34 @@ func BenchmarkForwardRTCScraped(b *testing.B) {
 	benchForwardMode(b, "none", 64, 0, ScrapeStorm)
 }
 
+// startRings starts the four looping net_ring vdevs on mp; stop stops them
+// (a benchmark, called again for each b.N, stops them before it returns).
+func startRings(tb testing.TB, mp *dpdk.Mempool) (ports []port.Port, stop func()) {
+	var eths []dpdk.EthPort
+	stop = func() {
+		for _, p := range eths {
+			p.Stop()
+		}
+	}
+	for i := 0; i < 4; i++ {
+		p, err := port.StartEth(port.EthConfig{Name: fmt.Sprintf("net_ring%d", i), Pool: mp})
+		if err != nil {
+			stop()
+			tb.Fatal(err)
+		}
+		eths = append(eths, p)
+		ports = append(ports, port.EthQueue{Port: p})
+	}
+	return ports, stop
+}
+
 // benchForwardMode runs the looping benchmark in rtc mode (rxLcores 0, polled
 // by the benchmark's goroutine) or in the sharded mode on launched lcores; in
 // rtc mode with a storm, half the polls under it (benchStormed).
 func benchForwardMode(b *testing.B, scheme string, size, rxLcores int, storm func(testing.TB, *switchd.Engine, *Switch) func() (uint64, uint64)) {
 	mp := newPool(b, fmt.Sprintf("bench_%s_%d_%d", scheme, size, rxLcores), 8191)
-	var ports []port.Port
-	var eths []dpdk.EthPort
-	for i := 0; i < 4; i++ {
-		p, err := port.StartEth(port.EthConfig{Name: fmt.Sprintf("net_ring%d", i), Pool: mp})
-		if err != nil {
-			b.Fatal(err)
-		}
-		eths = append(eths, p)
-		ports = append(ports, port.EthQueue{Port: p})
-	}
-	defer func() {
-		for _, p := range eths {
-			p.Stop()
-		}
-	}()
+	ports, stop := startRings(b, mp)
+	defer stop()
 	scheme, pfc := strings.CutSuffix(scheme, "+pfc")
 	cfg := switchConfig(scheme, []float64{1000, 1000, 1000, 1000})
 	cfg.PFC.Enabled = pfc // every frame lossless (pfc.priority)

@@ -13,7 +13,6 @@ import (
 
 	"github.com/ccbed/ccbed/dpdk"
 	"github.com/ccbed/ccbed/lcore"
-	"github.com/ccbed/ccbed/port"
 	"github.com/ccbed/ccbed/switchd"
 	"github.com/ccbed/ccbed/switchd/daemon"
 	"github.com/ccbed/ccbed/wire"
@@ -124,21 +123,8 @@ func TestSoakSwitch(t *testing.T) {
 	defer debug.SetGCPercent(debug.SetGCPercent(400)) // as cmd/switchd
 
 	mp := newPool(t, "soak", 8191)
-	var ports []port.Port
-	var eths []dpdk.EthPort
-	for i := 0; i < 4; i++ {
-		p, err := port.StartEth(port.EthConfig{Name: fmt.Sprintf("net_ring%d", i), Pool: mp})
-		if err != nil {
-			t.Fatal(err)
-		}
-		eths = append(eths, p)
-		ports = append(ports, port.EthQueue{Port: p})
-	}
-	defer func() {
-		for _, p := range eths {
-			p.Stop()
-		}
-	}()
+	ports, stopRings := startRings(t, mp)
+	defer stopRings()
 	// DCQCN CPs mark; they generate no frames, which would loop here forever
 	// and fill the pool (the switch's own frames are covered by
 	// TestRoCCFeedbackThroughMbufs).
