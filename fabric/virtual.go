@@ -3,10 +3,10 @@ package fabric
 import (
 	"context"
 	"fmt"
-	"github.com/ccbed/ccbed/internal/ring"
 	"time"
 
 	"github.com/ccbed/ccbed/hostd"
+	"github.com/ccbed/ccbed/internal/ring"
 	"github.com/ccbed/ccbed/node"
 	"github.com/ccbed/ccbed/pcapw"
 	"github.com/ccbed/ccbed/switchd"

@@ -2,11 +2,11 @@ package switchd
 
 import (
 	"fmt"
-	"github.com/ccbed/ccbed/internal/ring"
 	"math"
 	"sync/atomic"
 
 	"github.com/ccbed/ccbed/ccalgo"
+	"github.com/ccbed/ccbed/internal/ring"
 	"github.com/ccbed/ccbed/wire"
 )
 

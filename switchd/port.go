@@ -1,13 +1,13 @@
 package switchd
 
 import (
-	"github.com/ccbed/ccbed/internal/ring"
 	"math"
 	"math/bits"
 	"sync/atomic"
 	"unsafe"
 
 	"github.com/ccbed/ccbed/ccalgo"
+	"github.com/ccbed/ccbed/internal/ring"
 	"github.com/ccbed/ccbed/wire"
 )
 

@@ -2,10 +2,10 @@ package switchd
 
 import (
 	"fmt"
-	"github.com/ccbed/ccbed/internal/ring"
 	"sync/atomic"
 
 	"github.com/ccbed/ccbed/ccalgo"
+	"github.com/ccbed/ccbed/internal/ring"
 	"github.com/ccbed/ccbed/wire"
 )
 
