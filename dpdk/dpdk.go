@@ -19,7 +19,7 @@ package dpdk
 
 /*
 #cgo pkg-config: libdpdk
-#cgo LDFLAGS: -lrte_net_ring
+#cgo LDFLAGS: -lrte_net_ring -lrte_bus_vdev
 #cgo CFLAGS: -O2 -Wno-deprecated-declarations
 #include "shim.h"
 */

@@ -284,6 +284,18 @@ func startPort(tb testing.TB, name string, mp *dpdk.Mempool) dpdk.EthPort {
 	return p
 }
 
+// newCable makes a cable whose ports close at cleanup, after startPort's
+// cleanups stop them (cleanups run last first).
+func newCable(tb testing.TB, nameA, nameB string, size uint32) (a, b dpdk.EthPort) {
+	tb.Helper()
+	a, b, err := dpdk.NewEthCable(nameA, nameB, size, dpdk.SocketAny)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { a.Close(); b.Close() })
+	return a, b
+}
+
 func TestEthRingLoopback(t *testing.T) {
 	mp := newPool(t, "p_eth", 1023, dpdk.MbufDefaultDataRoom)
 	p := startPort(t, "net_ring0", mp)
@@ -448,10 +460,7 @@ func TestBurstPathsAllocateNothing(t *testing.T) {
 
 func TestEthCable(t *testing.T) {
 	mp := newPool(t, "p_cable", 511, dpdk.MbufDefaultDataRoom)
-	a, b, err := dpdk.NewEthCable("cab_a", "cab_b", 256, dpdk.SocketAny)
-	if err != nil {
-		t.Fatal(err)
-	}
+	a, b := newCable(t, "cab_a", "cab_b", 256)
 	pa := startPort(t, a.Name(), mp)
 	pb := startPort(t, b.Name(), mp)
 	burst := dpdk.NewBurst(8)
@@ -476,5 +485,56 @@ func TestEthCable(t *testing.T) {
 			t.Fatalf("peer received %d", n)
 		}
 		dpdk.FreeBulk(burst.Pkts[:n])
+	}
+}
+
+// TestPluggedDevicesCanBeMadeAgain: closing both ports of a cable frees its
+// rings and takes its devices off the vdev bus, and closing a device plugged
+// in by CreateVdev takes it off too, so that the same names can be made
+// again in one process (as every run of `go test -count N` does); a cable
+// whose second port cannot be made leaves nothing behind.
+func TestPluggedDevicesCanBeMadeAgain(t *testing.T) {
+	for round := 0; round < 3; round++ {
+		a, b, err := dpdk.NewEthCable("again_a", "again_b", 64, dpdk.SocketAny)
+		if err != nil {
+			t.Fatalf("round %d: %v", round, err)
+		}
+		qa, qb, err := dpdk.NewEthCableQueues("againq_a", "againq_b", 2, 1, 64, dpdk.SocketAny)
+		if err != nil {
+			t.Fatalf("round %d: %v", round, err)
+		}
+		if err := dpdk.CreateVdev("net_ring_again", ""); err != nil {
+			t.Fatalf("round %d: %v", round, err)
+		}
+		v, err := dpdk.EthPortByName("net_ring_again")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range []dpdk.EthPort{a, b, qa, qb, v} {
+			if err := p.Close(); err != nil {
+				t.Fatalf("round %d: close %s: %v", round, p.Name(), err)
+			}
+		}
+		if _, err := dpdk.EthPortByName("net_ring_again"); err == nil {
+			t.Fatal("net_ring_again still an ethdev after Close")
+		}
+	}
+	// A name already on the bus: B is refused, and A's device and both
+	// rings go with it, so the cable can then be made under free names.
+	x, y, err := dpdk.NewEthCable("dup_x", "dup_y", 64, dpdk.SocketAny)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := dpdk.NewEthCable("half_a", "dup_x", 64, dpdk.SocketAny); err == nil {
+		t.Fatal("a cable end named after an existing one was made")
+	}
+	a, b, err := dpdk.NewEthCable("half_a", "half_b", 64, dpdk.SocketAny)
+	if err != nil {
+		t.Fatalf("after the refused cable: %v", err)
+	}
+	for _, p := range []dpdk.EthPort{x, y, a, b} {
+		if err := p.Close(); err != nil {
+			t.Fatal(err)
+		}
 	}
 }

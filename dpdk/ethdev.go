@@ -2,6 +2,7 @@ package dpdk
 
 /*
 #include <stdlib.h>
+#include <rte_bus_vdev.h>
 #include "shim.h"
 */
 import "C"
@@ -9,6 +10,7 @@ import "C"
 import (
 	"fmt"
 	"net"
+	"sync"
 	"unsafe"
 )
 
@@ -76,9 +78,86 @@ func (p EthPort) Stop() error {
 }
 
 // Close releases the port (stop it first); the mbufs in its rings return to
-// their pools.
+// their pools. A device this process plugged in (CreateVdev, NewEthCable,
+// NewEthCableQueues) leaves the vdev bus too, and a cable's rings are freed
+// when the second of its two ports closes: a device or cable of the same
+// name can be made again in the same process.
 func (p EthPort) Close() error {
-	return errFromRC(fmt.Sprintf("rte_eth_dev_close port %d", p), C.rte_eth_dev_close(C.uint16_t(p)))
+	if err := errFromRC(fmt.Sprintf("rte_eth_dev_close port %d", p), C.rte_eth_dev_close(C.uint16_t(p))); err != nil {
+		return err
+	}
+	return plugged.release(p)
+}
+
+// plugged holds the devices this process plugged into the vdev bus after the
+// EAL started, and the rte_rings each cable's ports were made from. Closing
+// an ethdev leaves its device on the bus, its name taken; the net_ring driver
+// frees only the rings it made itself, not those handed to
+// rte_eth_from_rings. Each ring is counted once for each of the two ports
+// that use it and freed when the last one closes.
+var plugged = pluggedDevices{ports: map[EthPort]pluggedDevice{}, users: map[*Ring]int{}}
+
+// pluggedDevice is one plugged port's vdev name and cable rings.
+type pluggedDevice struct {
+	vdev  string
+	rings []*Ring
+}
+
+// pluggedDevices counts the ports that use each cable ring.
+type pluggedDevices struct {
+	mu    sync.Mutex
+	ports map[EthPort]pluggedDevice
+	users map[*Ring]int
+}
+
+// hold records that port p is the vdev named vdev, made from rings.
+func (u *pluggedDevices) hold(p EthPort, vdev string, rings []*Ring) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	u.ports[p] = pluggedDevice{vdev: vdev, rings: rings}
+	for _, r := range rings {
+		u.users[r]++
+	}
+}
+
+// release removes closed port p's device from the vdev bus and frees each of
+// its rings that no other port uses.
+func (u *pluggedDevices) release(p EthPort) error {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	d, ok := u.ports[p]
+	if !ok {
+		return nil
+	}
+	delete(u.ports, p)
+	for _, r := range d.rings {
+		if u.users[r]--; u.users[r] == 0 {
+			delete(u.users, r)
+			r.Free()
+		}
+	}
+	cn := C.CString(d.vdev)
+	defer C.free(unsafe.Pointer(cn))
+	return errFromRC("rte_vdev_uninit "+d.vdev, C.rte_vdev_uninit(cn))
+}
+
+// holdPort records the port made as vdev device name.
+func holdPort(name string, rings []*Ring) (EthPort, error) {
+	p, err := EthPortByName(name)
+	if err != nil {
+		return 0, err
+	}
+	plugged.hold(p, name, rings)
+	return p, nil
+}
+
+// freeRings frees rings no port was made from (a cable whose making failed).
+func freeRings(rings []*Ring) {
+	for _, r := range rings {
+		if r != nil {
+			r.Free()
+		}
+	}
 }
 
 // SetPromiscuous turns promiscuous mode on or off.
@@ -171,6 +250,20 @@ func (p EthPort) RxTxBurst(rxq uint16, out EthPort, txq uint16, pkts []*Mbuf) (r
 	return int(n), int(sent)
 }
 
+// CreateVdev probes a virtual device after the EAL started, as --vdev=name,args
+// would at start (args may be empty): name begins with its driver's name
+// ("net_ring_x", "net_null_y"). Closing its port removes it again.
+func CreateVdev(name, args string) error {
+	cn, ca := C.CString(name), C.CString(args)
+	defer C.free(unsafe.Pointer(cn))
+	defer C.free(unsafe.Pointer(ca))
+	if err := errFromRC("rte_vdev_init "+name, C.rte_vdev_init(cn, ca)); err != nil {
+		return err
+	}
+	_, err := holdPort(name, nil)
+	return err
+}
+
 // NewEthCable makes two ethdev ports joined back to back by a pair of rte_rings
 // (rte_eth_from_rings of the net_ring driver): what one transmits the other
 // receives. It is the virtual cable between a host port and a switch port when
@@ -189,15 +282,14 @@ func NewEthCable(nameA, nameB string, size uint32, socket int) (a, b EthPort, er
 	ca, cb := C.CString(nameA), C.CString(nameB)
 	defer C.free(unsafe.Pointer(ca))
 	defer C.free(unsafe.Pointer(cb))
+	rings := []*Ring{ab, ba}
 	pa := C.ccbed_eth_from_ring_pair(ca, ba.c(), ab.c(), C.uint(socketOrZero(socket)))
 	if pa < 0 {
+		freeRings(rings)
 		return 0, 0, errFromRC("rte_eth_from_rings "+nameA, pa)
 	}
 	pb := C.ccbed_eth_from_ring_pair(cb, ab.c(), ba.c(), C.uint(socketOrZero(socket)))
-	if pb < 0 {
-		return 0, 0, errFromRC("rte_eth_from_rings "+nameB, pb)
-	}
-	return EthPort(pa), EthPort(pb), nil
+	return holdCable(nameA, nameB, pa, pb, rings)
 }
 
 // NewEthCableQueues is NewEthCable with queues rx and tx queues on each
@@ -217,12 +309,9 @@ func NewEthCableQueues(nameA, nameB string, queues, rotate int, size uint32, soc
 			toA[j], err = NewRing(fmt.Sprintf("%s>%d", nameA, j), size, socket, RingSingleProducer|RingSingleConsumer)
 		}
 	}
+	rings := append(toA, toB...)
 	if err != nil {
-		for _, r := range append(toA, toB...) {
-			if r != nil {
-				r.Free()
-			}
-		}
+		freeRings(rings)
 		return 0, 0, err
 	}
 	arr := func(rings []*Ring, shift int) **C.struct_rte_ring {
@@ -243,12 +332,23 @@ func NewEthCableQueues(nameA, nameB string, queues, rotate int, size uint32, soc
 	q := C.uint(queues)
 	pa := C.ccbed_eth_from_rings(ca, rxA, q, txA, q, C.uint(socketOrZero(socket)))
 	if pa < 0 {
+		freeRings(rings)
 		return 0, 0, errFromRC("rte_eth_from_rings "+nameA, pa)
 	}
 	pb := C.ccbed_eth_from_rings(cb, rxB, q, txB, q, C.uint(socketOrZero(socket)))
+	return holdCable(nameA, nameB, pa, pb, rings)
+}
+
+// holdCable records a cable's two ports, pa and pb (rte_eth_from_rings'
+// results: a port id, or negative), made from rings; if B was not made, it
+// closes A, which frees the rings.
+func holdCable(nameA, nameB string, pa, pb C.int, rings []*Ring) (a, b EthPort, err error) {
+	plugged.hold(EthPort(pa), EthPort(pa).Name(), rings)
 	if pb < 0 {
+		EthPort(pa).Close()
 		return 0, 0, errFromRC("rte_eth_from_rings "+nameB, pb)
 	}
+	plugged.hold(EthPort(pb), EthPort(pb).Name(), rings)
 	return EthPort(pa), EthPort(pb), nil
 }
 

@@ -13,10 +13,7 @@ func multiCables(t *testing.T, prefix string, mp *dpdk.Mempool, per int) (tx, rx
 	t.Helper()
 	var send, recv []dpdk.PortQueue
 	for _, c := range []string{"a", "b"} {
-		a, b, err := dpdk.NewEthCable(prefix+c+"_tx", prefix+c+"_rx", 64, dpdk.SocketAny)
-		if err != nil {
-			t.Fatal(err)
-		}
+		a, b := newCable(t, prefix+c+"_tx", prefix+c+"_rx", 64)
 		send = append(send, dpdk.PortQueue{Port: startPort(t, a.Name(), mp)})
 		recv = append(recv, dpdk.PortQueue{Port: startPort(t, b.Name(), mp)})
 	}

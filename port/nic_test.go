@@ -18,7 +18,8 @@ func TestWaitLinkUp(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer mp.Free()
-	p, err := dpdk.EthPortByName("net_ring2")
+	dev := ringVdev(t)
+	p, err := dpdk.EthPortByName(dev)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -33,7 +34,7 @@ func TestWaitLinkUp(t *testing.T) {
 	}
 	begin := time.Now()
 	_, err = port.WaitLinkUp(p, 200*time.Millisecond)
-	if err == nil || !strings.Contains(err.Error(), "link still down") || !strings.Contains(err.Error(), "net_ring2") {
+	if err == nil || !strings.Contains(err.Error(), "link still down") || !strings.Contains(err.Error(), dev) {
 		t.Fatalf("a stopped port: WaitLinkUp = %v, want a link-down error naming the port", err)
 	}
 	// It gave up (it returned), and not before its timeout; how long after
@@ -48,7 +49,7 @@ func TestWaitLinkUp(t *testing.T) {
 	if err != nil || !l.Up {
 		t.Fatalf("a started net_ring: link %+v, %v", l, err)
 	}
-	t.Logf("net_ring2 link: %+v; flow control %s", l, port.FlowControlState(p))
+	t.Logf("%s link: %+v; flow control %s", dev, l, port.FlowControlState(p))
 	scratch := dpdk.NewBurst(8)
 	defer scratch.Free()
 	if err := port.Shutdown(p, scratch.Pkts); err != nil {
@@ -96,8 +97,9 @@ func TestFlowControl(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer mp.Free()
+	dev := ringVdev(t)
 	for _, fc := range []port.FlowControl{port.FlowControlPFC, port.FlowControlPause} {
-		_, err := port.StartEth(port.EthConfig{Name: "net_ring3", Pool: mp, RxDesc: 128, TxDesc: 128, FlowControl: fc})
+		_, err := port.StartEth(port.EthConfig{Name: dev, Pool: mp, RxDesc: 128, TxDesc: 128, FlowControl: fc})
 		if err == nil || !strings.Contains(err.Error(), string(fc)) {
 			t.Errorf("flow control %s on net_ring: %v, want an error naming it", fc, err)
 		}
@@ -120,9 +122,10 @@ func TestJumboFrames(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer mp.Free()
+	dev := ringVdev(t)
 	var s port.Started
 	defer s.Close()
-	p, err := s.Start(port.EthConfig{Name: "net_ring3", Pool: mp, RxDesc: 128, TxDesc: 128, MTU: 9000})
+	p, err := s.Start(port.EthConfig{Name: dev, Pool: mp, RxDesc: 128, TxDesc: 128, MTU: 9000})
 	if err != nil {
 		t.Fatal(err)
 	}

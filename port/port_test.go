@@ -1,6 +1,8 @@
 package port_test
 
 import (
+	"fmt"
+	"sync/atomic"
 	"testing"
 
 	"github.com/ccbed/ccbed/dpdk"
@@ -9,7 +11,28 @@ import (
 )
 
 func TestMain(m *testing.M) {
-	dpdktest.Main(m, "port", dpdktest.Args(256, "0", "--vdev=net_ring0", "--vdev=net_ring1", "--vdev=net_ring2", "--vdev=net_ring3"))
+	dpdktest.Main(m, "port", dpdktest.Args(256, "0"))
+}
+
+var vdevSeq atomic.Int32
+
+// ringVdev probes a net_ring device of its own for one run of a test (a
+// lone net_ring loops what it sends into its receive queue) and removes it
+// at cleanup if the test did not: closing a port removes its device, so a
+// device made once at EAL start would be gone for the next run of -count.
+func ringVdev(t *testing.T) string {
+	t.Helper()
+	name := fmt.Sprintf("net_ring_t%d", vdevSeq.Add(1))
+	if err := dpdk.CreateVdev(name, ""); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if p, err := dpdk.EthPortByName(name); err == nil {
+			p.Stop()
+			p.Close()
+		}
+	})
+	return name
 }
 
 // sendRecv pushes a burst through tx and reads it back from rx, checking bytes.
@@ -49,14 +72,14 @@ func TestEthQueueAndRingPair(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer mp.Free()
-
-	if _, err := port.StartEth(port.EthConfig{Name: "net_ring0"}); err == nil {
+	dev := ringVdev(t)
+	if _, err := port.StartEth(port.EthConfig{Name: dev}); err == nil {
 		t.Fatal("StartEth without a pool accepted")
 	}
 	if _, err := port.StartEth(port.EthConfig{Name: "no_such_dev", Pool: mp}); err == nil {
 		t.Fatal("StartEth of a missing device accepted")
 	}
-	id, err := port.StartEth(port.EthConfig{Name: "net_ring0", Pool: mp, RxDesc: 128, TxDesc: 128})
+	id, err := port.StartEth(port.EthConfig{Name: dev, Pool: mp, RxDesc: 128, TxDesc: 128})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,11 +119,12 @@ func TestStartedClosesEveryPort(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer mp.Free()
+	dev := ringVdev(t)
 	var s port.Started
 	if _, err := s.Start(port.EthConfig{Name: "no_such_dev", Pool: mp}); err == nil {
 		t.Fatal("started a missing device")
 	}
-	p, err := s.Start(port.EthConfig{Name: "net_ring1", Pool: mp, RxDesc: 128, TxDesc: 128})
+	p, err := s.Start(port.EthConfig{Name: dev, Pool: mp, RxDesc: 128, TxDesc: 128})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -119,8 +143,8 @@ func TestStartedClosesEveryPort(t *testing.T) {
 		t.Fatalf("TxBurst took %d of 4", n)
 	}
 	s.Close()
-	if _, err := dpdk.EthPortByName("net_ring1"); err == nil {
-		t.Fatal("net_ring1 still exists after Close")
+	if _, err := dpdk.EthPortByName(dev); err == nil {
+		t.Fatalf("%s still exists after Close", dev)
 	}
 	if in := mp.InUse(); in != 0 {
 		t.Fatalf("%d mbufs not returned", in)
