@@ -138,7 +138,7 @@ func (c *TxCounters) Add(o *TxCounters) { addCounts(c, o) }
 // field of another kind), so that a value is an array of uint64 words, and
 // summing two is summing their words: no field can be left out, and no
 // reflection runs.
-func addCounts[T RxCounters | TxCounters | Refusals](c, o *T) {
+func addCounts[T RxCounters | TxCounters | Refusals | PortCounter](c, o *T) {
 	n := unsafe.Sizeof(*c) / unsafe.Sizeof(uint64(0))
 	dst := unsafe.Slice((*uint64)(unsafe.Pointer(c)), n)
 	src := unsafe.Slice((*uint64)(unsafe.Pointer(o)), n)
