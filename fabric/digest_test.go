@@ -2,12 +2,7 @@ package fabric_test
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
 	"flag"
-	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -122,14 +117,9 @@ func engineDigest(t *testing.T, spec *fabric.Spec, endNs int64, capture bool, pa
 		t.Fatal(err)
 	}
 	r := v.Result()
-	sum := sha256.New()
+	sum := golden.NewHash()
 	for _, f := range files {
-		b, err := os.ReadFile(f.Path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		fmt.Fprintf(sum, "%s %d\n", filepath.Base(f.Path), len(b))
-		sum.Write(b)
+		sum.File(t, filepath.Base(f.Path), f.Path)
 	}
 	type hostOut struct {
 		Samples, FCTs, Rx, Tx any
@@ -143,15 +133,11 @@ func engineDigest(t *testing.T, spec *fabric.Spec, endNs int64, capture bool, pa
 	for _, se := range r.Switches {
 		switches = append(switches, se.Snapshot())
 	}
-	b, err := json.Marshal(struct {
+	sum.JSON(t, struct {
 		Samples, Hosts, Switches, LinkLosses any
 		EndNs                                int64
 	}{digestSamples(r.Samples), hosts, switches, r.LinkLosses, r.EndNs})
-	if err != nil {
-		t.Fatal(err)
-	}
-	sum.Write(b)
-	return hex.EncodeToString(sum.Sum(nil))
+	return sum.String()
 }
 
 // digestSamples are the switches' samples as the digest has hashed them

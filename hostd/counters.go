@@ -1,5 +1,7 @@
 package hostd
 
+import "unsafe"
+
 // RateSample is one row of the per-flow rate time series: the goodput (bytes
 // newly acknowledged) of a flow over the sample period ending at T, and the
 // sending rate and window in force when it was taken (min(RP rate, offered
@@ -91,18 +93,8 @@ func (r *Refusals) Total() uint64 {
 	return r.PFC + r.CNP + r.Ack + r.Nak + r.RoCCRate + r.P4QCN + r.QCN + r.NakRepeat
 }
 
-// Add adds o's counts to r, every field (TestCountersAdd checks that none
-// is left out).
-func (r *Refusals) Add(o *Refusals) {
-	r.PFC += o.PFC
-	r.CNP += o.CNP
-	r.Ack += o.Ack
-	r.Nak += o.Nak
-	r.RoCCRate += o.RoCCRate
-	r.P4QCN += o.P4QCN
-	r.QCN += o.QCN
-	r.NakRepeat += o.NakRepeat
-}
+// Add adds o's counts to r's.
+func (r *Refusals) Add(o *Refusals) { addCounts(r, o) }
 
 // TxCounters are the send side's counters.
 type TxCounters struct {
@@ -135,57 +127,22 @@ type TxCounters struct {
 	Refused Refusals `json:"refused"`
 }
 
-// Add adds o's counts to c's, every field (TestCountersAdd checks that
-// none is left out).
-func (c *RxCounters) Add(o *RxCounters) {
-	c.Frames += o.Frames
-	c.Malformed += o.Malformed
-	c.Other += o.Other
-	c.NotForUs += o.NotForUs
-	c.Data += o.Data
-	c.DataBytes += o.DataBytes
-	c.InOrder += o.InOrder
-	c.Duplicate += o.Duplicate
-	c.OutOfOrder += o.OutOfOrder
-	c.NewFlows += o.NewFlows
-	c.FlowTableFull += o.FlowTableFull
-	c.Evicted += o.Evicted
-	c.AcksOwed += o.AcksOwed
-	c.NaksOwed += o.NaksOwed
-	c.CNPsOwed += o.CNPsOwed
-	c.Acks += o.Acks
-	c.Naks += o.Naks
-	c.CNPs += o.CNPs
-	c.RoCCRate += o.RoCCRate
-	c.P4QCN += o.P4QCN
-	c.QCN += o.QCN
-	c.PFC += o.PFC
-	c.EventsDropped += o.EventsDropped
-	c.BuildErrors += o.BuildErrors
-	c.Refused.Add(&o.Refused)
-}
+// Add adds o's counts to c's.
+func (c *RxCounters) Add(o *RxCounters) { addCounts(c, o) }
 
-// Add adds o's counts to c's, every field (TestCountersAdd checks that
-// none is left out).
-func (c *TxCounters) Add(o *TxCounters) {
-	c.DataFrames += o.DataFrames
-	c.DataBytes += o.DataBytes
-	c.PayloadBytes += o.PayloadBytes
-	c.RetxFrames += o.RetxFrames
-	c.NakRewinds += o.NakRewinds
-	c.Timeouts += o.Timeouts
-	c.StaleEvents += o.StaleEvents
-	c.BadAcks += o.BadAcks
-	c.ControlFrames += o.ControlFrames
-	c.ControlBytes += o.ControlBytes
-	c.PauseFrames += o.PauseFrames
-	c.FlowsStarted += o.FlowsStarted
-	c.FlowsCompleted += o.FlowsCompleted
-	c.PendingDropped += o.PendingDropped
-	c.FlowsWaiting += o.FlowsWaiting
-	c.SamplesDropped += o.SamplesDropped
-	c.FCTsDropped += o.FCTsDropped
-	c.BuildErrors += o.BuildErrors
-	c.RPRebuilds += o.RPRebuilds
-	c.Refused.Add(&o.Refused)
+// Add adds o's counts to c's.
+func (c *TxCounters) Add(o *TxCounters) { addCounts(c, o) }
+
+// addCounts adds every count of o to c's. The counters types are uint64
+// fields only, nested structs of them included (TestCountersAdd fails on a
+// field of another kind), so that a value is an array of uint64 words, and
+// summing two is summing their words: no field can be left out, and no
+// reflection runs.
+func addCounts[T RxCounters | TxCounters | Refusals | PortCounter](c, o *T) {
+	n := unsafe.Sizeof(*c) / unsafe.Sizeof(uint64(0))
+	dst := unsafe.Slice((*uint64)(unsafe.Pointer(c)), n)
+	src := unsafe.Slice((*uint64)(unsafe.Pointer(o)), n)
+	for i := range dst {
+		dst[i] += src[i]
+	}
 }

@@ -98,15 +98,8 @@ type PortCounter struct {
 	CtlRingDrops uint64 `json:"ctl_ring_drops"` // rx-to-tx control ring full
 }
 
-// Add adds o's counts to c's, every field (TestCountersAdd checks that
-// none is left out).
-func (c *PortCounter) Add(o *PortCounter) {
-	c.RxFrames += o.RxFrames
-	c.TxFrames += o.TxFrames
-	c.TxDrops += o.TxDrops
-	c.NoMbuf += o.NoMbuf
-	c.CtlRingDrops += o.CtlRingDrops
-}
+// Add adds o's counts to c's.
+func (c *PortCounter) Add(o *PortCounter) { addCounts(c, o) }
 
 // Report builds the counters report of e; port may be nil.
 func (e *Engine) Report(port *PortCounter) Report {

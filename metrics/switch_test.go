@@ -8,6 +8,7 @@ import (
 	"unsafe"
 
 	_ "github.com/ccbed/ccbed/ccalgo/all"
+	"github.com/ccbed/ccbed/internal/switchtest"
 	"github.com/ccbed/ccbed/switchd"
 	"github.com/ccbed/ccbed/switchd/dataplane"
 	"github.com/ccbed/ccbed/wire"
@@ -203,14 +204,14 @@ func pedanticGather(t *testing.T, c prometheus.Collector) {
 func testSwitch(t *testing.T) *switchd.Engine { return newSwitch(t, 2) }
 
 // newSwitch is a switch of n ports; host i (10.0.i.1) is behind port pi,
-// as in switchd's tests.
+// as in switchd's tests (switchtest).
 func newSwitch(tb testing.TB, n int) *switchd.Engine {
 	tb.Helper()
 	c := switchd.DefaultSpec()
 	for i := 0; i < n; i++ {
 		c.Ports = append(c.Ports, switchd.PortSpec{
-			Name: fmt.Sprintf("p%d", i), MAC: wire.MAC{2, 0, 0, 0, 0xff, byte(i)},
-			PeerMAC: wire.MAC{2, 0, 0, 0, 0, byte(i)}, LinkBps: 10e9, BufferBytes: 1 << 20,
+			Name: fmt.Sprintf("p%d", i), MAC: switchtest.PortMAC(i),
+			PeerMAC: switchtest.HostMAC(i), LinkBps: 10e9, BufferBytes: 1 << 20,
 		})
 		c.Routes = append(c.Routes, switchd.Route{Addr: 0x0a000000 | uint32(i)<<8, Len: 24, Ports: []int{i}})
 	}
@@ -239,20 +240,6 @@ func BenchmarkSwitchScrape(b *testing.B) {
 	}
 }
 
-// dataFrame is a RoCEv2 data packet from host src to 10.0.dst.1, untagged:
-// the switch queues it at its PFC priority (3).
-func dataFrame(t *testing.T, src, dst int) []byte {
-	t.Helper()
-	b := make([]byte, 2048)
-	ep := wire.Endpoints{DstMAC: wire.MAC{2, 0, 0, 0, 0xff, byte(src)}, SrcMAC: wire.MAC{2, 0, 0, 0, 0, byte(src)},
-		SrcIP: 0x0a000001 | uint32(src)<<8, DstIP: 0x0a000001 | uint32(dst)<<8, SrcPort: 49152, IPID: 1}
-	n, err := wire.BuildData(b, &ep, &wire.DataSpec{Opcode: wire.OpWriteOnly, DestQP: 7, PSN: 1, PayloadLen: 256})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b[:n]
-}
-
 // TestSwitchCollectorOnEngine drives a real engine (no DPDK): frames in on
 // p0, some dropped, the rest queued on p1, then sent; each scrape shows the
 // counters as the engine last published them.
@@ -263,16 +250,16 @@ func TestSwitchCollectorOnEngine(t *testing.T) {
 	var frames [][]byte
 	const n = 8
 	for i := 0; i < n; i++ {
-		f := dataFrame(t, 0, 1)
+		f := switchtest.DataFrame(t, 0, 1, 7, 256)
 		if !e.Classify(0, f, &m) || !e.Enqueue(0, &m, f, switchd.Handle(uintptr(unsafe.Pointer(&f[0])))) {
 			t.Fatalf("frame %d not queued", i)
 		}
 		frames = append(frames, f)
 	}
-	if e.Classify(0, dataFrame(t, 0, 9), &m) { // 10.0.9.1: no route
+	if e.Classify(0, switchtest.DataFrame(t, 0, 9, 7, 256), &m) { // 10.0.9.1: no route
 		t.Fatal("frame without a route classified")
 	}
-	if e.Classify(0, dataFrame(t, 0, 1)[:30], &m) { // truncated
+	if e.Classify(0, switchtest.DataFrame(t, 0, 1, 7, 256)[:30], &m) { // truncated
 		t.Fatal("truncated frame classified")
 	}
 	fl := len(frames[0])

@@ -449,18 +449,20 @@ func burstAllocs(t *testing.T, g *Generator, stepNs int64) float64 {
 
 // TestConfigValidate checks that bad values are refused with their key and line.
 func TestConfigValidate(t *testing.T) {
+	// port is a config of one port with keys.
+	port := func(keys string) string { return "[[ports]]\n" + keys }
 	checkConfigs(t, []configCase{
-		{"ok", "[[ports]]\nname = \"net_null0\"\nrate_gbps = 10\nmix = \"imix\"\n", ""},
+		{"ok", port("name = \"net_null0\"\nrate_gbps = 10\nmix = \"imix\"\n"), ""},
 		{"no ports", "duration_s = 1\n", "ports"},
-		{"unknown key", "[[ports]]\nname = \"a\"\nspeed = 3\n", ":3: ports.speed: unknown key"},
+		{"unknown key", port("name = \"a\"\nspeed = 3\n"), ":3: ports.speed: unknown key"},
 		{"bad proto", "[[ports]]\nname = \"a\"\n[[ports]]\nproto = \"tcp\"\n", ":4: ports[1].proto"},
-		{"small size", "[[ports]]\nsize = 40\n", ":2: ports[0].size"},
-		{"roce small", "[[ports]]\nproto = \"roce\"\nsize = 64\n", ":3: ports[0].size"},
-		{"two rates", "[[ports]]\nrate_gbps = 1\nrate_mpps = 1\n", ":3: ports[0].rate_mpps"},
-		{"bad mix", "[[ports]]\nmix = \"64:x\"\n", ":2: ports[0].mix"},
-		{"bad vary", "[[ports]]\nvary = [\"ttl\"]\n", ":2: ports[0].vary"},
-		{"bad mac", "[[ports]]\nsrc_mac = \"zz\"\n", ":2: ports[0].src_mac"},
-		{"burst", "[[ports]]\nburst = 1000\n", ":2: ports[0].burst"},
+		{"small size", port("size = 40\n"), ":2: ports[0].size"},
+		{"roce small", port("proto = \"roce\"\nsize = 64\n"), ":3: ports[0].size"},
+		{"two rates", port("rate_gbps = 1\nrate_mpps = 1\n"), ":3: ports[0].rate_mpps"},
+		{"bad mix", port("mix = \"64:x\"\n"), ":2: ports[0].mix"},
+		{"bad vary", port("vary = [\"ttl\"]\n"), ":2: ports[0].vary"},
+		{"bad mac", port("src_mac = \"zz\"\n"), ":2: ports[0].src_mac"},
+		{"burst", port("burst = 1000\n"), ":2: ports[0].burst"},
 	})
 }
 

@@ -130,23 +130,25 @@ func TestFieldModes(t *testing.T) {
 
 // TestFieldModeConfig: field tables are checked with the key and line.
 func TestFieldModeConfig(t *testing.T) {
+	// field is a port with a [ports.field.NAME] table of keys.
+	field := func(name, keys string) string { return "[[ports]]\n[ports.field." + name + "]\n" + keys }
 	checkConfigs(t, []configCase{
-		{"ok range", "[[ports]]\n[ports.field.src_port]\nmode = \"range\"\nrange = [1, 9, 2]\n", ""},
-		{"ok random ip", "[[ports]]\n[ports.field.dst_ip]\nmode = \"random\"\nmask = \"0.0.0.255\"\nseed = 3\n", ""},
-		{"ok ip range", "[[ports]]\n[ports.field.src_ip]\nmode = \"range\"\nrange = [\"10.0.0.1\", \"10.0.0.9\", 1]\n", ""},
-		{"bad mode", "[[ports]]\n[ports.field.src_port]\nmode = \"walk\"\n", ":3: ports[0].field.src_port.mode"},
-		{"range without mode", "[[ports]]\n[ports.field.src_port]\nrange = [1, 2, 1]\n", ":3: ports[0].field.src_port.range: give mode"},
-		{"mask without mode", "[[ports]]\n[ports.field.src_port]\nmask = 3\n", ":3: ports[0].field.src_port.mask"},
-		{"short range", "[[ports]]\n[ports.field.src_port]\nmode = \"range\"\nrange = [1, 2]\n", ":4: ports[0].field.src_port.range: 2 values"},
-		{"stop below start", "[[ports]]\n[ports.field.dst_port]\nmode = \"range\"\nrange = [9, 2, 1]\n", ":4: ports[0].field.dst_port.range: stop 2 is below start 9"},
-		{"step 0", "[[ports]]\n[ports.field.dst_port]\nmode = \"range\"\nrange = [1, 2, 0]\n", ":4: ports[0].field.dst_port.range: step 0"},
-		{"port too big", "[[ports]]\n[ports.field.src_port]\nmode = \"range\"\nrange = [1, 70000, 1]\n", "stop: 70000 does not fit"},
-		{"ip in a port", "[[ports]]\n[ports.field.src_port]\nmode = \"range\"\nrange = [\"10.0.0.1\", 2, 1]\n", "start: \"10.0.0.1\" is not a number"},
-		{"bad ip", "[[ports]]\n[ports.field.dst_ip]\nmode = \"random\"\nmask = \"300.0.0.1\"\n", ":4: ports[0].field.dst_ip.mask"},
-		{"zero mask", "[[ports]]\n[ports.field.dst_ip]\nmode = \"random\"\nmask = 0\n", "0 draws no bit"},
-		{"qp on udp", "[[ports]]\n[ports.field.dest_qp]\nmode = \"random\"\n", "dest_qp needs proto"},
-		{"float", "[[ports]]\n[ports.field.src_port]\nmode = \"range\"\nrange = [1.5, 2, 1]\n", "want a number"},
-		{"unknown field", "[[ports]]\n[ports.field.ttl]\nmode = \"inc\"\n", "unknown key"},
+		{"ok range", field("src_port", "mode = \"range\"\nrange = [1, 9, 2]\n"), ""},
+		{"ok random ip", field("dst_ip", "mode = \"random\"\nmask = \"0.0.0.255\"\nseed = 3\n"), ""},
+		{"ok ip range", field("src_ip", "mode = \"range\"\nrange = [\"10.0.0.1\", \"10.0.0.9\", 1]\n"), ""},
+		{"bad mode", field("src_port", "mode = \"walk\"\n"), ":3: ports[0].field.src_port.mode"},
+		{"range without mode", field("src_port", "range = [1, 2, 1]\n"), ":3: ports[0].field.src_port.range: give mode"},
+		{"mask without mode", field("src_port", "mask = 3\n"), ":3: ports[0].field.src_port.mask"},
+		{"short range", field("src_port", "mode = \"range\"\nrange = [1, 2]\n"), ":4: ports[0].field.src_port.range: 2 values"},
+		{"stop below start", field("dst_port", "mode = \"range\"\nrange = [9, 2, 1]\n"), ":4: ports[0].field.dst_port.range: stop 2 is below start 9"},
+		{"step 0", field("dst_port", "mode = \"range\"\nrange = [1, 2, 0]\n"), ":4: ports[0].field.dst_port.range: step 0"},
+		{"port too big", field("src_port", "mode = \"range\"\nrange = [1, 70000, 1]\n"), "stop: 70000 does not fit"},
+		{"ip in a port", field("src_port", "mode = \"range\"\nrange = [\"10.0.0.1\", 2, 1]\n"), "start: \"10.0.0.1\" is not a number"},
+		{"bad ip", field("dst_ip", "mode = \"random\"\nmask = \"300.0.0.1\"\n"), ":4: ports[0].field.dst_ip.mask"},
+		{"zero mask", field("dst_ip", "mode = \"random\"\nmask = 0\n"), "0 draws no bit"},
+		{"qp on udp", field("dest_qp", "mode = \"random\"\n"), "dest_qp needs proto"},
+		{"float", field("src_port", "mode = \"range\"\nrange = [1.5, 2, 1]\n"), "want a number"},
+		{"unknown field", field("ttl", "mode = \"inc\"\n"), "unknown key"},
 	})
 }
 

@@ -176,19 +176,21 @@ func TestShapePoisson(t *testing.T) {
 
 // TestShapeConfig: shape keys are checked with the key and line.
 func TestShapeConfig(t *testing.T) {
+	// shaped is a 1 Gb/s port with a [ports.shape] table of keys.
+	shaped := func(keys string) string { return "[[ports]]\nrate_gbps = 1\n[ports.shape]\n" + keys }
 	checkConfigs(t, []configCase{
-		{"on off", "[[ports]]\nrate_gbps = 1\n[ports.shape]\non_us = 10\noff_us = 90\n", ""},
+		{"on off", shaped("on_us = 10\noff_us = 90\n"), ""},
 		{"schedule", "[[ports]]\nrate_mpps = 1\n[ports.shape]\nschedule = [[0, 0.5], [1, 1]]\nramp = true\n", ""},
 		{"poisson", "[[ports]]\nrate_mpps = 1\n[ports.shape]\npoisson = true\nseed = 4\n", ""},
 		{"no rate", "[[ports]]\n[ports.shape]\npoisson = true\n", ":2: ports[0].shape: a shape modulates"},
-		{"two kinds", "[[ports]]\nrate_gbps = 1\n[ports.shape]\npoisson = true\non_us = 3\noff_us = 3\n", "give one of"},
-		{"on without off", "[[ports]]\nrate_gbps = 1\n[ports.shape]\non_us = 3\n", ":3: ports[0].shape: set on_us and off_us together"},
-		{"negative on", "[[ports]]\nrate_gbps = 1\n[ports.shape]\non_us = -3\noff_us = 1\n", ":4: ports[0].shape.on_us"},
-		{"step above line", "[[ports]]\nrate_gbps = 1\n[ports.shape]\nschedule = [[0, 2]]\n", ":4: ports[0].shape.schedule: step 0: rate"},
-		{"times back", "[[ports]]\nrate_gbps = 1\n[ports.shape]\nschedule = [[1, 0.5], [0.5, 1]]\n", "step 1: time 0.5 s not after"},
-		{"step shape", "[[ports]]\nrate_gbps = 1\n[ports.shape]\nschedule = [[1]]\n", "step 0: 1 numbers"},
-		{"ramp alone", "[[ports]]\nrate_gbps = 1\n[ports.shape]\nramp = true\n", "ports[0].shape: ramp or seed"},
-		{"seed without poisson", "[[ports]]\nrate_gbps = 1\n[ports.shape]\nseed = 3\non_us = 1\noff_us = 1\n", ":4: ports[0].shape.seed"},
+		{"two kinds", shaped("poisson = true\non_us = 3\noff_us = 3\n"), "give one of"},
+		{"on without off", shaped("on_us = 3\n"), ":3: ports[0].shape: set on_us and off_us together"},
+		{"negative on", shaped("on_us = -3\noff_us = 1\n"), ":4: ports[0].shape.on_us"},
+		{"step above line", shaped("schedule = [[0, 2]]\n"), ":4: ports[0].shape.schedule: step 0: rate"},
+		{"times back", shaped("schedule = [[1, 0.5], [0.5, 1]]\n"), "step 1: time 0.5 s not after"},
+		{"step shape", shaped("schedule = [[1]]\n"), "step 0: 1 numbers"},
+		{"ramp alone", shaped("ramp = true\n"), "ports[0].shape: ramp or seed"},
+		{"seed without poisson", shaped("seed = 3\non_us = 1\noff_us = 1\n"), ":4: ports[0].shape.seed"},
 	})
 }
 

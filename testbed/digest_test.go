@@ -2,12 +2,8 @@ package testbed
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"flag"
-	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -23,9 +19,9 @@ import (
 // moves behaviour on purpose; its commit says why.
 var updateDigest = flag.Bool("update-digest", false, "rewrite testdata/fabric-digest.golden")
 
-// digestGolden holds one line per case: its name and the SHA-256 of what
+// digestFile holds one line per case: its name and the SHA-256 of what
 // it measured.
-const digestGolden = "testdata/fabric-digest.golden"
+var digestFile = golden.File{Path: "testdata/fabric-digest.golden", Flag: "update-digest", What: "the fabric's behaviour"}
 
 // digestStar is every scheme's case: a 4-host star, a 3-to-1 of two long
 // flows and a 300 KB one, PFC on (lossless priority 3, a small shared buffer
@@ -151,7 +147,7 @@ func TestFabricDigest(t *testing.T) {
 		}
 	}
 	text := strings.Join(got, "\n") + "\n"
-	golden.File{Path: digestGolden, Flag: "update-digest", What: "the fabric's behaviour"}.Check(t, text, *updateDigest)
+	digestFile.Check(t, text, *updateDigest)
 }
 
 // TestFabricDigestParallel runs TestFabricDigest's cases with the parallel
@@ -159,15 +155,7 @@ func TestFabricDigest(t *testing.T) {
 // asserts that every results file and counter hashes as in the golden file
 // (the serial driver's).
 func TestFabricDigestParallel(t *testing.T) {
-	golden, err := os.ReadFile(digestGolden)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := map[string]string{}
-	for _, line := range strings.Split(strings.TrimSpace(string(golden)), "\n") {
-		name, hash, _ := strings.Cut(line, " ")
-		want[name] = hash
-	}
+	want := digestFile.Hashes(t)
 	for _, r := range digestRuns() {
 		for _, n := range []int{2, 16} {
 			par := fabric.Parallel{Workers: n, Partition: fabric.PartitionNode}
@@ -218,14 +206,9 @@ func digestRuns() []digestRun {
 // reports), none of which depend on when or where it ran.
 func runDigest(t *testing.T, res *Result) string {
 	t.Helper()
-	h := sha256.New()
+	h := golden.NewHash()
 	for _, name := range []string{report.QueueCSVFile, report.RateCSVFile, report.FairRateCSVFile, report.FCTCSVFile} {
-		b, err := os.ReadFile(filepath.Join(res.Dir, name))
-		if err != nil && !os.IsNotExist(err) {
-			t.Fatal(err)
-		}
-		fmt.Fprintf(h, "%s %d\n", name, len(b))
-		h.Write(b)
+		h.File(t, name, filepath.Join(res.Dir, name))
 	}
 	m, err := json.Marshal(struct {
 		Flows, Ports any
@@ -241,11 +224,8 @@ func runDigest(t *testing.T, res *Result) string {
 	if err := json.Unmarshal(m, &v); err != nil {
 		t.Fatal(err)
 	}
-	if m, err = json.Marshal(dropZeros(v)); err != nil { // keys sorted
-		t.Fatal(err)
-	}
-	h.Write(m)
-	return hex.EncodeToString(h.Sum(nil))
+	h.JSON(t, dropZeros(v)) // keys sorted
+	return h.String()
 }
 
 // dropZeros removes zero numbers, false, "" and null from the objects in

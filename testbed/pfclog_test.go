@@ -32,22 +32,7 @@ xon_offset_bytes = 20_000
 
 [buffer]
 mode = "static"
-
-[[flows]]
-id = 1
-src = 0
-dst = 3
-
-[[flows]]
-id = 2
-src = 1
-dst = 3
-
-[[flows]]
-id = 3
-src = 2
-dst = 3
-`
+` + threeToOne
 
 // TestDPDKClockPFCLog: a DPDK-clock run that pauses writes pfc.csv, one row
 // per XOFF and XON, as many as the switch's counters (activations and XON

@@ -38,7 +38,14 @@ expected_flows = 3
 [cc.params]
 delta_f_bps = 1e6
 t_ns = 500_000
+` + threeToOne + `size_bytes = 200_000
+start_us = 20_000
+`
 
+// threeToOne is the [[flows]] of a 3-to-1: hosts 0, 1 and 2 send flows 1,
+// 2 and 3 to host 3. It ends inside flow 3's table, so that an experiment
+// may give that flow more keys after it.
+const threeToOne = `
 [[flows]]
 id = 1
 src = 0
@@ -53,8 +60,6 @@ dst = 3
 id = 3
 src = 2
 dst = 3
-size_bytes = 200_000
-start_us = 20_000
 `
 
 func TestValidateErrors(t *testing.T) {

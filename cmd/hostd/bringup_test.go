@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/ccbed/ccbed/hostd"
+	"github.com/ccbed/ccbed/internal/daemontest"
 )
 
 // nullHost writes a hostd file on a net_null vdev (its rx makes a frame on
@@ -50,23 +51,13 @@ mtu_bytes = %d
 	return p
 }
 
-func skipUnlessRoot(t *testing.T) {
-	t.Helper()
-	if testing.Short() {
-		t.Skip("daemon test skipped in -short mode")
-	}
-	if os.Geteuid() != 0 {
-		t.Skip("hostd needs root for DPDK")
-	}
-}
-
 // TestJumboMTUAndCleanExit: a host with a jumbo mtu_bytes gets mbufs that
 // hold its frames (it used to fail at start: "mbuf room 2048 < largest
 // frame"), runs its duration, writes run.json not interrupted and a final
 // progress.json, and exits without DPDK's "rx_pkt_burst for not ready port"
 // stack dump (it drained its port after stopping it).
 func TestJumboMTUAndCleanExit(t *testing.T) {
-	skipUnlessRoot(t)
+	daemontest.SkipUnlessRoot(t, "hostd")
 	dir := t.TempDir()
 	cfg := nullHost(t, dir, 8000, 0.5)
 	d := startDaemon(t, "hostd", "", []string{hostdConfigEnv + "=" + cfg}, os.Args[0], "-test.run=^$")
@@ -82,9 +73,9 @@ func TestJumboMTUAndCleanExit(t *testing.T) {
 		t.Errorf("want link up and every mbuf returned")
 	}
 	var info hostd.RunInfo
-	readJSON(t, filepath.Join(dir, "results", hostd.RunInfoFile), &info)
+	daemontest.ReadJSON(t, filepath.Join(dir, "results", hostd.RunInfoFile), &info)
 	var pr hostd.Progress
-	readJSON(t, filepath.Join(dir, "results", hostd.ProgressFile), &pr)
+	daemontest.ReadJSON(t, filepath.Join(dir, "results", hostd.ProgressFile), &pr)
 	if info.Interrupted || !pr.Final || pr.Interrupted {
 		t.Errorf("a run that ran its duration: run.json interrupted %v, progress final %v interrupted %v", info.Interrupted, pr.Final, pr.Interrupted)
 	}
@@ -94,7 +85,7 @@ func TestJumboMTUAndCleanExit(t *testing.T) {
 // every 2 s (final false), so a SIGKILL keeps the counters up to then; a
 // SIGTERM ends the run with run.json and progress.json marked interrupted.
 func TestCheckpointAndSignals(t *testing.T) {
-	skipUnlessRoot(t)
+	daemontest.SkipUnlessRoot(t, "hostd")
 	dir := t.TempDir()
 	cfg := nullHost(t, dir, 1024, 0)
 	progress := filepath.Join(dir, "results", hostd.ProgressFile)
@@ -113,7 +104,7 @@ func TestCheckpointAndSignals(t *testing.T) {
 	d.cmd.Process.Signal(syscall.SIGKILL)
 	<-d.done
 	var pr hostd.Progress
-	readJSON(t, progress, &pr)
+	daemontest.ReadJSON(t, progress, &pr)
 	if pr.Final || pr.TS < 1 || pr.Port.RxFrames == 0 || pr.Rx.Frames == 0 {
 		t.Errorf("after SIGKILL: %+v: want a checkpoint (final false) of >= 1 s with frames counted", pr)
 	}
@@ -130,8 +121,8 @@ func TestCheckpointAndSignals(t *testing.T) {
 	}
 	d.stop(t, 10*time.Second)
 	var info hostd.RunInfo
-	readJSON(t, filepath.Join(dir, "results", hostd.RunInfoFile), &info)
-	readJSON(t, progress, &pr)
+	daemontest.ReadJSON(t, filepath.Join(dir, "results", hostd.RunInfoFile), &info)
+	daemontest.ReadJSON(t, progress, &pr)
 	if !info.Interrupted || info.Signal != "terminated" || !pr.Final || !pr.Interrupted {
 		t.Errorf("after SIGTERM: run.json interrupted %v signal %q; progress final %v interrupted %v",
 			info.Interrupted, info.Signal, pr.Final, pr.Interrupted)

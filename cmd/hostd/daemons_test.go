@@ -3,7 +3,6 @@ package main
 import (
 	"bufio"
 	"encoding/csv"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -18,6 +17,7 @@ import (
 
 	"github.com/ccbed/ccbed/hostd"
 	hostdaemon "github.com/ccbed/ccbed/hostd/daemon"
+	"github.com/ccbed/ccbed/internal/daemontest"
 	"github.com/ccbed/ccbed/switchd"
 )
 
@@ -179,17 +179,6 @@ func hasPacketSocket(pid int, ns string) bool {
 	return err == nil && strings.Count(strings.TrimSpace(string(b)), "\n") >= 1
 }
 
-func readJSON(tb testing.TB, path string, v any) {
-	tb.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	if err := json.Unmarshal(b, v); err != nil {
-		tb.Fatalf("%s: %v", path, err)
-	}
-}
-
 // TestDaemonsOverVeth is the real-NIC path end to end, with veth pairs for
 // cables: one switchd and two hostd processes, each its own DPDK primary
 // process (--no-huge, one lcore), whose ports are net_af_packet vdevs on veths,
@@ -215,8 +204,7 @@ func readJSON(tb testing.TB, path string, v any) {
 // switch to mark and the receiver to send a CNP; it is not exercised here).
 func TestDaemonsOverVeth(t *testing.T) {
 	r := newVethRig(t, "ccbd", 2)
-	s0, s1, h0, h1 := r.swIf[0], r.swIf[1], r.hIf[0], r.hIf[1]
-	macH0, macH1, macS0, macS1 := r.hMAC[0], r.hMAC[1], r.swMAC[0], r.swMAC[1]
+	h0, h1, macS0, macS1 := r.hIf[0], r.hIf[1], r.swMAC[0], r.swMAC[1]
 	switchdBin := buildSwitchd(t)
 	dir := t.TempDir()
 
@@ -228,42 +216,8 @@ func TestDaemonsOverVeth(t *testing.T) {
 		durationS  = 3.0
 	)
 	swJSON, swCSV := filepath.Join(dir, "switch.json"), filepath.Join(dir, "switch.csv")
-	swCfg := fmt.Sprintf(`[switch]
-ip = "10.78.0.254"
-mode = "rtc"
-lcores = [0]
-eal_args = %s
-mbufs = 4095
-ring_size = 512
-
-[[ports]]
-name = "p0"
-device = "net_af_packet0,iface=%s"
-peer_mac = "%s"
-link_gbps = 0.2
-
-[[ports]]
-name = "p1"
-device = "net_af_packet1,iface=%s"
-peer_mac = "%s"
-link_gbps = 0.2
-
-[[routes]]
-prefix = "10.78.1.0/24"
-port = "p0"
-[[routes]]
-prefix = "10.78.2.0/24"
-port = "p1"
-
-[cc]
-scheme = "rocc"
-base_rtt_us = 100
-
-[telemetry]
-csv = "%s"
-json = "%s"
-console = false
-`, r.eal(t, "sw", "1", ""), s0, macH0, s1, macH1, swCSV, swJSON)
+	swFile := r.switchFile(t, "10.78", 4095, "", 0.2, 0.2)
+	swFile.Scheme, swFile.CSV, swFile.JSON = "rocc", swCSV, swJSON
 	// The receiver runs until SIGTERM (duration_s 0); the sender's message
 	// starts 200 ms into its run.
 	rxCfg := hostTOML(dir, vethHost{name: "receiver", ip: receiverIP, gatewayMAC: macS1,
@@ -277,7 +231,7 @@ dst = "%s"
 size_bytes = %d
 start_us = 200000
 `, receiverIP, msgBytes)})
-	swPath, rxPath, txPath := writeFile(t, dir, "switch.toml", swCfg), writeFile(t, dir, "receiver.toml", rxCfg), writeFile(t, dir, "sender.toml", txCfg)
+	swPath, rxPath, txPath := swFile.Write(t, filepath.Join(dir, "switch.toml")), writeFile(t, dir, "receiver.toml", rxCfg), writeFile(t, dir, "sender.toml", txCfg)
 
 	begin := time.Now()
 	sw := r.startSwitchd(t, switchdBin, swPath)
@@ -299,7 +253,7 @@ start_us = 200000
 	// testbed collect judges against the stall bound) not a whole run
 	// after it, which would be a wait for something else.
 	var info hostd.RunInfo
-	readJSON(t, filepath.Join(dir, "sender", hostd.RunInfoFile), &info)
+	daemontest.ReadJSON(t, filepath.Join(dir, "sender", hostd.RunInfoFile), &info)
 	t.Logf("sender run.json: %+v (clock offset %s)", info, info.ClockOffset)
 	if late := info.T0UnixNs - startAt.UnixNano(); info.StartAtUnixNs != startAt.UnixNano() || late < 0 || late > int64(durationS*1e9) {
 		t.Errorf("sender: start instant %d, time 0 at %d (%d ns late): want the instant %d and time 0 after it, within the run's %g s",
@@ -332,8 +286,8 @@ start_us = 200000
 		t.Errorf("sender fct.csv row %q: want flow 1, %d bytes, 0 < fct_us < %g, priority 3 (the default)", rows[1], msgBytes, durationS*1e6)
 	}
 	var snd, rcv hostd.Report
-	readJSON(t, filepath.Join(dir, "sender", "counters.json"), &snd)
-	readJSON(t, filepath.Join(dir, "receiver", "counters.json"), &rcv)
+	daemontest.ReadJSON(t, filepath.Join(dir, "sender", "counters.json"), &snd)
+	daemontest.ReadJSON(t, filepath.Join(dir, "receiver", "counters.json"), &rcv)
 	t.Logf("sender: fct %.0f us (slowdown %s); tx %+v; rx acks %d naks %d rocc_rate %d; port %+v",
 		fctUs, rows[1][6], snd.Tx, snd.Rx.Acks, snd.Rx.Naks, snd.Rx.RoCCRate, snd.Port)
 	t.Logf("receiver: rx %+v; %d control frames sent; flows %+v; port %+v", rcv.Rx, rcv.Tx.ControlFrames, rcv.RxFlows, rcv.Port)
@@ -355,7 +309,7 @@ start_us = 200000
 
 	// The switch: data in on p0 and out on p1, ACKs in on p1 and out on p0.
 	var res switchd.Results
-	readJSON(t, swJSON, &res)
+	daemontest.ReadJSON(t, swJSON, &res)
 	if len(res.Counters.Ports) != 2 {
 		t.Fatalf("switch counters: %d ports, want 2", len(res.Counters.Ports))
 	}

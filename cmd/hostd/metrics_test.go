@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ccbed/ccbed/internal/daemontest"
 	"github.com/ccbed/ccbed/metrics/metricstest"
 )
 
@@ -21,7 +22,7 @@ func TestMetricsEndpoint(t *testing.T) {
 	if rc := command([]string{"-c", "unused.toml", "-metrics", "0.0.0.0:9100"}); rc != 2 {
 		t.Errorf("-metrics 0.0.0.0:9100: exit %d, want 2 (usage)", rc)
 	}
-	skipUnlessRoot(t)
+	daemontest.SkipUnlessRoot(t, "hostd")
 	dir := t.TempDir()
 	cfg := nullHost(t, dir, 1024, 0)
 	addr := metricstest.FreeLoopbackAddr(t)

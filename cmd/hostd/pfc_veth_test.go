@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/ccbed/ccbed/hostd"
+	"github.com/ccbed/ccbed/internal/daemontest"
 	"github.com/ccbed/ccbed/switchd"
 	swdaemon "github.com/ccbed/ccbed/switchd/daemon"
 )
@@ -48,48 +49,9 @@ func TestPFCOverVeth(t *testing.T) {
 	swJSON := filepath.Join(dir, "switch.json")
 	// alpha 1/64: p0's shared bytes reach the threshold (1/65 of the pool
 	// left after 2 x 4.6 MB of headroom) within the message.
-	swCfg := fmt.Sprintf(`[switch]
-ip = "10.79.0.254"
-mode = "rtc"
-lcores = [0]
-eal_args = %s
-mbufs = 8191
-ring_size = 512
-
-[[ports]]
-name = "p0"
-device = "net_af_packet0,iface=%s%s"
-peer_mac = "%s"
-link_gbps = 0.1
-
-[[ports]]
-name = "p1"
-device = "net_af_packet1,iface=%s%s"
-peer_mac = "%s"
-link_gbps = 0.05
-
-[[routes]]
-prefix = "10.79.1.0/24"
-port = "p0"
-[[routes]]
-prefix = "10.79.2.0/24"
-port = "p1"
-
-[cc]
-scheme = "none"
-base_rtt_us = 100
-
-[pfc]
-enabled = true
-
-[buffer]
-size_bytes = 16777216
-alpha = 0.015625
-
-[telemetry]
-json = "%s"
-console = false
-`, r.eal(t, "sw", "1", ""), r.swIf[0], framecnt, r.hMAC[0], r.swIf[1], framecnt, r.hMAC[1], swJSON)
+	swFile := r.switchFile(t, "10.79", 8191, framecnt, 0.1, 0.05)
+	swFile.Scheme, swFile.JSON = "none", swJSON
+	swFile.Tables = "[pfc]\nenabled = true\n\n[buffer]\nsize_bytes = 16777216\nalpha = 0.015625\n"
 	rxCfg := hostTOML(dir, vethHost{name: "receiver", ip: receiverIP, gatewayMAC: r.swMAC[1],
 		eal: r.eal(t, "h1", "0", "net_af_packet0,iface="+r.hIf[1]+framecnt), linkGbps: 0.05, mtu: mtu, scheme: "none",
 		rtoUs: 200000, nakUs: 50000})
@@ -102,7 +64,7 @@ dst = "%s"
 size_bytes = %d
 start_us = 100000
 `, receiverIP, msgBytes)})
-	swPath := writeFile(t, dir, "switch.toml", swCfg)
+	swPath := swFile.Write(t, filepath.Join(dir, "switch.toml"))
 	rxPath, txPath := writeFile(t, dir, "receiver.toml", rxCfg), writeFile(t, dir, "sender.toml", txCfg)
 
 	sw := r.startSwitchd(t, switchdBin, swPath)
@@ -114,10 +76,10 @@ start_us = 100000
 	sw.stop(t, 10*time.Second)
 
 	var snd, rcv hostd.Report
-	readJSON(t, filepath.Join(dir, "sender", "counters.json"), &snd)
-	readJSON(t, filepath.Join(dir, "receiver", "counters.json"), &rcv)
+	daemontest.ReadJSON(t, filepath.Join(dir, "sender", "counters.json"), &snd)
+	daemontest.ReadJSON(t, filepath.Join(dir, "receiver", "counters.json"), &rcv)
 	var res switchd.Results
-	readJSON(t, swJSON, &res)
+	daemontest.ReadJSON(t, swJSON, &res)
 	p0, p1 := res.Counters.Ports[0], res.Counters.Ports[1]
 	cfg, err := swdaemon.LoadConfig(swPath)
 	if err != nil {

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"testing"
 	"time"
+
+	"github.com/ccbed/ccbed/internal/daemontest"
 )
 
 // vethRig is a switch and hosts on veth cables, each in its own network
@@ -74,6 +76,22 @@ func (r *vethRig) eal(t *testing.T, role, cpu, vdev string) string {
 	}
 	return fmt.Sprintf(`["--no-huge", "-m", "256", "--no-pci", "--no-shconf", "--no-telemetry", "--lcores=0@%s", "--file-prefix=%s", "--log-level=lib.eal:error"%s]`,
 		cpu, prefix, vdev)
+}
+
+// switchFile is the rig's switch, rtc on lcore 0 (CPU 1) with mbufs mbufs
+// a base RTT of 100 us and no console telemetry: port pi on the switch's veth i (an af_packet
+// vdev, devArgs appended to its device), whose peer is host i, at gbps[i],
+// with the route net.(i+1).0/24 (net "10.78": 10.78.1.0/24 to p0); the
+// switch's address is net.0.254. The caller sets the scheme and the rest.
+func (r *vethRig) switchFile(t *testing.T, net string, mbufs int, devArgs string, gbps ...float64) daemontest.SwitchFile {
+	sw := daemontest.SwitchFile{IP: net + ".0.254", Mode: "rtc", Lcores: []int{0}, EALArgs: r.eal(t, "sw", "1", ""),
+		Mbufs: mbufs, CC: "base_rtt_us = 100\n", Quiet: true}
+	for i, g := range gbps {
+		sw.Ports = append(sw.Ports, daemontest.SwitchPort{Name: fmt.Sprintf("p%d", i),
+			Device: fmt.Sprintf("net_af_packet%d,iface=%s%s", i, r.swIf[i], devArgs), PeerMAC: r.hMAC[i], LinkGbps: g,
+			Route: fmt.Sprintf("%s.%d.0/24", net, i+1)})
+	}
+	return sw
 }
 
 // vethRxPackets is the packets the kernel delivered to interface dev in

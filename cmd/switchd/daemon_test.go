@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -12,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ccbed/ccbed/internal/daemontest"
 	"github.com/ccbed/ccbed/switchd"
 	"github.com/ccbed/ccbed/switchd/daemon"
 )
@@ -23,49 +23,15 @@ func vdevConfig(t *testing.T, dir, extraSwitch, csv, json string, mtu int) strin
 	t.Helper()
 	id := fmt.Sprintf("%d%d", os.Getpid()%100000, time.Now().UnixNano()%1000)
 	t.Cleanup(func() { os.RemoveAll("/var/run/dpdk/ccbsd" + id) })
-	text := fmt.Sprintf(`[switch]
-ip = "10.0.255.254"
-mode = "rtc"
-lcores = [0]
-eal_args = ["--no-huge", "-m", "256", "--no-pci", "--no-shconf", "--no-telemetry", "--lcores=0@1", "--file-prefix=ccbsd%s", "--log-level=lib.eal:error"]
-mbufs = 4095
-ring_size = 512
-%s
-[[ports]]
-name = "p0"
-device = "net_ring0"
-mac = "02:00:00:00:ff:00"
-peer_mac = "02:00:00:00:00:00"
-link_gbps = 10
-
-[[ports]]
-name = "p1"
-device = "net_ring1"
-mac = "02:00:00:00:ff:01"
-peer_mac = "02:00:00:00:00:01"
-link_gbps = 10
-
-[[routes]]
-prefix = "10.0.0.0/24"
-port = "p0"
-[[routes]]
-prefix = "10.0.1.0/24"
-port = "p1"
-
-[cc]
-scheme = "dcqcn"
-mtu = %d
-
-[telemetry]
-csv = %q
-json = %q
-console = true
-`, id, extraSwitch, mtu, csv, json)
-	p := filepath.Join(dir, "switch.toml")
-	if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
-		t.Fatal(err)
+	f := daemontest.SwitchFile{IP: "10.0.255.254", Mode: "rtc", Lcores: []int{0},
+		EALArgs: `["--no-huge", "-m", "256", "--no-pci", "--no-shconf", "--no-telemetry", "--lcores=0@1", "--file-prefix=ccbsd` + id + `", "--log-level=lib.eal:error"]`,
+		Mbufs:   4095, Switch: extraSwitch, Scheme: "dcqcn", CC: fmt.Sprintf("mtu = %d\n", mtu), CSV: csv, JSON: json}
+	for i := range 2 {
+		f.Ports = append(f.Ports, daemontest.SwitchPort{Name: fmt.Sprintf("p%d", i), Device: fmt.Sprintf("net_ring%d", i),
+			MAC: fmt.Sprintf("02:00:00:00:ff:%02x", i), PeerMAC: fmt.Sprintf("02:00:00:00:00:%02x", i), LinkGbps: 10,
+			Route: fmt.Sprintf("10.0.%d.0/24", i)})
 	}
-	return p
+	return f.Write(t, filepath.Join(dir, "switch.toml"))
 }
 
 // proc is switchd run as a child process (the test binary in daemon mode).
@@ -149,32 +115,16 @@ func (p *proc) finish(t *testing.T, timeout time.Duration) int {
 
 func readResults(t *testing.T, path string) switchd.Results {
 	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var r switchd.Results
-	if err := json.Unmarshal(b, &r); err != nil {
-		t.Fatalf("%s: %v", path, err)
-	}
+	daemontest.ReadJSON(t, path, &r)
 	return r
-}
-
-func skipUnlessDPDK(t *testing.T) {
-	t.Helper()
-	if testing.Short() {
-		t.Skip("daemon test skipped in -short mode")
-	}
-	if os.Geteuid() != 0 {
-		t.Skip("switchd needs root for DPDK")
-	}
 }
 
 // TestUnwritableOutputFailsAtStart: a JSON, CSV or PFC event log path that
 // cannot be written fails before the loops run, naming the key (it used to fail at exit, after the
 // run, losing every counter).
 func TestUnwritableOutputFailsAtStart(t *testing.T) {
-	skipUnlessDPDK(t)
+	daemontest.SkipUnlessRoot(t, "switchd")
 	dir := t.TempDir()
 	for _, tc := range []struct {
 		key, csv, json string
@@ -201,7 +151,7 @@ func TestUnwritableOutputFailsAtStart(t *testing.T) {
 // counters up to then; after SIGTERM it is final, with interrupted and the
 // signal; after -duration it is final and not interrupted.
 func TestCheckpointsAndInterrupted(t *testing.T) {
-	skipUnlessDPDK(t)
+	daemontest.SkipUnlessRoot(t, "switchd")
 	dir := t.TempDir()
 	csvPath, jsonPath := filepath.Join(dir, "q.csv"), filepath.Join(dir, "s.json")
 	cfg := vdevConfig(t, dir, "", csvPath, jsonPath, 1024)
@@ -271,7 +221,7 @@ func TestCheckpointsAndInterrupted(t *testing.T) {
 // the EAL does not enable and a mempool the memory cannot hold, which the
 // syntax check alone accepts; jumbo MTUs get mbufs that hold their frames.
 func TestCheckBringsUp(t *testing.T) {
-	skipUnlessDPDK(t)
+	daemontest.SkipUnlessRoot(t, "switchd")
 	dir := t.TempDir()
 	good := vdevConfig(t, dir, "", filepath.Join(dir, "q.csv"), filepath.Join(dir, "s.json"), 8192)
 	p := startSwitchd(t, "-c", good, "-check")
@@ -318,7 +268,7 @@ func TestCheckBringsUp(t *testing.T) {
 // tx+CC lcores (one per port), for 1 s: it starts, runs and stops cleanly
 // with every mbuf returned and both ports' counters in its results.
 func TestShardedDaemon(t *testing.T) {
-	skipUnlessDPDK(t)
+	daemontest.SkipUnlessRoot(t, "switchd")
 	dir := t.TempDir()
 	jsonPath := filepath.Join(dir, "s.json")
 	cfg := vdevConfig(t, dir, "", filepath.Join(dir, "q.csv"), jsonPath, 1024)

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -11,6 +10,7 @@ import (
 	"time"
 
 	"github.com/ccbed/ccbed/dpdk/dpdktest"
+	"github.com/ccbed/ccbed/internal/daemontest"
 	"github.com/ccbed/ccbed/pcapw"
 	"github.com/ccbed/ccbed/wire"
 )
@@ -23,7 +23,7 @@ import (
 // switch (inbound). The switch's loop runs on lcore 1: dumpcap's own is 0
 // (dpdk.PdumpLcoreClash).
 func TestDumpcap(t *testing.T) {
-	skipUnlessDPDK(t)
+	daemontest.SkipUnlessRoot(t, "switchd")
 	prefix := dpdktest.HugeDaemon(t, 96)
 	dir := t.TempDir()
 	frame := make([]byte, 256)
@@ -45,38 +45,13 @@ func TestDumpcap(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := filepath.Join(dir, "switch.toml")
-	text := fmt.Sprintf(`[switch]
-ip = "10.0.255.254"
-lcores = [1]
-eal_args = ["-m", "64", "--no-pci", "--no-telemetry", "--lcores=1@1", "--file-prefix=%s", "--log-level=lib.eal:error"]
-mbufs = 4095
-ring_size = 512
-
-[[ports]]
-name = "p0"
-device = "net_pcap0,rx_pcap=%s,infinite_rx=1"
-mac = "02:00:00:00:ff:00"
-peer_mac = "02:00:00:00:00:00"
-link_gbps = 10
-
-[[ports]]
-name = "p1"
-device = "net_null0"
-mac = "02:00:00:00:ff:01"
-peer_mac = "02:00:00:00:00:01"
-link_gbps = 10
-
-[[routes]]
-prefix = "10.0.1.0/24"
-port = "p1"
-
-[cc]
-scheme = "dcqcn"
-`, prefix, in)
-	if err := os.WriteFile(cfg, []byte(text), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	sw := daemontest.SwitchFile{IP: "10.0.255.254", Lcores: []int{1},
+		EALArgs: `["-m", "64", "--no-pci", "--no-telemetry", "--lcores=1@1", "--file-prefix=` + prefix + `", "--log-level=lib.eal:error"]`,
+		Mbufs:   4095, Scheme: "dcqcn", Ports: []daemontest.SwitchPort{
+			{Name: "p0", Device: "net_pcap0,rx_pcap=" + in + ",infinite_rx=1", MAC: "02:00:00:00:ff:00", PeerMAC: "02:00:00:00:00:00", LinkGbps: 10},
+			{Name: "p1", Device: "net_null0", MAC: "02:00:00:00:ff:01", PeerMAC: "02:00:00:00:00:01", LinkGbps: 10, Route: "10.0.1.0/24"},
+		}}
+	cfg := sw.Write(t, filepath.Join(dir, "switch.toml"))
 	p := startSwitchd(t, "-c", cfg, "-pdump")
 	if !p.waitFor("switchd: running", 30*time.Second) {
 		t.Fatalf("switchd not running after 30 s:\n%s", p.out.String())

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ccbed/ccbed/internal/daemontest"
 	"github.com/ccbed/ccbed/metrics/metricstest"
 )
 
@@ -15,7 +16,7 @@ import (
 // exits on SIGTERM; a non-loopback address without -metrics-any is a usage
 // error before DPDK starts. (TestNetnsPeers checks counters after traffic.)
 func TestMetricsEndpoint(t *testing.T) {
-	skipUnlessDPDK(t)
+	daemontest.SkipUnlessRoot(t, "switchd")
 	dir := t.TempDir()
 	cfg := vdevConfig(t, dir, "", filepath.Join(dir, "q.csv"), filepath.Join(dir, "s.json"), 1024)
 

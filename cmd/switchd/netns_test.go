@@ -14,8 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ccbed/ccbed/internal/daemontest"
 	"github.com/ccbed/ccbed/metrics/metricstest"
-	"github.com/ccbed/ccbed/switchd"
 )
 
 // The test binary doubles as the switchd binary: with SWITCHD_TEST_MAIN=1 it
@@ -100,47 +100,14 @@ func TestNetnsPeers(t *testing.T) {
 	dir := t.TempDir()
 	jsonPath := filepath.Join(dir, "counters.json")
 	csvPath := filepath.Join(dir, "queue.csv")
-	toml := fmt.Sprintf(`[switch]
-ip = "10.77.0.254"
-mode = "rtc"
-lcores = [1]
-eal_args = ["--no-huge", "-m", "512", "--no-pci", "--no-shconf", "--no-telemetry", "-l", "0-1", "--log-level=lib.eal:error"]
-mbufs = 4095
-ring_size = 512
-
-[[ports]]
-name = "a"
-device = "net_af_packet0,iface=%s"
-mac = "%s"
-peer_mac = "%s"
-link_gbps = 1
-
-[[ports]]
-name = "b"
-device = "net_af_packet1,iface=%s"
-mac = "%s"
-peer_mac = "%s"
-link_gbps = 1
-
-[[routes]]
-prefix = "10.77.1.0/24"
-port = "a"
-[[routes]]
-prefix = "10.77.2.0/24"
-port = "b"
-
-[cc]
-scheme = "dcqcn"
-
-[telemetry]
-csv = "%s"
-json = "%s"
-console = false
-`, vA, peers[0].swMAC, peers[0].mac, vB, peers[1].swMAC, peers[1].mac, csvPath, jsonPath)
-	cfgPath := filepath.Join(dir, "switch.toml")
-	if err := os.WriteFile(cfgPath, []byte(toml), 0o644); err != nil {
-		t.Fatal(err)
+	sw := daemontest.SwitchFile{IP: "10.77.0.254", Mode: "rtc", Lcores: []int{1},
+		EALArgs: `["--no-huge", "-m", "512", "--no-pci", "--no-shconf", "--no-telemetry", "-l", "0-1", "--log-level=lib.eal:error"]`,
+		Mbufs:   4095, Scheme: "dcqcn", CSV: csvPath, JSON: jsonPath, Quiet: true}
+	for i, p := range peers {
+		sw.Ports = append(sw.Ports, daemontest.SwitchPort{Name: string(rune('a' + i)), Device: fmt.Sprintf("net_af_packet%d,iface=%s", i, p.veth),
+			MAC: p.swMAC, PeerMAC: p.mac, LinkGbps: 1, Route: p.net})
 	}
+	cfgPath := sw.Write(t, filepath.Join(dir, "switch.toml"))
 
 	metricsAddr := metricstest.FreeLoopbackAddr(t)
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
@@ -248,14 +215,7 @@ wait:
 	case <-time.After(10 * time.Second):
 		t.Fatal("switchd did not stop on SIGTERM")
 	}
-	b, err := os.ReadFile(jsonPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var res switchd.Results
-	if err := json.Unmarshal(b, &res); err != nil {
-		t.Fatal(err)
-	}
+	res := readResults(t, jsonPath)
 	a, bp := res.Counters.Ports[0], res.Counters.Ports[1]
 	t.Logf("port a: rx %d tx %d; port b: rx %d tx %d; drops %d/%d", a.RxPackets, a.TxPackets, bp.RxPackets, bp.TxPackets, a.DropsTotal, bp.DropsTotal)
 	// A -> B: ping requests and the datagrams enter on a and leave on b.

@@ -56,7 +56,7 @@ const maxFields = 40
 // left; one added needs its reason.
 var knownWideTypes = map[string]string{}
 
-// maxLines bounds a shaped package's source files.
+// maxLines bounds a shaped package's Go files, tests included.
 const maxLines = 700
 
 // knownLongFiles are the files over maxLines, with why: none left; one
@@ -104,8 +104,9 @@ func expand(t *testing.T, dir string, patterns []string) []string {
 	return out
 }
 
-// pkgFiles parses the non-test Go files of the package in dir/rel.
-func pkgFiles(t *testing.T, dir, rel string, mode parser.Mode) (*token.FileSet, map[string]*ast.File) {
+// pkgFiles parses the Go files of the package in dir/rel: its tests too
+// when tests is true.
+func pkgFiles(t *testing.T, dir, rel string, mode parser.Mode, tests bool) (*token.FileSet, map[string]*ast.File) {
 	t.Helper()
 	fset := token.NewFileSet()
 	files := map[string]*ast.File{}
@@ -114,7 +115,7 @@ func pkgFiles(t *testing.T, dir, rel string, mode parser.Mode) (*token.FileSet, 
 		t.Fatal(err)
 	}
 	for _, name := range names {
-		if strings.HasSuffix(name, "_test.go") {
+		if !tests && strings.HasSuffix(name, "_test.go") {
 			continue
 		}
 		f, err := parser.ParseFile(fset, name, nil, mode)
@@ -140,7 +141,7 @@ func (g *importGraph) load(rel string) map[string][]string {
 	}
 	m := map[string][]string{}
 	g.files[rel] = m
-	_, files := pkgFiles(g.t, g.dir, rel, parser.ImportsOnly)
+	_, files := pkgFiles(g.t, g.dir, rel, parser.ImportsOnly, false)
 	for name, f := range files {
 		for _, is := range f.Imports {
 			p := strings.Trim(is.Path.Value, `"`)
@@ -229,7 +230,7 @@ func TestEnginesReadNoFiles(t *testing.T) {
 
 // TestEngineShapes fails when a package under hostd or switchd has a struct
 // type of more than maxFields fields (an embedded field counts as one) or a
-// source file (tests aside) of more than maxLines lines, unless it is a
+// source file (tests included) of more than maxLines lines, unless it is a
 // known one; and when a known one no longer is. Types are named by package
 // directory: switchd/dataplane.Switch.
 func TestEngineShapes(t *testing.T) {
@@ -240,7 +241,7 @@ func TestEngineShapes(t *testing.T) {
 		t.Fatalf("shaped packages %v: the patterns found too few", pkgs)
 	}
 	for _, rel := range pkgs {
-		fset, files := pkgFiles(t, dir, rel, 0)
+		fset, files := pkgFiles(t, dir, rel, 0, true)
 		for name, f := range files {
 			if n := fset.Position(f.End()).Line; n > maxLines {
 				long[name] = n
@@ -303,7 +304,7 @@ func TestEnginesParseNoAddresses(t *testing.T) {
 		if rel == "wire" {
 			continue
 		}
-		fset, files := pkgFiles(t, dir, rel, 0)
+		fset, files := pkgFiles(t, dir, rel, 0, false)
 		var calls []string
 		for name, f := range files {
 			ast.Inspect(f, func(n ast.Node) bool {
@@ -375,7 +376,7 @@ var planTOML = map[string]string{
 // as numbers, ports as indices), with no text between it and the engines.
 func TestPlanFormatsNoAddresses(t *testing.T) {
 	dir := root(t)
-	fset, files := pkgFiles(t, dir, "fabric", 0)
+	fset, files := pkgFiles(t, dir, "fabric", 0, false)
 	funcs := map[string][]*ast.FuncDecl{}
 	imported := map[string]bool{}
 	for _, f := range files {

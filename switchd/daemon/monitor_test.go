@@ -12,6 +12,7 @@ import (
 	"unsafe"
 
 	_ "github.com/ccbed/ccbed/ccalgo/all"
+	"github.com/ccbed/ccbed/internal/switchtest"
 	"github.com/ccbed/ccbed/switchd"
 	"github.com/ccbed/ccbed/wire"
 )
@@ -178,19 +179,6 @@ func pfcFrame(port int, prio int, quanta uint16) []byte {
 	return b[:n]
 }
 
-// dataFrame is a RoCEv2 data frame from port src's host to port dst's.
-func dataFrame(t *testing.T, src, dst int) []byte {
-	t.Helper()
-	b := make([]byte, 2048)
-	ep := wire.Endpoints{DstMAC: wire.MAC{2, 0, 0, 0, 0xff, byte(src)}, SrcMAC: wire.MAC{2, 0, 0, 0, 0, byte(src)},
-		SrcIP: 0x0a000001 | uint32(src)<<8, DstIP: 0x0a000001 | uint32(dst)<<8, SrcPort: 49152, IPID: 1}
-	n, err := wire.BuildData(b, &ep, &wire.DataSpec{Opcode: wire.OpWriteOnly, DestQP: 1, PSN: 1, PayloadLen: 1000})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b[:n]
-}
-
 // TestMonitorWritesPFCEvents: a port that backs up behind a paused egress
 // goes into XOFF and, once the egress resumes and drains, back to XON; the
 // Monitor drains both events from the engine into the event log, whose rows
@@ -224,7 +212,7 @@ func TestMonitorWritesPFCEvents(t *testing.T) {
 	tx := func(now int64, p int) int { e.Service(now); return e.Transmit(now, p, out) }
 	inject(0, 2, pfcFrame(2, 3, 0xffff)) // port 2's peer pauses it
 	for i := 0; i < 30; i++ {
-		inject(int64(i), 0, dataFrame(t, 0, 2))
+		inject(int64(i), 0, switchtest.DataFrame(t, 0, 2, 1, 1000))
 		tx(int64(i), 0)
 	}
 	if err := m.Tick(start.Add(100 * time.Millisecond)); err != nil {
