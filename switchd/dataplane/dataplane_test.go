@@ -563,18 +563,21 @@ func benchLaunched(b *testing.B, s *Switch, clock *lcore.TSCClock, rxLcores int)
 	b.ReportMetric(perPkt(rxLcores), "tx-busy-ns/pkt")
 }
 
-// stopLoops stops g's loops (nil: none launched) and fails on a loop's panic.
-func stopLoops(tb testing.TB, g *lcore.Group) {
+// stopLoops stops g's loops (nil: none launched), fails on a loop's panic
+// and returns their stats.
+func stopLoops(tb testing.TB, g *lcore.Group) []lcore.Stats {
 	tb.Helper()
 	if g == nil {
-		return
+		return nil
 	}
 	g.Stop()
-	for _, st := range g.Wait() {
+	stats := g.Wait()
+	for _, st := range stats {
 		if st.Panic != "" {
 			tb.Fatalf("%s panicked: %s", st.Name, st.Panic)
 		}
 	}
+	return stats
 }
 
 // writePcap writes the frames of pkts to a pcap file at path.
