@@ -410,27 +410,25 @@ func tomlUse(fset *token.FileSet, files map[string]*ast.File) []string {
 	return out
 }
 
-// TestPlanFormatsNoAddresses fails when fabric.Plan, or a function of
-// package fabric it calls (by name, transitively), formats or parses an
-// address or decodes TOML; and when fabric, fabric/dpdkrun or an engine
-// package imports a TOML package or calls a TOML decoder anywhere
-// (specPackages). The plan hands hostd and switchd their specs as values
-// (MACs as wire.MAC, addresses and prefixes as numbers, ports as indices,
-// each scheme's parameters as its own struct, laid over each node's
-// defaults from ccalgo.Overrides), with no text between it and the engines.
-func TestPlanFormatsNoAddresses(t *testing.T) {
-	dir := root(t)
-	pkgs := expand(t, dir, specPackages)
-	if len(pkgs) < 7 {
-		t.Fatalf("spec packages %v: the patterns found too few", pkgs)
-	}
-	for _, rel := range pkgs {
-		if use := tomlUse(pkgFiles(t, dir, rel, 0)); len(use) > 0 {
-			t.Errorf("package %s, between fabric.Plan and the engines, decodes TOML (files are decoded where they are read: docs/architecture.md):\n\t%s",
-				rel, strings.Join(use, "\n\t"))
-		}
-	}
-	fset, files := pkgFiles(t, dir, "fabric", 0)
+// pathEntry is where a path from fabric.Plan's specs to the engines starts:
+// a function (or, with method, a method) of a package.
+type pathEntry struct {
+	pkg, name string
+	method    bool
+}
+
+// specPaths are the paths between fabric.Plan and the engines: the plan
+// that builds the specs, and each clock's driver that builds the engines
+// from them (virtual time, DPDK).
+var specPaths = []pathEntry{{"fabric", "Plan", true}, {"fabric", "NewVirtual", false}, {"fabric/dpdkrun", "Run", false}}
+
+// pathCalls walks the path from e (its function and the functions of its
+// package it calls, by name, transitively) and returns how many functions
+// it visited and each call on it that formats or parses an address or
+// decodes TOML, as file:line in function: name.
+func pathCalls(t *testing.T, dir string, e pathEntry) (int, []string) {
+	t.Helper()
+	fset, files := pkgFiles(t, dir, e.pkg, 0)
 	funcs := map[string][]*ast.FuncDecl{}
 	imported := map[string]bool{}
 	for _, f := range files {
@@ -448,14 +446,14 @@ func TestPlanFormatsNoAddresses(t *testing.T) {
 			}
 		}
 	}
-	var plan *ast.FuncDecl
-	for _, fd := range funcs["Plan"] {
-		if fd.Recv != nil {
-			plan = fd
+	var entry *ast.FuncDecl
+	for _, fd := range funcs[e.name] {
+		if (fd.Recv != nil) == e.method {
+			entry = fd
 		}
 	}
-	if plan == nil {
-		t.Fatal("no method Plan in package fabric")
+	if entry == nil {
+		t.Fatalf("no function %s in package %s", e.name, e.pkg)
 	}
 	seen := map[*ast.FuncDecl]bool{}
 	var bad []string
@@ -495,13 +493,42 @@ func TestPlanFormatsNoAddresses(t *testing.T) {
 			return true
 		})
 	}
-	visit(plan)
-	if len(seen) < 5 {
-		t.Fatalf("fabric.Plan's path has %d functions: the walk found too few", len(seen))
-	}
+	visit(entry)
 	sort.Strings(bad)
-	if len(bad) > 0 {
-		t.Errorf("fabric.Plan's path formats or parses addresses, or decodes TOML (engines take specs: docs/architecture.md):\n\t%s",
-			strings.Join(bad, "\n\t"))
+	return len(seen), bad
+}
+
+// TestPlanFormatsNoAddresses fails when a path between fabric.Plan and the
+// engines (specPaths: the plan, and each driver's construction of the
+// engines, with the functions of its package they call, by name,
+// transitively) formats or parses an address or decodes TOML; and when
+// fabric, fabric/dpdkrun or an engine package imports a TOML package or
+// calls a TOML decoder anywhere (specPackages). The plan hands hostd and
+// switchd their specs as values (MACs as wire.MAC, addresses and prefixes
+// as numbers, ports as indices, each scheme's parameters as its own
+// struct, laid over each node's defaults from ccalgo.Overrides), and the
+// drivers hand them on, with no text between the plan and the engines.
+func TestPlanFormatsNoAddresses(t *testing.T) {
+	dir := root(t)
+	pkgs := expand(t, dir, specPackages)
+	if len(pkgs) < 7 {
+		t.Fatalf("spec packages %v: the patterns found too few", pkgs)
+	}
+	for _, rel := range pkgs {
+		if use := tomlUse(pkgFiles(t, dir, rel, 0)); len(use) > 0 {
+			t.Errorf("package %s, between fabric.Plan and the engines, decodes TOML (files are decoded where they are read: docs/architecture.md):\n\t%s",
+				rel, strings.Join(use, "\n\t"))
+		}
+	}
+	for _, e := range specPaths {
+		n, bad := pathCalls(t, dir, e)
+		if n < 3 {
+			t.Fatalf("%s.%s's path has %d functions: the walk found too few", e.pkg, e.name, n)
+		}
+		t.Logf("%s.%s's path: %d functions", e.pkg, e.name, n)
+		if len(bad) > 0 {
+			t.Errorf("%s.%s's path formats or parses addresses, or decodes TOML (engines take specs: docs/architecture.md):\n\t%s",
+				e.pkg, e.name, strings.Join(bad, "\n\t"))
+		}
 	}
 }
