@@ -111,3 +111,50 @@ func TestDecodeOverrides(t *testing.T) {
 		t.Errorf("unknown scheme: %v", err)
 	}
 }
+
+// FuzzDecodeOverrides: for any [cc.params] text of any scheme, the
+// overrides decoded once and laid over a node's defaults hold what the
+// table decoded over them holds, and a table DecodeTable refuses
+// DecodeOverrides refuses with the same error.
+func FuzzDecodeOverrides(f *testing.F) {
+	for _, seed := range []struct {
+		scheme uint8
+		text   string
+	}{
+		{0, "mixed_ce = \"increase\"\nri_low_bps = 1e6"},
+		{1, "g = 0.5\n[[ecn_by_link]]\ngbps = 25.0\nkmin_bytes = 1000\n[[ecn_by_link]]\ngbps = 100.0\npmax = 0.2"},
+		{1, "ecn_by_link = []\nmark_at = \"enqueue\""},
+		{3, "eta = nan\nmax_stage = 0"},
+		{8, "q_ref_bytes = 1\nq_mid_bytes = -3\nt_ns = 1.5"},
+		{8, "t_nss = 1"},
+		{9, "alpha = -0.0\nbeta = inf"},
+	} {
+		f.Add(seed.scheme, seed.text)
+	}
+	schemes := ccalgo.Schemes()
+	env := ccalgo.Env{LinkBps: 40e9, BaseRTT: 12_000, MTU: 1500, MaxFlows: 64, ExpectedFlows: 8, ID: 2}
+	f.Fuzz(func(t *testing.T, scheme uint8, text string) {
+		var tbl map[string]any
+		if _, err := Decode("fuzz", text, &tbl); err != nil {
+			return
+		}
+		s := schemes[int(scheme)%len(schemes)]
+		want := s.DefaultParams(env)
+		werr := DecodeTable(tbl, want)
+		o, err := DecodeOverrides(s.Name, tbl)
+		if (err == nil) != (werr == nil) || (err != nil && err.Error() != werr.Error()) {
+			t.Fatalf("%s: DecodeOverrides: %v; DecodeTable: %v", s.Name, err, werr)
+		}
+		if err != nil {
+			return
+		}
+		got := s.DefaultParams(env)
+		if err := o.Apply(got); err != nil {
+			t.Fatal(err)
+		}
+		g, w := fmt.Sprintf("%#v", reflect.ValueOf(got).Elem()), fmt.Sprintf("%#v", reflect.ValueOf(want).Elem())
+		if g != w {
+			t.Fatalf("%s %q: overrides %v laid over the defaults\n%s\nthe table decoded over them\n%s", s.Name, text, o.Fields(), g, w)
+		}
+	})
+}
