@@ -65,7 +65,7 @@ func BenchmarkRoCC3to1(b *testing.B) {
 	var wall time.Duration
 	for i := 0; i < b.N; i++ {
 		s := &fabric.Spec{Topo: fabric.Star(4, 10e9, 1000), Scheme: "rocc", ExpectedFlows: 3,
-			Params: map[string]any{"q_ref_bytes": 75_000, "q_mid_bytes": 150_000, "q_max_bytes": 210_000}}
+			Params: roccQueues()}
 		for f := 0; f < 3; f++ {
 			s.Flows = append(s.Flows, fabric.Flow{ID: f + 1, Src: f, Dst: 3})
 		}

@@ -74,7 +74,7 @@ func TestCapturePorts(t *testing.T) {
 // to h3, flow 3 of 300 KB.
 func rocc3to1() *fabric.Spec {
 	s := &fabric.Spec{Topo: fabric.Star(4, 10e9, 1000), Scheme: "rocc", ExpectedFlows: 3, Exact: true,
-		Params: map[string]any{"q_ref_bytes": 75_000, "q_mid_bytes": 150_000, "q_max_bytes": 210_000}}
+		Params: roccQueues()}
 	for f := 0; f < 3; f++ {
 		s.Flows = append(s.Flows, fabric.Flow{ID: f + 1, Src: f, Dst: 3, StartNs: int64(f) * 100_000})
 	}
@@ -407,7 +407,7 @@ func BenchmarkRoCC3to1Capture(b *testing.B) {
 			cpu0 := processCPU(b)
 			for i := 0; i < b.N; i++ {
 				s := &fabric.Spec{Topo: fabric.Star(4, 10e9, 1000), Scheme: "rocc", ExpectedFlows: 3, Exact: true,
-					Params: map[string]any{"q_ref_bytes": 75_000, "q_mid_bytes": 150_000, "q_max_bytes": 210_000}}
+					Params: roccQueues()}
 				for f := 0; f < 3; f++ {
 					s.Flows = append(s.Flows, fabric.Flow{ID: f + 1, Src: f, Dst: 3})
 				}

@@ -24,10 +24,12 @@ type Spec struct {
 	Topo *Topology
 	// Scheme is the ccalgo scheme of every switch port and host.
 	Scheme string
-	// Params is the scheme's [cc.params] table (keys of its parameter struct);
-	// Typed the struct itself (the pointer DefaultParams returns, modified),
-	// which wins. Neither: the paper's defaults for each node's link.
-	Params map[string]any
+	// Params are the parameters set over the scheme's defaults for each
+	// node's link (an experiment's [cc.params], decoded where the file is
+	// read: config.DecodeOverrides); Typed the struct itself (the pointer
+	// DefaultParams returns, modified), which wins. Neither: the paper's
+	// defaults for each node's link.
+	Params ccalgo.Overrides
 	Typed  any
 	// ExpectedFlows is the schemes' Env.ExpectedFlows (default 16).
 	ExpectedFlows int
@@ -720,7 +722,7 @@ func (s *Spec) FlowDst(src int, id int64) int {
 
 // hostParams is the scheme's parameters for host c (its spec with the
 // fields its Env reads): Typed as it is, else the scheme's defaults for the
-// host with Params decoded over them.
+// host with Params laid over them.
 func (s *Spec) hostParams(c *hostd.Spec) (any, error) {
 	d := *c
 	d.ApplyDefaults()
@@ -728,7 +730,7 @@ func (s *Spec) hostParams(c *hostd.Spec) (any, error) {
 }
 
 // schemeParams is the scheme's parameter struct for a node told env: Typed,
-// or the scheme's defaults for env with Params decoded over them.
+// or the scheme's defaults for env with Params laid over them.
 func (s *Spec) schemeParams(env ccalgo.Env) (any, error) {
 	if s.Typed != nil {
 		return s.Typed, nil
@@ -738,7 +740,7 @@ func (s *Spec) schemeParams(env ccalgo.Env) (any, error) {
 		return nil, err
 	}
 	p := sc.DefaultParams(env)
-	if err := config.DecodeTable(s.Params, p); err != nil {
+	if err := s.Params.Apply(p); err != nil {
 		return nil, fmt.Errorf("cc params: scheme %s: %w", s.Scheme, err)
 	}
 	return p, nil

@@ -183,7 +183,7 @@ func (e *Experiment) Topo() *fabric.Topology { return e.topo }
 func (e *Experiment) Spec() *fabric.Spec {
 	t := &e.Topology
 	s := &fabric.Spec{
-		Topo: e.topo, Scheme: e.CC.Scheme, Params: e.CC.Params, ExpectedFlows: e.CC.ExpectedFlows,
+		Topo: e.topo, Scheme: e.CC.Scheme, Params: e.CC.overrides, ExpectedFlows: e.CC.ExpectedFlows,
 		MTU: t.MTUBytes, AckEvery: t.AckEvery, BaseRTTNs: usToNs(t.BaseRTTUs), BufferBytes: t.BufferBytes,
 		PFC: fabric.PFC{Enabled: e.PFC.Enabled, Priorities: e.PFC.Priorities,
 			XOFFBytes: e.PFC.XOFFBytes, XONOffsetBytes: e.PFC.XONOffsetBytes},
@@ -240,16 +240,15 @@ func (e *Experiment) SwitchConfig() switchdaemon.Config {
 	if err != nil {
 		return switchdaemon.DefaultConfig()
 	}
-	return switchConfig(p)
+	return e.switchConfig(p)
 }
 
 // switchConfig is the file form of p's first switch (a switchd TOML file's
-// schema), with the parameter table the experiment gave its scheme (a Go
-// caller's Typed has none).
-func switchConfig(p *fabric.Plan) switchdaemon.Config {
+// schema), with the parameter table the experiment gave its scheme.
+func (e *Experiment) switchConfig(p *fabric.Plan) switchdaemon.Config {
 	c := switchdaemon.ConfigOf(&p.Switches[0])
-	if len(p.Spec.Params) > 0 {
-		c.CC.Params = map[string]map[string]any{p.Spec.Scheme: p.Spec.Params}
+	if len(e.CC.Params) > 0 {
+		c.CC.Params = map[string]map[string]any{e.CC.Scheme: e.CC.Params}
 	}
 	return c
 }

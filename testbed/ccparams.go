@@ -11,12 +11,15 @@ import (
 	"github.com/ccbed/ccbed/config"
 )
 
-// validateCC checks [cc.params] the way every node decodes it: strictly into
-// the scheme's parameter struct over its defaults for the host links (unknown
-// keys, wrong types), then through the scheme's own checks (its CP, RP and NP
-// constructors: ranges, Q_ref < Q_mid < Q_max and the like), so that validate
-// refuses what run would, at the key's line in the experiment file.
+// validateCC decodes [cc.params], once, into the overrides every node lays
+// over its own defaults (e.CC.overrides, fabric.Spec.Params): strictly, into
+// the scheme's parameter struct (unknown keys, wrong types). Then it checks
+// them over the scheme's defaults for the host links through the scheme's
+// own checks (its CP, RP and NP constructors: ranges, Q_ref < Q_mid < Q_max
+// and the like), so that validate refuses what run would, at the key's line
+// in the experiment file.
 func (e *Experiment) validateCC() error {
+	e.CC.overrides = ccalgo.Overrides{}
 	sch, err := ccalgo.Lookup(e.CC.Scheme)
 	if err != nil {
 		return e.errorf("cc.scheme", "%v", err)
@@ -26,8 +29,8 @@ func (e *Experiment) validateCC() error {
 		baseRTT = 10_000 // the topology's own is derived later; the checks do not depend on it
 	}
 	env := e.hostEnv(baseRTT)
-	params := sch.DefaultParams(env)
-	if err := config.DecodeTable(e.CC.Params, params); err != nil {
+	overrides, err := config.DecodeOverrides(e.CC.Scheme, e.CC.Params)
+	if err != nil {
 		var errs []error
 		for _, one := range splitErrors(err) {
 			var ce *config.Error
@@ -43,6 +46,11 @@ func (e *Experiment) validateCC() error {
 			errs = append(errs, pe)
 		}
 		return errors.Join(errs...)
+	}
+	e.CC.overrides = overrides
+	params := sch.DefaultParams(env)
+	if err := overrides.Apply(params); err != nil {
+		return e.errorf("cc.params", "%v", err)
 	}
 	for _, build := range []func() error{
 		func() error {
@@ -96,8 +104,8 @@ func (e *Experiment) hostEnv(baseRTTNs int64) ccalgo.Env {
 }
 
 // SchemeParams is the scheme's parameters as the hosts run them: its defaults
-// for hostEnv(baseRTTNs) with [cc.params] applied, keyed as in [cc.params]
-// (nil when they cannot be built). A switch port on a faster link scales the
+// for hostEnv(baseRTTNs) with [cc.params] laid over them (as Validate decoded
+// it), keyed as in [cc.params] (nil when they cannot be built). A switch port on a faster link scales the
 // rate-dependent defaults of its CP to that link.
 func (e *Experiment) SchemeParams(baseRTTNs int64) map[string]any {
 	sch, err := ccalgo.Lookup(e.CC.Scheme)
@@ -105,7 +113,7 @@ func (e *Experiment) SchemeParams(baseRTTNs int64) map[string]any {
 		return nil
 	}
 	params := sch.DefaultParams(e.hostEnv(baseRTTNs))
-	if config.DecodeTable(e.CC.Params, params) != nil {
+	if e.CC.overrides.Apply(params) != nil {
 		return nil
 	}
 	var b bytes.Buffer

@@ -4,7 +4,6 @@ import (
 	"fmt"
 
 	"github.com/ccbed/ccbed/ccalgo"
-	"github.com/ccbed/ccbed/config"
 	"github.com/ccbed/ccbed/hostd"
 	"github.com/ccbed/ccbed/switchd"
 )
@@ -85,7 +84,7 @@ func (e *Experiment) StallBound(baseRTTNs int64) StallBound {
 	var period string
 	if sch, err := ccalgo.Lookup(e.CC.Scheme); err == nil {
 		params := sch.DefaultParams(e.hostEnv(baseRTTNs))
-		if cp, ok := params.(ccalgo.ControlPeriod); ok && config.DecodeTable(e.CC.Params, params) == nil {
+		if cp, ok := params.(ccalgo.ControlPeriod); ok && e.CC.overrides.Apply(params) == nil {
 			periodNs, period = cp.ControlPeriodNs()
 		}
 	}

@@ -194,7 +194,7 @@ func (e *Experiment) NodeFiles(dir string, inv *Inventory) ([]string, error) {
 	}
 
 	// The switch.
-	sc := switchConfig(plan)
+	sc := e.switchConfig(plan)
 	switch {
 	case sw.txLcores > 0: // rx lcores, then the tx+CC lcores
 		sc.Switch.Mode, sc.Switch.TxLcores = switchdaemon.ModeSharded, sw.txLcores
@@ -232,8 +232,8 @@ func (e *Experiment) NodeFiles(dir string, inv *Inventory) ([]string, error) {
 	for i, spec := range plan.Hosts {
 		h := &hosts[i]
 		hc := hostdaemon.ConfigOf(spec)
-		hc.CC = plan.Spec.Params // the table the experiment gave (a Go caller's Typed has none)
-		hc.MAC = ""              // the NIC's own
+		hc.CC = e.CC.Params // the table the experiment gave: the host's daemon decodes it
+		hc.MAC = ""         // the NIC's own
 		hc.GatewayMAC = sw.macs[portOf[i]]
 		for k := range hc.Workloads {
 			src := hc.Workloads[k].CDF

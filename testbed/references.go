@@ -7,7 +7,6 @@ import (
 	"github.com/ccbed/ccbed/ccalgo/dcqcn"
 	"github.com/ccbed/ccbed/ccalgo/dctcp"
 	"github.com/ccbed/ccbed/ccalgo/rocc"
-	"github.com/ccbed/ccbed/config"
 	"github.com/ccbed/ccbed/hostd"
 	"github.com/ccbed/ccbed/testbed/report"
 )
@@ -24,7 +23,7 @@ func (e *Experiment) addReferences(rec *report.Recorder) {
 		env := ccalgo.Env{LinkBps: t.LinkGbps * 1e9, BaseRTT: max(usToNs(t.BaseRTTUs), 1), MTU: t.MTUBytes,
 			MaxFlows: 1024, ExpectedFlows: e.CC.ExpectedFlows, ID: 1}
 		params := sch.DefaultParams(env)
-		if config.DecodeTable(e.CC.Params, params) == nil {
+		if e.CC.overrides.Apply(params) == nil {
 			kb := func(b int64) string { return fmt.Sprintf("%.0f KB", float64(b)/1e3) }
 			switch p := params.(type) {
 			case *rocc.Params:

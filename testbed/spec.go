@@ -219,6 +219,9 @@ type CC struct {
 	ExpectedFlows int `toml:"expected_flows"`
 	// Params overrides the scheme's parameters, key by key.
 	Params map[string]any `toml:"params"`
+	// overrides is Params decoded (validateCC), as fabric.Spec.Params takes
+	// it: the nodes lay it over their own defaults.
+	overrides ccalgo.Overrides
 }
 
 // PFC turns priority flow control on in the switches: Priorities are the

@@ -407,8 +407,12 @@ func TestUnequalRTTs(t *testing.T) {
 		t.Run(fmt.Sprintf("%gG/%s", c/1e9, tc.mixedCE), func(t *testing.T) {
 			t.Parallel()
 			const from, end = 2_000_000, 6_000_000
+			mixedCE, err := ccalgo.NewOverrides("acc", func(p any) error { p.(*acc.Params).MixedCE = tc.mixedCE; return nil })
+			if err != nil {
+				t.Fatal(err)
+			}
 			spec := &fabric.Spec{Topo: fabrictest.StarDelays(len(delays)+1, c, append([]int64{1000}, delays...)), SampleNs: 10_000,
-				Params: map[string]any{"mixed_ce": tc.mixedCE}}
+				Params: mixedCE}
 			spec.Flows = fabrictest.Staggered(len(delays), 1, 0, 500_000)
 			r := traced.SimulateLossless(t, spec, end)
 			var rps []*tracedRP

@@ -356,27 +356,80 @@ var addressFormatters = map[string]bool{
 	"FormatIPv4": true, "String": true, "MarshalText": true, "AppendText": true, "Sprint": true,
 }
 
-// tomlDecoders are config's (and the TOML package's) decoders.
+// tomlDecoders are config's (and the TOML packages') decoders.
 var tomlDecoders = map[string]bool{
-	"DecodeTable": true, "Decode": true, "Load": true, "Unmarshal": true, "NewDecoder": true, "DecodeFile": true,
+	"DecodeTable": true, "DecodeOverrides": true, "Decode": true, "Load": true,
+	"Unmarshal": true, "NewDecoder": true, "DecodeFile": true, "DecodeFS": true,
 }
 
-// planTOML are the functions on fabric.Plan's path that still decode TOML,
-// with why: the list only shrinks.
-var planTOML = map[string]string{
-	"schemeParams": "a fabric.Spec's Params map (an experiment's [cc.params] table) is decoded over each " +
-		"host's and switch port's scheme defaults by config.DecodeTable, which goes through TOML text; " +
-		"a Go caller's Typed skips it",
+// tomlPackages are the TOML packages a file could import.
+var tomlPackages = map[string]bool{
+	"github.com/BurntSushi/toml":      true,
+	"github.com/pelletier/go-toml":    true,
+	"github.com/pelletier/go-toml/v2": true,
 }
 
-// TestPlanFormatsNoAddresses fails when fabric.Plan, or a function of
-// package fabric it calls (by name, transitively), formats or parses an
-// address, or decodes TOML outside planTOML: the plan hands hostd and
-// switchd their specs as values (MACs as wire.MAC, addresses and prefixes
-// as numbers, ports as indices), with no text between it and the engines.
-func TestPlanFormatsNoAddresses(t *testing.T) {
-	dir := root(t)
-	fset, files := pkgFiles(t, dir, "fabric", 0, false)
+// specPackages are the packages between fabric.Plan and the engines: the
+// plan, both clocks' drivers, and the engines that take what the plan
+// built. None imports a TOML package or calls a TOML decoder of config:
+// the experiment's file was decoded where it was read (testbed, the
+// daemons), the scheme's [cc.params] included (ccalgo.Overrides).
+var specPackages = append([]string{"fabric", "fabric/dpdkrun"}, enginePackages...)
+
+// tomlUse lists where the files import a TOML package or call a TOML
+// decoder (tomlDecoders) of config or of a TOML package, as file:line.
+func tomlUse(fset *token.FileSet, files map[string]*ast.File) []string {
+	var out []string
+	for name, f := range files {
+		decoders := map[string]bool{} // local names of config and the TOML packages
+		for _, is := range f.Imports {
+			p := strings.Trim(is.Path.Value, `"`)
+			local := p[strings.LastIndexByte(p, '/')+1:]
+			if is.Name != nil {
+				local = is.Name.Name
+			}
+			if tomlPackages[p] {
+				out = append(out, fmt.Sprintf("%s:%d imports %s", name, fset.Position(is.Pos()).Line, p))
+				decoders[local] = true
+			}
+			if p == module+"/config" {
+				decoders[local] = true
+			}
+		}
+		ast.Inspect(f, func(n ast.Node) bool {
+			sel, ok := n.(*ast.SelectorExpr)
+			if !ok {
+				return true
+			}
+			if x, ok := sel.X.(*ast.Ident); ok && decoders[x.Name] && tomlDecoders[sel.Sel.Name] {
+				out = append(out, fmt.Sprintf("%s:%d %s.%s", name, fset.Position(sel.Pos()).Line, x.Name, sel.Sel.Name))
+			}
+			return true
+		})
+	}
+	sort.Strings(out)
+	return out
+}
+
+// pathEntry is where a path from fabric.Plan's specs to the engines starts:
+// a function (or, with method, a method) of a package.
+type pathEntry struct {
+	pkg, name string
+	method    bool
+}
+
+// specPaths are the paths between fabric.Plan and the engines: the plan
+// that builds the specs, and each clock's driver that builds the engines
+// from them (virtual time, DPDK).
+var specPaths = []pathEntry{{"fabric", "Plan", true}, {"fabric", "NewVirtual", false}, {"fabric/dpdkrun", "Run", false}}
+
+// pathCalls walks the path from e (its function and the functions of its
+// package it calls, by name, transitively) and returns how many functions
+// it visited and each call on it that formats or parses an address or
+// decodes TOML, as file:line in function: name.
+func pathCalls(t *testing.T, dir string, e pathEntry) (int, []string) {
+	t.Helper()
+	fset, files := pkgFiles(t, dir, e.pkg, 0, false)
 	funcs := map[string][]*ast.FuncDecl{}
 	imported := map[string]bool{}
 	for _, f := range files {
@@ -394,18 +447,17 @@ func TestPlanFormatsNoAddresses(t *testing.T) {
 			}
 		}
 	}
-	var plan *ast.FuncDecl
-	for _, fd := range funcs["Plan"] {
-		if fd.Recv != nil {
-			plan = fd
+	var entry *ast.FuncDecl
+	for _, fd := range funcs[e.name] {
+		if (fd.Recv != nil) == e.method {
+			entry = fd
 		}
 	}
-	if plan == nil {
-		t.Fatal("no method Plan in package fabric")
+	if entry == nil {
+		t.Fatalf("no function %s in package %s", e.name, e.pkg)
 	}
 	seen := map[*ast.FuncDecl]bool{}
 	var bad []string
-	usedTOML := map[string]bool{}
 	var visit func(fd *ast.FuncDecl)
 	visit = func(fd *ast.FuncDecl) {
 		if seen[fd] {
@@ -432,10 +484,7 @@ func TestPlanFormatsNoAddresses(t *testing.T) {
 			case addressParsers[name] || addressFormatters[name]:
 				bad = append(bad, where)
 			case tomlDecoders[name] && (pkg == "config" || pkg == "toml"):
-				if _, ok := planTOML[fd.Name.Name]; !ok {
-					bad = append(bad, where+" (TOML)")
-				}
-				usedTOML[fd.Name.Name] = true
+				bad = append(bad, where+" (TOML)")
 			}
 			if pkg == "" {
 				for _, g := range funcs[name] {
@@ -445,18 +494,42 @@ func TestPlanFormatsNoAddresses(t *testing.T) {
 			return true
 		})
 	}
-	visit(plan)
-	if len(seen) < 5 {
-		t.Fatalf("fabric.Plan's path has %d functions: the walk found too few", len(seen))
-	}
+	visit(entry)
 	sort.Strings(bad)
-	if len(bad) > 0 {
-		t.Errorf("fabric.Plan's path formats or parses addresses, or decodes TOML (engines take specs: docs/architecture.md):\n\t%s",
-			strings.Join(bad, "\n\t"))
+	return len(seen), bad
+}
+
+// TestPlanFormatsNoAddresses fails when a path between fabric.Plan and the
+// engines (specPaths: the plan, and each driver's construction of the
+// engines, with the functions of its package they call, by name,
+// transitively) formats or parses an address or decodes TOML; and when
+// fabric, fabric/dpdkrun or an engine package imports a TOML package or
+// calls a TOML decoder anywhere (specPackages). The plan hands hostd and
+// switchd their specs as values (MACs as wire.MAC, addresses and prefixes
+// as numbers, ports as indices, each scheme's parameters as its own
+// struct, laid over each node's defaults from ccalgo.Overrides), and the
+// drivers hand them on, with no text between the plan and the engines.
+func TestPlanFormatsNoAddresses(t *testing.T) {
+	dir := root(t)
+	pkgs := expand(t, dir, specPackages)
+	if len(pkgs) < 7 {
+		t.Fatalf("spec packages %v: the patterns found too few", pkgs)
 	}
-	for name := range planTOML {
-		if !usedTOML[name] {
-			t.Errorf("%s no longer decodes TOML on fabric.Plan's path: remove it from planTOML", name)
+	for _, rel := range pkgs {
+		if use := tomlUse(pkgFiles(t, dir, rel, 0, false)); len(use) > 0 {
+			t.Errorf("package %s, between fabric.Plan and the engines, decodes TOML (files are decoded where they are read: docs/architecture.md):\n\t%s",
+				rel, strings.Join(use, "\n\t"))
+		}
+	}
+	for _, e := range specPaths {
+		n, bad := pathCalls(t, dir, e)
+		if n < 3 {
+			t.Fatalf("%s.%s's path has %d functions: the walk found too few", e.pkg, e.name, n)
+		}
+		t.Logf("%s.%s's path: %d functions", e.pkg, e.name, n)
+		if len(bad) > 0 {
+			t.Errorf("%s.%s's path formats or parses addresses, or decodes TOML (engines take specs: docs/architecture.md):\n\t%s",
+				e.pkg, e.name, strings.Join(bad, "\n\t"))
 		}
 	}
 }
