@@ -1,0 +1,361 @@
+// Command costmodel puts switchd's measured per-packet costs together into
+// the sharded mode's cost model (internal/costmodel) and prints its check
+// and the lcores a switch node needs. scripts/bench-switchd.sh measures the
+// inputs and runs it.
+//
+// Usage:
+//
+//	costmodel -rtc rtc.txt -stages stages.txt [-sharded sharded.txt]
+//	    -nic-rx NS -nic-tx NS -line-nic-rx NS -line-nic-tx NS -cgo NS
+//	    [-ref-rtc 58.95] [-contention -1] [-ports 4]
+//
+// rtc.txt, stages.txt and sharded.txt are `go test -bench` outputs of
+// BenchmarkForwardRTC (switchd/dataplane), BenchmarkEngineStages (switchd)
+// and BenchmarkForwardSharded (switchd/dataplane), any number of runs each:
+// a cost is the least of its runs, a rate the most. -nic-rx and -nic-tx are
+// the PMD's ns per packet on the devices the benchmarks used (net_ring,
+// from dpdk-testpmd io), -line-nic-* those the lcore table assumes (a real
+// NIC; net_null's alloc and free stand in for it here), -cgo the price of a
+// call into C (dpdk's BenchmarkCgoCall).
+//
+// It prints, per scheme, each side's cost per packet; the 1 rx + 1 tx point
+// measured here against the model (sharded.txt; the hand-off cost is fitted
+// on the no-CC run, the other schemes are the check); the issue's sharded
+// table of the reference machine (an Intel Xeon VM, 8 looping net_ring
+// ports) against the model scaled by ref-rtc / this machine's rtc cost
+// per packet; and the lcores for 4 x 25, 40 and 100 GbE at 1500 B and 1 KB.
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"os"
+
+	"github.com/ccbed/ccbed/internal/costmodel"
+)
+
+func main() {
+	if err := run(os.Args[1:], os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, "costmodel:", err)
+		os.Exit(1)
+	}
+}
+
+// burst is the sharded mode's burst per port (switchd/dataplane's default).
+const burst = 32
+
+// scheme is one column of the model: a CP, with PFC on or off.
+type scheme struct {
+	name, cc string
+	pfc      bool
+}
+
+var schemes = []scheme{
+	{"none", "none", false}, {"dcqcn", "dcqcn", false}, {"hpcc", "hpcc", false}, {"rocc", "rocc", false},
+	{"none+pfc", "none", true}, {"dcqcn+pfc", "dcqcn", true}, {"hpcc+pfc", "hpcc", true}, {"rocc+pfc", "rocc", true},
+}
+
+// refTable is issue 25's sharded table, measured on the reference machine
+// (a quiet 16-core Intel Xeon VM, 2.1 GHz TSC, R rx + T tx+CC lcores each on
+// its own CPU, 8 looping net_ring ports, wall-clock Mpps, 64 B unless the
+// column says 1500 B); 0 where it has no figure.
+var refTable = []struct {
+	l                                           costmodel.Lcores
+	none, dcqcn, hpcc, rocc, dcqcnPFC, none1500 float64
+}{
+	{costmodel.Lcores{Rx: 1, Tx: 1}, 14.0, 11.9, 9.6, 5.8, 0, 0},
+	{costmodel.Lcores{Rx: 2, Tx: 2}, 27.0, 23.8, 23.3, 9.6, 12.0, 22.0},
+	{costmodel.Lcores{Rx: 4, Tx: 4}, 40.7, 33.1, 32.6, 23.9, 22.9, 32.7},
+	{costmodel.Lcores{Rx: 6, Tx: 8}, 61.1, 54.6, 52.2, 43.8, 0, 0},
+}
+
+// refPorts is the reference runs' looping ports.
+const refPorts = 8
+
+type inputs struct {
+	rtc, stages, sharded                           costmodel.Bench
+	nicRx, nicTx, lineRx, lineTx, cgo, refRTC, con float64
+	ports                                          int
+}
+
+func run(args []string, out io.Writer) error {
+	fs := flag.NewFlagSet("costmodel", flag.ContinueOnError)
+	rtcF := fs.String("rtc", "", "BenchmarkForwardRTC output")
+	stF := fs.String("stages", "", "BenchmarkEngineStages output")
+	shF := fs.String("sharded", "", "BenchmarkForwardSharded output (optional)")
+	var in inputs
+	fs.Float64Var(&in.nicRx, "nic-rx", -1, "PMD rx ns per packet on the benchmarks' devices")
+	fs.Float64Var(&in.nicTx, "nic-tx", -1, "PMD tx ns per packet on the benchmarks' devices")
+	fs.Float64Var(&in.lineRx, "line-nic-rx", -1, "PMD rx ns per packet of the line-rate NIC (lcore table)")
+	fs.Float64Var(&in.lineTx, "line-nic-tx", -1, "PMD tx ns per packet of the line-rate NIC (lcore table)")
+	fs.Float64Var(&in.cgo, "cgo", -1, "ns per call into C")
+	fs.Float64Var(&in.refRTC, "ref-rtc", 58.95, "the reference machine's rtc no-CC CPU ns per packet (issue 25: 56.6-61.3)")
+	fs.Float64Var(&in.con, "contention", -1, "cost rise per lcore beyond 2 (-1: fit on the reference's 6 + 8 no-CC point)")
+	fs.IntVar(&in.ports, "ports", 4, "ports of the switch node in the lcore table")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *rtcF == "" || *stF == "" {
+		return fmt.Errorf("want -rtc and -stages")
+	}
+	for _, v := range []struct {
+		name string
+		x    float64
+	}{{"-nic-rx", in.nicRx}, {"-nic-tx", in.nicTx}, {"-line-nic-rx", in.lineRx}, {"-line-nic-tx", in.lineTx}, {"-cgo", in.cgo}, {"-ref-rtc", in.refRTC}} {
+		if v.x < 0 || math.IsNaN(v.x) {
+			return fmt.Errorf("%s %v: want a measured cost >= 0", v.name, v.x)
+		}
+	}
+	if in.ports < 1 || in.ports > 64 {
+		return fmt.Errorf("-ports %d: want 1..64", in.ports)
+	}
+	var err error
+	if in.rtc, err = readBench(*rtcF); err != nil {
+		return err
+	}
+	if in.stages, err = readBench(*stF); err != nil {
+		return err
+	}
+	if *shF != "" {
+		if in.sharded, err = readBench(*shF); err != nil {
+			return err
+		}
+	}
+	return report(&in, out)
+}
+
+func readBench(path string) (costmodel.Bench, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b, err := costmodel.ParseBench(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return b, nil
+}
+
+// stage is the least CPU ns per op of BenchmarkEngineStages/<name>/<stage>.
+func (in *inputs) stage(name, stage string) (float64, error) {
+	v, ok := in.stages.Least("BenchmarkEngineStages/"+name+"/"+stage, "cpu-ns/op")
+	if !ok {
+		return 0, fmt.Errorf("no BenchmarkEngineStages/%s/%s cpu-ns/op in -stages", name, stage)
+	}
+	return v, nil
+}
+
+// engine is scheme s's engine cost per packet on each side, large frames
+// (1 KB and up: queue1500) or small. A CP with PFC that the stages do not
+// measure gets the CP's cost plus what PFC adds with no CP.
+func (in *inputs) engine(s scheme, large bool) (rx, tx float64, err error) {
+	q := "queue"
+	if large {
+		q = "queue1500"
+	}
+	get := func(name string) (float64, float64, error) {
+		r, err := in.stage(name, "classify")
+		if err != nil {
+			return 0, 0, err
+		}
+		t, err := in.stage(name, q)
+		return r, t, err
+	}
+	if !s.pfc || s.cc == "none" || s.cc == "dcqcn" {
+		return get(s.name)
+	}
+	rx, tx, err = get(s.cc)
+	if err != nil {
+		return 0, 0, err
+	}
+	r0, t0, err := get("none")
+	if err != nil {
+		return 0, 0, err
+	}
+	r1, t1, err := get("none+pfc")
+	if err != nil {
+		return 0, 0, err
+	}
+	return rx + r1 - r0, tx + t1 - t0, nil
+}
+
+// measured is scheme s's inputs with the given NIC costs and hand-off.
+func (in *inputs) measured(s scheme, large bool, nicRx, nicTx float64, h costmodel.Measured) (costmodel.Measured, error) {
+	rx, tx, err := in.engine(s, large)
+	if err != nil {
+		return costmodel.Measured{}, err
+	}
+	return costmodel.Measured{
+		RxEngine: rx, TxEngine: tx, NICRx: nicRx, NICTx: nicTx,
+		HandoffRx: h.HandoffRx, HandoffTx: h.HandoffTx,
+		// An rx lcore's poll: one rx burst call for its ports and one ring
+		// enqueue; a tx+CC lcore's: one tx burst call, and a dequeue call
+		// per ring (PerRing).
+		RxPoll: 2 * in.cgo, TxPoll: in.cgo, PerRing: in.cgo,
+	}, nil
+}
+
+// fig is x with prec decimals, "-" for 0 (no figure).
+func fig(x float64, prec int) string {
+	if x == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.*f", prec, x)
+}
+
+func pct(pred, meas float64) string {
+	if meas == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%+.0f %%", (pred-meas)/meas*100)
+}
+
+func report(in *inputs, out io.Writer) error {
+	rtc, ok := in.rtc.Least("BenchmarkForwardRTC/none/64B", "cpu-ns/pkt")
+	if !ok || rtc <= 0 {
+		return fmt.Errorf("no BenchmarkForwardRTC/none/64B cpu-ns/pkt in -rtc")
+	}
+	fmt.Fprintf(out, "inputs, this machine (least of the runs, CPU ns per packet)\n")
+	fmt.Fprintf(out, "  rtc no CC 64 B %.1f; PMD rx %.2f tx %.2f (benchmarks' devices), %.2f / %.2f (line NIC); cgo call %.1f\n",
+		rtc, in.nicRx, in.nicTx, in.lineRx, in.lineTx, in.cgo)
+	fmt.Fprintf(out, "  %-10s %9s %9s %11s\n", "scheme", "rx engine", "tx engine", "tx 1500 B")
+	for _, s := range schemes {
+		rx, tx, err := in.engine(s, false)
+		if err != nil {
+			return err
+		}
+		_, tx15, err := in.engine(s, true)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(out, "  %-10s %9.1f %9.1f %11.1f\n", s.name, rx, tx, tx15)
+	}
+
+	// The hand-off, fitted on the no-CC 1 + 1 run here.
+	var h costmodel.Measured
+	if in.sharded != nil {
+		m0, err := in.measured(schemes[0], false, in.nicRx, in.nicTx, costmodel.Measured{})
+		if err != nil {
+			return err
+		}
+		name := "BenchmarkForwardSharded/none/64B/1rx"
+		rb, ok1 := in.sharded.Least(name, "rx-busy-ns/pkt")
+		tb, ok2 := in.sharded.Least(name, "tx-busy-ns/pkt")
+		if !ok1 || !ok2 {
+			return fmt.Errorf("no %s rx-busy-ns/pkt and tx-busy-ns/pkt in -sharded", name)
+		}
+		full := float64(4 * burst) // 4 ports, full bursts
+		if err := m0.Calibrate(costmodel.Sharded{BusyPerPacket: rb, PacketsPerPoll: full}, costmodel.Sharded{BusyPerPacket: tb, PacketsPerPoll: full}); err != nil {
+			return err
+		}
+		h = m0
+		fmt.Fprintf(out, "\nhand-off (fitted on %s: rx busy %.1f, tx busy %.1f ns a packet): rx %.1f, tx %.1f ns a packet\n", name, rb, tb, h.HandoffRx, h.HandoffTx)
+		fmt.Fprintf(out, "1 rx + 1 tx here, 4 looping net_ring ports, 64 B: model against the run of most Mpps\n")
+		fmt.Fprintf(out, "  %-10s %9s %9s %6s   %11s %11s\n", "scheme", "model", "measured", "error", "model tx ns", "measured tx")
+		for _, s := range []scheme{schemes[0], schemes[1], schemes[4], schemes[5]} {
+			ms, err := in.measured(s, false, in.nicRx, in.nicTx, h)
+			if err != nil {
+				return err
+			}
+			m := ms.Model(burst)
+			pred, err := m.Saturated(4, costmodel.Lcores{Rx: 1, Tx: 1})
+			if err != nil {
+				return err
+			}
+			n := "BenchmarkForwardSharded/" + s.name + "/64B/1rx"
+			meas, _ := in.sharded.Most(n, "Mpps")
+			tb, _ := in.sharded.Least(n, "tx-busy-ns/pkt")
+			fmt.Fprintf(out, "  %-10s %9.2f %9s %6s   %11.1f %11s\n", s.name, pred, fig(meas, 2), pct(pred, meas), m.Tx.PerPacket+(m.Tx.PerPoll+m.PerRing)/(4*burst), fig(tb, 1))
+		}
+	}
+
+	// The reference machine: every cost scaled by the single-lcore ratio.
+	scale := in.refRTC / rtc
+	base := func(s scheme, large bool) (costmodel.Model, error) {
+		ms, err := in.measured(s, large, in.nicRx, in.nicTx, h)
+		if err != nil {
+			return costmodel.Model{}, err
+		}
+		m := ms.Model(burst)
+		m.Scale, m.BaseLcores = scale, 2
+		return m, nil
+	}
+	con := in.con
+	if con < 0 {
+		m, err := base(schemes[0], false)
+		if err != nil {
+			return err
+		}
+		last := refTable[len(refTable)-1]
+		if con, err = costmodel.FitContention(m, refPorts, last.l, last.none); err != nil {
+			fmt.Fprintf(out, "\ncontention not fitted (%v): 0\n", err)
+			con = 0
+		} else {
+			fmt.Fprintf(out, "\ncontention fitted on the reference's %v no-CC point (%.1f Mpps): %.4f a lcore beyond 2\n", last.l, last.none, con)
+		}
+	}
+	fmt.Fprintf(out, "\nreference machine (issue 25's sharded table, %d looping ports), costs x %.3f (%.2f / %.2f ns), contention %.4f\n", refPorts, scale, in.refRTC, rtc, con)
+	fmt.Fprintf(out, "  %-7s %-10s %9s %9s %7s\n", "lcores", "scheme", "model", "measured", "error")
+	for _, row := range refTable {
+		for _, c := range []struct {
+			s     scheme
+			large bool
+			meas  float64
+		}{
+			{schemes[0], false, row.none}, {schemes[1], false, row.dcqcn}, {schemes[2], false, row.hpcc},
+			{schemes[3], false, row.rocc}, {schemes[5], false, row.dcqcnPFC}, {schemes[0], true, row.none1500},
+		} {
+			if c.meas == 0 {
+				continue
+			}
+			m, err := base(c.s, c.large)
+			if err != nil {
+				return err
+			}
+			m.Contention = con
+			pred, err := m.Saturated(refPorts, row.l)
+			if err != nil {
+				return err
+			}
+			name := c.s.name
+			if c.large {
+				name += " 1500 B"
+			}
+			fmt.Fprintf(out, "  %-7s %-10s %9.1f %9.1f %7s\n", fmt.Sprintf("%d+%d", row.l.Rx, row.l.Tx), name, pred, c.meas, pct(pred, c.meas))
+		}
+	}
+
+	// Lcores at line rate on the reference machine, with the line NIC.
+	fmt.Fprintf(out, "\nlcores (rx + tx+CC) for %d ports at line rate, reference machine's costs, PMD %.1f rx + %.1f tx ns (x %.3f); busiest lcore's load in brackets\n",
+		in.ports, in.lineRx, in.lineTx, scale)
+	fmt.Fprintf(out, "  %-10s %-6s", "scheme", "frame")
+	speeds := []float64{25, 40, 100}
+	for _, g := range speeds {
+		fmt.Fprintf(out, " %-20s", fmt.Sprintf("%d x %g GbE", in.ports, g))
+	}
+	fmt.Fprintln(out)
+	for _, s := range schemes {
+		for _, frame := range []int{1500, 1024} {
+			ms, err := in.measured(s, true, in.lineRx, in.lineTx, h)
+			if err != nil {
+				return err
+			}
+			m := ms.Model(burst)
+			m.Scale, m.BaseLcores, m.Contention = scale, 2, con
+			fmt.Fprintf(out, "  %-10s %-6s", s.name, fmt.Sprintf("%d B", frame))
+			for _, g := range speeds {
+				l, u, err := m.Need(costmodel.Load{Ports: in.ports, Gbps: g, FrameBytes: frame})
+				cell := fmt.Sprintf("%v (%.2f)", l, u)
+				if err != nil {
+					cell = "more than 1 per port"
+				}
+				fmt.Fprintf(out, " %-20s", cell)
+			}
+			fmt.Fprintln(out)
+		}
+	}
+	return nil
+}
