@@ -303,7 +303,7 @@ if ! st=$(timeout $((300 * rounds)) go test -count="$rounds" -run '^$' -bench 'E
 	echo "$st" | tail -20 >&2
 	die "go test -bench EngineStages failed"
 fi
-if ! sh_out=$(timeout $((4 * rounds * (secs + 15) + 60)) go test -count="$rounds" -run '^$' -bench 'ForwardSharded' -benchtime "${secs}s" ./switchd/dataplane/ -args -sharded-cpu 2>&1); then
+if ! sh_out=$(timeout $((6 * rounds * (secs + 15) + 60)) go test -count="$rounds" -run '^$' -bench 'ForwardSharded' -benchtime "${secs}s" ./switchd/dataplane/ -args -sharded-cpu 2>&1); then
 	echo "$sh_out" | tail -20 >&2
 	die "go test -bench ForwardSharded failed"
 fi
@@ -320,7 +320,7 @@ done
 printf '  (+pfc: PFC on, every frame lossless, below XOFF)\n'
 printf 'sharded mode, 1 rx + 1 tx+CC lcore on this machine'"'"'s 2 cores (wall clock, 64 B;\n'
 printf 'tx busy: the tx+CC lcore'"'"'s polls that found work, TSC time per packet; +pfc: PFC on)\n'
-for scheme in none dcqcn none+pfc dcqcn+pfc; do
+for scheme in none dcqcn hpcc rocc none+pfc dcqcn+pfc; do
 	# The run of most Mpps, and its tx busy time.
 	read -r m busy < <(echo "$sh_out" | awk -v n="BenchmarkForwardSharded/${scheme/+/\\+}/64B/1rx" '$1 ~ "^"n"(-[0-9]+)?$" {
 		v = ""; t = "-"

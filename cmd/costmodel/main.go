@@ -7,7 +7,7 @@
 //
 //	costmodel -rtc rtc.txt -stages stages.txt [-sharded sharded.txt]
 //	    -nic-rx NS -nic-tx NS -line-nic-rx NS -line-nic-tx NS -cgo NS
-//	    [-ref-rtc 58.95] [-contention -1] [-ports 4]
+//	    [-ref-rtc 58.95] [-contention -1] [-ports 4] [-line-run NS -line-ref NS] [-fit-ref]
 //
 // rtc.txt, stages.txt and sharded.txt are `go test -bench` outputs of
 // BenchmarkForwardRTC (switchd/dataplane), BenchmarkEngineStages (switchd)
@@ -16,7 +16,12 @@
 // the PMD's ns per packet on the devices the benchmarks used (net_ring,
 // from dpdk-testpmd io), -line-nic-* those the lcore table assumes (a real
 // NIC; net_null's alloc and free stand in for it here), -cgo the price of a
-// call into C (dpdk's BenchmarkCgoCall).
+// call into C (dpdk's BenchmarkCgoCall). -line-run and -line-ref are the
+// time one cache line takes between two CPUs (costmodel's
+// BenchmarkLineTransfer) when sharded.txt ran and on a quiet machine: the
+// hand-off fitted on sharded.txt is mostly lines crossing between the
+// lcores' cores, and is rescaled by their ratio for the reference machine
+// and the lcore table.
 //
 // It prints, per scheme, each side's cost per packet; the 1 rx + 1 tx point
 // measured here against the model (sharded.txt; the hand-off cost is fitted
@@ -77,6 +82,8 @@ const refPorts = 8
 type inputs struct {
 	rtc, stages, sharded                           costmodel.Bench
 	nicRx, nicTx, lineRx, lineTx, cgo, refRTC, con float64
+	lineRun, lineRef                               float64
+	fitRef                                         bool
 	ports                                          int
 }
 
@@ -94,6 +101,9 @@ func run(args []string, out io.Writer) error {
 	fs.Float64Var(&in.refRTC, "ref-rtc", 58.95, "the reference machine's rtc no-CC CPU ns per packet (issue 25: 56.6-61.3)")
 	fs.Float64Var(&in.con, "contention", -1, "cost rise per lcore beyond 2 (-1: fit on the reference's 6 + 8 no-CC point)")
 	fs.IntVar(&in.ports, "ports", 4, "ports of the switch node in the lcore table")
+	fs.BoolVar(&in.fitRef, "fit-ref", false, "fit the hand-off on the reference's 1 + 1 no-CC point (both sides by one factor) instead of carrying this machine's over")
+	fs.Float64Var(&in.lineRun, "line-run", 0, "ns a cache line took between the CPUs when -sharded ran (BenchmarkLineTransfer; 0: no rescaling)")
+	fs.Float64Var(&in.lineRef, "line-ref", 0, "ns a cache line takes between the CPUs of a quiet machine: the fitted hand-off is scaled by line-ref / line-run beyond the 1 + 1 check")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -107,6 +117,9 @@ func run(args []string, out io.Writer) error {
 		if v.x < 0 || math.IsNaN(v.x) {
 			return fmt.Errorf("%s %v: want a measured cost >= 0", v.name, v.x)
 		}
+	}
+	if in.lineRun < 0 || in.lineRef < 0 || (in.lineRun == 0) != (in.lineRef == 0) {
+		return fmt.Errorf("-line-run %v, -line-ref %v: want both > 0, or neither", in.lineRun, in.lineRef)
 	}
 	if in.ports < 1 || in.ports > 64 {
 		return fmt.Errorf("-ports %d: want 1..64", in.ports)
@@ -208,6 +221,14 @@ func (in *inputs) measured(s scheme, large bool, nicRx, nicTx float64, h costmod
 	}, nil
 }
 
+// scaleHand multiplies every hand-off in hand by f.
+func scaleHand(hand map[string]costmodel.Measured, f float64) {
+	for k, h := range hand {
+		h.HandoffRx, h.HandoffTx = h.HandoffRx*f, h.HandoffTx*f
+		hand[k] = h
+	}
+}
+
 // fig is x with prec decimals, "-" for 0 (no figure).
 func fig(x float64, prec int) string {
 	if x == 0 {
@@ -244,54 +265,103 @@ func report(in *inputs, out io.Writer) error {
 		fmt.Fprintf(out, "  %-10s %9.1f %9.1f %11.1f\n", s.name, rx, tx, tx15)
 	}
 
-	// The hand-off, fitted on the no-CC 1 + 1 run here.
-	var h costmodel.Measured
+	// The hand-off, fitted on each scheme's 1 + 1 run here (hand); a scheme
+	// with no run takes its CP's, else no CC's.
+	hand := map[string]costmodel.Measured{}
+	handOf := func(s scheme) costmodel.Measured {
+		for _, n := range []string{s.name, s.cc, "none"} {
+			if h, ok := hand[n]; ok {
+				return h
+			}
+		}
+		return costmodel.Measured{}
+	}
 	if in.sharded != nil {
-		m0, err := in.measured(schemes[0], false, in.nicRx, in.nicTx, costmodel.Measured{})
-		if err != nil {
-			return err
+		fmt.Fprintf(out, "\nhand-off per packet, fitted on each 1 rx + 1 tx run here (CPU time of the busy polls where the run has it, else TSC time)\n")
+		fmt.Fprintf(out, "  %-10s %8s %8s %11s %11s\n", "scheme", "rx busy", "tx busy", "rx hand-off", "tx hand-off")
+		for _, s := range schemes {
+			name := "BenchmarkForwardSharded/" + s.name + "/64B/1rx"
+			rb, ok1 := in.side(name, "rx")
+			tb, ok2 := in.side(name, "tx")
+			if !ok1 || !ok2 {
+				continue
+			}
+			m0, err := in.measured(s, false, in.nicRx, in.nicTx, costmodel.Measured{})
+			if err != nil {
+				return err
+			}
+			full := float64(4 * burst) // 4 ports, full bursts
+			if err := m0.Calibrate(costmodel.Sharded{BusyPerPacket: rb, PacketsPerPoll: full}, costmodel.Sharded{BusyPerPacket: tb, PacketsPerPoll: full}); err != nil {
+				return err
+			}
+			hand[s.name] = m0
+			fmt.Fprintf(out, "  %-10s %8.1f %8.1f %11.1f %11.1f\n", s.name, rb, tb, m0.HandoffRx, m0.HandoffTx)
 		}
-		name := "BenchmarkForwardSharded/none/64B/1rx"
-		rb, ok1 := in.side(name, "rx")
-		tb, ok2 := in.side(name, "tx")
-		if !ok1 || !ok2 {
-			return fmt.Errorf("no %s rx and tx busy time per packet in -sharded", name)
+		if _, ok := hand["none"]; !ok {
+			return fmt.Errorf("no BenchmarkForwardSharded/none/64B/1rx rx and tx busy time per packet in -sharded")
 		}
-		full := float64(4 * burst) // 4 ports, full bursts
-		if err := m0.Calibrate(costmodel.Sharded{BusyPerPacket: rb, PacketsPerPoll: full}, costmodel.Sharded{BusyPerPacket: tb, PacketsPerPoll: full}); err != nil {
-			return err
-		}
-		h = m0
-		fmt.Fprintf(out, "\nhand-off (fitted on %s: rx busy %.1f, tx busy %.1f ns a packet, CPU time where the run has it): rx %.1f, tx %.1f ns a packet\n", name, rb, tb, h.HandoffRx, h.HandoffTx)
-		fmt.Fprintf(out, "1 rx + 1 tx here, 4 looping net_ring ports, 64 B: model against the run of most Mpps\n")
-		fmt.Fprintf(out, "  %-10s %9s %9s %6s   %11s %11s\n", "scheme", "model", "measured", "error", "model tx ns", "measured tx busy")
-		for _, s := range []scheme{schemes[0], schemes[1], schemes[4], schemes[5]} {
-			ms, err := in.measured(s, false, in.nicRx, in.nicTx, h)
+		// The check here: the tx side with no CC's hand-off and the
+		// scheme's stages, against its own run; and the rate its sides
+		// allow (their own hand-offs), against the run's wall clock.
+		fmt.Fprintf(out, "1 rx + 1 tx here, 4 looping net_ring ports, 64 B\n")
+		fmt.Fprintf(out, "  %-10s %14s %11s %6s   %11s %11s %6s\n", "scheme", "tx ns (none's", "measured tx", "error", "Mpps of the", "measured", "error")
+		fmt.Fprintf(out, "  %-10s %14s %11s %6s   %11s %11s %6s\n", "", "hand-off)", "", "", "sides", "wall Mpps", "")
+		for _, s := range schemes {
+			own, ok := hand[s.name]
+			if !ok {
+				continue
+			}
+			ms, err := in.measured(s, false, in.nicRx, in.nicTx, hand["none"])
 			if err != nil {
 				return err
 			}
 			m := ms.Model(burst)
-			pred, err := m.Saturated(4, costmodel.Lcores{Rx: 1, Tx: 1})
+			n := "BenchmarkForwardSharded/" + s.name + "/64B/1rx"
+			tb, _ := in.side(n, "tx")
+			txPred := m.Tx.PerPacket + (m.Tx.PerPoll+m.PerRing)/(4*burst)
+			mo := own.Model(burst)
+			rate, err := mo.Saturated(4, costmodel.Lcores{Rx: 1, Tx: 1})
 			if err != nil {
 				return err
 			}
-			n := "BenchmarkForwardSharded/" + s.name + "/64B/1rx"
 			meas, _ := in.sharded.Most(n, "Mpps")
-			tb, _ := in.side(n, "tx")
-			fmt.Fprintf(out, "  %-10s %9.2f %9s %6s   %11.1f %11s\n", s.name, pred, fig(meas, 2), pct(pred, meas), m.Tx.PerPacket+(m.Tx.PerPoll+m.PerRing)/(4*burst), fig(tb, 1))
+			fmt.Fprintf(out, "  %-10s %14.1f %11.1f %6s   %11.2f %11s %6s\n", s.name, txPred, tb, pct(txPred, tb), rate, fig(meas, 2), pct(rate, meas))
 		}
 	}
 
+	// Beyond the runs here, the hand-off's cross-core part moves with the
+	// time a cache line takes between cores: rescaled to a quiet machine's.
+	if in.lineRun > 0 {
+		r := in.lineRef / in.lineRun
+		scaleHand(hand, r)
+		fmt.Fprintf(out, "\nhand-off rescaled by a cache line's transfer, %.1f / %.1f ns: no CC rx %.1f, tx %.1f ns a packet\n", in.lineRef, in.lineRun, hand["none"].HandoffRx, hand["none"].HandoffTx)
+	}
 	// The reference machine: every cost scaled by the single-lcore ratio.
 	scale := in.refRTC / rtc
 	base := func(s scheme, large bool) (costmodel.Model, error) {
-		ms, err := in.measured(s, large, in.nicRx, in.nicTx, h)
+		ms, err := in.measured(s, large, in.nicRx, in.nicTx, handOf(s))
 		if err != nil {
 			return costmodel.Model{}, err
 		}
 		m := ms.Model(burst)
 		m.Scale, m.BaseLcores = scale, 2
 		return m, nil
+	}
+	if in.fitRef {
+		if in.sharded == nil {
+			return fmt.Errorf("-fit-ref needs -sharded (the hand-off's split between the sides)")
+		}
+		ms, err := in.measured(schemes[0], false, in.nicRx, in.nicTx, hand["none"])
+		if err != nil {
+			return err
+		}
+		first := refTable[0]
+		f, err := costmodel.FitHandoff(ms, costmodel.Model{Burst: burst, Scale: scale, BaseLcores: 2}, refPorts, first.l, first.none)
+		if err != nil {
+			return err
+		}
+		scaleHand(hand, f)
+		fmt.Fprintf(out, "\nhand-off fitted on the reference's %v no-CC point (%.1f Mpps): every scheme's x %.3f; no CC rx %.1f, tx %.1f ns a packet before scaling\n", first.l, first.none, f, hand["none"].HandoffRx, hand["none"].HandoffTx)
 	}
 	con := in.con
 	if con < 0 {
@@ -334,6 +404,9 @@ func report(in *inputs, out io.Writer) error {
 			if c.large {
 				name += " 1500 B"
 			}
+			if c.s.name == "none" && !c.large && ((in.fitRef && row.l == refTable[0].l) || (in.con < 0 && row.l == refTable[len(refTable)-1].l)) {
+				name += " (fit)"
+			}
 			fmt.Fprintf(out, "  %-7s %-10s %9.1f %9.1f %7s\n", fmt.Sprintf("%d+%d", row.l.Rx, row.l.Tx), name, pred, c.meas, pct(pred, c.meas))
 		}
 	}
@@ -349,7 +422,7 @@ func report(in *inputs, out io.Writer) error {
 	fmt.Fprintln(out)
 	for _, s := range schemes {
 		for _, frame := range []int{1500, 1024} {
-			ms, err := in.measured(s, true, in.lineRx, in.lineTx, h)
+			ms, err := in.measured(s, true, in.lineRx, in.lineTx, handOf(s))
 			if err != nil {
 				return err
 			}

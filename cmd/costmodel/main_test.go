@@ -59,7 +59,7 @@ func TestRun(t *testing.T) {
 	o := out.String()
 	for _, want := range []string{
 		// rx: 40 busy - 20 - 1 - 64/128 = 18.5; tx: 50 - 30 - 1 - 64/128 = 18.5.
-		"rx 18.5, tx 18.5 ns a packet",
+		"none           40.0     50.0        18.5        18.5",
 		// Scale 60 / 50 (the least rtc run).
 		"costs x 1.200 (60.00 / 50.00 ns)",
 		"contention fitted on the reference's 6 rx + 8 tx",
@@ -70,11 +70,30 @@ func TestRun(t *testing.T) {
 			t.Errorf("output lacks %q:\n%s", want, o)
 		}
 	}
-	// The 1 + 1 model for none: the busy time it was fitted on, 50 ns a
-	// packet on the tx side: 20 Mpps, against the run's 19; a scheme the
-	// run does not have shows no figure.
-	// dcqcn's tx side by its CPU time (52), not its TSC time (90).
-	for _, want := range []string{"none           20.00     19.00   +5 %", "none+pfc       20.00         -      -", "50.0        52.0"} {
+	out.Reset()
+	err = run([]string{"-rtc", rtc, "-stages", st, "-sharded", sh, "-nic-rx", "1", "-nic-tx", "1",
+		"-line-nic-rx", "10", "-line-nic-tx", "10", "-cgo", "32", "-line-run", "200", "-line-ref", "50"}, &out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "50.0 / 200.0 ns: no CC rx 4.6, tx 4.6 ns a packet"; !strings.Contains(out.String(), want) {
+		t.Errorf("output lacks %q:\n%s", want, out.String())
+	}
+	out.Reset()
+	err = run([]string{"-rtc", rtc, "-stages", st, "-sharded", sh, "-nic-rx", "1", "-nic-tx", "1",
+		"-line-nic-rx", "10", "-line-nic-tx", "10", "-cgo", "32", "-ref-rtc", "60"}, &out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o = out.String()
+	// The 1 + 1 check: none's tx side is the busy time it was fitted on,
+	// 50 ns a packet, 20 Mpps against the run's 19; dcqcn's tx side with
+	// none's hand-off is 50 against its CPU time (52, not its TSC time,
+	// 90), and its own sides allow 1000 / 52 Mpps against 18.
+	for _, want := range []string{
+		"none                 50.0        50.0   +0 %         20.00       19.00   +5 %",
+		"dcqcn                50.0        52.0   -4 %         19.23       18.00   +7 %",
+	} {
 		if !strings.Contains(o, want) {
 			t.Errorf("output lacks %q:\n%s", want, o)
 		}
@@ -100,6 +119,7 @@ func TestRunErrors(t *testing.T) {
 		{"stages missing", append([]string{"-rtc", rtc, "-stages", sh}, ok...), "no BenchmarkEngineStages/none/classify"},
 		{"no rtc", append([]string{"-rtc", st, "-stages", st}, ok...), "no BenchmarkForwardRTC/none/64B"},
 		{"ports", append([]string{"-rtc", rtc, "-stages", st, "-ports", "0"}, ok...), "-ports 0"},
+		{"line-run alone", append([]string{"-rtc", rtc, "-stages", st, "-line-run", "300"}, ok...), "want both > 0"},
 	} {
 		var out strings.Builder
 		err := run(c.args, &out)

@@ -244,3 +244,33 @@ func TestCalibrate(t *testing.T) {
 		t.Error("Calibrate with no packets: no error")
 	}
 }
+
+func TestFitHandoff(t *testing.T) {
+	ms := Measured{RxEngine: 20, TxEngine: 30, NICRx: 1, NICTx: 1, HandoffRx: 10, HandoffTx: 10}
+	like := Model{Burst: 32, Scale: 1.5, BaseLcores: 2}
+	// Hand-off 25 a side: tx 56 ns x 1.5 = 84 ns, 8 ports on one lcore.
+	want := ms
+	want.HandoffRx, want.HandoffTx = 25, 25
+	m := want.Model(32)
+	m.Scale, m.BaseLcores = 1.5, 2
+	mpps, err := m.Saturated(8, Lcores{1, 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !near(mpps, 1e3/84, 1e-9) {
+		t.Fatalf("Saturated = %v, want %v", mpps, 1e3/84)
+	}
+	f, err := FitHandoff(ms, like, 8, Lcores{1, 1}, mpps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !near(f, 2.5, 1e-6) {
+		t.Errorf("FitHandoff = %v, want 2.5", f)
+	}
+	if _, err := FitHandoff(ms, like, 8, Lcores{1, 1}, 1e6); err == nil {
+		t.Error("a rate no hand-off reaches: no error")
+	}
+	if _, err := FitHandoff(Measured{RxEngine: 1, TxEngine: 1}, like, 8, Lcores{1, 1}, 1); err == nil {
+		t.Error("no hand-off: no error")
+	}
+}

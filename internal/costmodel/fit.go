@@ -2,34 +2,64 @@ package costmodel
 
 import "fmt"
 
-// FitContention is the Contention (0 to 1 per lcore) at which m's Saturated
-// rate for ports ports on l equals mpps, by bisection; an error when even
-// no contention gives less than mpps (the costs alone are too high) or a
-// rise of 1 per lcore still gives more.
-func FitContention(m Model, ports int, l Lcores, mpps float64) (float64, error) {
-	rate := func(c float64) (float64, error) {
-		m.Contention = c
-		return m.Saturated(ports, l)
-	}
-	lo, hi := 0.0, 1.0
-	r0, err := rate(lo)
+// bisect is the x in [lo, hi] at which rate(x), falling as x grows, equals
+// target; an error when target is outside [rate(hi), rate(lo)].
+func bisect(rate func(float64) (float64, error), target, lo, hi float64, what string) (float64, error) {
+	rlo, err := rate(lo)
 	if err != nil {
 		return 0, err
 	}
-	if r0 < mpps {
-		return 0, fmt.Errorf("costmodel: %v on %d ports: %.2f Mpps with no contention, below the %.2f to fit", l, ports, r0, mpps)
+	if rlo < target {
+		return 0, fmt.Errorf("costmodel: %s: %.2f Mpps at %v, below the %.2f to fit", what, rlo, lo, target)
 	}
-	if r1, _ := rate(hi); r1 > mpps {
-		return 0, fmt.Errorf("costmodel: %v on %d ports: %.2f Mpps with contention 1, above the %.2f to fit", l, ports, r1, mpps)
+	rhi, err := rate(hi)
+	if err != nil {
+		return 0, err
+	}
+	if rhi > target {
+		return 0, fmt.Errorf("costmodel: %s: %.2f Mpps at %v, above the %.2f to fit", what, rhi, hi, target)
 	}
 	for i := 0; i < 60; i++ {
 		mid := (lo + hi) / 2
-		r, _ := rate(mid)
-		if r > mpps {
+		r, err := rate(mid)
+		if err != nil {
+			return 0, err
+		}
+		if r > target {
 			lo = mid
 		} else {
 			hi = mid
 		}
 	}
 	return (lo + hi) / 2, nil
+}
+
+// FitContention is the Contention (0 to 1 per lcore) at which m's Saturated
+// rate for ports ports on l equals mpps; an error when even no contention
+// gives less than mpps (the costs alone are too high) or a rise of 1 per
+// lcore still gives more.
+func FitContention(m Model, ports int, l Lcores, mpps float64) (float64, error) {
+	return bisect(func(c float64) (float64, error) {
+		m.Contention = c
+		return m.Saturated(ports, l)
+	}, mpps, 0, 1, fmt.Sprintf("contention on %v, %d ports", l, ports))
+}
+
+// FitHandoff is the factor (0 to 100) by which ms's hand-off costs, both
+// sides alike, must be multiplied for m (ms's model with burst, scale and
+// contention as in like) to forward mpps on l with ports ports: the
+// hand-off a machine's own sharded point implies, where it cannot be
+// carried over from another machine (it is mostly cache lines crossing
+// between cores, which single-lcore speed does not tell).
+func FitHandoff(ms Measured, like Model, ports int, l Lcores, mpps float64) (float64, error) {
+	if ms.HandoffRx+ms.HandoffTx == 0 {
+		return 0, fmt.Errorf("costmodel: no hand-off to fit (calibrate it first)")
+	}
+	return bisect(func(f float64) (float64, error) {
+		x := ms
+		x.HandoffRx, x.HandoffTx = ms.HandoffRx*f, ms.HandoffTx*f
+		m := x.Model(like.Burst)
+		m.Scale, m.Contention, m.BaseLcores = like.Scale, like.Contention, like.BaseLcores
+		return m.Saturated(ports, l)
+	}, mpps, 0, 100, fmt.Sprintf("hand-off on %v, %d ports", l, ports))
 }

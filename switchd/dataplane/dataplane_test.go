@@ -459,7 +459,7 @@ func BenchmarkForwardRTC(b *testing.B) {
 // reports the switch's Mpps over wall time. With 1 rx lcore it uses both of
 // this machine's CPUs; more rx lcores than CPUs only share them.
 func BenchmarkForwardSharded(b *testing.B) {
-	for _, scheme := range []string{"none", "dcqcn", "none+pfc", "dcqcn+pfc"} {
+	for _, scheme := range []string{"none", "dcqcn", "hpcc", "rocc", "none+pfc", "dcqcn+pfc"} {
 		b.Run(scheme+"/64B/1rx", func(b *testing.B) { benchForwardMode(b, scheme, 64, 1, nil) })
 	}
 }
