@@ -353,6 +353,11 @@ ring=$(calc %.3f "${tpcpu[io64]} / 2")
 nrx=$(calc %.3f "${tpcpu[nullrxonly]} / 2")
 ntx=$(calc %.3f "${tpcpu[nullio]} - ${tpcpu[nullrxonly]} / 2")
 printf '\ncost model: go run ./cmd/costmodel -nic-rx %s -nic-tx %s -line-nic-rx %s -line-nic-tx %s -cgo %s\n' "$ring" "$ring" "$nrx" "$ntx" "$cgo"
-go run ./cmd/costmodel -rtc "$tmp/rtc.txt" -stages "$tmp/stages.txt" -sharded "$tmp/sharded.txt" \
-	-nic-rx "$ring" -nic-tx "$ring" -line-nic-rx "$nrx" -line-nic-tx "$ntx" -cgo "$cgo" ||
-	die "cmd/costmodel failed"
+# Twice: with this machine's hand-off carried over to the reference machine
+# (scaled like everything else), then with the hand-off the reference's own
+# 1 + 1 point implies (-fit-ref): docs/perf.md says why both.
+model=(go run ./cmd/costmodel -rtc "$tmp/rtc.txt" -stages "$tmp/stages.txt" -sharded "$tmp/sharded.txt"
+	-nic-rx "$ring" -nic-tx "$ring" -line-nic-rx "$nrx" -line-nic-tx "$ntx" -cgo "$cgo")
+"${model[@]}" || die "cmd/costmodel failed"
+printf '\ncost model, the hand-off fitted on the reference machine'"'"'s 1 + 1 point (-fit-ref)\n'
+"${model[@]}" -fit-ref | sed -n '/fitted on the reference/,$p' || die "cmd/costmodel -fit-ref failed"

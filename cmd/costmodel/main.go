@@ -11,8 +11,11 @@
 //
 // rtc.txt, stages.txt and sharded.txt are `go test -bench` outputs of
 // BenchmarkForwardRTC (switchd/dataplane), BenchmarkEngineStages (switchd)
-// and BenchmarkForwardSharded (switchd/dataplane), any number of runs each:
-// a cost is the least of its runs, a rate the most. -nic-rx and -nic-tx are
+// and BenchmarkForwardSharded (switchd/dataplane), any number of rounds
+// each: the rtc cost is the least of its runs; the stages and the 1 + 1
+// runs come from the round in which no CC's figures were least (schemes
+// are compared within one round; a benchmark that ran another number of
+// times gives the least of its runs). -nic-rx and -nic-tx are
 // the PMD's ns per packet on the devices the benchmarks used (net_ring,
 // from dpdk-testpmd io), -line-nic-* those the lcore table assumes (a real
 // NIC; net_null's alloc and free stand in for it here), -cgo the price of a
@@ -83,8 +86,11 @@ type inputs struct {
 	rtc, stages, sharded                           costmodel.Bench
 	nicRx, nicTx, lineRx, lineTx, cgo, refRTC, con float64
 	lineRun, lineRef                               float64
-	fitRef                                         bool
-	ports                                          int
+	// stRound and shRound are the rounds of the stages and of the 1 + 1
+	// runs the figures come from (-1: least of each), of stRuns and shRuns.
+	stRound, stRuns, shRound, shRuns int
+	fitRef                           bool
+	ports                            int
 }
 
 func run(args []string, out io.Writer) error {
@@ -136,6 +142,7 @@ func run(args []string, out io.Writer) error {
 			return err
 		}
 	}
+	in.quietest()
 	return report(&in, out)
 }
 
@@ -154,7 +161,11 @@ func readBench(path string) (costmodel.Bench, error) {
 
 // stage is the least CPU ns per op of BenchmarkEngineStages/<name>/<stage>.
 func (in *inputs) stage(name, stage string) (float64, error) {
-	v, ok := in.stages.Least("BenchmarkEngineStages/"+name+"/"+stage, "cpu-ns/op")
+	n := "BenchmarkEngineStages/" + name + "/" + stage
+	v, ok := in.stages.Least(n, "cpu-ns/op")
+	if in.stRound >= 0 && in.stages.Runs(n, "cpu-ns/op") == in.stRuns {
+		v, ok = in.stages.At(n, "cpu-ns/op", in.stRound)
+	}
 	if !ok {
 		return 0, fmt.Errorf("no BenchmarkEngineStages/%s/%s cpu-ns/op in -stages", name, stage)
 	}
@@ -199,10 +210,52 @@ func (in *inputs) engine(s scheme, large bool) (rx, tx float64, err error) {
 // sharded run name: its thread CPU time (BenchmarkForwardSharded
 // -sharded-cpu), else its TSC time, which holds whatever preempted it.
 func (in *inputs) side(name, which string) (float64, bool) {
-	if v, ok := in.sharded.Least(name, which+"-cpu-ns/pkt"); ok {
-		return v, true
+	for _, u := range []string{which + "-cpu-ns/pkt", which + "-busy-ns/pkt"} {
+		if in.shRound >= 0 && in.sharded.Runs(name, u) == in.shRuns {
+			return in.sharded.At(name, u, in.shRound)
+		}
+		if v, ok := in.sharded.Least(name, u); ok {
+			return v, true
+		}
 	}
-	return in.sharded.Least(name, which+"-busy-ns/pkt")
+	return 0, false
+}
+
+// quietest picks the rounds the figures come from: of the stages and of
+// the 1 + 1 runs, the round in which no CC's figures were least, so that
+// schemes are compared within one round (least of the rounds for a
+// benchmark that ran another number of times).
+func (in *inputs) quietest() {
+	n := "BenchmarkEngineStages/none/"
+	in.stRound, in.stRuns = -1, in.stages.Runs(n+"classify", "cpu-ns/op")
+	if in.stages.Runs(n+"queue", "cpu-ns/op") == in.stRuns {
+		in.stRound = bestOf(in.stRuns, func(i int) float64 {
+			a, _ := in.stages.At(n+"classify", "cpu-ns/op", i)
+			b, _ := in.stages.At(n+"queue", "cpu-ns/op", i)
+			return a + b
+		})
+	}
+	in.shRound = -1
+	if in.sharded != nil {
+		name := "BenchmarkForwardSharded/none/64B/1rx"
+		for _, u := range []string{"cpu-ns/pkt", "busy-ns/pkt"} {
+			if in.shRound = in.sharded.Quietest(name, "rx-"+u, "tx-"+u); in.shRound >= 0 {
+				in.shRuns = in.sharded.Runs(name, "rx-"+u)
+				break
+			}
+		}
+	}
+}
+
+// bestOf is the i in [0, n) of least f(i), -1 for n = 0.
+func bestOf(n int, f func(int) float64) int {
+	best := -1
+	for i := 0; i < n; i++ {
+		if best < 0 || f(i) < f(best) {
+			best = i
+		}
+	}
+	return best
 }
 
 // measured is scheme s's inputs with the given NIC costs and hand-off.
@@ -219,6 +272,14 @@ func (in *inputs) measured(s scheme, large bool, nicRx, nicTx float64, h costmod
 		// per ring (PerRing).
 		RxPoll: 2 * in.cgo, TxPoll: in.cgo, PerRing: in.cgo,
 	}, nil
+}
+
+// roundOf says which round of n a figure comes from.
+func roundOf(i, n int) string {
+	if i < 0 {
+		return "least of each"
+	}
+	return fmt.Sprintf("%d of %d, the least no-CC figures", i+1, n)
 }
 
 // scaleHand multiplies every hand-off in hand by f.
@@ -249,7 +310,7 @@ func report(in *inputs, out io.Writer) error {
 	if !ok || rtc <= 0 {
 		return fmt.Errorf("no BenchmarkForwardRTC/none/64B cpu-ns/pkt in -rtc")
 	}
-	fmt.Fprintf(out, "inputs, this machine (least of the runs, CPU ns per packet)\n")
+	fmt.Fprintf(out, "inputs, this machine (CPU ns per packet; rtc: least of the runs; stages: round %s; 1 + 1 runs: round %s)\n", roundOf(in.stRound, in.stRuns), roundOf(in.shRound, in.shRuns))
 	fmt.Fprintf(out, "  rtc no CC 64 B %.1f; PMD rx %.2f tx %.2f (benchmarks' devices), %.2f / %.2f (line NIC); cgo call %.1f\n",
 		rtc, in.nicRx, in.nicTx, in.lineRx, in.lineTx, in.cgo)
 	fmt.Fprintf(out, "  %-10s %9s %9s %11s\n", "scheme", "rx engine", "tx engine", "tx 1500 B")
@@ -325,6 +386,9 @@ func report(in *inputs, out io.Writer) error {
 				return err
 			}
 			meas, _ := in.sharded.Most(n, "Mpps")
+			if in.shRound >= 0 && in.sharded.Runs(n, "Mpps") == in.shRuns {
+				meas, _ = in.sharded.At(n, "Mpps", in.shRound)
+			}
 			fmt.Fprintf(out, "  %-10s %14.1f %11.1f %6s   %11.2f %11s %6s\n", s.name, txPred, tb, pct(txPred, tb), rate, fig(meas, 2), pct(rate, meas))
 		}
 	}
@@ -363,7 +427,7 @@ func report(in *inputs, out io.Writer) error {
 		scaleHand(hand, f)
 		fmt.Fprintf(out, "\nhand-off fitted on the reference's %v no-CC point (%.1f Mpps): every scheme's x %.3f; no CC rx %.1f, tx %.1f ns a packet before scaling\n", first.l, first.none, f, hand["none"].HandoffRx, hand["none"].HandoffTx)
 	}
-	con := in.con
+	con, conFit := in.con, false
 	if con < 0 {
 		m, err := base(schemes[0], false)
 		if err != nil {
@@ -374,6 +438,7 @@ func report(in *inputs, out io.Writer) error {
 			fmt.Fprintf(out, "\ncontention not fitted (%v): 0\n", err)
 			con = 0
 		} else {
+			conFit = true
 			fmt.Fprintf(out, "\ncontention fitted on the reference's %v no-CC point (%.1f Mpps): %.4f a lcore beyond 2\n", last.l, last.none, con)
 		}
 	}
@@ -404,7 +469,7 @@ func report(in *inputs, out io.Writer) error {
 			if c.large {
 				name += " 1500 B"
 			}
-			if c.s.name == "none" && !c.large && ((in.fitRef && row.l == refTable[0].l) || (in.con < 0 && row.l == refTable[len(refTable)-1].l)) {
+			if c.s.name == "none" && !c.large && ((in.fitRef && row.l == refTable[0].l) || (conFit && row.l == refTable[len(refTable)-1].l)) {
 				name += " (fit)"
 			}
 			fmt.Fprintf(out, "  %-7s %-10s %9.1f %9.1f %7s\n", fmt.Sprintf("%d+%d", row.l.Rx, row.l.Tx), name, pred, c.meas, pct(pred, c.meas))

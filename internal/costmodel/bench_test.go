@@ -80,3 +80,28 @@ func FuzzParseBench(f *testing.F) {
 		}
 	})
 }
+
+func TestQuietest(t *testing.T) {
+	b := Bench{
+		"BenchmarkA": {"x": {5, 3, 4}, "y": {1, 2, 0.5}, "z": {1}},
+	}
+	for _, c := range []struct {
+		units []string
+		want  int
+	}{
+		{[]string{"x"}, 1},
+		{[]string{"x", "y"}, 2}, // 4.5 against 5 and 6
+		{[]string{"x", "z"}, -1},
+		{[]string{"w"}, -1},
+	} {
+		if got := b.Quietest("BenchmarkA", c.units...); got != c.want {
+			t.Errorf("Quietest(%v) = %d, want %d", c.units, got, c.want)
+		}
+	}
+	if v, ok := b.At("BenchmarkA", "y", 2); !ok || v != 0.5 {
+		t.Errorf("At(y, 2) = %v, %v", v, ok)
+	}
+	if _, ok := b.At("BenchmarkA", "y", 3); ok {
+		t.Error("At past the runs: a value")
+	}
+}

@@ -128,3 +128,42 @@ func (b Bench) pick(name, unit string, sign float64) (float64, bool) {
 	}
 	return x, true
 }
+
+// Runs is how many values name's unit has (one a round when a round runs
+// each benchmark once).
+func (b Bench) Runs(name, unit string) int { return len(b[name][unit]) }
+
+// At is the value of name's unit in run i (0 first), and whether there is
+// one.
+func (b Bench) At(name, unit string, i int) (float64, bool) {
+	vs := b[name][unit]
+	if i < 0 || i >= len(vs) {
+		return 0, false
+	}
+	return vs[i], true
+}
+
+// Quietest is the run whose values of name's units sum least (the round
+// least disturbed, by one benchmark's figures), or -1 when a unit has no
+// value or the units have different counts of runs.
+func (b Bench) Quietest(name string, units ...string) int {
+	n := -1
+	for _, u := range units {
+		if k := b.Runs(name, u); k == 0 || (n >= 0 && k != n) {
+			return -1
+		} else {
+			n = k
+		}
+	}
+	best, bestSum := -1, 0.0
+	for i := 0; i < n; i++ {
+		sum := 0.0
+		for _, u := range units {
+			sum += b[name][u][i]
+		}
+		if best < 0 || sum < bestSum {
+			best, bestSum = i, sum
+		}
+	}
+	return best
+}
