@@ -12,10 +12,11 @@
 // rtc.txt, stages.txt and sharded.txt are `go test -bench` outputs of
 // BenchmarkForwardRTC (switchd/dataplane), BenchmarkEngineStages (switchd)
 // and BenchmarkForwardSharded (switchd/dataplane), any number of rounds
-// each: the rtc cost is the least of its runs; the stages and the 1 + 1
+// each: the rtc and stage costs are the least of their runs; the 1 + 1
 // runs come from the round in which no CC's figures were least (schemes
-// are compared within one round; a benchmark that ran another number of
-// times gives the least of its runs). -nic-rx and -nic-tx are
+// are compared within one round; a scheme that ran another number of
+// times gives the least of its runs). The model takes no CC's hand-off for
+// every scheme; each scheme's own is printed beside it. -nic-rx and -nic-tx are
 // the PMD's ns per packet on the devices the benchmarks used (net_ring,
 // from dpdk-testpmd io), -line-nic-* those the lcore table assumes (a real
 // NIC; net_null's alloc and free stand in for it here), -cgo the price of a
@@ -86,11 +87,11 @@ type inputs struct {
 	rtc, stages, sharded                           costmodel.Bench
 	nicRx, nicTx, lineRx, lineTx, cgo, refRTC, con float64
 	lineRun, lineRef                               float64
-	// stRound and shRound are the rounds of the stages and of the 1 + 1
-	// runs the figures come from (-1: least of each), of stRuns and shRuns.
-	stRound, stRuns, shRound, shRuns int
-	fitRef                           bool
-	ports                            int
+	// shRound is the round of the 1 + 1 runs the figures come from (-1:
+	// least of each), of shRuns.
+	shRound, shRuns int
+	fitRef          bool
+	ports           int
 }
 
 func run(args []string, out io.Writer) error {
@@ -161,11 +162,7 @@ func readBench(path string) (costmodel.Bench, error) {
 
 // stage is the least CPU ns per op of BenchmarkEngineStages/<name>/<stage>.
 func (in *inputs) stage(name, stage string) (float64, error) {
-	n := "BenchmarkEngineStages/" + name + "/" + stage
-	v, ok := in.stages.Least(n, "cpu-ns/op")
-	if in.stRound >= 0 && in.stages.Runs(n, "cpu-ns/op") == in.stRuns {
-		v, ok = in.stages.At(n, "cpu-ns/op", in.stRound)
-	}
+	v, ok := in.stages.Least("BenchmarkEngineStages/"+name+"/"+stage, "cpu-ns/op")
 	if !ok {
 		return 0, fmt.Errorf("no BenchmarkEngineStages/%s/%s cpu-ns/op in -stages", name, stage)
 	}
@@ -221,20 +218,10 @@ func (in *inputs) side(name, which string) (float64, bool) {
 	return 0, false
 }
 
-// quietest picks the rounds the figures come from: of the stages and of
-// the 1 + 1 runs, the round in which no CC's figures were least, so that
-// schemes are compared within one round (least of the rounds for a
-// benchmark that ran another number of times).
+// quietest picks the round the 1 + 1 figures come from: the one in which
+// no CC's were least, so that schemes are compared within one round (least
+// of the rounds for a scheme that ran another number of times).
 func (in *inputs) quietest() {
-	n := "BenchmarkEngineStages/none/"
-	in.stRound, in.stRuns = -1, in.stages.Runs(n+"classify", "cpu-ns/op")
-	if in.stages.Runs(n+"queue", "cpu-ns/op") == in.stRuns {
-		in.stRound = bestOf(in.stRuns, func(i int) float64 {
-			a, _ := in.stages.At(n+"classify", "cpu-ns/op", i)
-			b, _ := in.stages.At(n+"queue", "cpu-ns/op", i)
-			return a + b
-		})
-	}
 	in.shRound = -1
 	if in.sharded != nil {
 		name := "BenchmarkForwardSharded/none/64B/1rx"
@@ -245,17 +232,6 @@ func (in *inputs) quietest() {
 			}
 		}
 	}
-}
-
-// bestOf is the i in [0, n) of least f(i), -1 for n = 0.
-func bestOf(n int, f func(int) float64) int {
-	best := -1
-	for i := 0; i < n; i++ {
-		if best < 0 || f(i) < f(best) {
-			best = i
-		}
-	}
-	return best
 }
 
 // measured is scheme s's inputs with the given NIC costs and hand-off.
@@ -310,7 +286,7 @@ func report(in *inputs, out io.Writer) error {
 	if !ok || rtc <= 0 {
 		return fmt.Errorf("no BenchmarkForwardRTC/none/64B cpu-ns/pkt in -rtc")
 	}
-	fmt.Fprintf(out, "inputs, this machine (CPU ns per packet; rtc: least of the runs; stages: round %s; 1 + 1 runs: round %s)\n", roundOf(in.stRound, in.stRuns), roundOf(in.shRound, in.shRuns))
+	fmt.Fprintf(out, "inputs, this machine (CPU ns per packet; rtc and stages: least of the runs; 1 + 1 runs: round %s)\n", roundOf(in.shRound, in.shRuns))
 	fmt.Fprintf(out, "  rtc no CC 64 B %.1f; PMD rx %.2f tx %.2f (benchmarks' devices), %.2f / %.2f (line NIC); cgo call %.1f\n",
 		rtc, in.nicRx, in.nicTx, in.lineRx, in.lineTx, in.cgo)
 	fmt.Fprintf(out, "  %-10s %9s %9s %11s\n", "scheme", "rx engine", "tx engine", "tx 1500 B")
@@ -326,17 +302,13 @@ func report(in *inputs, out io.Writer) error {
 		fmt.Fprintf(out, "  %-10s %9.1f %9.1f %11.1f\n", s.name, rx, tx, tx15)
 	}
 
-	// The hand-off, fitted on each scheme's 1 + 1 run here (hand); a scheme
-	// with no run takes its CP's, else no CC's.
+	// The hand-off, fitted on each scheme's 1 + 1 run here (hand). The
+	// model takes no CC's for every scheme (handOf): the others' are shown,
+	// and the check below is how far the stages alone carry a CP; on this
+	// machine a scheme's own differs from no CC's by as much as the noise
+	// between rounds.
 	hand := map[string]costmodel.Measured{}
-	handOf := func(s scheme) costmodel.Measured {
-		for _, n := range []string{s.name, s.cc, "none"} {
-			if h, ok := hand[n]; ok {
-				return h
-			}
-		}
-		return costmodel.Measured{}
-	}
+	handOf := func(scheme) costmodel.Measured { return hand["none"] }
 	if in.sharded != nil {
 		fmt.Fprintf(out, "\nhand-off per packet, fitted on each 1 rx + 1 tx run here (CPU time of the busy polls where the run has it, else TSC time)\n")
 		fmt.Fprintf(out, "  %-10s %8s %8s %11s %11s\n", "scheme", "rx busy", "tx busy", "rx hand-off", "tx hand-off")
