@@ -110,7 +110,7 @@ func (m *Model) factor(n int) float64 {
 // are dealt round robin (port i to lcore i mod lcores).
 func PortsOn(ports, lcores, k int) int { return (ports - k + lcores - 1) / lcores }
 
-// check reports a switch shape the sharded mode refuses: no port, or a side
+// checkShape reports a switch shape the sharded mode refuses: no port, or a side
 // with no lcore or more lcores than ports.
 func checkShape(ports int, l Lcores) error {
 	if ports < 1 {
