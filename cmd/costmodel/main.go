@@ -25,7 +25,9 @@
 // BenchmarkLineTransfer) when sharded.txt ran and on a quiet machine: the
 // hand-off fitted on sharded.txt is mostly lines crossing between the
 // lcores' cores, and is rescaled by their ratio for the reference machine
-// and the lcore table.
+// and the lcore table. -fit-ref instead fits it on the reference's own
+// 1 + 1 no-CC point (both sides by one factor); -contention -1 fits the
+// contention on its 6 + 8 no-CC point. Fitted points are marked "(fit)".
 //
 // It prints, per scheme, each side's cost per packet; the 1 rx + 1 tx point
 // measured here against the model (sharded.txt; the hand-off cost is fitted
