@@ -34,7 +34,10 @@
 # lcore, wall-clock Mpps and the tx lcore's busy time per packet, with PFC
 # off and on); then dpdk-testpmd io and mac on the same vdevs with
 # their own frames: different work (no parsing, no route lookup), kept as a
-# floor.
+# floor, and io and rxonly on net_null (the mbuf half of a NIC's PMD); last
+# the cost model (cmd/costmodel) fed with all of it: its inputs, its check
+# against the 1 rx + 1 tx runs here and issue 25's sharded table, and the
+# lcores a 4-port switch needs at 25, 40 and 100 GbE.
 #   cycles/pkt = TSC Hz / packets per second, the TSC rate as DPDK reads it
 #     (rte_get_tsc_hz, printed by l3fwd). The forwarders busy-poll, so this is
 #     the forwarding core's cycles per packet, inflated by whatever else ran on
@@ -149,7 +152,11 @@ hz=$(field "$l3_64" tsc_hz)
 # since start. Lcore 1 forwards (lcore 0 runs the prompt); ports pair 0-1 and
 # 2-3. The forwarding lcore's thread (rte-worker-1) runs only between start
 # and stop (it blocks otherwise), so its CPU time, read before quit, is the
-# forwarding's. Prints "Mpps cpu-ns/pkt" (cpu-ns/pkt "-" when not read).
+# forwarding's. Prints "Mpps cpu-ns/pkt" (cpu-ns/pkt "-" when not read) of
+# the packets received or sent, whichever is more (rxonly sends none).
+# Devices: "ring", the 4 looping net_ring vdevs above; "null", 4 net_null
+# vdevs (rx allocates mbufs from the pool and sets their length, tx frees
+# them: the mbuf half of a NIC's PMD, without descriptors or DMA).
 worker_cpu_ns() { # pid
 	local t
 	for t in /proc/"$1"/task/*; do
@@ -160,11 +167,13 @@ worker_cpu_ns() { # pid
 	done
 	return 0
 }
-testpmd() { # mode size
-	local log=$tmp/testpmd-$1-$2.log fifo=$tmp/testpmd-$1-$2.in tpid cpu p
+testpmd() { # mode size devices
+	local log=$tmp/testpmd-$1-$2-$3.log fifo=$tmp/testpmd-$1-$2-$3.in tpid cpu p
+	local devs=("${vdevs[@]}")
+	[ "$3" = null ] && devs=(--vdev=net_null0 --vdev=net_null1 --vdev=net_null2 --vdev=net_null3)
 	mkfifo "$fifo"
-	timeout $((secs + 30)) dpdk-testpmd "${eal[@]}" -l 0-1 "${vdevs[@]}" -- -i --forward-mode="$1" \
-		--txpkts="$2" --total-num-mbufs=8192 <"$fifo" >"$log" 2>&1 &
+	timeout $((secs + 30)) dpdk-testpmd "${eal[@]}" -l 0-1 "${devs[@]}" -- -i --forward-mode="$1" \
+		--burst=32 --txpkts="$2" --total-num-mbufs=8192 <"$fifo" >"$log" 2>&1 &
 	tpid=$!
 	exec 3>"$fifo"
 	# A testpmd that died early closes the fifo: the writes fail (SIGPIPE is
@@ -178,10 +187,11 @@ testpmd() { # mode size
 	echo "quit" >&3 || true
 	exec 3>&-
 	wait "$tpid" || true
-	p=$(awk '/Accumulated forward statistics/ {acc=1} acc && /TX-packets:/ {print $2; exit}' "$log")
-	if [ -z "$p" ]; then
+	p=$(awk '/Accumulated forward statistics/ {acc=1}
+		acc && /RX-packets:/ {rx=$2} acc && /TX-packets:/ {print (rx > $2 ? rx : $2); exit}' "$log")
+	if [ -z "$p" ] || [ "$p" = 0 ]; then
 		tail -20 "$log" >&2
-		die "testpmd $1 $2 B produced no statistics; its output's tail is above"
+		die "testpmd $1 $2 B on $3 produced no statistics; its output's tail is above"
 	fi
 	awk -v p="$p" -v s="$secs" -v c="$cpu" 'BEGIN {printf "%.3f %s", p / s / 1e6, (c == "" ? "-" : sprintf("%.2f", c / p))}'
 }
@@ -189,8 +199,18 @@ trap '' PIPE
 declare -A tp tpcpu
 for mode in io mac; do
 	for size in 64 1500; do
-		r=$(testpmd "$mode" "$size")
+		r=$(testpmd "$mode" "$size" ring)
 		read -r "tp[$mode$size]" "tpcpu[$mode$size]" <<<"$r"
+	done
+done
+# The cost model's NIC (below): io and rxonly on net_null, ROUNDS times,
+# the least CPU time per packet counting.
+for mode in io rxonly; do
+	for ((round = 0; round < rounds; round++)); do
+		read -r m c <<<"$(testpmd "$mode" 64 null)"
+		if [ -z "${tpcpu[null$mode]:-}" ] || awk -v a="$c" -v b="${tpcpu[null$mode]}" 'BEGIN {exit !(a < b)}'; then
+			tp[null$mode]=$m tpcpu[null$mode]=$c
+		fi
 	done
 done
 
@@ -269,16 +289,21 @@ for mode in io mac; do
 		printf '  %-23s %7.1f %11s %11s\n' "dpdk-testpmd $mode $size B" "$m" "$(cpp "$m")" "${tpcpu[$mode$size]}"
 	done
 done
-printf '  (io: rx and tx only, the devices'"'"' cost; mac: rewrites the MACs as well)\n'
+for mode in io rxonly; do
+	m=${tp[null$mode]}
+	printf '  %-23s %7.1f %11s %11s\n' "dpdk-testpmd $mode null" "$m" "$(cpp "$m")" "${tpcpu[null$mode]}"
+done
+printf '  (io: rx and tx only, the devices'"'"' cost; mac: rewrites the MACs as well;\n'
+printf '   null: 4 net_null ports, rx allocates the mbufs and tx frees them; rxonly frees in bulk)\n'
 
 # The sharded mode's two sides (engine only, Go, no devices), and the mode on
 # two lcores with the devices; docs/perf.md's scaling model uses the split.
 # Each $rounds times, the best run counting, as above.
-if ! st=$(timeout $((300 * rounds)) go test -count="$rounds" -run '^$' -bench 'EngineStages/^(none|rocc|dcqcn|hpcc|none\+pfc|dcqcn\+pfc)$/^(classify|queue)$' -benchtime "${secs}s" ./switchd/ 2>&1); then
+if ! st=$(timeout $((300 * rounds)) go test -count="$rounds" -run '^$' -bench 'EngineStages/^(none|rocc|dcqcn|hpcc|none\+pfc|dcqcn\+pfc)$/^(classify|queue|queue1500)$' -benchtime "${secs}s" ./switchd/ 2>&1); then
 	echo "$st" | tail -20 >&2
 	die "go test -bench EngineStages failed"
 fi
-if ! sh_out=$(timeout $((4 * rounds * (secs + 15) + 60)) go test -count="$rounds" -run '^$' -bench 'ForwardSharded' -benchtime "${secs}s" ./switchd/dataplane/ 2>&1); then
+if ! sh_out=$(timeout $((6 * rounds * (secs + 15) + 60)) go test -count="$rounds" -run '^$' -bench 'ForwardSharded' -benchtime "${secs}s" ./switchd/dataplane/ -args -sharded-cpu 2>&1); then
 	echo "$sh_out" | tail -20 >&2
 	die "go test -bench ForwardSharded failed"
 fi
@@ -295,7 +320,7 @@ done
 printf '  (+pfc: PFC on, every frame lossless, below XOFF)\n'
 printf 'sharded mode, 1 rx + 1 tx+CC lcore on this machine'"'"'s 2 cores (wall clock, 64 B;\n'
 printf 'tx busy: the tx+CC lcore'"'"'s polls that found work, TSC time per packet; +pfc: PFC on)\n'
-for scheme in none dcqcn none+pfc dcqcn+pfc; do
+for scheme in none dcqcn hpcc rocc none+pfc dcqcn+pfc; do
 	# The run of most Mpps, and its tx busy time.
 	read -r m busy < <(echo "$sh_out" | awk -v n="BenchmarkForwardSharded/${scheme/+/\\+}/64B/1rx" '$1 ~ "^"n"(-[0-9]+)?$" {
 		v = ""; t = "-"
@@ -308,30 +333,31 @@ for scheme in none dcqcn none+pfc dcqcn+pfc; do
 	printf '  %-23s %7s Mpps   tx busy %7s ns/pkt   (rtc, 1 lcore: %s)\n' "switchd $scheme" "$m" "$busy" "$(metric "${scheme%+pfc}" 64 Mpps)"
 done
 
-# The scaling model (docs/perf.md): lcores the sharded mode needs for 4 ports
-# of 25, 40 and 100 GbE at 1500 B frames (8.22 Mpps per 100 GbE port with the
-# 20 B preamble and gap), from the per-packet CPU time of each side measured
-# above plus NIC_NS per packet per side for a NIC's PMD (net_ring costs ~1 ns;
-# a 100 GbE NIC's rx or tx costs more: 15 ns by default, an assumption to
-# replace with a measurement on the node). An rx lcore must keep up with the
-# rx of its ports, a tx+CC lcore with its egress ports' rate; ports are dealt
-# round-robin, so the busiest lcore has ceil(4 / lcores) ports.
-nic=${NIC_NS:-15}
-printf '\nscaling model: lcores for 4 ports at 1500 B, sharded mode, %s ns of NIC PMD per packet per side\n' "$nic"
-printf '  %-8s %9s %9s   %-12s %-12s %-12s\n' scheme "rx ns" "tx ns" "4 x 25G" "4 x 40G" "4 x 100G"
-for scheme in none dcqcn hpcc rocc; do
-	rx=$(calc %.1f "$(stage "$scheme" classify) + 3 + $nic")
-	tx=$(calc %.1f "$(stage "$scheme" queue) + 3 + $nic")
-	cells=()
-	for gbps in 25 40 100; do
-		cells+=("$(awk -v rx="$rx" -v tx="$tx" -v g="$gbps" 'BEGIN {
-			pps = g * 1e9 / (1520 * 8)          # per port
-			for (r = 1; r <= 4; r++) if (int((4 + r - 1) / r) * pps * rx / 1e9 <= 1) break
-			for (t = 1; t <= 4; t++) if (int((4 + t - 1) / t) * pps * tx / 1e9 <= 1) break
-			if (r > 4 || t > 4) { print "more than 8"; exit }
-			printf "%d rx + %d tx", r, t }')")
-	done
-	printf '  %-8s %9s %9s   %-12s %-12s %-12s\n' "$scheme" "$rx" "$tx" "${cells[@]}"
-done
-printf '  (rx ns = classify + 3 ns of ring and tailroom + NIC; tx ns = queue side + 3 + NIC;\n'
-printf '   one lcore per side at most per port: "more than 8" means a port alone is too fast)\n'
+# The cost model (internal/costmodel, docs/perf.md "The sharded switch and
+# the scaling model"): cmd/costmodel reads the benchmarks' outputs above.
+# The PMD on the benchmarks' devices is testpmd io on net_ring, half to rx
+# and half to tx; the line-rate NIC's is net_null's (io: rx allocates, tx
+# frees one by one): rx = half of rxonly (alloc, and a bulk free taken as
+# costing the same), tx = io less that. The price of a cgo call comes from
+# dpdk's BenchmarkCgoCall.
+if ! cg=$(go test -count="$rounds" -run '^$' -bench 'CgoCall' ./dpdk/ 2>&1); then
+	echo "$cg" | tail -20 >&2
+	die "go test -bench CgoCall ./dpdk/ failed"
+fi
+cgo=$(echo "$cg" | awk '$1 ~ /^BenchmarkCgoCall/ {for (i = 1; i < NF; i++) if ($(i+1) == "ns/op" && (b == "" || $i + 0 < b + 0)) b = $i} END {print b}')
+[ -n "$cgo" ] || die "no BenchmarkCgoCall result"
+echo "$out" >"$tmp/rtc.txt"
+echo "$st" >"$tmp/stages.txt"
+echo "$sh_out" >"$tmp/sharded.txt"
+ring=$(calc %.3f "${tpcpu[io64]} / 2")
+nrx=$(calc %.3f "${tpcpu[nullrxonly]} / 2")
+ntx=$(calc %.3f "${tpcpu[nullio]} - ${tpcpu[nullrxonly]} / 2")
+printf '\ncost model: go run ./cmd/costmodel -nic-rx %s -nic-tx %s -line-nic-rx %s -line-nic-tx %s -cgo %s\n' "$ring" "$ring" "$nrx" "$ntx" "$cgo"
+# Twice: with this machine's hand-off carried over to the reference machine
+# (scaled like everything else), then with the hand-off the reference's own
+# 1 + 1 point implies (-fit-ref): docs/perf.md says why both.
+model=(go run ./cmd/costmodel -rtc "$tmp/rtc.txt" -stages "$tmp/stages.txt" -sharded "$tmp/sharded.txt"
+	-nic-rx "$ring" -nic-tx "$ring" -line-nic-rx "$nrx" -line-nic-tx "$ntx" -cgo "$cgo")
+"${model[@]}" || die "cmd/costmodel failed"
+printf '\ncost model, the hand-off fitted on the reference machine'"'"'s 1 + 1 point (-fit-ref)\n'
+"${model[@]}" -fit-ref | sed -n '/fitted on the reference/,$p' || die "cmd/costmodel -fit-ref failed"

@@ -225,6 +225,12 @@ func isolateOthers(tb testing.TB, cpu int) func() {
 	return func() { set(&all) }
 }
 
+// shardedCPU has BenchmarkForwardSharded's loops also sum the thread CPU time
+// of their busy polls (one clock_gettime system call per poll, idle or
+// not): each side's cost per packet without the time other processes held
+// its CPU, which the TSC time of the busy polls includes.
+var shardedCPU = flag.Bool("sharded-cpu", false, "BenchmarkForwardSharded: report each side's CPU time per packet too")
+
 var seedPcap = flag.String("seed-pcap", "", "`dir` for the frames BenchmarkForwardRTC/none seeds, one pcap per port and size")
 
 // BenchmarkForwardRTC forwards 64 B or 1500 B frames around 4 looping net_ring
@@ -244,7 +250,7 @@ func BenchmarkForwardRTC(b *testing.B) {
 // reports the switch's Mpps over wall time. With 1 rx lcore it uses both of
 // this machine's CPUs; more rx lcores than CPUs only share them.
 func BenchmarkForwardSharded(b *testing.B) {
-	for _, scheme := range []string{"none", "dcqcn", "none+pfc", "dcqcn+pfc"} {
+	for _, scheme := range []string{"none", "dcqcn", "hpcc", "rocc", "none+pfc", "dcqcn+pfc"} {
 		b.Run(scheme+"/64B/1rx", func(b *testing.B) { benchForwardMode(b, scheme, 64, 1, nil) })
 	}
 }
@@ -496,6 +502,7 @@ func benchLaunched(b *testing.B, s *Switch, clock *lcore.TSCClock, rxLcores int)
 	// that found work (busy polls: the loops busy-poll, so their CPU time
 	// counts idle polls too), so that each side's cost per packet is known.
 	busyTSC := make([]atomic.Uint64, len(ids))
+	busyCPU := make([]atomic.Int64, len(ids))
 	for k, id := range ids {
 		poll := func() int { return s.PollShard(k, clock.Now()) }
 		name := fmt.Sprintf("switch-rx%d", k)
@@ -503,14 +510,26 @@ func benchLaunched(b *testing.B, s *Switch, clock *lcore.TSCClock, rxLcores int)
 			poll = func() int { return s.PollTxShard(k-rxLcores, clock.Now()) }
 			name = fmt.Sprintf("switch-tx%d", k-rxLcores)
 		}
-		if err := g.Launch(id, name, func() int {
+		timed := func() int {
 			t0 := clock.TSC()
 			n := poll()
 			if n > 0 {
 				busyTSC[k].Add(clock.TSC() - t0)
 			}
 			return n
-		}); err != nil {
+		}
+		if *shardedCPU {
+			timed = func() int {
+				t0, c0 := clock.TSC(), cpuclock.Thread()
+				n := poll()
+				if n > 0 {
+					busyTSC[k].Add(clock.TSC() - t0)
+					busyCPU[k].Add(int64(cpuclock.Thread() - c0))
+				}
+				return n
+			}
+		}
+		if err := g.Launch(id, name, timed); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -531,9 +550,16 @@ func benchLaunched(b *testing.B, s *Switch, clock *lcore.TSCClock, rxLcores int)
 		}
 		return c
 	}
-	before, start, cpu0 := txPackets(), time.Now(), cpuAt()
+	threadAt := func() []int64 {
+		c := make([]int64, len(busyCPU))
+		for k := range busyCPU {
+			c[k] = busyCPU[k].Load()
+		}
+		return c
+	}
+	before, start, cpu0, th0 := txPackets(), time.Now(), cpuAt(), threadAt()
 	time.Sleep(time.Duration(b.N) * time.Microsecond)
-	pk, el, cpu1 := txPackets()-before, time.Since(start), cpuAt()
+	pk, el, cpu1, th1 := txPackets()-before, time.Since(start), cpuAt(), threadAt()
 	b.StopTimer()
 	g.Stop()
 	for _, st := range g.Wait() {
@@ -561,6 +587,10 @@ func benchLaunched(b *testing.B, s *Switch, clock *lcore.TSCClock, rxLcores int)
 	}
 	b.ReportMetric(perPkt(0), "rx-busy-ns/pkt")
 	b.ReportMetric(perPkt(rxLcores), "tx-busy-ns/pkt")
+	if *shardedCPU {
+		b.ReportMetric(float64(th1[0]-th0[0])/float64(max(pk, 1)), "rx-cpu-ns/pkt")
+		b.ReportMetric(float64(th1[rxLcores]-th0[rxLcores])/float64(max(pk, 1)), "tx-cpu-ns/pkt")
+	}
 }
 
 // stopLoops stops g's loops (nil: none launched), fails on a loop's panic
