@@ -95,30 +95,21 @@ func (p *lp) step(id int) {
 func (p *lp) transmit(n int) {
 	for {
 		k := p.nodes[n].Transmit(p.now, p.out)
-		for _, tx := range p.out[:k] {
+		for i := range p.out[:k] {
+			tx := &p.out[i]
 			wi := p.portBase[n] + tx.Port
 			w := &p.wires[wi]
-			start := math.Max(float64(p.now), w.free)
-			w.free = start + float64(tx.Len+frameOverhead)*w.nsPerByte
+			w.free = math.Max(float64(p.now), w.free) + float64(tx.Len+frameOverhead)*w.nsPerByte
 			w.frames++
 			w.bytes += uint64(tx.Len)
-			if w.capTx != nil {
-				w.capTx.Append(p.now, p.frames.bytes(tx.H)[:tx.Len], int(tx.Len), pcapw.DirOutbound)
-			}
 			at := int64(math.Ceil(w.free + w.delayNs))
-			if p.faults != nil && p.lose(wi, p.now, at) {
-				p.frames.Free(tx.H) // it took its time on the wire; nobody receives it
-				continue
+			if w.capTx != nil || p.faults != nil || w.mail != nil {
+				if p.special(wi, tx, at) {
+					continue
+				}
 			}
-			if w.mail != nil {
-				m := &w.mail[p.parity]
-				m.buf = append(m.buf, p.frames.bytes(tx.H)[:tx.Len]...)
-				m.frames = append(m.frames, mailFrame{at: at, len: int32(tx.Len)})
-				p.frames.Free(tx.H)
-				p.posted = min(p.posted, at)
-				continue
-			}
-			w.push(inflight{h: tx.H, len: int32(tx.Len), at: at})
+			w.q.Reserve() // wireLimit is never reached
+			w.q.Push(inflight{h: tx.H, len: int32(tx.Len), at: at})
 			if w.q.Len() == 1 {
 				p.agenda.set(len(p.nodes)+wi, at)
 			}
@@ -127,6 +118,30 @@ func (p *lp) transmit(n int) {
 			return
 		}
 	}
+}
+
+// special is transmit's handling of a frame entering wire wi (at: its
+// arrival) when the wire is captured, may lose frames, or is cut between two
+// lps; true when the frame does not go into flight on w (lost, or posted to
+// the wire's mailbox).
+func (p *lp) special(wi int, tx *node.Tx, at int64) bool {
+	w := &p.wires[wi]
+	if w.capTx != nil {
+		w.capTx.Append(p.now, p.frames.bytes(tx.H)[:tx.Len], int(tx.Len), pcapw.DirOutbound)
+	}
+	if p.faults != nil && p.lose(wi, p.now, at) {
+		p.frames.Free(tx.H) // it took its time on the wire; nobody receives it
+		return true
+	}
+	if w.mail != nil {
+		m := &w.mail[p.parity]
+		m.buf = append(m.buf, p.frames.bytes(tx.H)[:tx.Len]...)
+		m.frames = append(m.frames, mailFrame{at: at, len: int32(tx.Len)})
+		p.frames.Free(tx.H)
+		p.posted = min(p.posted, at)
+		return true
+	}
+	return false
 }
 
 // take moves the frames posted on side parity of the mailboxes of wires in

@@ -48,9 +48,13 @@ func (n *Node) Transmit(now int64, out []node.Tx) int {
 	e.ServiceIngress(now)
 	e.Service(now)
 	k := 0
+	t := float64(now)
 	for a := e.Active(); a != 0 && k < len(out); a &= a - 1 {
 		p := bits.TrailingZeros64(a)
-		m := e.Transmit(now, p, n.items[:min(len(n.items), len(out)-k)])
+		if e.eg[p].sending(t) { // Transmit's own first check, spared its call
+			continue
+		}
+		m := e.transmit(now, p, n.items[:min(len(n.items), len(out)-k)], true)
 		for _, it := range n.items[:m] {
 			h := it.H
 			if h == 0 {

@@ -149,11 +149,7 @@ func (e *Engine) Transmit(now int64, p int, out []TxItem) int {
 func (e *Engine) transmit(now int64, p int, out []TxItem, drain bool) int {
 	g := &e.eg[p]
 	t := float64(now)
-	// The shaper still busy, nothing on the delay line, no pause to update
-	// and no generated frame to account: the loop below would take nothing
-	// and release nothing, so return at once (most calls of a switch
-	// whose ports are all sending at line rate).
-	if g.busyUntil > t && g.genRel == 0 && !g.pfcSeen && g.dl.Len() == 0 {
+	if g.sending(t) {
 		return 0
 	}
 	g.gen.done += g.genRel
@@ -229,6 +225,14 @@ shape:
 		e.tx[g.sh].active &^= 1 << p
 	}
 	return n
+}
+
+// sending reports that a Transmit of g at t would take nothing and release
+// nothing, so that it may return at once: the shaper still busy, nothing on
+// the delay line, no pause to update and no generated frame to account
+// (most calls of a switch whose ports are all sending at line rate).
+func (g *egress) sending(t float64) bool {
+	return g.busyUntil > t && g.genRel == 0 && !g.pfcSeen && g.dl.Len() == 0
 }
 
 // release moves the frames of g's delay line that are due at now into out,

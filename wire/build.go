@@ -105,6 +105,15 @@ func BuildAck(b []byte, ep *Endpoints, a *AckSpec, f *ccalgo.AckFields) (int, er
 	if len(b) < n {
 		return 0, ErrShortBuffer
 	}
+	off, bth := ackHeaders(b, ep, a)
+	ackBody(b[bth+BTHLen:], a, f, a.EchoINT)
+	finishRoCE(b[off:n], ep)
+	return n, nil
+}
+
+// ackHeaders writes an ACK's Ethernet, IPv4, UDP and BTH headers (BuildAck,
+// AckTemplate.Init) and returns the offsets of the IPv4 header and the BTH.
+func ackHeaders(b []byte, ep *Endpoints, a *AckSpec) (ipOff, bthOff int) {
 	flags := uint8(FlagAckExt)
 	rest := AETHLen + AckExtLen
 	if a.EchoINT {
@@ -113,17 +122,18 @@ func BuildAck(b []byte, ep *Endpoints, a *AckSpec, f *ccalgo.AckFields) (int, er
 	}
 	off, bth := encodeRoCEHeaders(b, ep, ECNNotECT, rest)
 	encodeBTH(b[bth:], OpAcknowledge, false, a.DestQP, false, flags, a.PSN)
-	p := bth + BTHLen
-	AETH(b[p:]).SetSyndrome(a.Syndrome)
-	AETH(b[p:]).SetMSN(a.MSN)
-	p += AETHLen
-	AckExt(b[p:]).SetFields(f)
-	p += AckExtLen
-	if a.EchoINT {
-		INT(b[p:]).SetStack(&f.INT, a.PathID)
+	return off, bth
+}
+
+// ackBody writes what follows an ACK's BTH into b: the AETH of a, the ACK
+// extension from f and, with echoINT, f.INT as an INT stack.
+func ackBody(b []byte, a *AckSpec, f *ccalgo.AckFields, echoINT bool) {
+	AETH(b).SetSyndrome(a.Syndrome)
+	AETH(b).SetMSN(a.MSN)
+	AckExt(b[AETHLen:]).SetFields(f)
+	if echoINT {
+		INT(b[AETHLen+AckExtLen:]).SetStack(&f.INT, a.PathID)
 	}
-	finishRoCE(b[off:n], ep)
-	return n, nil
 }
 
 // CNPFrameLen returns the frame length BuildCNP produces for ep.

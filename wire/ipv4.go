@@ -170,7 +170,12 @@ func encodeIPv4(b []byte, tos uint8, id uint16, ttl, proto uint8, src, dst uint3
 	b[10], b[11] = 0, 0
 	binary.BigEndian.PutUint32(b[12:], src)
 	binary.BigEndian.PutUint32(b[16:], dst)
-	IPv4(b).SetChecksum(^fold(sum16(b[:IPv4MinLen], 0)))
+	// The checksum from the values just written, not from reading the
+	// header back: the same big-endian words sum16 would add.
+	sum := uint64(0x45)<<8 | uint64(tos)
+	sum += uint64(uint16(IPv4MinLen+payloadLen)) + uint64(id) + ipv4FlagDF + (uint64(ttl)<<8 | uint64(proto))
+	sum += uint64(src>>16) + uint64(src&0xffff) + uint64(dst>>16) + uint64(dst&0xffff)
+	IPv4(b).SetChecksum(^fold(sum))
 }
 
 // sum16 adds b as big-endian 16-bit words (an odd last byte padded with zero) to s,
