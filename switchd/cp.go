@@ -1,6 +1,7 @@
 package switchd
 
 import (
+	"encoding/binary"
 	"math/bits"
 
 	"github.com/ccbed/ccbed/ccalgo"
@@ -9,14 +10,34 @@ import (
 
 // feedbackSink turns a CP's feedback into a packet toward the flow's source.
 type feedbackSink struct {
-	e    *Engine
-	from int
+	e     *Engine
+	from  int
+	rates wire.RoCCRates // EmitRates' computation, for its burst
 }
 
 // Emit builds fb's packet into the generated-control queue of the port toward
 // fb.Flow.SrcIP. It runs on the tx+CC lcore.
 func (s *feedbackSink) Emit(now int64, fb *ccalgo.Feedback) {
-	s.e.emitFeedback(s.from, fb)
+	out, _ := s.e.feedbackPort(&fb.Flow)
+	s.e.emitFeedback(s.from, out, fb, nil, nil)
+}
+
+// EmitRates is Emit for RoCC's rate messages of one computation (fb) to
+// flows, in order (rocc.RateSink): the frames come from one template with
+// the rate written once, and a run of flows from one source whose route
+// has a single port takes one lookup.
+func (s *feedbackSink) EmitRates(now int64, fb *ccalgo.Feedback, flows []ccalgo.FlowKey) {
+	e := s.e
+	e.roccRate.Rates(&s.rates, fb)
+	src, out, same := uint32(0), 0, false
+	for i := range flows {
+		k := &flows[i]
+		if !same || k.SrcIP != src {
+			src = k.SrcIP
+			out, same = e.feedbackPort(k)
+		}
+		e.emitFeedback(s.from, out, fb, &s.rates, k)
+	}
 }
 
 // CP returns port p's congestion point (nil for a plain FIFO port).
@@ -103,10 +124,27 @@ func (e *Engine) stampINT(g *egress, en *qEntry) {
 	}
 }
 
-// emitFeedback builds a CP's feedback packet toward the flow's source.
-func (e *Engine) emitFeedback(from int, fb *ccalgo.Feedback) {
-	out := e.routes.LookupHash(fb.Flow.SrcIP,
-		FlowHash(e.hashSeed, e.ip, fb.Flow.SrcIP, fb.Flow.DstPort, fb.Flow.SrcPort, 0))
+// feedbackPort returns the port of feedback to flow k's source (-1: no
+// route), as routes.LookupHash with the feedback's flow hash would, and
+// whether every flow from k.SrcIP takes it (no route, or one port: the
+// hash, computed only for an ECMP group, does not matter).
+func (e *Engine) feedbackPort(k *ccalgo.FlowKey) (int, bool) {
+	t := &e.routes
+	r := t.find(k.SrcIP)
+	switch {
+	case r == nil:
+		return -1, true
+	case r.n == 1:
+		return int(t.ports[r.first]), true
+	}
+	h := FlowHash(e.hashSeed, e.ip, k.SrcIP, k.DstPort, k.SrcPort, 0)
+	return int(t.ports[r.first+h%r.n]), false
+}
+
+// emitFeedback builds a CP's feedback packet toward the flow's source, out
+// its port (feedbackPort). With rates, fb is a rate message of the
+// computation in rates, to flow rate (EmitRates); without, fb is whole.
+func (e *Engine) emitFeedback(from, out int, fb *ccalgo.Feedback, rates *wire.RoCCRates, rate *ccalgo.FlowKey) {
 	if out < 0 {
 		e.eg[from].c[cFeedbackNoPort]++
 		return
@@ -134,10 +172,14 @@ func (e *Engine) emitFeedback(from int, fb *ccalgo.Feedback) {
 	}
 	var n int
 	var err error
-	if fb.Kind == ccalgo.FeedbackRoCCRate {
-		// From the template: BuildFeedback's frame for these endpoints.
+	switch {
+	case rates != nil:
+		// From the computation's template: BuildFeedback's frame for
+		// these endpoints.
+		n, err = rates.Build(b, &g.peer, &g.mac, rate.SrcIP, rate)
+	case fb.Kind == ccalgo.FeedbackRoCCRate:
 		n, err = e.roccRate.Build(b, &g.peer, &g.mac, fb.Flow.SrcIP, fb)
-	} else {
+	default:
 		sh.ep = wire.Endpoints{
 			DstMAC: g.peer, SrcMAC: g.mac,
 			SrcIP: e.ip, DstIP: fb.Flow.SrcIP,
@@ -196,4 +238,27 @@ func (e *Engine) readTimers(sh *txShard) {
 		}
 		sh.cpMin = m
 	}
+}
+
+// readFlowWords reads a data frame's flow key for a flowCounter CP (RoCC's
+// EnqueueWords) in the frame's byte order, as rocc.FlowWords lays it out:
+// the IPv4 addresses, the UDP ports and the BTH's destination QP (0 without
+// a BTH) in three loads.
+func readFlowWords(frame []byte, m *Meta) (a, b uint64) {
+	a = binary.LittleEndian.Uint64(frame[m.IPOff:][12:20])
+	l4 := frame[m.L4Off:]
+	b = uint64(binary.LittleEndian.Uint32(l4[:4]))
+	if m.RoCE {
+		b |= uint64(binary.LittleEndian.Uint32(l4[wire.UDPLen+4:wire.UDPLen+8])&^0xff) << 32
+	}
+	return a, b
+}
+
+// setFlowKey writes into k the key whose words readFlowWords read (the
+// key readFlowKey reads), for the rare dequeue whose tag no longer names
+// its flow's entry.
+func setFlowKey(k *ccalgo.FlowKey, a, b uint64) {
+	k.SrcIP, k.DstIP = bits.ReverseBytes32(uint32(a)), bits.ReverseBytes32(uint32(a>>32))
+	k.SrcPort, k.DstPort = bits.ReverseBytes16(uint16(b)), bits.ReverseBytes16(uint16(b>>16))
+	k.DestQP = bits.ReverseBytes32(uint32(b >> 32))
 }

@@ -425,8 +425,9 @@ func (e *Engine) Enqueue(now int64, m *Meta, frame []byte, h Handle) bool {
 	if g.fc != nil {
 		// RoCC: its flow table counts the packet, nothing else (en.mark
 		// stays unread).
-		readFlowKey(&en.flow, frame, m)
-		en.tag = g.fc.EnqueueFlow(&en.flow)
+		a, b := readFlowWords(frame, m)
+		setFlowKey(&en.flow, a, b)
+		en.tag = g.fc.EnqueueWords(a, b)
 		return true
 	}
 	en.mark = wire.MarkFromECN(frame[m.IPOff+1])

@@ -14,14 +14,15 @@ func cpHooks(cp ccalgo.CongestionPoint) (enq, deq bool) {
 
 // flowCounter is a CP whose per-packet work is counting each flow's packets
 // in its queue, found at dequeue by the tag the enqueue gave (RoCC's flow
-// table, ccalgo/rocc's CP): EnqueueFlow and DequeueFlow do what its
-// OnEnqueue and OnDequeue do, and neither marks, stamps INT, emits feedback
-// or moves NextTimer. The engine calls them in place of the two hooks,
+// table, ccalgo/rocc's CP): EnqueueWords (the key in the frame's byte
+// order, readFlowWords) and DequeueFlow do what its OnEnqueue and OnDequeue
+// do, and neither marks, stamps INT, emits feedback or moves NextTimer. The
+// engine calls them in place of the two hooks,
 // sparing each packet the hooks' DataPacket, PortState and Verdict and the
 // CP timer's re-read; drainData hands the dequeues of the data frames it
 // took over in DequeueFlows calls (dequeueBatch).
 type flowCounter interface {
-	EnqueueFlow(key *ccalgo.FlowKey) uint32
+	EnqueueWords(a, b uint64) uint32
 	DequeueFlow(tag uint32, key *ccalgo.FlowKey, queueBytes int64)
 	DequeueFlows(tags []uint32, keys interface{ FlowKey(i int) *ccalgo.FlowKey }, emptied bool)
 }

@@ -168,6 +168,40 @@ func (t *RoCCRateTemplate) Len() int { return int(t.n) }
 // BuildFeedback writes for the template's endpoints with those addresses.
 // It fails with ErrShortBuffer when b is shorter than Len (or before Init).
 func (t *RoCCRateTemplate) Build(b []byte, dstMAC, srcMAC *MAC, dstIP uint32, fb *ccalgo.Feedback) (int, error) {
+	var r RoCCRates
+	t.Rates(&r, fb)
+	return r.Build(b, dstMAC, srcMAC, dstIP, &fb.Flow)
+}
+
+// RoCCRates is a RoCCRateTemplate with one fair-rate computation's rate,
+// Delta_F and CP id written in (Rates): a CP's messages of one computation
+// (RoCC Section III-C, one to every flow of its table) differ only in
+// their flow and addresses, so Build writes those and sums only their share
+// of the checksum. The zero value builds nothing (Build fails with
+// ErrShortBuffer); it holds no references.
+type RoCCRates struct{ t RoCCRateTemplate }
+
+// Rates sets r to t with fb's RateUnits, DeltaFBps and CPID written in.
+func (t *RoCCRateTemplate) Rates(r *RoCCRates, fb *ccalgo.Feedback) {
+	r.t = *t
+	if t.n == 0 {
+		return
+	}
+	m := (*[RoCCRateLen]byte)(r.t.hdr[int(t.ip)+IPv4MinLen:])
+	df := uint32(fb.DeltaFBps + 0.5)
+	binary.BigEndian.PutUint32(m[8:], fb.RateUnits)
+	binary.BigEndian.PutUint32(m[12:], df)
+	binary.BigEndian.PutUint32(m[16:], fb.CPID)
+	r.t.msgSum = uint32(fold(uint64(t.msgSum) + words32(fb.RateUnits) + words32(df) + words32(fb.CPID)))
+}
+
+// Build writes into b the rate message of r's computation for flow k from
+// srcMAC to dstMAC, addressed to dstIP (k.SrcIP), and returns its length:
+// RoCCRateTemplate.Build's frame for a Feedback of r's rate, Delta_F and CP
+// id and of flow k. It fails with ErrShortBuffer when b is shorter than the
+// template's Len (or r is unset).
+func (r *RoCCRates) Build(b []byte, dstMAC, srcMAC *MAC, dstIP uint32, k *ccalgo.FlowKey) (int, error) {
+	t := &r.t
 	n := int(t.n)
 	if n == 0 || len(b) < n {
 		return 0, ErrShortBuffer
@@ -184,18 +218,12 @@ func (t *RoCCRateTemplate) Build(b []byte, dstMAC, srcMAC *MAC, dstIP uint32, fb
 	binary.BigEndian.PutUint32(p[16:], dstIP)
 	binary.BigEndian.PutUint16(p[10:], ^fold(uint64(t.ipSum)+words32(dstIP)))
 	m := p[IPv4MinLen:]
-	df := uint32(fb.DeltaFBps + 0.5)
-	k := &fb.Flow
-	binary.BigEndian.PutUint32(m[8:], fb.RateUnits)
-	binary.BigEndian.PutUint32(m[12:], df)
-	binary.BigEndian.PutUint32(m[16:], fb.CPID)
 	binary.BigEndian.PutUint32(m[20:], k.SrcIP)
 	binary.BigEndian.PutUint32(m[24:], k.DstIP)
 	binary.BigEndian.PutUint16(m[28:], k.SrcPort)
 	binary.BigEndian.PutUint16(m[30:], k.DstPort)
 	m[33], m[34], m[35] = byte(k.DestQP>>16), byte(k.DestQP>>8), byte(k.DestQP) // m[32]: the protocol, in the template
-	s := uint64(t.msgSum) + words32(fb.RateUnits) + words32(df) + words32(fb.CPID) +
-		words32(k.SrcIP) + words32(k.DstIP) + uint64(k.SrcPort) + uint64(k.DstPort) +
+	s := uint64(t.msgSum) + words32(k.SrcIP) + words32(k.DstIP) + uint64(k.SrcPort) + uint64(k.DstPort) +
 		uint64(k.DestQP>>16&0xff) + uint64(k.DestQP&0xffff)
 	binary.BigEndian.PutUint16(m[2:], ^fold(s))
 	return n, nil

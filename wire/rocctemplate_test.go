@@ -63,6 +63,30 @@ func TestRoCCRateTemplateEqualsBuildFeedback(t *testing.T) {
 	}
 }
 
+// TestRoCCRatesReused: one RoCCRates builds, flow after flow, what
+// BuildFeedback builds for each (a CP's messages of one computation).
+func TestRoCCRatesReused(t *testing.T) {
+	for _, c := range roccTemplateCases() {
+		t.Run(c.name, func(t *testing.T) {
+			var tm RoCCRateTemplate
+			tm.Init(&c.ep)
+			var r RoCCRates
+			tm.Rates(&r, &c.fb)
+			for _, k := range []ccalgo.FlowKey{c.fb.Flow, {}, testFlow,
+				{SrcIP: 0xffffffff, DstIP: 0xffffffff, SrcPort: 0xffff, DstPort: 0xffff, DestQP: 0xffffff}, c.fb.Flow} {
+				fb, ep := c.fb, c.ep
+				fb.Flow, ep.DstIP = k, k.SrcIP
+				a := buildAlike(128, 5, 1, "BuildFeedback",
+					func(b []byte) (int, error) { return BuildFeedback(b, &ep, &fb) },
+					func(b []byte) (int, error) { return r.Build(b, &ep.DstMAC, &ep.SrcMAC, k.SrcIP, &k) })
+				if !a.same() {
+					t.Fatalf("flow %+v: %v", k, &a)
+				}
+			}
+		})
+	}
+}
+
 func TestRoCCRateTemplateShortBuffer(t *testing.T) {
 	var tm RoCCRateTemplate
 	fb := roccTemplateCases()[0].fb

@@ -28,6 +28,20 @@ type CP struct {
 	stats  CPStats
 	lastQ  int64 // Q_cur of the last computation
 	lastSh uint  // AUTO_TUNE shift (log2 ratio) of the last PI step
+	// keys holds the flows of one computation's messages for a RateSink;
+	// it grows with the table (a few times per run), never per message.
+	keys []ccalgo.FlowKey
+}
+
+// RateSink is a ccalgo.FeedbackSink that also takes the rate messages of
+// one computation in one call: EmitRates(now, fb, flows) does what
+// Emit(now, fb) with fb.Flow = flows[i], for each i in order, does, and
+// may keep neither fb nor flows. A switch builds such a burst from one
+// template with the rate written once (wire.RoCCRates) and looks a
+// source's route up once for its flows.
+type RateSink interface {
+	ccalgo.FeedbackSink
+	EmitRates(now int64, fb *ccalgo.Feedback, flows []ccalgo.FlowKey)
 }
 
 var (
@@ -75,7 +89,14 @@ func (c *CP) OnDequeue(_ int64, pkt *ccalgo.DataPacket, port *ccalgo.PortState, 
 // place of OnEnqueue and OnDequeue, without a DataPacket, a PortState or a
 // Verdict.
 func (c *CP) EnqueueFlow(key *ccalgo.FlowKey) uint32 {
-	return c.table.add(key)
+	return c.table.add(wordsOf(key))
+}
+
+// EnqueueWords is EnqueueFlow for the key of FlowWords{A: a, B: b}: a
+// switch that reads the words from the frame spares the key's byte swaps
+// and packing.
+func (c *CP) EnqueueWords(a, b uint64) uint32 {
+	return c.table.add(flowWords{a, b})
 }
 
 // DequeueFlow is OnDequeue's work for a packet of key leaving the queue,
@@ -137,9 +158,19 @@ func (c *CP) OnTimer(now int64, port *ccalgo.PortState, out ccalgo.FeedbackSink)
 		units := uint32(c.f >> FracBits)
 		c.fb.RateUnits = units
 		c.fb.RateBps = float64(units) * c.d.deltaF
-		for _, k := range c.table.dense {
-			c.fb.Flow = c.table.entries[k].w.key()
-			out.Emit(now, &c.fb)
+		if rs, ok := out.(RateSink); ok {
+			keys := c.keys[:0]
+			for _, k := range c.table.dense {
+				keys = append(keys, c.table.entries[k].w.key())
+			}
+			c.keys = keys
+			rs.EmitRates(now, &c.fb, keys)
+			c.fb.Flow = keys[len(keys)-1] // as the loop below leaves it
+		} else {
+			for _, k := range c.table.dense {
+				c.fb.Flow = c.table.entries[k].w.key()
+				out.Emit(now, &c.fb)
+			}
 		}
 		c.stats.Messages += uint64(len(c.table.dense))
 	}

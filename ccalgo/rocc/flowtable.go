@@ -47,22 +47,43 @@ type ftEntry struct {
 }
 
 // flowWords is a flow key as two 64-bit words, the form the table keeps
-// and compares (two comparisons where the key's fields take five).
+// and compares (two comparisons where the key's fields take five), in the
+// frame's byte order (FlowWords): a switch reads them from a frame with three
+// loads and no byte swaps, and a FlowKey converts with five swaps.
 type flowWords struct{ a, b uint64 }
+
+// FlowWords is a flow key in the byte order of its frame, as a little-endian
+// machine loads it: A is the IPv4 header's bytes 12-19 (source and
+// destination address), B's lower half the UDP header's bytes 0-3 (source
+// and destination port), its upper half the BTH's bytes 4-7 with the lowest
+// byte (the reserved one before the destination QP) cleared, 0 without a
+// BTH. FlowWordsOf and Key convert from and to a ccalgo.FlowKey.
+type FlowWords struct{ A, B uint64 }
+
+// FlowWordsOf returns k's FlowWords.
+func FlowWordsOf(k *ccalgo.FlowKey) FlowWords {
+	w := wordsOf(k)
+	return FlowWords{w.a, w.b}
+}
+
+// Key returns w's flow key.
+func (w FlowWords) Key() ccalgo.FlowKey { return flowWords{w.A, w.B}.key() }
 
 // wordsOf packs k. Keys reach the table through pointers and are read field
 // by field: the engine writes a packet's key field by field just before the
 // hook, and a wide load of those narrow stores would stall on store
 // forwarding.
 func wordsOf(k *ccalgo.FlowKey) flowWords {
-	return flowWords{uint64(k.SrcIP)<<32 | uint64(k.DstIP),
-		uint64(k.SrcPort)<<48 | uint64(k.DstPort)<<32 | uint64(k.DestQP)}
+	return flowWords{uint64(bits.ReverseBytes32(k.SrcIP)) | uint64(bits.ReverseBytes32(k.DstIP))<<32,
+		uint64(bits.ReverseBytes16(k.SrcPort)) | uint64(bits.ReverseBytes16(k.DstPort))<<16 |
+			uint64(bits.ReverseBytes32(k.DestQP))<<32}
 }
 
 // key unpacks w.
 func (w flowWords) key() ccalgo.FlowKey {
-	return ccalgo.FlowKey{SrcIP: uint32(w.a >> 32), DstIP: uint32(w.a), SrcPort: uint16(w.b >> 48),
-		DstPort: uint16(w.b >> 32), DestQP: uint32(w.b)}
+	return ccalgo.FlowKey{SrcIP: bits.ReverseBytes32(uint32(w.a)), DstIP: bits.ReverseBytes32(uint32(w.a >> 32)),
+		SrcPort: bits.ReverseBytes16(uint16(w.b)), DstPort: bits.ReverseBytes16(uint16(w.b >> 16)),
+		DestQP: bits.ReverseBytes32(uint32(w.b >> 32))}
 }
 
 // hash is the table's hash of a flow key: its two words combined and
@@ -103,8 +124,7 @@ func (t *flowTable) Len() int { return len(t.dense) }
 // MaxFlowTableSize), the entry's generation in the upper 16. It returns 0
 // when key is new and the table is full (a generation is never 0, so no
 // counted packet's tag is 0).
-func (t *flowTable) add(key *ccalgo.FlowKey) uint32 {
-	w := wordsOf(key)
+func (t *flowTable) add(w flowWords) uint32 {
 	h := w.hash()
 	for i := h & t.mask; ; i = (i + 1) & t.mask {
 		k := t.slots[i] - 1

@@ -386,7 +386,7 @@ func TestFlowTableModel(t *testing.T) {
 			case op < 51 || len(queue) == 0:
 				k := key(rng.IntN(nkeys))
 				e, known := model[k]
-				tag := ft.add(&k)
+				tag := ft.add(wordsOf(&k))
 				ok := tag != 0
 				if want := known || len(model) < capacity; ok != want {
 					t.Fatalf("cap %d step %d: add ok %v, want %v", capacity, step, ok, want)
@@ -482,7 +482,7 @@ func TestFlowTableTagsMatchLookup(t *testing.T) {
 				byKey.queueEmpty()
 			case op < 52 || len(queue) == 0:
 				k := key(rng.IntN(2 * capacity))
-				a, b := byTag.add(&k), byKey.add(&k)
+				a, b := byTag.add(wordsOf(&k)), byKey.add(wordsOf(&k))
 				if a != b {
 					t.Fatalf("cap %d step %d: add gave %#x and %#x", capacity, step, a, b)
 				}
@@ -847,5 +847,61 @@ func BenchmarkRPOnTimer(b *testing.B) {
 		}
 		now = r.NextTimer()
 		r.OnTimer(now)
+	}
+}
+
+// burstSink records what it is given as cctest.RecordingSink does, with the
+// rate messages of a computation taken in one EmitRates call each.
+type burstSink struct {
+	cctest.RecordingSink
+	bursts int
+}
+
+func (s *burstSink) EmitRates(now int64, fb *ccalgo.Feedback, flows []ccalgo.FlowKey) {
+	s.bursts++
+	for _, k := range flows {
+		m := *fb
+		m.Flow = k
+		s.Emit(now, &m)
+	}
+}
+
+// TestCPRateBursts: a RateSink gets, burst by burst, the messages a plain
+// sink gets one by one (same flows, order and contents), over intervals
+// whose tables grow, shrink and empty.
+func TestCPRateBursts(t *testing.T) {
+	env := env10G()
+	plain, burst := newTestCP(t, env), newTestCP(t, env)
+	var ps cctest.RecordingSink
+	var bs burstSink
+	port := &ccalgo.PortState{LinkBps: 10e9}
+	bursts := 0
+	for iv := 1; iv <= 12; iv++ {
+		for i := 0; i < (iv*7)%23; i++ { // 0 to 22 packets over up to 20 flows
+			pkt := &ccalgo.DataPacket{Flow: key((iv*i + i) % 20), WireBytes: 1062}
+			port.QueueBytes += 1062
+			plain.OnEnqueue(0, pkt, port, &ps)
+			burst.OnEnqueue(0, pkt, port, &bs)
+			if i%3 == 2 {
+				port.QueueBytes -= 1062
+				plain.OnDequeue(0, pkt, port, &ps)
+				burst.OnDequeue(0, pkt, port, &bs)
+			}
+		}
+		now := int64(iv) * 40_000
+		before := len(bs.Feedback)
+		plain.OnTimer(now, port, &ps)
+		burst.OnTimer(now, port, &bs)
+		if len(bs.Feedback) > before {
+			bursts++
+		}
+	}
+	if bursts == 0 || bs.bursts != bursts || len(ps.Feedback) != len(bs.Feedback) {
+		t.Fatalf("%d bursts (%d calls), %d messages, plain %d", bursts, bs.bursts, len(bs.Feedback), len(ps.Feedback))
+	}
+	for i := range ps.Feedback {
+		if ps.Feedback[i] != bs.Feedback[i] {
+			t.Fatalf("message %d: %+v, plain %+v", i, bs.Feedback[i], ps.Feedback[i])
+		}
 	}
 }
