@@ -1,6 +1,7 @@
 // Package cli is the command-line contract every ccbed command keeps
 // (cmd/switchd, cmd/hostd, cmd/pktgen, cmd/testbed and testbed's
-// subcommands), so that the four behave alike:
+// subcommands; the measuring tools cmd/costmodel and cmd/crosscheck too), so
+// that they behave alike:
 //
 //   - -h or -help prints the usage to standard output and exits 0;
 //   - -version prints the build (package buildinfo) and exits 0;

@@ -38,21 +38,16 @@
 package main
 
 import (
-	"flag"
 	"fmt"
 	"io"
 	"math"
 	"os"
 
+	"github.com/ccbed/ccbed/cli"
 	"github.com/ccbed/ccbed/internal/costmodel"
 )
 
-func main() {
-	if err := run(os.Args[1:], os.Stdout); err != nil {
-		fmt.Fprintln(os.Stderr, "costmodel:", err)
-		os.Exit(1)
-	}
-}
+func main() { os.Exit(cli.Exit("costmodel", run(os.Args[1:], os.Stdout))) }
 
 // burst is the sharded mode's burst per port (switchd/dataplane's default).
 const burst = 32
@@ -97,7 +92,10 @@ type inputs struct {
 }
 
 func run(args []string, out io.Writer) error {
-	fs := flag.NewFlagSet("costmodel", flag.ContinueOnError)
+	c := cli.New("costmodel", "-rtc FILE -stages FILE -nic-rx NS -nic-tx NS -line-nic-rx NS -line-nic-tx NS -cgo NS [flags]",
+		"The sharded switch's cost model (internal/costmodel) fed with the benchmarks' outputs: its inputs, its checks and the lcores a switch node needs.")
+	c.Stdout = out
+	fs := c.Flags
 	rtcF := fs.String("rtc", "", "BenchmarkForwardRTC output")
 	stF := fs.String("stages", "", "BenchmarkEngineStages output")
 	shF := fs.String("sharded", "", "BenchmarkForwardSharded output (optional)")
@@ -113,25 +111,25 @@ func run(args []string, out io.Writer) error {
 	fs.BoolVar(&in.fitRef, "fit-ref", false, "fit the hand-off on the reference's 1 + 1 no-CC point (both sides by one factor) instead of carrying this machine's over")
 	fs.Float64Var(&in.lineRun, "line-run", 0, "ns a cache line took between the CPUs when -sharded ran (BenchmarkLineTransfer; 0: no rescaling)")
 	fs.Float64Var(&in.lineRef, "line-ref", 0, "ns a cache line takes between the CPUs of a quiet machine: the fitted hand-off is scaled by line-ref / line-run beyond the 1 + 1 check")
-	if err := fs.Parse(args); err != nil {
+	if _, err := c.Parse(args); err != nil {
 		return err
 	}
 	if *rtcF == "" || *stF == "" {
-		return fmt.Errorf("want -rtc and -stages")
+		return c.Errorf("want -rtc and -stages")
 	}
 	for _, v := range []struct {
 		name string
 		x    float64
 	}{{"-nic-rx", in.nicRx}, {"-nic-tx", in.nicTx}, {"-line-nic-rx", in.lineRx}, {"-line-nic-tx", in.lineTx}, {"-cgo", in.cgo}, {"-ref-rtc", in.refRTC}} {
 		if v.x < 0 || math.IsNaN(v.x) {
-			return fmt.Errorf("%s %v: want a measured cost >= 0", v.name, v.x)
+			return c.Errorf("%s %v: want a measured cost >= 0", v.name, v.x)
 		}
 	}
 	if in.lineRun < 0 || in.lineRef < 0 || (in.lineRun == 0) != (in.lineRef == 0) {
-		return fmt.Errorf("-line-run %v, -line-ref %v: want both > 0, or neither", in.lineRun, in.lineRef)
+		return c.Errorf("-line-run %v, -line-ref %v: want both > 0, or neither", in.lineRun, in.lineRef)
 	}
 	if in.ports < 1 || in.ports > 64 {
-		return fmt.Errorf("-ports %d: want 1..64", in.ports)
+		return c.Errorf("-ports %d: want 1..64", in.ports)
 	}
 	var err error
 	if in.rtc, err = readBench(*rtcF); err != nil {

@@ -15,7 +15,6 @@ package main
 
 import (
 	"bufio"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -23,41 +22,35 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/ccbed/ccbed/cli"
 	"github.com/ccbed/ccbed/fabric"
 	"github.com/ccbed/ccbed/internal/crosscheck"
 )
 
-func main() {
-	if err := run(os.Args[1:], os.Stdout); err != nil {
-		fmt.Fprintln(os.Stderr, "crosscheck:", err)
-		os.Exit(1)
-	}
-}
+func main() { os.Exit(cli.Exit("crosscheck", run(os.Args[1:], os.Stdout))) }
 
 func run(args []string, out io.Writer) error {
-	fs := flag.NewFlagSet("crosscheck", flag.ContinueOnError)
-	topo := fs.String("topology", "", "the ns-3 topology.txt both tools ran")
-	mtu := fs.Int("mtu", 1000, "the payload bytes per packet (PACKET_PAYLOAD_SIZE)")
-	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "usage: crosscheck -topology topology.txt [-mtu 1000] CASE_DIR...")
-		fs.PrintDefaults()
-	}
-	if err := fs.Parse(args); err != nil {
+	c := cli.New("crosscheck", "-topology topology.txt [-mtu 1000] CASE_DIR...",
+		"ccbed's and the ns-3 simulator's FCT slowdowns side by side, from each case directory's raw FCTs.").Positional("CASE_DIR", 1, -1)
+	c.Stdout = out
+	topo := c.Flags.String("topology", "", "the ns-3 topology.txt both tools ran")
+	mtu := c.Flags.Int("mtu", 1000, "the payload bytes per packet (PACKET_PAYLOAD_SIZE)")
+	dirs, err := c.Parse(args)
+	if err != nil {
 		return err
 	}
-	if *topo == "" || fs.NArg() == 0 {
-		fs.Usage()
-		return fmt.Errorf("want -topology and at least one case directory")
+	if *topo == "" {
+		return c.Errorf("want -topology")
 	}
 	if *mtu <= 0 {
-		return fmt.Errorf("-mtu %d: want > 0", *mtu)
+		return c.Errorf("-mtu %d: want > 0", *mtu)
 	}
 	t, err := fabric.ReadNS3TopologyFile(*topo, *topo)
 	if err != nil {
 		return err
 	}
 	ideal := crosscheck.NewIdeal(t, *mtu)
-	for _, dir := range fs.Args() {
+	for _, dir := range dirs {
 		c, err := readCase(dir, ideal)
 		if err != nil {
 			return err

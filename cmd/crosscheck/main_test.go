@@ -45,6 +45,8 @@ func TestRun(t *testing.T) {
 		edit  map[string]string
 		want  []string
 		error string
+		// noTopology runs the case directory alone, without -topology.
+		noTopology bool
 	}{
 		{name: "a case", want: []string{
 			"== hpcc-load30: 2 flows in flow.txt",
@@ -53,7 +55,8 @@ func TestRun(t *testing.T) {
 			// ideal 10 KB: 2 x 1080 + 2000 + 800 = 4960 ns; 20 KB 5760 ns.
 			"< 100 KB         2/    1  1.74 / 4.00 +130%",
 			"p50 2.00"}},
-		{name: "no topology", args: []string{}, error: "want -topology"},
+		{name: "no arguments", args: []string{}, error: "missing CASE_DIR"},
+		{name: "no topology", args: []string{}, noTopology: true, error: "want -topology"},
 		{name: "bad mtu", args: []string{"-mtu", "0"}, error: "-mtu 0"},
 		{name: "no flow count", edit: map[string]string{"flow.txt": "x\n"}, error: `flow.txt:1: "x"`},
 		{name: "bad ns-3 line", edit: map[string]string{"ns3-fct.txt": "1 2 3\n"}, error: "ns3-fct.txt:1: 3 fields"},
@@ -71,7 +74,9 @@ func TestRun(t *testing.T) {
 			}
 			c := writeCase(t, t.TempDir(), files)
 			args := tc.args
-			if args == nil {
+			if tc.noTopology {
+				args = []string{c}
+			} else if args == nil {
 				args = []string{"-topology", topo, c}
 			} else if len(args) > 0 {
 				args = append(args, "-topology", topo, c)
