@@ -240,6 +240,21 @@ func (e *Engine) setXON(now int64, g *egress, prio uint8) {
 	e.sendPause(now, g, prio, 0)
 }
 
+// retryXON sends again the XONs of shard sh's ports that found their
+// control queue full (sendPause), unless the priority went back into XOFF
+// since.
+func (e *Engine) retryXON(now int64, sh *txShard) {
+	ports := sh.xonRetryPorts
+	sh.xonRetryPorts = 0
+	for ; ports != 0; ports &= ports - 1 {
+		g := &e.eg[bits.TrailingZeros64(ports)]
+		g.xonRetry &^= g.xoff
+		for x := g.xonRetry; x != 0; x &= x - 1 {
+			e.sendPause(now, g, uint8(bits.TrailingZeros8(x)), 0)
+		}
+	}
+}
+
 // recordAfterXOFF counts the bytes priority prio of ingress port g took
 // between its XOFF and its XON into the port's histogram and maximum
 // (PortCounters.PFCAfterXOFFHist): the peer's reaction to a pause, which
@@ -279,9 +294,13 @@ func (e *Engine) sendPause(now int64, g *egress, prio uint8, quanta uint16) {
 		g.c[cDropControl]++
 		if quanta != 0 {
 			g.refreshAt[prio] = now // retry at the next Service
+		} else {
+			g.xonRetry |= 1 << prio // retried by retryXON at the next Service
+			e.tx[g.sh].xonRetryPorts |= 1 << g.idx
 		}
 		return
 	}
+	g.xonRetry &^= 1 << prio // this frame, XOFF or XON, supersedes a pending XON
 	var qs [wire.PFCPriorities]uint16
 	qs[prio] = quanta
 	n, _ := wire.BuildPFC(b, g.mac, 1<<prio, &qs)

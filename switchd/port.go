@@ -117,6 +117,11 @@ type mmuPort struct {
 	xoff      uint8
 	refreshAt [wire.PFCPriorities]int64
 	refreshNs int64
+	// xonRetry is the priorities whose XON found the control queue full:
+	// Service sends it again (txShard.xonRetryPorts) until one is queued or
+	// an XOFF of the same priority supersedes it. Without the retry the
+	// peer would stay paused until its pause ran out.
+	xonRetry uint8
 	// sinceXOFF is the bytes of lossless priority p that entered on this
 	// port while it held p in XOFF (admitted or dropped): what the peer
 	// sent after the pause was queued, recorded at the XON

@@ -54,6 +54,9 @@ func (e *Engine) ServiceShard(k int, now int64) {
 			}
 		}
 	}
+	if sh.xonRetryPorts != 0 {
+		e.retryXON(now, sh)
+	}
 	if now >= sh.nextSample {
 		for a := sh.ports; a != 0; a &= a - 1 {
 			i := bits.TrailingZeros64(a)

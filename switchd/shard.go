@@ -42,6 +42,9 @@ type txShard struct {
 	// the shard's ports) is in XOFF: its pause is refreshed, or turned into
 	// a resume, at refreshAt.
 	xoffPorts uint64
+	// xonRetryPorts has bit p set while port p holds an XON to send again
+	// (mmuPort.xonRetry).
+	xonRetryPorts uint64
 	// With PFC and several shards: k is the shard's index; acct[i] counts
 	// ingress port i's lossless bytes queued on the shard's ports, and
 	// xoff[i] the priorities of i this count holds in XOFF (published in
