@@ -59,7 +59,18 @@ func switchConfig(scheme string, gbps []float64) switchd.Spec {
 
 func newPool(tb testing.TB, name string, n uint32) *dpdk.Mempool {
 	tb.Helper()
-	mp, err := dpdk.NewPktMbufPool(name, n, 0, dpdk.MbufDefaultDataRoom, dpdk.SocketAny)
+	return newCachedPool(tb, name, n, 0)
+}
+
+// daemonCache is the per-lcore cache of cmd/switchd's mbuf pool: a launched
+// loop takes and returns mbufs there, the pool's shared ring only in bursts.
+const daemonCache = 256
+
+// newCachedPool is newPool with a per-lcore cache of cache mbufs (used on EAL
+// lcores only; other threads go to the shared ring).
+func newCachedPool(tb testing.TB, name string, n, cache uint32) *dpdk.Mempool {
+	tb.Helper()
+	mp, err := dpdk.NewPktMbufPool(name, n, cache, dpdk.MbufDefaultDataRoom, dpdk.SocketAny)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -164,13 +175,14 @@ func (r *receiver) poll(hosts []port.Port) {
 	}
 }
 
-// benchCPU is the CPU BenchmarkForwardRTC's polling thread runs on, as an
-// lcore's thread is pinned to its CPU (scripts/bench-switchd.sh runs l3fwd's
-// forwarding lcore on CPU 1 too); -1 leaves the thread where the scheduler
-// puts it. Unpinned, the thread moves between CPUs and shares them with the
-// runtime's other threads, and the benchmark's CPU time per packet varied
-// from one run to the next by half.
-var benchCPU = flag.Int("bench-cpu", 1, "`cpu` for BenchmarkForwardRTC's polling thread (-1: unpinned)")
+// benchCPU is the CPU BenchmarkForwardRTC polls on: lcore 1 (CPU 1, where
+// scripts/bench-switchd.sh runs l3fwd's forwarding lcore too), or lcore 2
+// with 0. BenchmarkForwardRTCScraped's polling thread, no lcore, is pinned
+// to it; -1 leaves that thread where the scheduler puts it. Unpinned, the
+// thread moves between CPUs and shares them with the runtime's other
+// threads, and the benchmark's CPU time per packet varied from one run to
+// the next by half.
+var benchCPU = flag.Int("bench-cpu", 1, "`cpu` for BenchmarkForwardRTC's polling lcore (1 or 0) and BenchmarkForwardRTCScraped's thread (-1: unpinned)")
 
 // pinThread pins the calling thread (locked to its goroutine) to cpu when the
 // machine has it, and returns the function that restores its CPU set.
@@ -295,11 +307,12 @@ func startRings(tb testing.TB, mp *dpdk.Mempool) (ports []port.Port, stop func()
 	return ports, stop
 }
 
-// benchForwardMode runs the looping benchmark in rtc mode (rxLcores 0, polled
-// by the benchmark's goroutine) or in the sharded mode on launched lcores; in
-// rtc mode with a storm, half the polls under it (benchStormed).
+// benchForwardMode runs the looping benchmark in rtc mode (rxLcores 0) or in
+// the sharded mode, on launched lcores with the daemon's pool cache; in rtc
+// mode with a storm, polled by the benchmark's goroutine, half the polls
+// under it (benchStormed).
 func benchForwardMode(b *testing.B, scheme string, size, rxLcores int, storm func(testing.TB, *switchd.Engine, *Switch) func() (uint64, uint64)) {
-	mp := newPool(b, fmt.Sprintf("bench_%s_%d_%d", scheme, size, rxLcores), 8191)
+	mp := newCachedPool(b, fmt.Sprintf("bench_%s_%d_%d", scheme, size, rxLcores), 8191, daemonCache)
 	ports, stop := startRings(b, mp)
 	defer stop()
 	scheme, pfc := strings.CutSuffix(scheme, "+pfc")
@@ -365,28 +378,88 @@ func benchForwardMode(b *testing.B, scheme string, size, rxLcores int, storm fun
 		benchLaunched(b, s, clock, rxLcores)
 		return
 	}
-	for i := 0; i < 1000; i++ {
-		s.PollRTC(clock.Now())
-	}
 	if storm != nil {
+		for i := 0; i < 1000; i++ {
+			s.PollRTC(clock.Now())
+		}
 		benchStormed(b, s, clock, storm)
 		return
 	}
-	eng.PublishEgress()
+	benchRTC(b, s, clock)
+	_ = context.Background
+}
+
+// benchRTC polls s in rtc mode on a launched EAL lcore (lcore 1 on CPU 1, or
+// lcore 2 on CPU 0 with -bench-cpu 0), as switchd runs its loop, so that the
+// pool's per-lcore cache serves the spare mbufs of generated frames and takes
+// back the frames the switch frees: 1000 polls to warm up, then b.N
+// measured ones; the loop idles (polls nothing) before and after. It reports
+// the data packets' Mpps, the loop thread's CPU time per data packet, data
+// packets per poll and the CPs' feedback frames per data packet.
+func benchRTC(b *testing.B, s *Switch, clock *lcore.TSCClock) {
+	eng := s.Engine()
+	id := uint(1)
+	if *benchCPU == 0 {
+		id = 2
+	}
+	const warm = 1000
+	var (
+		start            atomic.Bool
+		polls            int
+		t0, t1           int64
+		cpu0, cpu1       time.Duration
+		warmed, measured atomic.Bool
+	)
+	poll := func() int {
+		switch {
+		case polls < warm:
+			polls++
+			n := s.PollRTC(clock.Now())
+			if polls == warm {
+				eng.PublishEgress()
+				warmed.Store(true)
+			}
+			return n
+		case polls == warm && !start.Load():
+			return 0
+		case polls < warm+b.N:
+			if polls == warm {
+				t0, cpu0 = clock.Now(), cpuclock.Thread()
+			}
+			polls++
+			n := s.PollRTC(clock.Now())
+			if polls == warm+b.N {
+				t1, cpu1 = clock.Now(), cpuclock.Thread()
+				eng.PublishEgress()
+				measured.Store(true)
+			}
+			return n
+		}
+		return 0
+	}
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0)) // Launch raises it
+	g := lcore.NewGroup()
+	if err := g.Launch(id, "switch-rtc", poll); err != nil {
+		b.Fatal(err)
+	}
+	// A panicking loop stops the group (its polls never finish).
+	wait := func(f *atomic.Bool) {
+		for !f.Load() && !g.Stopped() {
+			time.Sleep(time.Millisecond)
+		}
+	}
+	wait(&warmed)
 	before := eng.Snapshot()
 	b.ReportAllocs()
-	runtime.LockOSThread() // cpuclock.Thread reads this thread's time
-	defer runtime.UnlockOSThread()
-	defer pinThread(b, *benchCPU)()
 	b.ResetTimer()
-	start, cpu0 := time.Now(), cpuclock.Thread()
-	for i := 0; i < b.N; i++ {
-		s.PollRTC(clock.Now())
-	}
-	el, cpu := time.Since(start), cpuclock.Thread()-cpu0
+	start.Store(true)
+	wait(&measured)
 	b.StopTimer()
-	eng.PublishEgress()
+	if stopLoops(b, g); polls < warm+b.N {
+		b.Fatal("the rtc loop stopped before its polls were done")
+	}
 	after := eng.Snapshot()
+	el, cpu := time.Duration(t1-t0), cpu1-cpu0
 	// Data packets forwarded: the frames sent less the feedback the CPs
 	// generated (their cost counts against the data packets).
 	var pk, fb uint64
@@ -404,7 +477,6 @@ func benchForwardMode(b *testing.B, scheme string, size, rxLcores int, storm fun
 	// CPU time per packet leaves out the time other processes held the core
 	// (see cpuclock.Thread): the steadier figure on a shared machine.
 	b.ReportMetric(float64(cpu.Nanoseconds())/float64(pk), "cpu-ns/pkt")
-	_ = context.Background
 }
 
 // benchStormed polls s b.N times in eight phases, half of them under a storm
