@@ -19,30 +19,31 @@ import (
 // deletion, load factor at most 1/2) and listed in dense, in the order they
 // came, for iteration. A packet's enqueue finds its flow by the hash; its
 // dequeue by the tag the enqueue gave it (tag): the entry's index and its
-// generation, which changes each time the entry is freed, so that a tag whose
+// generation, which changes each time the entry leaves dense, so that a tag whose
 // flow has left the table since is told from a live one without comparing
 // keys or hashing.
 //
-// A flow that leaves the table (unlist: out of dense, its generation
-// advanced) keeps its entry and hash slot until the next endInterval
-// (parked): when it comes back before then, add finds it by its key and
-// puts it back in dense as insert would (revive), without freeing the entry,
-// emptying and restoring the hash slots, and probing for a new one. This is
-// the steady state at each fair-rate computation, where every flow with no
-// packet queued leaves (endInterval) and comes back with its next packet.
-// endInterval then frees the parked entries that did not come back (sweep),
-// and insert frees one when no entry is unused, so the table refuses a new
-// flow only when capacity flows are listed. All memory is allocated by
-// newFlowTable; no method allocates.
+// A flow that leaves the table (delete: out of dense, its generation
+// advanced) keeps its entry, key and hash slot (parked): when it comes back,
+// add finds it by its key and lists it again as insert would list a new
+// flow, without the hash table's delete (emptying the slot, restoring the
+// probe sequences) and insert (probing for a slot, taking an unused
+// entry). This is the steady state at each fair-rate computation, where
+// every flow with no packet queued leaves (endInterval) and comes back with
+// its next packet. A parked entry is freed only when a new flow finds no
+// unused one (unpark), so the table refuses a new flow only when capacity
+// flows are listed; parked entries count in the load factor (at most 1/2,
+// as before: entries, listed or parked, are at most capacity). All memory
+// is allocated by newFlowTable; no method allocates.
 type flowTable struct {
 	slots   []int32 // hash table: entry index + 1; 0 when empty
 	mask    uint32
 	entries []ftEntry // cap = capacity
 	free    []int32   // indexes of unused entries
 	dense   []int32   // entry index of every live entry; cap = capacity
-	// parked lists the entries that left dense since the last sweep and
-	// may still hold their hash slot (ftEntry.parked); a revived one stays
-	// listed. cap = capacity.
+	// parked lists the entries that left dense and may still hold their
+	// hash slot (ftEntry.parked); one listed again stays in it, and unpark
+	// passes it over. cap = capacity.
 	parked []int32
 	full   uint64 // enqueues of untracked flows refused because the table was full
 	// queued is the sum of the entries' pkts. While it is 0 queueEmpty has
@@ -59,8 +60,8 @@ type ftEntry struct {
 	pos  int32  // index in dense; -1 when the entry is not listed (parked or unused)
 	gen  uint16 // 1 to 65535, advanced each time the entry leaves dense: its tags' upper half
 	seen bool   // enqueued a packet since the last endInterval
-	// parked: the entry is in parked (it holds its hash slot until sweep
-	// or insert frees it, or is listed again).
+	// parked: the entry is in the parked list (it holds its hash slot
+	// until unpark frees it).
 	parked bool
 }
 
@@ -151,22 +152,25 @@ func (t *flowTable) add(w flowWords) uint32 {
 			return t.insert(w, h, i)
 		}
 		if e := &t.entries[k]; e.w == w {
-			if e.pos < 0 {
-				t.revive(e, k)
+			if !e.seen { // first packet in this interval: listed or parked
+				t.see(e, k)
 			}
 			e.pkts++
-			e.seen = true
 			t.queued++
 			return uint32(e.gen)<<16 | uint32(k)
 		}
 	}
 }
 
-// revive lists again entry k (e), parked with no packet: as insert would
-// list a new entry, at the end of dense.
-func (t *flowTable) revive(e *ftEntry, k int32) {
-	e.pos = int32(len(t.dense))
-	t.dense = append(t.dense, k)
+// see marks entry k (e) seen in this interval and, when it is parked (a
+// parked entry is never seen), lists it again as insert would list a new
+// entry, at the end of dense.
+func (t *flowTable) see(e *ftEntry, k int32) {
+	e.seen = true
+	if e.pos < 0 {
+		e.pos = int32(len(t.dense))
+		t.dense = append(t.dense, k)
+	}
 }
 
 // insert is add for a key w not in the table, whose probe ended at the
@@ -295,8 +299,8 @@ func (t *flowTable) leave(k int32) {
 }
 
 // delete forgets entry k: it leaves dense (swap-remove), its generation
-// advances, and it is parked, keeping its key and hash slot (revive lists
-// it again, sweep or unpark frees it).
+// advances, and it is parked, keeping its key and hash slot (add lists it
+// again, unpark frees it).
 func (t *flowTable) delete(k int32) {
 	e := &t.entries[k]
 	p := e.pos
@@ -305,27 +309,23 @@ func (t *flowTable) delete(k int32) {
 	t.dense[p] = moved
 	t.entries[moved].pos = p
 	t.dense = t.dense[:last]
+	t.park(e, k)
+}
+
+// park is delete's work on entry k (e) once it is out of dense: its
+// generation advances and it goes on the parked list (its capacity is the
+// table's: no entry is on it twice).
+func (t *flowTable) park(e *ftEntry, k int32) {
 	e.pos = -1
 	if e.gen++; e.gen == 0 {
 		e.gen = 1
 	}
 	if !e.parked {
 		e.parked = true
-		t.parked = append(t.parked, k)
+		n := len(t.parked)
+		t.parked = t.parked[:n+1]
+		t.parked[n] = k
 	}
-}
-
-// sweep frees every parked entry not listed again since it was parked.
-func (t *flowTable) sweep() {
-	for _, k := range t.parked {
-		e := &t.entries[k]
-		e.parked = false
-		if e.pos < 0 {
-			t.free = append(t.free, k)
-			t.unhash(e)
-		}
-	}
-	t.parked = t.parked[:0]
 }
 
 // unpark frees one parked entry not listed again, taking it from parked
@@ -386,18 +386,23 @@ func (t *flowTable) queueEmpty() {
 }
 
 // endInterval starts a new computation interval: seen flags are cleared and the
-// flows with no packet in the queue are forgotten (parked, after the entries
-// parked before that and not listed again are freed).
+// flows with no packet in the queue are forgotten (parked).
 func (t *flowTable) endInterval() {
-	if len(t.parked) > 0 {
-		t.sweep()
-	}
 	// Walking dense backwards visits every entry once: delete moves the last
-	// (already visited) entry into position d.
+	// (already visited) entry into position d. When every entry visited so
+	// far was deleted (the common case: the queue drained since), d is the
+	// last and nothing moves.
 	for d := len(t.dense) - 1; d >= 0; d-- {
 		k := t.dense[d]
-		t.entries[k].seen = false
-		if t.entries[k].pkts == 0 {
+		e := &t.entries[k]
+		e.seen = false
+		if e.pkts != 0 {
+			continue
+		}
+		if d == len(t.dense)-1 {
+			t.dense = t.dense[:d]
+			t.park(e, k)
+		} else {
 			t.delete(k)
 		}
 	}
