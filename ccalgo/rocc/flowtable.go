@@ -19,17 +19,33 @@ import (
 // deletion, load factor at most 1/2) and listed in dense, in the order they
 // came, for iteration. A packet's enqueue finds its flow by the hash; its
 // dequeue by the tag the enqueue gave it (tag): the entry's index and its
-// generation, which changes each time the entry is freed, so that a tag whose
+// generation, which changes each time the entry leaves dense, so that a tag whose
 // flow has left the table since is told from a live one without comparing
-// keys or hashing. All memory is allocated by newFlowTable; no method
-// allocates.
+// keys or hashing.
+//
+// A flow that leaves the table (delete: out of dense, its generation
+// advanced) keeps its entry, key and hash slot (parked): when it comes back,
+// add finds it by its key and lists it again as insert would list a new
+// flow, without the hash table's delete (emptying the slot, restoring the
+// probe sequences) and insert (probing for a slot, taking an unused
+// entry). This is the steady state at each fair-rate computation, where
+// every flow with no packet queued leaves (endInterval) and comes back with
+// its next packet. A parked entry is freed only when a new flow finds no
+// unused one (unpark), so the table refuses a new flow only when capacity
+// flows are listed; parked entries count in the load factor (at most 1/2,
+// as before: entries, listed or parked, are at most capacity). All memory
+// is allocated by newFlowTable; no method allocates.
 type flowTable struct {
 	slots   []int32 // hash table: entry index + 1; 0 when empty
 	mask    uint32
 	entries []ftEntry // cap = capacity
 	free    []int32   // indexes of unused entries
 	dense   []int32   // entry index of every live entry; cap = capacity
-	full    uint64    // enqueues of untracked flows refused because the table was full
+	// parked lists the entries that left dense and may still hold their
+	// hash slot (ftEntry.parked); one listed again stays in it, and unpark
+	// passes it over. cap = capacity.
+	parked []int32
+	full   uint64 // enqueues of untracked flows refused because the table was full
 	// queued is the sum of the entries' pkts. While it is 0 queueEmpty has
 	// nothing to do: an entry with no packet that was not seen is deleted
 	// when its count reaches 0, and by endInterval.
@@ -41,9 +57,12 @@ type ftEntry struct {
 	hash uint32
 	slot uint32 // its index in slots
 	pkts int32  // packets of the flow in the queue
-	pos  int32  // index in dense; -1 when the entry is unused
-	gen  uint16 // 1 to 65535, advanced each time the entry is freed: its tags' upper half
+	pos  int32  // index in dense; -1 when the entry is not listed (parked or unused)
+	gen  uint16 // 1 to 65535, advanced each time the entry leaves dense: its tags' upper half
 	seen bool   // enqueued a packet since the last endInterval
+	// parked: the entry is in the parked list (it holds its hash slot
+	// until unpark frees it).
+	parked bool
 }
 
 // flowWords is a flow key as two 64-bit words, the form the table keeps
@@ -107,6 +126,7 @@ func newFlowTable(capacity int) flowTable {
 		entries: make([]ftEntry, capacity),
 		free:    make([]int32, capacity),
 		dense:   make([]int32, 0, capacity),
+		parked:  make([]int32, 0, capacity),
 	}
 	for i := range t.entries {
 		t.entries[i].pos = -1
@@ -132,11 +152,24 @@ func (t *flowTable) add(w flowWords) uint32 {
 			return t.insert(w, h, i)
 		}
 		if e := &t.entries[k]; e.w == w {
+			if !e.seen { // first packet in this interval: listed or parked
+				t.see(e, k)
+			}
 			e.pkts++
-			e.seen = true
 			t.queued++
 			return uint32(e.gen)<<16 | uint32(k)
 		}
+	}
+}
+
+// see marks entry k (e) seen in this interval and, when it is parked (a
+// parked entry is never seen), lists it again as insert would list a new
+// entry, at the end of dense.
+func (t *flowTable) see(e *ftEntry, k int32) {
+	e.seen = true
+	if e.pos < 0 {
+		e.pos = int32(len(t.dense))
+		t.dense = append(t.dense, k)
 	}
 }
 
@@ -144,8 +177,14 @@ func (t *flowTable) add(w flowWords) uint32 {
 // empty slot i; h is its hash.
 func (t *flowTable) insert(w flowWords, h, i uint32) uint32 {
 	if len(t.free) == 0 {
-		t.full++
-		return 0
+		if !t.unpark() {
+			t.full++
+			return 0
+		}
+		// Freeing the parked entry's slot may have moved others: probe
+		// again (w is still not in the table).
+		for i = h & t.mask; t.slots[i] != 0; i = (i + 1) & t.mask {
+		}
 	}
 	k := t.free[len(t.free)-1]
 	t.free = t.free[:len(t.free)-1]
@@ -163,8 +202,8 @@ func (t *flowTable) insert(w flowWords, h, i uint32) uint32 {
 // count goes down without hashing. It reports false, doing nothing, for a
 // stale tag (the flow left the table while the packet waited: queueEmpty
 // or endInterval after a count that undercounted, with several priorities
-// sharing the CP) or 0: the caller then takes remove's lookup. An entry is
-// freed at most twice per interval (once at endInterval, once by leave or
+// sharing the CP) or 0: the caller then takes remove's lookup. An entry
+// leaves dense at most twice per interval (once at endInterval, once by leave or
 // queueEmpty after it), so a stale tag cannot pass for a live one unless
 // its packet waits through 32,767 intervals (1.3 s at T = 40 us).
 func (t *flowTable) leaveTag(tag uint32) bool {
@@ -231,6 +270,9 @@ func (t *flowTable) find(key *ccalgo.FlowKey) int32 {
 			return -1
 		}
 		if e := &t.entries[k]; e.w == w {
+			if e.pos < 0 { // parked: not in the table
+				return -1
+			}
 			return k
 		}
 	}
@@ -256,8 +298,9 @@ func (t *flowTable) leave(k int32) {
 	}
 }
 
-// delete forgets entry k: it leaves dense (swap-remove), its hash slot is
-// emptied and the probe sequences restored (backward shift).
+// delete forgets entry k: it leaves dense (swap-remove), its generation
+// advances, and it is parked, keeping its key and hash slot (add lists it
+// again, unpark frees it).
 func (t *flowTable) delete(k int32) {
 	e := &t.entries[k]
 	p := e.pos
@@ -266,12 +309,46 @@ func (t *flowTable) delete(k int32) {
 	t.dense[p] = moved
 	t.entries[moved].pos = p
 	t.dense = t.dense[:last]
+	t.park(e, k)
+}
+
+// park is delete's work on entry k (e) once it is out of dense: its
+// generation advances and it goes on the parked list (its capacity is the
+// table's: no entry is on it twice).
+func (t *flowTable) park(e *ftEntry, k int32) {
 	e.pos = -1
 	if e.gen++; e.gen == 0 {
 		e.gen = 1
 	}
-	t.free = append(t.free, k)
+	if !e.parked {
+		e.parked = true
+		n := len(t.parked)
+		t.parked = t.parked[:n+1]
+		t.parked[n] = k
+	}
+}
 
+// unpark frees one parked entry not listed again, taking it from parked
+// (and the listed ones it passes), for insert when no entry is unused. It
+// reports false when there is none.
+func (t *flowTable) unpark() bool {
+	for n := len(t.parked); n > 0; n-- {
+		k := t.parked[n-1]
+		t.parked = t.parked[:n-1]
+		e := &t.entries[k]
+		e.parked = false
+		if e.pos < 0 {
+			t.free = append(t.free, k)
+			t.unhash(e)
+			return true
+		}
+	}
+	return false
+}
+
+// unhash empties e's hash slot and restores the probe sequences (backward
+// shift).
+func (t *flowTable) unhash(e *ftEntry) {
 	i := e.slot
 	t.slots[i] = 0
 	for j := (i + 1) & t.mask; t.slots[j] != 0; j = (j + 1) & t.mask {
@@ -309,14 +386,23 @@ func (t *flowTable) queueEmpty() {
 }
 
 // endInterval starts a new computation interval: seen flags are cleared and the
-// flows with no packet in the queue are forgotten.
+// flows with no packet in the queue are forgotten (parked).
 func (t *flowTable) endInterval() {
 	// Walking dense backwards visits every entry once: delete moves the last
-	// (already visited) entry into position d.
+	// (already visited) entry into position d. When every entry visited so
+	// far was deleted (the common case: the queue drained since), d is the
+	// last and nothing moves.
 	for d := len(t.dense) - 1; d >= 0; d-- {
 		k := t.dense[d]
-		t.entries[k].seen = false
-		if t.entries[k].pkts == 0 {
+		e := &t.entries[k]
+		e.seen = false
+		if e.pkts != 0 {
+			continue
+		}
+		if d == len(t.dense)-1 {
+			t.dense = t.dense[:d]
+			t.park(e, k)
+		} else {
 			t.delete(k)
 		}
 	}

@@ -426,6 +426,11 @@ func TestFlowTableModel(t *testing.T) {
 						t.Fatalf("cap %d step %d: %v has %d, model %d", capacity, step, k, got, e.pkts)
 					}
 				}
+				for i := range nkeys { // flows that left (parked or freed) are untracked
+					if k := key(i); model[k] == nil && ft.packets(&k) != 0 {
+						t.Fatalf("cap %d step %d: %v has %d, not in the model", capacity, step, k, ft.packets(&k))
+					}
+				}
 				seen := map[ccalgo.FlowKey]bool{}
 				for p, ei := range ft.dense {
 					s := &ft.entries[ei]
@@ -446,13 +451,30 @@ func TestFlowTableModel(t *testing.T) {
 		if ft.Len() != 0 {
 			t.Fatalf("cap %d: %d entries left after an empty queue and an interval", capacity, ft.Len())
 		}
+		// The flows that left are parked (they keep their hash slots)
+		// until new flows need their entries; every entry is free or
+		// parked, and each parked one in its slot.
+		parked := 0
+		for i := range ft.slots {
+			if k := ft.slots[i] - 1; k >= 0 {
+				if e := &ft.entries[k]; e.pos >= 0 || !e.parked || e.slot != uint32(i) {
+					t.Fatalf("cap %d: slot %d holds entry %d, %+v", capacity, i, k, *e)
+				}
+				parked++
+			}
+		}
+		if len(ft.free)+parked != capacity {
+			t.Fatalf("cap %d: %d entries free and %d parked after emptying", capacity, len(ft.free), parked)
+		}
+		for ft.unpark() {
+		}
+		if len(ft.free) != capacity {
+			t.Fatalf("cap %d: %d entries free after freeing the parked ones", capacity, len(ft.free))
+		}
 		for i := range ft.slots {
 			if ft.slots[i] != 0 {
 				t.Fatalf("cap %d: slot %d still occupied", capacity, i)
 			}
-		}
-		if len(ft.free) != capacity {
-			t.Fatalf("cap %d: %d entries free after emptying", capacity, len(ft.free))
 		}
 	}
 }
@@ -756,6 +778,7 @@ func TestZeroAllocs(t *testing.T) {
 	var sink cctest.CountingSink
 	fill(c, port, 100)
 	pkt := &ccalgo.DataPacket{Flow: key(5000), WireBytes: 1062}
+	churn := &ccalgo.DataPacket{Flow: key(6000), WireBytes: 1062}
 	now := int64(0)
 	cases := []struct {
 		name string
@@ -766,6 +789,14 @@ func TestZeroAllocs(t *testing.T) {
 			c.OnDequeue(now, pkt, port, &sink)
 		}},
 		{"CP OnTimer (100 messages)", func() {
+			now = c.NextTimer()
+			c.OnTimer(now, port, &sink)
+		}},
+		{"CP a flow's packet, its leaving and its return", func() {
+			// The flow's packet leaves, the computation parks it (no
+			// packet queued), the next run's packet lists it again.
+			churn.Tag = c.OnEnqueue(now, churn, port, &sink).Tag
+			c.OnDequeue(now, churn, port, &sink)
 			now = c.NextTimer()
 			c.OnTimer(now, port, &sink)
 		}},
@@ -820,6 +851,37 @@ func BenchmarkCPOnTimer(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
 				c.OnTimer(c.NextTimer(), port, &sink)
+			}
+		})
+	}
+}
+
+// BenchmarkCPIntervalCycle is a CP whose queue drains within each
+// interval: n flows send a packet each, which leaves, then the fair-rate
+// computation sends n rate messages and the flows leave the table, to come
+// back with their next packets (the flow table's churn per rate message).
+func BenchmarkCPIntervalCycle(b *testing.B) {
+	for _, n := range []int{16, 100} {
+		b.Run("flows="+strconv.Itoa(n), func(b *testing.B) {
+			c := newTestCP(b, env10G())
+			port := &ccalgo.PortState{LinkBps: 10e9, QueueBytes: 75_000}
+			pkts := make([]ccalgo.DataPacket, n)
+			for i := range pkts {
+				pkts[i] = ccalgo.DataPacket{Flow: key(i), WireBytes: 1062}
+			}
+			var sink cctest.CountingSink
+			b.ReportAllocs()
+			for b.Loop() {
+				for i := range pkts {
+					pkts[i].Tag = c.OnEnqueue(0, &pkts[i], port, nil).Tag
+				}
+				for i := range pkts {
+					c.OnDequeue(0, &pkts[i], port, nil)
+				}
+				c.OnTimer(c.NextTimer(), port, &sink)
+			}
+			if c.FlowsTracked() != 0 || sink.N == 0 {
+				b.Fatalf("%d flows tracked, %d messages", c.FlowsTracked(), sink.N)
 			}
 		})
 	}
