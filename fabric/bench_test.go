@@ -3,17 +3,30 @@ package fabric_test
 import (
 	"math"
 	"runtime"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/ccbed/ccbed/fabric"
+	"github.com/ccbed/ccbed/hostd"
+	"github.com/ccbed/ccbed/hostd/daemon"
 )
 
 // leafSpineWebSearch is the speed benchmark: leaves leaves of 16 hosts,
 // as many spines, every link 100 Gb/s and 1 us (2:1 oversubscribed at the
 // leaves), ECMP, the web-search flow-size CDF at 30 % load offered for 5 ms,
 // lossless (PFC, as the HPCC paper's fabric).
+// webSearchCDF is configs/workloads/websearch.cdf, read once (the plan takes
+// a workload's points, not its file).
+var webSearchCDF = sync.OnceValue(func() *hostd.CDF {
+	cdf, err := daemon.LoadCDF("../configs/workloads/websearch.cdf")
+	if err != nil {
+		panic(err)
+	}
+	return cdf
+})
+
 func leafSpineWebSearch(leaves int, scheme string) *fabric.Spec {
 	topo := fabric.LeafSpine(leaves, 8, 16, 100e9, 100e9, 1000)
 	all := make([]int, len(topo.Hosts))
@@ -21,7 +34,7 @@ func leafSpineWebSearch(leaves int, scheme string) *fabric.Spec {
 		all[i] = i
 	}
 	return &fabric.Spec{Topo: topo, Scheme: scheme, Seed: 1, PFC: fabric.PFC{Enabled: true},
-		Workloads: []fabric.Workload{{CDF: "../configs/workloads/websearch.cdf", Senders: all, Dsts: all,
+		Workloads: []fabric.Workload{{CDF: webSearchCDF(), Senders: all, Dsts: all,
 			Load: 0.3, StopNs: 5_000_000}}}
 }
 

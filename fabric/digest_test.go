@@ -65,7 +65,7 @@ func engineDigestCases() []engineDigestCase {
 			Buffer: switchd.BufferConfig{SizeBytes: 600_000}, SampleNs: 50_000, Seed: 5, PacingJitter: 0.05,
 			Incast: []fabric.Incast{{IDBase: 1, Senders: []int{3, 4, 5, 6, 7}, Dst: 0, FlowsPerSender: 2,
 				SizeBytes: 200_000, StartNs: 100_000}},
-			Workloads: []fabric.Workload{{IDBase: 1000, CDF: "../configs/workloads/websearch.cdf", Senders: all, Dsts: all,
+			Workloads: []fabric.Workload{{IDBase: 1000, CDF: webSearchCDF(), Senders: all, Dsts: all,
 				Load: 0.6, StopNs: 1_500_000}}}
 	}
 	type tc = engineDigestCase

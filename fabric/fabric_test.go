@@ -156,7 +156,7 @@ func workloadSpec(seed uint64, hosts int) *fabric.Spec {
 		all[i] = i
 	}
 	return &fabric.Spec{Topo: topo, Scheme: "dcqcn", Seed: seed, SampleNs: 20_000,
-		Workloads: []fabric.Workload{{CDF: "../configs/workloads/websearch.cdf", Senders: all, Dsts: all,
+		Workloads: []fabric.Workload{{CDF: webSearchCDF(), Senders: all, Dsts: all,
 			Load: 0.3, StopNs: 2_000_000}}}
 }
 

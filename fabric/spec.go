@@ -12,7 +12,6 @@ import (
 
 	"github.com/ccbed/ccbed/config"
 	"github.com/ccbed/ccbed/hostd"
-	"github.com/ccbed/ccbed/hostd/daemon"
 	"github.com/ccbed/ccbed/switchd"
 	"github.com/ccbed/ccbed/wire"
 )
@@ -137,11 +136,13 @@ type Incast struct {
 	Priority *int
 }
 
-// Workload draws flow sizes from the CDF file with Poisson arrivals at Load of
-// each sender's line rate, to destinations drawn from Dsts.
+// Workload draws flow sizes from CDF with Poisson arrivals at Load of each
+// sender's line rate, to destinations drawn from Dsts.
 type Workload struct {
-	IDBase   int
-	CDF      string // path
+	IDBase int
+	// CDF is the flow-size distribution, already read (the file is the
+	// caller's: testbed reads it where it reads the experiment).
+	CDF      *hostd.CDF
 	Senders  []int
 	Dsts     []int
 	Load     float64
@@ -607,9 +608,9 @@ func (s *Spec) Plan() (*Plan, error) {
 		w := &s.Workloads[wi]
 		// One CDF and one slice of destinations for every sender (hostd
 		// keeps them as they are).
-		cdf, err := daemon.LoadCDF(w.CDF)
-		if err != nil {
-			return nil, fmt.Errorf("fabric: workload %d: %w", wi, err)
+		cdf := w.CDF
+		if cdf == nil {
+			return nil, fmt.Errorf("fabric: workload %d: no flow-size CDF", wi)
 		}
 		var dsts []uint32
 		for _, d := range w.Dsts {

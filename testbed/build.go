@@ -3,7 +3,6 @@ package testbed
 import (
 	"fmt"
 	"math"
-	"path/filepath"
 
 	"github.com/ccbed/ccbed/config"
 	"github.com/ccbed/ccbed/fabric"
@@ -205,11 +204,7 @@ func (e *Experiment) Spec() *fabric.Spec {
 			Repeat: in.Repeat, PeriodNs: usToNs(in.PeriodUs), Priority: in.Priority})
 	}
 	for _, w := range e.Workloads {
-		cdf := w.CDF
-		if !filepath.IsAbs(cdf) {
-			cdf = filepath.Join(e.dir, cdf)
-		}
-		s.Workloads = append(s.Workloads, fabric.Workload{IDBase: w.IDBase, CDF: cdf, Senders: w.Senders,
+		s.Workloads = append(s.Workloads, fabric.Workload{IDBase: w.IDBase, CDF: w.dist, Senders: w.Senders,
 			Dsts: w.Dsts, Load: w.Load, StartNs: usToNs(w.StartUs), StopNs: usToNs(w.StopUs), MaxFlows: w.MaxFlows,
 			Priority: w.Priority})
 	}

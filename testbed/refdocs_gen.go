@@ -244,4 +244,5 @@ var referenceDocs = map[string]string{
 	"github.com/ccbed/ccbed/testbed.Workload.Priority":              "Priority is the traffic class (0-7) of the workload's flows, as a\n[[flows]] entry's priority; absent: each sender's.",
 	"github.com/ccbed/ccbed/testbed.Workload.StartUs":               "when arrivals start",
 	"github.com/ccbed/ccbed/testbed.Workload.StopUs":                "when arrivals stop; 0: never",
+	"github.com/ccbed/ccbed/testbed.Workload.dist":                  "dist is CDF's points, read once where the file is validated (the\nplan takes them, not the file).",
 }

@@ -292,6 +292,10 @@ type Workload struct {
 	// Priority is the traffic class (0-7) of the workload's flows, as a
 	// [[flows]] entry's priority; absent: each sender's.
 	Priority *int `toml:"priority"`
+
+	// dist is CDF's points, read once where the file is validated (the
+	// plan takes them, not the file).
+	dist *hostd.CDF
 }
 
 // Lcores places the loops. The default (when the file sets no hosts list):
@@ -444,6 +448,7 @@ func (e *Experiment) Validate() error {
 	}
 	for i, w := range e.Workloads {
 		k := fmt.Sprintf("workloads[%d]", i)
+		e.Workloads[i].dist = nil
 		if w.CDF == "" {
 			check(true, k+".cdf", "missing: a flow-size CDF file")
 		} else {
@@ -451,9 +456,9 @@ func (e *Experiment) Validate() error {
 			if !filepath.IsAbs(cdf) {
 				cdf = filepath.Join(e.dir, cdf)
 			}
-			if _, err := hostdaemon.LoadCDF(cdf); err != nil {
-				check(true, k+".cdf", "%v", err)
-			}
+			dist, err := hostdaemon.LoadCDF(cdf)
+			check(err != nil, k+".cdf", "%v", err)
+			e.Workloads[i].dist = dist
 		}
 		check(config.Positive(w.Load, 1) != nil, k+".load", "%v", config.Positive(w.Load, 1))
 		check(config.Time(w.StartUs, "us") != nil, k+".start_us", "%v", config.Time(w.StartUs, "us"))
