@@ -260,8 +260,11 @@ func CreateVdev(name, args string) error {
 	if err := errFromRC("rte_vdev_init "+name, C.rte_vdev_init(cn, ca)); err != nil {
 		return err
 	}
-	_, err := holdPort(name, nil)
-	return err
+	if _, err := holdPort(name, nil); err != nil {
+		C.rte_vdev_uninit(cn) // a device, but no ethdev: take it off the bus again
+		return err
+	}
+	return nil
 }
 
 // NewEthCable makes two ethdev ports joined back to back by a pair of rte_rings
@@ -289,7 +292,7 @@ func NewEthCable(nameA, nameB string, size uint32, socket int) (a, b EthPort, er
 		return 0, 0, errFromRC("rte_eth_from_rings "+nameA, pa)
 	}
 	pb := C.ccbed_eth_from_ring_pair(cb, ab.c(), ba.c(), C.uint(socketOrZero(socket)))
-	return holdCable(nameA, nameB, pa, pb, rings)
+	return holdCable(nameB, pa, pb, rings)
 }
 
 // NewEthCableQueues is NewEthCable with queues rx and tx queues on each
@@ -336,13 +339,13 @@ func NewEthCableQueues(nameA, nameB string, queues, rotate int, size uint32, soc
 		return 0, 0, errFromRC("rte_eth_from_rings "+nameA, pa)
 	}
 	pb := C.ccbed_eth_from_rings(cb, rxB, q, txB, q, C.uint(socketOrZero(socket)))
-	return holdCable(nameA, nameB, pa, pb, rings)
+	return holdCable(nameB, pa, pb, rings)
 }
 
 // holdCable records a cable's two ports, pa and pb (rte_eth_from_rings'
 // results: a port id, or negative), made from rings; if B was not made, it
 // closes A, which frees the rings.
-func holdCable(nameA, nameB string, pa, pb C.int, rings []*Ring) (a, b EthPort, err error) {
+func holdCable(nameB string, pa, pb C.int, rings []*Ring) (a, b EthPort, err error) {
 	plugged.hold(EthPort(pa), EthPort(pa).Name(), rings)
 	if pb < 0 {
 		EthPort(pa).Close()
