@@ -606,3 +606,34 @@ func RPFactory[P any, R ReactionPoint](scheme string, defaults func(Env) *P, new
 		return r, nil
 	}
 }
+
+// A Role adds one of its roles to the Scheme that Define builds, bound to
+// the scheme's parameter type P (WithCP, WithNP, WithRP).
+type Role[P any] func(s *Scheme, defaults func(Env) *P)
+
+// Define builds a scheme's registration from its typed parts: its name, its
+// one-line doc, its defaults and the constructors of the roles it has. The
+// name and the defaults are written once, and the compiler checks that every
+// constructor takes the parameter type the defaults return.
+func Define[P any](name, doc string, defaults func(Env) *P, roles ...Role[P]) Scheme {
+	s := Scheme{Name: name, Doc: doc, DefaultParams: func(env Env) any { return defaults(env) }}
+	for _, r := range roles {
+		r(&s, defaults)
+	}
+	return s
+}
+
+// WithCP gives a scheme Define builds a congestion point (CPFactory).
+func WithCP[P any, C CongestionPoint](newCP func(*P, Env) (C, error)) Role[P] {
+	return func(s *Scheme, defaults func(Env) *P) { s.NewCP = CPFactory(s.Name, defaults, newCP) }
+}
+
+// WithNP gives a scheme Define builds a notification point (NPFactory).
+func WithNP[P any, N NotificationPoint](newNP func(*P, Env) (N, error)) Role[P] {
+	return func(s *Scheme, defaults func(Env) *P) { s.NewNP = NPFactory(s.Name, defaults, newNP) }
+}
+
+// WithRP gives a scheme Define builds a reaction point (RPFactory).
+func WithRP[P any, R ReactionPoint](newRP func(*P, Env) (R, error)) Role[P] {
+	return func(s *Scheme, defaults func(Env) *P) { s.NewRP = RPFactory(s.Name, defaults, newRP) }
+}

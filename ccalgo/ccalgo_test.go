@@ -2,6 +2,7 @@ package ccalgo
 
 import (
 	"errors"
+	"strings"
 	"testing"
 )
 
@@ -52,5 +53,34 @@ func TestFactories(t *testing.T) {
 	}
 	if _, err := ok("wrong", Env{}); err == nil {
 		t.Fatal("wrong params type accepted")
+	}
+}
+
+func TestDefine(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		roles []Role[testParams]
+		want  Roles
+	}{
+		{"rp", []Role[testParams]{WithRP(func(*testParams, Env) (testRP, error) { return testRP{}, nil })}, RoleRP},
+		{"np rp", []Role[testParams]{
+			WithNP(func(*testParams, Env) (NotificationPoint, error) { return nil, nil }),
+			WithRP(func(*testParams, Env) (testRP, error) { return testRP{}, nil }),
+		}, RoleNP | RoleRP},
+		{"cp rp", []Role[testParams]{
+			WithCP(func(*testParams, Env) (CongestionPoint, error) { return nil, nil }),
+			WithRP(func(*testParams, Env) (testRP, error) { return testRP{}, nil }),
+		}, RoleCP | RoleRP},
+	} {
+		s := Define("t-"+tc.name, "doc", testDefaults, tc.roles...)
+		if s.Name != "t-"+tc.name || s.Doc != "doc" || s.Roles() != tc.want {
+			t.Errorf("%s: got %q %q roles %v, want roles %v", tc.name, s.Name, s.Doc, s.Roles(), tc.want)
+		}
+		if p, ok := s.DefaultParams(Env{}).(*testParams); !ok || p.X != testDefaults(Env{}).X {
+			t.Errorf("%s: DefaultParams gave %#v", tc.name, s.DefaultParams(Env{}))
+		}
+		if _, err := s.NewRP("wrong", Env{}); err == nil || !strings.Contains(err.Error(), "t-"+tc.name) {
+			t.Errorf("%s: wrong params: err %v, want a ParamError naming the scheme", tc.name, err)
+		}
 	}
 }

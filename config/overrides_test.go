@@ -117,20 +117,13 @@ func TestDecodeOverrides(t *testing.T) {
 // table decoded over them holds, and a table DecodeTable refuses
 // DecodeOverrides refuses with the same error.
 func FuzzDecodeOverrides(f *testing.F) {
-	for _, seed := range []struct {
-		scheme uint8
-		text   string
-	}{
-		{0, "mixed_ce = \"increase\"\nri_low_bps = 1e6"},
-		{1, "g = 0.5\n[[ecn_by_link]]\ngbps = 25.0\nkmin_bytes = 1000\n[[ecn_by_link]]\ngbps = 100.0\npmax = 0.2"},
-		{1, "ecn_by_link = []\nmark_at = \"enqueue\""},
-		{3, "eta = nan\nmax_stage = 0"},
-		{8, "q_ref_bytes = 1\nq_mid_bytes = -3\nt_ns = 1.5"},
-		{8, "t_nss = 1"},
-		{9, "alpha = -0.0\nbeta = inf"},
-	} {
-		f.Add(seed.scheme, seed.text)
-	}
+	f.Add(uint8(0), "mixed_ce = \"increase\"\nri_low_bps = 1e6")
+	f.Add(uint8(1), "g = 0.5\n[[ecn_by_link]]\ngbps = 25.0\nkmin_bytes = 1000\n[[ecn_by_link]]\ngbps = 100.0\npmax = 0.2")
+	f.Add(uint8(1), "ecn_by_link = []\nmark_at = \"enqueue\"")
+	f.Add(uint8(3), "eta = nan\nmax_stage = 0")
+	f.Add(uint8(8), "q_ref_bytes = 1\nq_mid_bytes = -3\nt_ns = 1.5")
+	f.Add(uint8(8), "t_nss = 1")
+	f.Add(uint8(9), "alpha = -0.0\nbeta = inf")
 	schemes := ccalgo.Schemes()
 	env := ccalgo.Env{LinkBps: 40e9, BaseRTT: 12_000, MTU: 1500, MaxFlows: 64, ExpectedFlows: 8, ID: 2}
 	f.Fuzz(func(t *testing.T, scheme uint8, text string) {

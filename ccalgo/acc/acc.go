@@ -216,14 +216,11 @@ func (p *Params) validateCP() error {
 }
 
 func init() {
-	ccalgo.Register(ccalgo.Scheme{
-		Name:          SchemeName,
-		Doc:           "ACC: ACK-driven CC with TCD ternary marking (Zhang et al., NSDI'24)",
-		DefaultParams: func(env ccalgo.Env) any { return DefaultParams(env) },
-		NewCP:         ccalgo.CPFactory(SchemeName, DefaultParams, func(p *Params, _ ccalgo.Env) (*CP, error) { return NewCP(p) }),
-		NewNP:         ccalgo.NPFactory(SchemeName, DefaultParams, func(*Params, ccalgo.Env) (*NP, error) { return NewNP(), nil }),
-		NewRP:         ccalgo.RPFactory(SchemeName, DefaultParams, NewRP),
-	})
+	ccalgo.Register(ccalgo.Define(SchemeName, "ACC: ACK-driven CC with TCD ternary marking (Zhang et al., NSDI'24)", DefaultParams,
+		ccalgo.WithCP(func(p *Params, _ ccalgo.Env) (*CP, error) { return NewCP(p) }),
+		ccalgo.WithNP(func(*Params, ccalgo.Env) (*NP, error) { return NewNP(), nil }),
+		ccalgo.WithRP(NewRP),
+	))
 }
 
 // ControlPeriodNs is the control period T (ccalgo.ControlPeriod).

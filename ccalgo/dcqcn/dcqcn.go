@@ -294,14 +294,8 @@ func (p *Params) validateRP() error {
 }
 
 func init() {
-	ccalgo.Register(ccalgo.Scheme{
-		Name:          Name,
-		Doc:           "DCQCN (SIGCOMM'15): RED/ECN marking, CNP per QP per 50 us, alpha-based rate machine",
-		DefaultParams: func(env ccalgo.Env) any { return DefaultParams(env) },
-		NewCP:         ccalgo.CPFactory(Name, DefaultParams, NewCP),
-		NewNP:         ccalgo.NPFactory(Name, DefaultParams, NewNP),
-		NewRP:         ccalgo.RPFactory(Name, DefaultParams, NewRP),
-	})
+	ccalgo.Register(ccalgo.Define(Name, "DCQCN (SIGCOMM'15): RED/ECN marking, CNP per QP per 50 us, alpha-based rate machine", DefaultParams,
+		ccalgo.WithCP(NewCP), ccalgo.WithNP(NewNP), ccalgo.WithRP(NewRP)))
 }
 
 // ControlPeriodNs is the shorter of the RP's timers, the rate-increase timer T

@@ -244,12 +244,9 @@ func (r *RP) OnNak(now int64, a *ccalgo.AckEvent) {
 }
 
 func init() {
-	ccalgo.Register(ccalgo.Scheme{
-		Name:          Name,
-		Doc:           "DCTCP (SIGCOMM'10) for RDMA: ECN threshold K, ECN echo, window with alpha (g = 1/16)",
-		DefaultParams: func(env ccalgo.Env) any { return DefaultParams(env) },
-		NewCP:         ccalgo.CPFactory(Name, DefaultParams, NewCP),
-		NewNP:         ccalgo.NPFactory(Name, DefaultParams, func(*Params, ccalgo.Env) (NP, error) { return NP{}, nil }),
-		NewRP:         ccalgo.RPFactory(Name, DefaultParams, NewRP),
-	})
+	ccalgo.Register(ccalgo.Define(Name, "DCTCP (SIGCOMM'10) for RDMA: ECN threshold K, ECN echo, window with alpha (g = 1/16)", DefaultParams,
+		ccalgo.WithCP(NewCP),
+		ccalgo.WithNP(func(*Params, ccalgo.Env) (NP, error) { return NP{}, nil }),
+		ccalgo.WithRP(NewRP),
+	))
 }

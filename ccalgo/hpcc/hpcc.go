@@ -176,14 +176,11 @@ func resolve(p *Params, env ccalgo.Env) (resolved, error) {
 }
 
 func init() {
-	ccalgo.Register(ccalgo.Scheme{
-		Name:          Name,
-		Doc:           "HPCC: INT-based inflight-bytes window control (Li et al., SIGCOMM 2019, Alg. 1)",
-		DefaultParams: func(env ccalgo.Env) any { return DefaultParams(env) },
-		NewCP:         ccalgo.CPFactory(Name, DefaultParams, func(*Params, ccalgo.Env) (*CP, error) { return NewCP(), nil }),
-		NewNP:         ccalgo.NPFactory(Name, DefaultParams, func(*Params, ccalgo.Env) (*NP, error) { return NewNP(), nil }),
-		NewRP:         ccalgo.RPFactory(Name, DefaultParams, NewRP),
-	})
+	ccalgo.Register(ccalgo.Define(Name, "HPCC: INT-based inflight-bytes window control (Li et al., SIGCOMM 2019, Alg. 1)", DefaultParams,
+		ccalgo.WithCP(func(*Params, ccalgo.Env) (*CP, error) { return NewCP(), nil }),
+		ccalgo.WithNP(func(*Params, ccalgo.Env) (*NP, error) { return NewNP(), nil }),
+		ccalgo.WithRP(NewRP),
+	))
 }
 
 // CP is HPCC's congestion point: it asks for an INT record on every data packet

@@ -65,10 +65,6 @@ func NewRP(p *Params) (*RP, error) {
 func (r *RP) RateBps() float64 { return r.rate }
 
 func init() {
-	ccalgo.Register(ccalgo.Scheme{
-		Name:          Name,
-		Doc:           "no congestion control: every QP sends at a fixed rate (default line rate)",
-		DefaultParams: func(env ccalgo.Env) any { return DefaultParams(env) },
-		NewRP:         ccalgo.RPFactory(Name, DefaultParams, func(p *Params, _ ccalgo.Env) (*RP, error) { return NewRP(p) }),
-	})
+	ccalgo.Register(ccalgo.Define(Name, "no congestion control: every QP sends at a fixed rate (default line rate)", DefaultParams,
+		ccalgo.WithRP(func(p *Params, _ ccalgo.Env) (*RP, error) { return NewRP(p) })))
 }

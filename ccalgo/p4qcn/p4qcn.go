@@ -428,13 +428,8 @@ func (r *RP) State() State { return r.state }
 func (r *RP) Stats() RPStats { return r.stats }
 
 func init() {
-	ccalgo.Register(ccalgo.Scheme{
-		Name:          Name,
-		Doc:           "P4QCN: Eq. 1 probabilistic switch feedback (1 per flow per N_fb), QCN-style RP FSM of Eqs. 2-4 (Geng et al., Electronics 2019)",
-		DefaultParams: func(env ccalgo.Env) any { return DefaultParams(env) },
-		NewCP:         ccalgo.CPFactory(Name, DefaultParams, NewCP),
-		NewRP:         ccalgo.RPFactory(Name, DefaultParams, NewRP),
-	})
+	ccalgo.Register(ccalgo.Define(Name, "P4QCN: Eq. 1 probabilistic switch feedback (1 per flow per N_fb), QCN-style RP FSM of Eqs. 2-4 (Geng et al., Electronics 2019)", DefaultParams,
+		ccalgo.WithCP(NewCP), ccalgo.WithRP(NewRP)))
 }
 
 // ControlPeriodNs is the RP's timer cycle, 0 when it counts bytes only

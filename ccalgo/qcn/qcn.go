@@ -346,13 +346,8 @@ func (r *RP) Stage() (s Stage, ok bool) { return r.cycles.Stage(), r.active }
 func (r *RP) Stats() RPStats { return r.stats }
 
 func init() {
-	ccalgo.Register(ccalgo.Scheme{
-		Name:          Name,
-		Doc:           "IEEE 802.1Qau QCN: sampled Fb = -(Qoff + w Qdelta) feedback from the switch, byte-counter/timer RP",
-		DefaultParams: func(env ccalgo.Env) any { return DefaultParams(env) },
-		NewCP:         ccalgo.CPFactory(Name, DefaultParams, NewCP),
-		NewRP:         ccalgo.RPFactory(Name, DefaultParams, NewRP),
-	})
+	ccalgo.Register(ccalgo.Define(Name, "IEEE 802.1Qau QCN: sampled Fb = -(Qoff + w Qdelta) feedback from the switch, byte-counter/timer RP", DefaultParams,
+		ccalgo.WithCP(NewCP), ccalgo.WithRP(NewRP)))
 }
 
 // ControlPeriodNs is the RP's timer cycle, 0 without a timer

@@ -204,13 +204,8 @@ func (p *Params) derive(linkBps float64) (derived, error) {
 }
 
 func init() {
-	ccalgo.Register(ccalgo.Scheme{
-		Name:          Name,
-		Doc:           "RoCC: switch PI fair rate with auto-tuning and MD, min-rate RP (Menikkumbura et al., TPDS 2023)",
-		DefaultParams: func(env ccalgo.Env) any { return DefaultParams(env) },
-		NewCP:         ccalgo.CPFactory(Name, DefaultParams, NewCP),
-		NewRP:         ccalgo.RPFactory(Name, DefaultParams, NewRP),
-	})
+	ccalgo.Register(ccalgo.Define(Name, "RoCC: switch PI fair rate with auto-tuning and MD, min-rate RP (Menikkumbura et al., TPDS 2023)", DefaultParams,
+		ccalgo.WithCP(NewCP), ccalgo.WithRP(NewRP)))
 }
 
 // ControlPeriodNs is T, the CP's fair-rate update interval (ccalgo.ControlPeriod).

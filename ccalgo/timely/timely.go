@@ -141,13 +141,8 @@ func validate(p *Params, env ccalgo.Env) (maxRate float64, err error) {
 }
 
 func init() {
-	ccalgo.Register(ccalgo.Scheme{
-		Name:          Name,
-		Doc:           "TIMELY: RTT-gradient rate control (Mittal et al., SIGCOMM 2015)",
-		DefaultParams: func(env ccalgo.Env) any { return DefaultParams(env) },
-		NewNP:         ccalgo.NPFactory(Name, DefaultParams, func(*Params, ccalgo.Env) (*NP, error) { return NewNP(), nil }),
-		NewRP:         ccalgo.RPFactory(Name, DefaultParams, NewRP),
-	})
+	ccalgo.Register(ccalgo.Define(Name, "TIMELY: RTT-gradient rate control (Mittal et al., SIGCOMM 2015)", DefaultParams,
+		ccalgo.WithNP(func(*Params, ccalgo.Env) (*NP, error) { return NewNP(), nil }), ccalgo.WithRP(NewRP)))
 }
 
 // NP is TIMELY's notification point: it echoes the send timestamp. It keeps no
