@@ -10,7 +10,6 @@ import (
 	"github.com/ccbed/ccbed/ccalgo"
 	_ "github.com/ccbed/ccbed/ccalgo/all" // every scheme, chosen by name
 
-	"github.com/ccbed/ccbed/config"
 	"github.com/ccbed/ccbed/hostd"
 	"github.com/ccbed/ccbed/switchd"
 	"github.com/ccbed/ccbed/wire"
@@ -69,6 +68,11 @@ type Spec struct {
 	Seed uint64
 	// PacingJitter is every host's hostd.Spec.PacingJitter: 0 paces exactly.
 	PacingJitter float64
+	// MemBytes is every host's hostd.Spec.MemBytes: the memory that bounds
+	// the tables a host sizes (0: no bound but each field's own). The plan
+	// reads no machine state; testbed fills in the machine's
+	// (config.MemTotal).
+	MemBytes int64
 	// Failures are faults injected into the links (virtual time only).
 	Failures Failures
 	// TrustAll makes every switch and host take control frames from anyone
@@ -550,7 +554,7 @@ func (s *Spec) Plan() (*Plan, error) {
 			// (1 KB flows at 90 % of 100 Gb/s: ~11 M a second, ~45,000 held).
 			MaxPending: 4096, PacingJitter: s.PacingJitter,
 			PFCPriority: DefaultPriority, TagPriority: !s.TagPCP, TagPCP: s.TagPCP, ICRC: s.ICRC,
-			MemBytes: config.MemTotal(),
+			MemBytes: s.MemBytes,
 		}
 		params, err := s.hostParams(&c)
 		if err != nil {

@@ -190,7 +190,7 @@ func (e *Experiment) Spec() *fabric.Spec {
 		RTONs: usToNs(t.RTOUs), NakIntervalNs: usToNs(t.NakIntervalUs),
 		SampleNs: usToNs(e.Experiment.SampleUs), Seed: e.Experiment.Seed, PacingJitter: t.PacingJitter,
 		Exact: e.Experiment.Clock == ClockVirtual, ICRC: e.Experiment.ICRC, TrustAll: e.Experiment.Trust == TrustAll,
-		TagPCP: t.PriorityTag == TagPCP,
+		TagPCP: t.PriorityTag == TagPCP, MemBytes: config.MemTotal(),
 	}
 	s.Failures, _ = e.failures() // checked by Validate
 	for _, f := range e.Flows {

@@ -423,10 +423,16 @@ type pathEntry struct {
 // from them (virtual time, DPDK).
 var specPaths = []pathEntry{{"fabric", "Plan", true}, {"fabric", "NewVirtual", false}, {"fabric/dpdkrun", "Run", false}}
 
+// fileSide are the packages whose calls read files or the machine's state
+// (config's readers and limits, which read /proc/meminfo): the daemons and
+// testbed call them and hand the plan values.
+var fileSide = map[string]bool{"os": true, "exec": true, "config": true}
+
 // pathCalls walks the path from e (its function and the functions of its
 // package it calls, by name, transitively) and returns how many functions
-// it visited and each call on it that formats or parses an address or
-// decodes TOML, as file:line in function: name.
+// it visited and each call on it that formats or parses an address,
+// decodes TOML or reads files or machine state, as file:line in function:
+// name.
 func pathCalls(t *testing.T, dir string, e pathEntry) (int, []string) {
 	t.Helper()
 	fset, files := pkgFiles(t, dir, e.pkg, 0, false)
@@ -485,6 +491,8 @@ func pathCalls(t *testing.T, dir string, e pathEntry) (int, []string) {
 				bad = append(bad, where)
 			case tomlDecoders[name] && (pkg == "config" || pkg == "toml"):
 				bad = append(bad, where+" (TOML)")
+			case fileSide[pkg]:
+				bad = append(bad, where+" (files or machine state: "+pkg+")")
 			}
 			if pkg == "" {
 				for _, g := range funcs[name] {
@@ -502,7 +510,8 @@ func pathCalls(t *testing.T, dir string, e pathEntry) (int, []string) {
 // TestPlanFormatsNoAddresses fails when a path between fabric.Plan and the
 // engines (specPaths: the plan, and each driver's construction of the
 // engines, with the functions of its package they call, by name,
-// transitively) formats or parses an address or decodes TOML; and when
+// transitively) formats or parses an address, decodes TOML or reads files
+// or the machine's state (fileSide); and when
 // fabric, fabric/dpdkrun or an engine package imports a TOML package or
 // calls a TOML decoder anywhere (specPackages). The plan hands hostd and
 // switchd their specs as values (MACs as wire.MAC, addresses and prefixes
@@ -528,7 +537,7 @@ func TestPlanFormatsNoAddresses(t *testing.T) {
 		}
 		t.Logf("%s.%s's path: %d functions", e.pkg, e.name, n)
 		if len(bad) > 0 {
-			t.Errorf("%s.%s's path formats or parses addresses, or decodes TOML (engines take specs: docs/architecture.md):\n\t%s",
+			t.Errorf("%s.%s's path formats or parses addresses, decodes TOML or reads files (engines take specs: docs/architecture.md):\n\t%s",
 				e.pkg, e.name, strings.Join(bad, "\n\t"))
 		}
 	}
