@@ -7,6 +7,7 @@ import (
 
 	"github.com/ccbed/ccbed/fabric"
 	"github.com/ccbed/ccbed/hostd"
+	"github.com/ccbed/ccbed/ns3"
 )
 
 // GeneratedFlows are the flows the experiment's run posts before its
@@ -88,7 +89,7 @@ func (e *Experiment) GeneratedFlows() ([]fabric.Flow, error) {
 }
 
 // ExportNS3Flows writes the flows the experiment's run posts
-// (GeneratedFlows) to w as an HPCC ns-3 flow.txt (fabric.WriteNS3Flows):
+// (GeneratedFlows) to w as an HPCC ns-3 flow.txt (ns3.WriteFlows):
 // hosts as ns-3 node ids (an ns3 topology's own; otherwise host i is node
 // i, hosts numbered before switches as HPCC's topology generator does),
 // start times plus topology.ns3_start_s. It returns how many it wrote.
@@ -102,5 +103,5 @@ func (e *Experiment) ExportNS3Flows(w io.Writer) (int, error) {
 		node = func(h int) int { return ids[h] }
 	}
 	origin := int64(math.Round(e.Topology.NS3StartS * 1e9))
-	return len(flows), fabric.WriteNS3Flows(w, flows, node, origin)
+	return len(flows), ns3.WriteFlows(w, flows, node, origin)
 }

@@ -105,7 +105,7 @@ func TestLoadRefusesNonRegularFiles(t *testing.T) {
 
 // nsTopology is the path of the fabric's ns-3 test topology.
 func nsTopology(tb testing.TB) string {
-	p, err := filepath.Abs("../fabric/testdata/ns3/topology.txt")
+	p, err := filepath.Abs("../ns3/testdata/topology.txt")
 	if err != nil {
 		tb.Fatal(err)
 	}

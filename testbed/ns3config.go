@@ -80,12 +80,13 @@ import (
 
 	"github.com/ccbed/ccbed/config"
 	"github.com/ccbed/ccbed/fabric"
+	"github.com/ccbed/ccbed/ns3"
 	"github.com/ccbed/ccbed/switchd"
 )
 
 // ns3Inputs is what an experiment took from its config.txt.
 type ns3Inputs struct {
-	conf *fabric.NS3Config
+	conf *ns3.Config
 	// topology and flows are TOPOLOGY_FILE and FLOW_FILE resolved ("": not set).
 	topology, flows string
 	// applied: the settings went into the experiment (once: a second
@@ -142,7 +143,7 @@ func (e *Experiment) readNS3Inputs() error {
 	if topoName == "" {
 		return e.errorf("topology.ns3_topology", "missing: the ns-3 topology.txt (or an ns3_config whose TOPOLOGY_FILE names it)")
 	}
-	nt, err := fabric.ReadNS3TopologyFile(topoPath, topoName)
+	nt, err := ns3.ReadTopologyFile(topoPath, topoName)
 	if err != nil {
 		return e.errorf(topoKey, "%v", err)
 	}
@@ -153,7 +154,7 @@ func (e *Experiment) readNS3Inputs() error {
 	}
 	var flows []fabric.Flow
 	if flowName != "" {
-		if flows, err = fabric.ReadNS3FlowsFile(flowPath, flowName, nt); err != nil {
+		if flows, err = ns3.ReadFlowsFile(flowPath, flowName, nt); err != nil {
 			return e.errorf(flowKey, "%v", err)
 		}
 	}
@@ -178,7 +179,7 @@ func (e *Experiment) readNS3Inputs() error {
 // FLOW_FILE.
 func (e *Experiment) readNS3Config(path string) (*ns3Inputs, error) {
 	name := e.Topology.NS3Config
-	conf, err := fabric.ReadNS3ConfigFile(path, name)
+	conf, err := ns3.ReadConfigFile(path, name)
 	if err != nil {
 		return nil, e.errorf("topology.ns3_config", "%v", err)
 	}
@@ -241,7 +242,7 @@ func (e *Experiment) userSet(key string) bool {
 
 // applyNS3Config maps config.txt's settings over the experiment's defaults
 // (package doc above) and builds the warning of what it cannot honour.
-func (e *Experiment) applyNS3Config(nt *fabric.NS3Topology) error {
+func (e *Experiment) applyNS3Config(nt *ns3.Topology) error {
 	c := e.ns3.conf
 	x, t := &e.Experiment, &e.Topology
 	fail := func(key, format string, args ...any) error {
@@ -338,7 +339,7 @@ func (e *Experiment) applyNS3Config(nt *fabric.NS3Topology) error {
 
 // applyNS3Scheme maps config.txt's keys of the run's scheme to its
 // [cc.params], where the experiment sets no value.
-func (e *Experiment) applyNS3Scheme(nt *fabric.NS3Topology, fail func(key, format string, args ...any) error,
+func (e *Experiment) applyNS3Scheme(nt *ns3.Topology, fail func(key, format string, args ...any) error,
 	refuse func(key, why string), flag func(key string) (on, set bool)) error {
 	c := e.ns3.conf
 	param := func(key string, v any) {
@@ -463,7 +464,7 @@ func (e *Experiment) applyNS3Scheme(nt *fabric.NS3Topology, fail func(key, forma
 // and PMAX_MAP (KB of 1000 bytes), entries in increasing rate, for the rates
 // of the topology's switch ports; nil when config.txt has none of the maps.
 // A switch port's rate that a map lacks is an error, as in ns-3.
-func (e *Experiment) ns3ECN(nt *fabric.NS3Topology, fail func(key, format string, args ...any) error) ([]map[string]any, error) {
+func (e *Experiment) ns3ECN(nt *ns3.Topology, fail func(key, format string, args ...any) error) ([]map[string]any, error) {
 	c := e.ns3.conf
 	keys := []string{"KMIN_MAP", "KMAX_MAP", "PMAX_MAP"}
 	var maps [3]map[float64]float64

@@ -11,8 +11,8 @@ import (
 )
 
 // ns3DatacenterDir holds ns3-datacenter's own input files, unchanged
-// (fabric/testdata/ns3-datacenter/README.md).
-const ns3DatacenterDir = "../fabric/testdata/ns3-datacenter/examples/PowerTCP"
+// (ns3/testdata/ns3-datacenter/README.md).
+const ns3DatacenterDir = "../ns3/testdata/ns3-datacenter/examples/PowerTCP"
 
 // ns3Datacenter returns the absolute path of one of ns3-datacenter's files.
 func ns3Datacenter(tb testing.TB, name string) string {
@@ -212,7 +212,7 @@ func TestNS3StartS(t *testing.T) {
 		t.Errorf("flows %+v: want 3, at 0 and 1 us, ...", e.ns3Flows)
 	}
 	_, err = DecodeWith("x.toml", "[experiment]\nname = \"x\"\n[topology]\nkind = \"ns3\"\nns3_topology = \""+nsTopology(t)+
-		"\"\nns3_flows = \"../fabric/testdata/ns3/flow.txt\"\nns3_start_s = 2.5\n", ".", nil)
+		"\"\nns3_flows = \"../ns3/testdata/flow.txt\"\nns3_start_s = 2.5\n", ".", nil)
 	if err == nil || !strings.Contains(err.Error(), "topology.ns3_start_s") || !strings.Contains(err.Error(), "before it") {
 		t.Fatalf("a flow before ns3_start_s: %v", err)
 	}

@@ -162,7 +162,7 @@ var referenceDocs = map[string]string{
 	"github.com/ccbed/ccbed/testbed.Experiment.dir":                 "directory of the file: relative paths start here",
 	"github.com/ccbed/ccbed/testbed.Experiment.ns3":                 "ns3 is what the ns3 topology's config.txt set (ns3config.go).",
 	"github.com/ccbed/ccbed/testbed.Experiment.ns3Flows":            "ns3Flows are the flows of an ns3 topology's flow file.",
-	"github.com/ccbed/ccbed/testbed.Experiment.ns3HostIDs":          "ns3HostIDs are an ns3 topology's hosts' ns-3 node ids\n(fabric.NS3Topology.HostIDs).",
+	"github.com/ccbed/ccbed/testbed.Experiment.ns3HostIDs":          "ns3HostIDs are an ns3 topology's hosts' ns-3 node ids\n(ns3.Topology.HostIDs).",
 	"github.com/ccbed/ccbed/testbed.Experiment.source":              "source is the file's text and the overrides applied (Snapshot).",
 	"github.com/ccbed/ccbed/testbed.Experiment.topo":                "topo is the topology the [topology] table describes (Validate builds it).",
 	"github.com/ccbed/ccbed/testbed.ExperimentInfo":                 "ExperimentInfo names the experiment and says how long it runs.",

@@ -55,7 +55,7 @@ type Experiment struct {
 	// ns3Flows are the flows of an ns3 topology's flow file.
 	ns3Flows []fabric.Flow
 	// ns3HostIDs are an ns3 topology's hosts' ns-3 node ids
-	// (fabric.NS3Topology.HostIDs).
+	// (ns3.Topology.HostIDs).
 	ns3HostIDs []int
 	// ns3 is what the ns3 topology's config.txt set (ns3config.go).
 	ns3 *ns3Inputs

@@ -23,8 +23,8 @@ import (
 	"strings"
 
 	"github.com/ccbed/ccbed/cli"
-	"github.com/ccbed/ccbed/fabric"
 	"github.com/ccbed/ccbed/internal/crosscheck"
+	"github.com/ccbed/ccbed/ns3"
 )
 
 func main() { os.Exit(cli.Exit("crosscheck", run(os.Args[1:], os.Stdout))) }
@@ -45,7 +45,7 @@ func run(args []string, out io.Writer) error {
 	if *mtu <= 0 {
 		return c.Errorf("-mtu %d: want > 0", *mtu)
 	}
-	t, err := fabric.ReadNS3TopologyFile(*topo, *topo)
+	t, err := ns3.ReadTopologyFile(*topo, *topo)
 	if err != nil {
 		return err
 	}

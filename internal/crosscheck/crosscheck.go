@@ -27,7 +27,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/ccbed/ccbed/fabric"
+	"github.com/ccbed/ccbed/ns3"
 )
 
 // FCT is one completed flow: its endpoints as ns-3 node ids, its size, when
@@ -162,14 +162,14 @@ func ReadCcbedFCT(r io.Reader, name string) ([]FCT, error) {
 
 // Ideal gives a flow's ideal FCT on a topology (the package doc's formula).
 type Ideal struct {
-	topo *fabric.NS3Topology
+	topo *ns3.Topology
 	mtu  int
 	// pair caches base RTT and line rate by (src, dst) host index.
 	pair map[[2]int][2]float64
 }
 
 // NewIdeal returns the ideal FCTs on t with payloads of mtu bytes.
-func NewIdeal(t *fabric.NS3Topology, mtu int) *Ideal {
+func NewIdeal(t *ns3.Topology, mtu int) *Ideal {
 	return &Ideal{topo: t, mtu: mtu, pair: map[[2]int][2]float64{}}
 }
 

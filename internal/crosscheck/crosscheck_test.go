@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ccbed/ccbed/fabric"
+	"github.com/ccbed/ccbed/ns3"
 )
 
 // ns3Line formats f as the simulator's qp_finish prints it.
@@ -79,9 +79,9 @@ func TestReadCcbedFCT(t *testing.T) {
 
 // twoLeaves is hosts 0, 1 on leaf 3, host 2 on leaf 4, one spine 5; 100 Gb/s
 // and 1 us, but host 2's link 25 Gb/s.
-func twoLeaves(t testing.TB) *fabric.NS3Topology {
+func twoLeaves(t testing.TB) *ns3.Topology {
 	t.Helper()
-	nt, err := fabric.ReadNS3Topology(strings.NewReader(`6 3 2 5
+	nt, err := ns3.ReadTopology(strings.NewReader(`6 3 2 5
 3 4 5
 0 3 100Gbps 1us 0
 1 3 100Gbps 1us 0
@@ -172,21 +172,21 @@ func TestSummarize(t *testing.T) {
 }
 
 func TestMatchRatios(t *testing.T) {
-	ns3 := []FCT{{0, 1, 100, 0, 1000}, {0, 1, 100, 0, 3000}, {1, 0, 100, 0, 1000}, {1, 2, 5, 7, 400}}
+	theirs := []FCT{{0, 1, 100, 0, 1000}, {0, 1, 100, 0, 3000}, {1, 0, 100, 0, 1000}, {1, 2, 5, 7, 400}}
 	for _, tc := range []struct {
 		name    string
 		ccbed   []FCT
 		matched int
 		median  float64
 	}{
-		{"same", ns3, 4, 1},
+		{"same", theirs, 4, 1},
 		{"twice as slow", []FCT{{0, 1, 100, 0, 2000}, {0, 1, 100, 0, 6000}, {1, 0, 100, 0, 2000}, {1, 2, 5, 7, 800}}, 4, 2},
 		// Equal keys pair up in FCT order: 500 with 1000, 3000 with 3000.
 		{"equal keys", []FCT{{0, 1, 100, 0, 3000}, {0, 1, 100, 0, 500}}, 2, 0.5},
 		{"unmatched start, size, direction", []FCT{{0, 1, 100, 1, 1}, {0, 1, 99, 0, 1}, {2, 1, 5, 7, 1}}, 0, math.NaN()},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			r := MatchRatios(tc.ccbed, ns3)
+			r := MatchRatios(tc.ccbed, theirs)
 			med := r.Q[slices.Index(RatioQuantiles, 0.5)]
 			if r.Matched != tc.matched || !(med == tc.median || math.IsNaN(med) && math.IsNaN(tc.median)) {
 				t.Fatalf("matched %d, median %v: want %d, %v", r.Matched, med, tc.matched, tc.median)
@@ -217,9 +217,9 @@ func TestParseTimes(t *testing.T) {
 
 func TestCaseWrite(t *testing.T) {
 	d := NewIdeal(twoLeaves(t), 1000)
-	ns3 := []FCT{{0, 1, 10000, 0, 10000}, {0, 2, 2000000, 0, 1000000}}
+	theirs := []FCT{{0, 1, 10000, 0, 10000}, {0, 2, 2000000, 0, 1000000}}
 	cc := []FCT{{0, 1, 10000, 0, 12000}}
-	c, err := Compare("dcqcn-load30", 3, ns3, cc, d, Times{40, 41}, Times{4, 5})
+	c, err := Compare("dcqcn-load30", 3, theirs, cc, d, Times{40, 41}, Times{4, 5})
 	if err != nil {
 		t.Fatal(err)
 	}

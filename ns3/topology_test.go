@@ -1,4 +1,4 @@
-package fabric_test
+package ns3_test
 
 import (
 	"fmt"
@@ -12,6 +12,7 @@ import (
 
 	_ "github.com/ccbed/ccbed/ccalgo/all"
 	"github.com/ccbed/ccbed/fabric"
+	"github.com/ccbed/ccbed/ns3"
 )
 
 // ns3LeafSpine is a leaf-spine in HPCC ns-3's topology.txt format, with
@@ -33,9 +34,9 @@ const ns3LeafSpine = `7 3 6
 3 5 400Gbps 2000ns 0
 `
 
-func readNS3LeafSpine(tb testing.TB) *fabric.NS3Topology {
+func readNS3LeafSpine(tb testing.TB) *ns3.Topology {
 	tb.Helper()
-	nt, err := fabric.ReadNS3Topology(strings.NewReader(ns3LeafSpine), "topology.txt")
+	nt, err := ns3.ReadTopology(strings.NewReader(ns3LeafSpine), "topology.txt")
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -145,7 +146,7 @@ func TestNS3Units(t *testing.T) {
 		{"1.5bps", "1ns", 2, 1},
 	} {
 		in := fmt.Sprintf("3 1 2\n0\n1 0 %s %s 0\n2 0 1Gbps 0ns 0\n", tc.rate, tc.delay)
-		nt, err := fabric.ReadNS3Topology(strings.NewReader(in), "units.txt")
+		nt, err := ns3.ReadTopology(strings.NewReader(in), "units.txt")
 		if err != nil {
 			t.Errorf("%s %s: %v", tc.rate, tc.delay, err)
 			continue
@@ -161,7 +162,7 @@ func TestNS3Units(t *testing.T) {
 // ns-3 never reads either, are all fine.
 func TestNS3Tolerant(t *testing.T) {
 	topo := "\r\n3 1 2 \r\n\r\n0\r\n1 0 10Gbps 1us 0\r\n\r\n2\t0 10Gbps 1us 0\r\n1 2 oops\r\nFirst line: ...\r\n"
-	nt, err := fabric.ReadNS3Topology(strings.NewReader(topo), "t.txt")
+	nt, err := ns3.ReadTopology(strings.NewReader(topo), "t.txt")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -170,7 +171,7 @@ func TestNS3Tolerant(t *testing.T) {
 	}
 	// The repository's own flow.txt counts 2 flows, lists more and ends in prose.
 	flows := "2 \n1 2 3 100 200000000 2\n2 1 3 100 200000000 2\n1 2 3 100 150000000 2\n\nFirst line: # of flows\nsrc0 dst0 3 dst_port0 size0 start_time0\n"
-	fl, err := fabric.ReadNS3Flows(strings.NewReader(flows), "f.txt", nt)
+	fl, err := ns3.ReadFlows(strings.NewReader(flows), "f.txt", nt)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -239,13 +240,13 @@ func TestNS3TopologyErrors(t *testing.T) {
 		{"long line", "3 1 2\n" + strings.Repeat("0 ", 1<<20) + "\n", "t.txt:2: bufio.Scanner: token too long"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := fabric.ReadNS3Topology(strings.NewReader(tc.in), "t.txt")
+			_, err := ns3.ReadTopology(strings.NewReader(tc.in), "t.txt")
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("got %v\nwant an error with %q", err, tc.want)
 			}
 		})
 	}
-	if _, err := fabric.ReadNS3Topology(strings.NewReader(star), "t.txt"); err != nil {
+	if _, err := ns3.ReadTopology(strings.NewReader(star), "t.txt"); err != nil {
 		t.Fatalf("the unchanged star: %v", err)
 	}
 }
@@ -255,7 +256,7 @@ func TestNS3TopologyErrors(t *testing.T) {
 func TestNS3TopologyFourFields(t *testing.T) {
 	three := readNS3LeafSpine(t)
 	in := strings.Replace(ns3LeafSpine, "7 3 6\n", "7 3 2 6\n", 1)
-	four, err := fabric.ReadNS3Topology(strings.NewReader(in), "topology.txt")
+	four, err := ns3.ReadTopology(strings.NewReader(in), "topology.txt")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -275,7 +276,7 @@ func TestNS3Flows(t *testing.T) {
 2 4 3 65535 4294967296 2.0000000024
 4 2 3 100 20 2.5e0
 `
-	flows, err := fabric.ReadNS3Flows(strings.NewReader(in), "flow.txt", nt)
+	flows, err := ns3.ReadFlows(strings.NewReader(in), "flow.txt", nt)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -288,7 +289,7 @@ func TestNS3Flows(t *testing.T) {
 	if !reflect.DeepEqual(flows, want) {
 		t.Fatalf("flows\n%+v\nwant\n%+v", flows, want)
 	}
-	empty, err := fabric.ReadNS3Flows(strings.NewReader("0\n"), "flow.txt", nt)
+	empty, err := ns3.ReadFlows(strings.NewReader("0\n"), "flow.txt", nt)
 	if err != nil || len(empty) != 0 {
 		t.Fatalf("no flows: %v, %v", empty, err)
 	}
@@ -319,32 +320,32 @@ func TestNS3FlowsErrors(t *testing.T) {
 		{"start order", "2\n1 6 3 100 1000 2.5\n\n6 1 3 100 1000 2.4\n", "f.txt:4: start_time 2.4 is before the previous flow's: ns-3 wants flows in ascending start time"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := fabric.ReadNS3Flows(strings.NewReader(tc.in), "f.txt", nt)
+			_, err := ns3.ReadFlows(strings.NewReader(tc.in), "f.txt", nt)
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("got %v\nwant an error with %q", err, tc.want)
 			}
 		})
 	}
-	if _, err := fabric.ReadNS3Flows(strings.NewReader("0\n"), "f.txt", nil); err == nil || err.Error() != "f.txt: no topology" {
+	if _, err := ns3.ReadFlows(strings.NewReader("0\n"), "f.txt", nil); err == nil || err.Error() != "f.txt: no topology" {
 		t.Fatalf("nil topology: %v", err)
 	}
 }
 
-func readNS3Testdata(tb testing.TB) (*fabric.NS3Topology, []fabric.Flow) {
+func readNS3Testdata(tb testing.TB) (*ns3.Topology, []fabric.Flow) {
 	tb.Helper()
 	open := func(name string) *os.File {
-		f, err := os.Open(filepath.Join("testdata", "ns3", name))
+		f, err := os.Open(filepath.Join("testdata", name))
 		if err != nil {
 			tb.Fatal(err)
 		}
 		tb.Cleanup(func() { f.Close() })
 		return f
 	}
-	nt, err := fabric.ReadNS3Topology(open("topology.txt"), "topology.txt")
+	nt, err := ns3.ReadTopology(open("topology.txt"), "topology.txt")
 	if err != nil {
 		tb.Fatal(err)
 	}
-	flows, err := fabric.ReadNS3Flows(open("flow.txt"), "flow.txt", nt)
+	flows, err := ns3.ReadFlows(open("flow.txt"), "flow.txt", nt)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -381,37 +382,37 @@ func TestNS3Simulate(t *testing.T) {
 	}
 }
 
-// TestReadNS3Files: the file readers take regular files only, at once (a
+// TestReadFiles: the file readers take regular files only, at once (a
 // device never ends, a FIFO would block), and read the repository's.
-func TestReadNS3Files(t *testing.T) {
+func TestReadFiles(t *testing.T) {
 	dir := t.TempDir()
 	fifo := filepath.Join(dir, "fifo")
 	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	topo := filepath.Join("testdata", "ns3", "topology.txt")
-	nt, err := fabric.ReadNS3TopologyFile(topo, "topology.txt")
+	topo := filepath.Join("testdata", "topology.txt")
+	nt, err := ns3.ReadTopologyFile(topo, "topology.txt")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := fabric.ReadNS3FlowsFile(filepath.Join("testdata", "ns3", "flow.txt"), "flow.txt", nt); err != nil {
+	if _, err := ns3.ReadFlowsFile(filepath.Join("testdata", "flow.txt"), "flow.txt", nt); err != nil {
 		t.Fatal(err)
 	}
 	for path, kind := range map[string]string{"/dev/zero": "a character device", "/dev/urandom": "a character device", fifo: "a FIFO", dir: "a directory"} {
 		want := path + ": not a regular file (" + kind + ")"
-		if _, err := fabric.ReadNS3TopologyFile(path, "t.txt"); err == nil || err.Error() != want {
+		if _, err := ns3.ReadTopologyFile(path, "t.txt"); err == nil || err.Error() != want {
 			t.Errorf("topology %s: got %v, want %s", path, err, want)
 		}
-		if _, err := fabric.ReadNS3FlowsFile(path, "f.txt", nt); err == nil || err.Error() != want {
+		if _, err := ns3.ReadFlowsFile(path, "f.txt", nt); err == nil || err.Error() != want {
 			t.Errorf("flows %s: got %v, want %s", path, err, want)
 		}
 	}
 }
 
-func FuzzReadNS3Topology(f *testing.F) {
+func FuzzReadTopology(f *testing.F) {
 	f.Add(ns3LeafSpine)
 	for _, name := range []string{"topology.txt", "flow.txt"} {
-		b, err := os.ReadFile(filepath.Join("testdata", "ns3", name))
+		b, err := os.ReadFile(filepath.Join("testdata", name))
 		if err != nil {
 			f.Fatal(err)
 		}
@@ -421,7 +422,7 @@ func FuzzReadNS3Topology(f *testing.F) {
 	f.Add("4 2 4\n0 3\n1 0 100Gbps 1000ns 0\n1 3 100Gbps 1000ns 0\n")
 	f.Add("4 2 3\n0 1\n2 0 1Gbps 1us 0\n3 1 1Gbps 1us 0\n0 1 1Gbps 1us 0.5\n")
 	f.Fuzz(func(t *testing.T, in string) {
-		nt, err := fabric.ReadNS3Topology(strings.NewReader(in), "fuzz.txt")
+		nt, err := ns3.ReadTopology(strings.NewReader(in), "fuzz.txt")
 		if err != nil {
 			if !strings.HasPrefix(err.Error(), "fuzz.txt:") {
 				t.Fatalf("error does not name the file: %v", err)
@@ -448,8 +449,8 @@ func FuzzReadNS3Topology(f *testing.F) {
 	})
 }
 
-func FuzzReadNS3Flows(f *testing.F) {
-	b, err := os.ReadFile(filepath.Join("testdata", "ns3", "flow.txt"))
+func FuzzReadFlows(f *testing.F) {
+	b, err := os.ReadFile(filepath.Join("testdata", "flow.txt"))
 	if err != nil {
 		f.Fatal(err)
 	}
@@ -460,7 +461,7 @@ func FuzzReadNS3Flows(f *testing.F) {
 	f.Add("1\n0 6 3 100 1000 2\n")
 	nt := readNS3LeafSpine(f)
 	f.Fuzz(func(t *testing.T, in string) {
-		flows, err := fabric.ReadNS3Flows(strings.NewReader(in), "fuzz.txt", nt)
+		flows, err := ns3.ReadFlows(strings.NewReader(in), "fuzz.txt", nt)
 		if err != nil {
 			if !strings.HasPrefix(err.Error(), "fuzz.txt:") {
 				t.Fatalf("error does not name the file: %v", err)
@@ -503,7 +504,7 @@ func TestNS3HPCCFatTree(t *testing.T) {
 		}
 	}
 	b.WriteString("\n")
-	nt, err := fabric.ReadNS3Topology(strings.NewReader(b.String()), "fat.txt")
+	nt, err := ns3.ReadTopology(strings.NewReader(b.String()), "fat.txt")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -517,7 +518,7 @@ func TestNS3HPCCFatTree(t *testing.T) {
 		t.Fatalf("SwitchIndex(375) = %d, %v", s, ok)
 	}
 	// The head of the repository's flow.txt: a count of 2, more flows, prose.
-	flows, err := fabric.ReadNS3Flows(strings.NewReader("2\n2 1 3 100 200000000 2\n3 1 3 100 200000000 2\n4 1 3 100 150000000 2\n\nFirst line: # of flows\n"), "flow.txt", nt)
+	flows, err := ns3.ReadFlows(strings.NewReader("2\n2 1 3 100 200000000 2\n3 1 3 100 200000000 2\n4 1 3 100 150000000 2\n\nFirst line: # of flows\n"), "flow.txt", nt)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -529,7 +530,7 @@ func TestNS3HPCCFatTree(t *testing.T) {
 	}
 }
 
-// TestNS3FlowsRoundTrip: WriteNS3Flows writes what ReadNS3Flows reads back
+// TestNS3FlowsRoundTrip: WriteFlows writes what ReadFlows reads back
 // (hosts through the topology's ns-3 ids, sizes, start times to the ns,
 // priorities; ids become line numbers), and refuses what flow.txt cannot
 // say.
@@ -543,10 +544,10 @@ func TestNS3FlowsRoundTrip(t *testing.T) {
 	}
 	for _, origin := range []int64{0, 2_000_000_000} {
 		var b strings.Builder
-		if err := fabric.WriteNS3Flows(&b, flows, func(h int) int { return nt.HostIDs[h] }, origin); err != nil {
+		if err := ns3.WriteFlows(&b, flows, func(h int) int { return nt.HostIDs[h] }, origin); err != nil {
 			t.Fatal(err)
 		}
-		got, err := fabric.ReadNS3Flows(strings.NewReader(b.String()), "flow.txt", nt)
+		got, err := ns3.ReadFlows(strings.NewReader(b.String()), "flow.txt", nt)
 		if err != nil {
 			t.Fatalf("%v\n%s", err, b.String())
 		}
@@ -570,7 +571,7 @@ func TestNS3FlowsRoundTrip(t *testing.T) {
 		{"unlimited", fabric.Flow{ID: 3, Src: 0, Dst: 1}, "flow 3: size 0: ns-3's flow.txt has no unlimited flows"},
 		{"before 0", fabric.Flow{ID: 3, Src: 0, Dst: 1, SizeBytes: 1, StartNs: -1}, "flow 3: starts at -1 ns, before ns-3's time 0"},
 	} {
-		err := fabric.WriteNS3Flows(io.Discard, []fabric.Flow{bad.f}, func(h int) int { return h }, 0)
+		err := ns3.WriteFlows(io.Discard, []fabric.Flow{bad.f}, func(h int) int { return h }, 0)
 		if err == nil || err.Error() != bad.want {
 			t.Errorf("%s: got %v, want %s", bad.name, err, bad.want)
 		}

@@ -1,4 +1,4 @@
-package fabric_test
+package ns3_test
 
 import (
 	"os"
@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ccbed/ccbed/fabric"
+	"github.com/ccbed/ccbed/ns3"
 )
 
 // ns3DatacenterConfig is ns3-datacenter's examples/PowerTCP/config.txt,
@@ -24,7 +24,7 @@ func ns3DatacenterConfig(tb testing.TB) string {
 // TestNS3ConfigRead reads ns3-datacenter's config.txt: every setting with
 // its line, typed by the accessors.
 func TestNS3ConfigRead(t *testing.T) {
-	c, err := fabric.ReadNS3Config(strings.NewReader(ns3DatacenterConfig(t)), "config.txt")
+	c, err := ns3.ReadConfig(strings.NewReader(ns3DatacenterConfig(t)), "config.txt")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,7 +51,7 @@ func TestNS3ConfigRead(t *testing.T) {
 	if at, a, b, ok := c.LinkDown(); !ok || at != 0 || a != 0 || b != 0 {
 		t.Errorf("LINK_DOWN %d %d %d %v", at, a, b, ok)
 	}
-	want := []fabric.NS3RateValue{{Bps: 25e9, Value: 400}, {Bps: 50e9, Value: 800}, {Bps: 100e9, Value: 1600}}
+	want := []ns3.RateValue{{Bps: 25e9, Value: 400}, {Bps: 50e9, Value: 800}, {Bps: 100e9, Value: 1600}}
 	if m, ok := c.RateMap("KMAX_MAP"); !ok || !reflect.DeepEqual(m, want) {
 		t.Errorf("KMAX_MAP %v %v, want %v", m, ok, want)
 	}
@@ -66,11 +66,11 @@ func TestNS3ConfigRead(t *testing.T) {
 // TestNS3ConfigLastWins: a key set twice keeps its last value and line, as
 // ns-3's reader overwrites; unknown keys are kept, marked.
 func TestNS3ConfigLastWins(t *testing.T) {
-	c, err := fabric.ReadNS3Config(strings.NewReader("CC_MODE 1\nMY_KEY a b\n\nCC_MODE 7\n"), "c.txt")
+	c, err := ns3.ReadConfig(strings.NewReader("CC_MODE 1\nMY_KEY a b\n\nCC_MODE 7\n"), "c.txt")
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []fabric.NS3Setting{
+	want := []ns3.Setting{
 		{Key: "MY_KEY", Values: []string{"a", "b"}, Line: 2},
 		{Key: "CC_MODE", Values: []string{"7"}, Line: 4, Known: true},
 	}
@@ -102,7 +102,7 @@ func TestNS3ConfigErrors(t *testing.T) {
 		{"long line", "CC_MODE " + strings.Repeat("1", 1<<20) + "\n", "c.txt:1: bufio.Scanner: token too long"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := fabric.ReadNS3Config(strings.NewReader(tc.in), "c.txt")
+			_, err := ns3.ReadConfig(strings.NewReader(tc.in), "c.txt")
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("got %v\nwant an error with %q", err, tc.want)
 			}
@@ -110,12 +110,12 @@ func TestNS3ConfigErrors(t *testing.T) {
 	}
 }
 
-func FuzzReadNS3Config(f *testing.F) {
+func FuzzReadConfig(f *testing.F) {
 	f.Add(ns3DatacenterConfig(f))
 	f.Add("CC_MODE 1\nCC_MODE 3\nX 1 2\nKMAX_MAP 1 100 2\nPMAX_MAP 1 100 0.5\nLINK_DOWN 1 2 3\nRATE_AI 5Gb/s\n")
 	f.Add("KMIN_MAP 2 100 1 100 2\n# CC_MODE 3\n")
 	f.Fuzz(func(t *testing.T, in string) {
-		c, err := fabric.ReadNS3Config(strings.NewReader(in), "fuzz.txt")
+		c, err := ns3.ReadConfig(strings.NewReader(in), "fuzz.txt")
 		if err != nil {
 			if !strings.HasPrefix(err.Error(), "fuzz.txt:") {
 				t.Fatalf("error does not name the file: %v", err)

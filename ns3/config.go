@@ -1,4 +1,4 @@
-package fabric
+package ns3
 
 // A reader for the config.txt of the ns-3 RDMA simulators (HPCC's
 // simulation/mix/config.txt and ns3-datacenter's examples/*/config*.txt):
@@ -11,7 +11,7 @@ package fabric
 //
 // The simulators read it word by word with operator>> and take each key's
 // values by the key's type; a key they do not know is skipped and a key set
-// twice keeps its last value. ReadNS3Config checks every known key's values
+// twice keeps its last value. ReadConfig checks every known key's values
 // against those types (unsigned integers, doubles, ns-3 DataRate strings,
 // paths, the three-number LINK_DOWN, the per-link-speed maps "n rate value
 // ..."), keeps unknown keys for the caller to name, and names the file and
@@ -65,45 +65,45 @@ var ns3ConfigKeys = map[string]ns3ConfigKind{
 // topology has.
 const maxNS3MapEntries = 64
 
-// NS3Config is a config.txt as read: its settings in file order, the last of
+// Config is a config.txt as read: its settings in file order, the last of
 // a key set twice winning (as in ns-3).
-type NS3Config struct {
+type Config struct {
 	// Name names the file in errors and in Where.
 	Name string
 	// Settings are the file's settings in file order, each key once (at the
 	// place and with the values of its last line), unknown keys included.
-	Settings []NS3Setting
+	Settings []Setting
 	index    map[string]int
 }
 
-// NS3Setting is one setting of a config.txt: its key, its values as written,
+// Setting is one setting of a config.txt: its key, its values as written,
 // the line it is on, and whether the simulators' readers know the key.
-type NS3Setting struct {
+type Setting struct {
 	Key    string
 	Values []string
 	Line   int
 	Known  bool
 }
 
-// ReadNS3ConfigFile is ReadNS3Config on the file at path, a regular file of
+// ReadConfigFile is ReadConfig on the file at path, a regular file of
 // at most config.MaxNS3Bytes (config.Open); name names it in errors.
-func ReadNS3ConfigFile(path, name string) (*NS3Config, error) {
+func ReadConfigFile(path, name string) (*Config, error) {
 	r, err := config.Open(path, config.MaxNS3Bytes)
 	if err != nil {
 		return nil, err
 	}
 	defer r.Close()
-	return ReadNS3Config(r, name)
+	return ReadConfig(r, name)
 }
 
-// ReadNS3Config reads a config.txt from r; name names the file in errors
+// ReadConfig reads a config.txt from r; name names the file in errors
 // ("config.txt:12: RATE_AI: ..."). A known key must have the number and the
 // types of values its simulator reads; an unknown key is kept (Known false)
 // with whatever follows it.
-func ReadNS3Config(r io.Reader, name string) (*NS3Config, error) {
-	c := &NS3Config{Name: name, index: map[string]int{}}
+func ReadConfig(r io.Reader, name string) (*Config, error) {
+	c := &Config{Name: name, index: map[string]int{}}
 	l := newNS3Lines(r, name)
-	var all []NS3Setting
+	var all []Setting
 	last := map[string]int{} // key -> index in all of its last line
 	for {
 		f, err := l.next("")
@@ -113,7 +113,7 @@ func ReadNS3Config(r io.Reader, name string) (*NS3Config, error) {
 			}
 			break
 		}
-		s := NS3Setting{Key: f[0], Values: f[1:], Line: l.line}
+		s := Setting{Key: f[0], Values: f[1:], Line: l.line}
 		kind, known := ns3ConfigKeys[s.Key]
 		s.Known = known
 		if known {
@@ -206,15 +206,15 @@ func checkNS3Values(kind ns3ConfigKind, v []string) error {
 }
 
 // Setting returns the setting of key and whether the file sets it.
-func (c *NS3Config) Setting(key string) (NS3Setting, bool) {
+func (c *Config) Setting(key string) (Setting, bool) {
 	if i, ok := c.index[key]; ok {
 		return c.Settings[i], true
 	}
-	return NS3Setting{}, false
+	return Setting{}, false
 }
 
 // Where is "name:line" of key's setting, or the file's name when it has none.
-func (c *NS3Config) Where(key string) string {
+func (c *Config) Where(key string) string {
 	if s, ok := c.Setting(key); ok {
 		return fmt.Sprintf("%s:%d", c.Name, s.Line)
 	}
@@ -222,7 +222,7 @@ func (c *NS3Config) Where(key string) string {
 }
 
 // one returns the single value of a known key, and whether the file sets it.
-func (c *NS3Config) one(key string) (string, bool) {
+func (c *Config) one(key string) (string, bool) {
 	s, ok := c.Setting(key)
 	if !ok || !s.Known || len(s.Values) != 1 {
 		return "", false
@@ -232,14 +232,14 @@ func (c *NS3Config) one(key string) (string, bool) {
 
 // Uint returns the value of an integer key (a flag: non-zero is true), and
 // whether the file sets it.
-func (c *NS3Config) Uint(key string) (uint64, bool) {
+func (c *Config) Uint(key string) (uint64, bool) {
 	w, ok := c.one(key)
 	v, err := strconv.ParseUint(w, 10, 64)
 	return v, ok && err == nil
 }
 
 // Float returns the value of a double key, and whether the file sets it.
-func (c *NS3Config) Float(key string) (float64, bool) {
+func (c *Config) Float(key string) (float64, bool) {
 	w, ok := c.one(key)
 	v, err := ns3Float(w)
 	return v, ok && err == nil
@@ -247,7 +247,7 @@ func (c *NS3Config) Float(key string) (float64, bool) {
 
 // RateBps returns the value of a DataRate key in bits/s, and whether the
 // file sets it.
-func (c *NS3Config) RateBps(key string) (float64, bool) {
+func (c *Config) RateBps(key string) (float64, bool) {
 	w, ok := c.one(key)
 	v, err := ns3Rate(w)
 	return v, ok && err == nil
@@ -255,11 +255,11 @@ func (c *NS3Config) RateBps(key string) (float64, bool) {
 
 // Word returns the value of a one-word key (a path), and whether the file
 // sets it.
-func (c *NS3Config) Word(key string) (string, bool) { return c.one(key) }
+func (c *Config) Word(key string) (string, bool) { return c.one(key) }
 
-// NS3RateValue is one entry of a per-link-speed map (KMAX_MAP, KMIN_MAP,
+// RateValue is one entry of a per-link-speed map (KMAX_MAP, KMIN_MAP,
 // PMAX_MAP): the link rate in bits/s and its value.
-type NS3RateValue struct {
+type RateValue struct {
 	Bps   float64
 	Value float64
 }
@@ -267,7 +267,7 @@ type NS3RateValue struct {
 // RateMap returns a per-link-speed map's entries in increasing rate order
 // (a rate given twice keeps its last value, as in ns-3), and whether the file
 // sets it.
-func (c *NS3Config) RateMap(key string) ([]NS3RateValue, bool) {
+func (c *Config) RateMap(key string) ([]RateValue, bool) {
 	s, ok := c.Setting(key)
 	if !ok || !s.Known || len(s.Values) == 0 {
 		return nil, false
@@ -281,9 +281,9 @@ func (c *NS3Config) RateMap(key string) ([]NS3RateValue, bool) {
 		}
 		byRate[float64(r)] = v
 	}
-	out := make([]NS3RateValue, 0, len(byRate))
+	out := make([]RateValue, 0, len(byRate))
 	for r, v := range byRate {
-		out = append(out, NS3RateValue{Bps: r, Value: v})
+		out = append(out, RateValue{Bps: r, Value: v})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Bps < out[j].Bps })
 	return out, true
@@ -291,7 +291,7 @@ func (c *NS3Config) RateMap(key string) ([]NS3RateValue, bool) {
 
 // LinkDown returns LINK_DOWN's time (us) and two node ids, and whether the
 // file sets it.
-func (c *NS3Config) LinkDown() (timeUs, a, b uint64, ok bool) {
+func (c *Config) LinkDown() (timeUs, a, b uint64, ok bool) {
 	s, ok := c.Setting("LINK_DOWN")
 	if !ok || !s.Known || len(s.Values) != 3 {
 		return 0, 0, 0, false

@@ -1,10 +1,12 @@
-package fabric
-
-// An importer for the input files of the HPCC ns-3 simulator
+// Package ns3 reads the input files of the HPCC ns-3 simulator
 // (github.com/alibaba-edu/High-Precision-Congestion-Control, simulation/mix)
-// and its descendants (inet-tub/ns3-datacenter on ns-3.39), so that their
-// topology.txt and flow.txt run here unchanged (their config.txt:
-// ns3config.go). The formats are those that HPCC's
+// and its descendants (inet-tub/ns3-datacenter on ns-3.39) into fabric
+// values, so that their topology.txt and flow.txt run here unchanged (their
+// config.txt: config.go), and writes a flow list back as flow.txt. It is
+// the file side of the virtual clock: fabric takes the values it returns
+// and opens no file of its own for them.
+//
+// The formats are those that HPCC's
 // simulation/scratch/third.cc and ns3-datacenter's
 // examples/PowerTCP/powertcp-evaluation-*.cc read:
 //
@@ -34,6 +36,7 @@ package fabric
 // and times to the nearest ns (ns-3's Time converts a double too); the two
 // can differ by one unit where the file's decimal is not exact in binary
 // (0.0007ms is 700 ns here).
+package ns3
 
 import (
 	"bufio"
@@ -44,20 +47,21 @@ import (
 	"strings"
 
 	"github.com/ccbed/ccbed/config"
+	"github.com/ccbed/ccbed/fabric"
 )
 
-// MaxNS3Nodes is the most nodes (hosts and switches) ReadNS3Topology accepts.
-const MaxNS3Nodes = 1 << 16
+// MaxNodes is the most nodes (hosts and switches) ReadTopology accepts.
+const MaxNodes = 1 << 16
 
 // maxNS3Line is the longest line the readers take (a switch list of
-// MaxNS3Nodes ids fits).
+// MaxNodes ids fits).
 const maxNS3Line = 1 << 20
 
-// NS3Topology is a topology read from an HPCC ns-3 topology.txt: the
+// Topology is a topology read from an HPCC ns-3 topology.txt: the
 // Topology and the map between ns-3's node ids, in which hosts and switches
 // share one space in any order, and Topo's node numbers, hosts first.
-type NS3Topology struct {
-	Topo *Topology
+type Topology struct {
+	Topo *fabric.Topology
 	// Node[id] is the Topo node number of ns-3 node id: hosts are numbered
 	// 0.. in increasing id order, then switches in increasing id order. Host
 	// and switch names are "n" and the ns-3 id ("n320").
@@ -70,7 +74,7 @@ type NS3Topology struct {
 
 // HostIndex returns the host index of ns-3 node id, and false when id is
 // not a host of the topology.
-func (t *NS3Topology) HostIndex(id int) (int, bool) {
+func (t *Topology) HostIndex(id int) (int, bool) {
 	if id < 0 || id >= len(t.Node) || t.Node[id] >= len(t.HostIDs) {
 		return 0, false
 	}
@@ -79,7 +83,7 @@ func (t *NS3Topology) HostIndex(id int) (int, bool) {
 
 // SwitchIndex returns the switch index (into Topo.Switches) of ns-3 node id,
 // and false when id is not a switch of the topology.
-func (t *NS3Topology) SwitchIndex(id int) (int, bool) {
+func (t *Topology) SwitchIndex(id int) (int, bool) {
 	if id < 0 || id >= len(t.Node) || t.Node[id] < len(t.HostIDs) {
 		return 0, false
 	}
@@ -120,7 +124,7 @@ func (l *ns3Lines) errorf(format string, args ...any) error {
 	return fmt.Errorf("%s:%d: %s", l.name, l.line, fmt.Sprintf(format, args...))
 }
 
-// ReadNS3Topology reads an ns-3 topology.txt from r, with the HPCC
+// ReadTopology reads an ns-3 topology.txt from r, with the HPCC
 // simulator's 3-field header or ns3-datacenter's 4-field one; name names the
 // file in errors ("topology.txt:5: ..."). Hosts are the nodes not on the switch
 // line; the Topology gets them in increasing ns-3 id order, then the switches
@@ -132,7 +136,7 @@ func (l *ns3Lines) errorf(format string, args ...any) error {
 // ps, fs; a bare number is seconds). The error rate must be 0. Lines after
 // the link_num links are not read, as in ns-3. The result passes
 // Topology.Validate.
-func ReadNS3Topology(r io.Reader, name string) (*NS3Topology, error) {
+func ReadTopology(r io.Reader, name string) (*Topology, error) {
 	l := newNS3Lines(r, name)
 	f, err := l.next(`the header "node_num switch_num link_num"`)
 	if err != nil {
@@ -141,7 +145,7 @@ func ReadNS3Topology(r io.Reader, name string) (*NS3Topology, error) {
 	if len(f) != 3 && len(f) != 4 {
 		return nil, l.errorf(`header has %d fields: want 3, "node_num switch_num link_num", or 4, "node_num switch_num tor_num link_num"`, len(f))
 	}
-	nodes, err := ns3Count(f[0], MaxNS3Nodes)
+	nodes, err := ns3Count(f[0], MaxNodes)
 	if err != nil {
 		return nil, l.errorf("node_num: %v", err)
 	}
@@ -179,7 +183,7 @@ func ReadNS3Topology(r io.Reader, name string) (*NS3Topology, error) {
 		}
 	}
 
-	nt := &NS3Topology{Topo: &Topology{}, Node: make([]int, nodes)}
+	nt := &Topology{Topo: &fabric.Topology{}, Node: make([]int, nodes)}
 	for id := 0; id < nodes; id++ {
 		if !isSwitch[id] {
 			nt.Node[id] = nt.Topo.AddHost(fmt.Sprintf("n%d", id))
@@ -269,31 +273,31 @@ func ReadNS3Topology(r io.Reader, name string) (*NS3Topology, error) {
 	return nt, nil
 }
 
-// ReadNS3TopologyFile is ReadNS3Topology on the file at path, which must be
+// ReadTopologyFile is ReadTopology on the file at path, which must be
 // a regular file of at most config.MaxNS3Bytes (config.Open: not a device or
 // a FIFO, which could never end or block); name names it in errors.
-func ReadNS3TopologyFile(path, name string) (*NS3Topology, error) {
+func ReadTopologyFile(path, name string) (*Topology, error) {
 	r, err := config.Open(path, config.MaxNS3Bytes)
 	if err != nil {
 		return nil, err
 	}
 	defer r.Close()
-	return ReadNS3Topology(r, name)
+	return ReadTopology(r, name)
 }
 
-// ReadNS3FlowsFile is ReadNS3Flows on the file at path, which must be a
+// ReadFlowsFile is ReadFlows on the file at path, which must be a
 // regular file of at most config.MaxNS3Bytes (config.Open); name names it in
 // errors.
-func ReadNS3FlowsFile(path, name string, t *NS3Topology) ([]Flow, error) {
+func ReadFlowsFile(path, name string, t *Topology) ([]fabric.Flow, error) {
 	r, err := config.Open(path, config.MaxNS3Bytes)
 	if err != nil {
 		return nil, err
 	}
 	defer r.Close()
-	return ReadNS3Flows(r, name, t)
+	return ReadFlows(r, name, t)
 }
 
-// ReadNS3Flows reads an HPCC ns-3 flow.txt from r against the topology t;
+// ReadFlows reads an HPCC ns-3 flow.txt from r against the topology t;
 // name names the file in errors ("flow.txt:7: ..."). Flow i of the file
 // (counting from 0) gets ID i, Src and Dst the host indices of its ns-3 node
 // ids, SizeBytes its size (bytes, > 0) and StartNs its start time (seconds,
@@ -303,7 +307,7 @@ func ReadNS3FlowsFile(path, name string, t *NS3Topology) ([]Flow, error) {
 // Start times are kept as written: HPCC's traffic generator starts traffic at
 // 2 s, so subtract the first flow's StartNs to start at once. Lines after
 // the flow_num flows are not read, as in ns-3.
-func ReadNS3Flows(r io.Reader, name string, t *NS3Topology) ([]Flow, error) {
+func ReadFlows(r io.Reader, name string, t *Topology) ([]fabric.Flow, error) {
 	if t == nil || t.Topo == nil {
 		return nil, fmt.Errorf("%s: no topology", name)
 	}
@@ -330,7 +334,7 @@ func ReadNS3Flows(r io.Reader, name string, t *NS3Topology) ([]Flow, error) {
 		}
 		return h, nil
 	}
-	flows := make([]Flow, 0, min(n, 1<<16))
+	flows := make([]fabric.Flow, 0, min(n, 1<<16))
 	for i := 0; i < n; i++ {
 		f, err := l.next(fmt.Sprintf(`flow %d of %d ("src dst pg dport size start_time")`, i+1, n))
 		if err != nil {
@@ -374,25 +378,25 @@ func ReadNS3Flows(r io.Reader, name string, t *NS3Topology) ([]Flow, error) {
 		if k := len(flows); k > 0 && start < flows[k-1].StartNs {
 			return nil, l.errorf("start_time %s is before the previous flow's: ns-3 wants flows in ascending start time", f[5])
 		}
-		flows = append(flows, Flow{ID: i, Src: src, Dst: dst, SizeBytes: int64(size), StartNs: start, Priority: &pg})
+		flows = append(flows, fabric.Flow{ID: i, Src: src, Dst: dst, SizeBytes: int64(size), StartNs: start, Priority: &pg})
 	}
 	return flows, nil
 }
 
-// NS3FlowDport is the destination port WriteNS3Flows writes: HPCC's traffic
+// FlowDport is the destination port WriteFlows writes: HPCC's traffic
 // generator's.
-const NS3FlowDport = 100
+const FlowDport = 100
 
-// WriteNS3Flows writes flows as an HPCC ns-3 flow.txt, the inverse of
-// ReadNS3Flows: the number of flows, then one "src dst pg dport size
+// WriteFlows writes flows as an HPCC ns-3 flow.txt, the inverse of
+// ReadFlows: the number of flows, then one "src dst pg dport size
 // start_time" line per flow in the order given (ns-3 wants start times that
 // do not decrease: sort the flows first). src and dst are the ns-3 node ids
 // nodeOf gives for the host indexes, pg the flow's priority
-// (DefaultPriority when it has none), dport NS3FlowDport, start_time the
+// (DefaultPriority when it has none), dport FlowDport, start_time the
 // flow's StartNs plus originNs, in seconds to the ns. A flow of unlimited
 // size (0) has no flow.txt form: an error. IDs and rate caps are not
 // written (ns-3 numbers its flows by line and caps none).
-func WriteNS3Flows(w io.Writer, flows []Flow, nodeOf func(host int) int, originNs int64) error {
+func WriteFlows(w io.Writer, flows []fabric.Flow, nodeOf func(host int) int, originNs int64) error {
 	bw := bufio.NewWriter(w)
 	fmt.Fprintf(bw, "%d\n", len(flows))
 	for i := range flows {
@@ -404,11 +408,11 @@ func WriteNS3Flows(w io.Writer, flows []Flow, nodeOf func(host int) int, originN
 		if t < 0 {
 			return fmt.Errorf("flow %d: starts at %d ns, before ns-3's time 0", f.ID, t)
 		}
-		pg := DefaultPriority
+		pg := fabric.DefaultPriority
 		if f.Priority != nil {
 			pg = *f.Priority
 		}
-		fmt.Fprintf(bw, "%d %d %d %d %d %d.%09d\n", nodeOf(f.Src), nodeOf(f.Dst), pg, NS3FlowDport, f.SizeBytes, t/1e9, t%1e9)
+		fmt.Fprintf(bw, "%d %d %d %d %d %d.%09d\n", nodeOf(f.Src), nodeOf(f.Dst), pg, FlowDport, f.SizeBytes, t/1e9, t%1e9)
 	}
 	return bw.Flush()
 }
