@@ -109,6 +109,7 @@ func NewVirtual(p *Plan) (*Virtual, error) {
 	}
 	v.frames = newFrameStore(room)
 	for _, e := range hosts {
+		e.LeaveICRC(true) // nothing reads a frame past its headers but a capture (Capture)
 		hn := hostd.NewNode(e, v.frames)
 		v.hostNodes = append(v.hostNodes, hn)
 		v.nodes = append(v.nodes, hn)
@@ -222,6 +223,9 @@ func (v *Virtual) Capture(c *Capture) error {
 	set, err := OpenCapture(v.plan.Topo, c)
 	if err != nil {
 		return err
+	}
+	for _, h := range v.hostNodes {
+		h.Engine().LeaveICRC(false) // captured frames carry the ICRC field BuildData writes
 	}
 	t := v.plan.Topo
 	for i, cp := range c.Ports {
