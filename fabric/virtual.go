@@ -39,9 +39,11 @@ type wireDir struct {
 	mail *[2]mailbox
 }
 
-// inflight is a frame on a wire, arriving at `at`.
+// inflight is a frame on a wire, arriving at `at`: 16 bytes, four to a
+// cache line of the wire's ring (its handle in 32 bits: a store of 2^32
+// buffers would not fit in memory).
 type inflight struct {
-	h   node.Handle
+	h   uint32 // node.Handle
 	len int32
 	at  int64
 }
