@@ -110,10 +110,9 @@ func NewVirtual(p *Plan) (*Virtual, error) {
 		hosts[i] = e
 	}
 	v.frames = newFrameStore(room)
-	for _, e := range hosts {
-		e.LeaveICRC(true) // nothing reads a frame past its headers but a capture (Capture)
-		hn := hostd.NewNode(e, v.frames)
-		v.hostNodes = append(v.hostNodes, hn)
+	v.hostNodes = hostd.NewNodes(hosts, v.frames) // one goroutine: one scratch
+	for i, hn := range v.hostNodes {
+		hosts[i].LeaveICRC(true) // nothing reads a frame past its headers but a capture (Capture)
 		v.nodes = append(v.nodes, hn)
 	}
 	for i := range p.Switches {
