@@ -72,7 +72,7 @@ func (p *lp) step(id int) {
 	wi := id - nn
 	w := &p.wires[wi]
 	f := w.front()
-	h, l := f.h, int(f.len)
+	h, l := node.Handle(f.h), int(f.len)
 	w.pop()
 	if w.q.Len() > 0 {
 		p.agenda.set(id, w.front().at)
@@ -109,7 +109,7 @@ func (p *lp) transmit(n int) {
 				}
 			}
 			w.q.Reserve() // wireLimit is never reached
-			w.q.Push(inflight{h: tx.H, len: int32(tx.Len), at: at})
+			w.q.Push(inflight{h: uint32(tx.H), len: int32(tx.Len), at: at})
 			if w.q.Len() == 1 {
 				p.agenda.set(len(p.nodes)+wi, at)
 			}
@@ -156,7 +156,7 @@ func (p *lp) take(in []int32, parity int) {
 		for _, f := range m.frames {
 			h, b := p.frames.Alloc()
 			off += copy(b, m.buf[off:off+int(f.len)])
-			w.push(inflight{h: h, len: f.len, at: f.at})
+			w.push(inflight{h: uint32(h), len: f.len, at: f.at})
 			if w.q.Len() == 1 {
 				p.agenda.set(nn+int(wi), f.at)
 			}

@@ -39,9 +39,11 @@ type wireDir struct {
 	mail *[2]mailbox
 }
 
-// inflight is a frame on a wire, arriving at `at`.
+// inflight is a frame on a wire, arriving at `at`: 16 bytes, four to a
+// cache line of the wire's ring (its handle in 32 bits: a store of 2^32
+// buffers would not fit in memory).
 type inflight struct {
-	h   node.Handle
+	h   uint32 // node.Handle
 	len int32
 	at  int64
 }
@@ -108,9 +110,9 @@ func NewVirtual(p *Plan) (*Virtual, error) {
 		hosts[i] = e
 	}
 	v.frames = newFrameStore(room)
-	for _, e := range hosts {
-		hn := hostd.NewNode(e, v.frames)
-		v.hostNodes = append(v.hostNodes, hn)
+	v.hostNodes = hostd.NewNodes(hosts, v.frames) // one goroutine: one scratch
+	for i, hn := range v.hostNodes {
+		hosts[i].LeaveICRC(true) // nothing reads a frame past its headers but a capture (Capture)
 		v.nodes = append(v.nodes, hn)
 	}
 	for i := range p.Switches {
@@ -222,6 +224,9 @@ func (v *Virtual) Capture(c *Capture) error {
 	set, err := OpenCapture(v.plan.Topo, c)
 	if err != nil {
 		return err
+	}
+	for _, h := range v.hostNodes {
+		h.Engine().LeaveICRC(false) // captured frames carry the ICRC field BuildData writes
 	}
 	t := v.plan.Topo
 	for i, cp := range c.Ports {

@@ -133,6 +133,20 @@ func (e *Engine) IP() uint32 { return e.r.ip }
 // SetMAC sets the host's MAC (the port's address) before the engine runs.
 func (e *Engine) SetMAC(m wire.MAC) { e.r.mac = m }
 
+// LeaveICRC makes the data frames the engine builds leave the 4 bytes of
+// their ICRC field as the buffer holds them, as they leave the payload,
+// unless the engine computes the ICRC (Spec.ICRC); false (the default) zeroes
+// them. For a driver whose frames nobody reads past their headers: the
+// virtual-time fabric sets it unless it captures frames, which saves a write
+// to each data frame's last cache line. Call it before the engine runs, from
+// the tx side.
+func (e *Engine) LeaveICRC(leave bool) {
+	e.sender.leaveICRC = leave
+	for i := range e.sender.tmpls {
+		e.sender.tmpls[i].LeaveICRC(leave)
+	}
+}
+
 // MaxFrameBytes is the largest frame the engine builds: mbufs must hold it.
 func (e *Engine) MaxFrameBytes() int { return maxFrame(e.r.mtu) + vlanLen(e.r.tagPCP) }
 

@@ -313,6 +313,7 @@ func (tx *sender) startFlow(now int64, pf *pendingFlow) {
 		tx.tmpls = slices.Grow(tx.tmpls, int(qp)+1-len(tx.tmpls))[:qp+1]
 	}
 	tx.tmpls[qp].Init(&s.ep, qpn, tx.r.intStack)
+	tx.tmpls[qp].LeaveICRC(tx.leaveICRC)
 	s.ipID = 0
 	s.size = uint64(pf.size)
 	s.npkts = 0

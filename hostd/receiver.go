@@ -31,6 +31,11 @@ type receiver struct {
 	// (BuildControl), direct-mapped by the data sender's address and QP; a
 	// slot that does not match is rebuilt, so it only saves work.
 	acks [ackTemplates]wire.AckTemplate
+	// frp and dap are the scratch Receive decodes a frame into and hands
+	// the NP a data arrival in: fr and da, or a scratch the engines of one
+	// driver share (NewNodes).
+	frp *wire.Frame
+	dap *ccalgo.DataArrival
 }
 
 // ackTemplates is the receiver's ACK template slots: a host receives from a
@@ -41,6 +46,7 @@ const ackTemplateBits, ackTemplates = 3, 1 << ackTemplateBits
 // engines.
 func (rx *receiver) init(r *resolved, sh shardSpec, place shardPlace) error {
 	rx.r, rx.shardPlace, rx.evOut = r, place, sh.out
+	rx.frp, rx.dap = &rx.fr, &rx.da
 	if r.scheme.NewNP != nil {
 		var err error
 		if rx.np, err = r.scheme.NewNP(r.params, r.env); err != nil {
@@ -114,7 +120,7 @@ type RxFlow struct {
 func (rx *receiver) Receive(now int64, frame []byte, out *Controls) int {
 	out.N = 0
 	rx.rc.Frames++
-	fr := &rx.fr
+	fr := rx.frp
 	if err := wire.Decode(frame, fr); err != nil {
 		rx.rc.Malformed++
 		return 0
@@ -268,7 +274,7 @@ func (rx *receiver) fromTrustedCP(fr *wire.Frame) bool {
 }
 
 func (rx *receiver) rxData(now int64, frame []byte, out *Controls) int {
-	fr := &rx.fr
+	fr := rx.frp
 	rx.rc.Data++
 	rx.rc.DataBytes += uint64(len(frame))
 	src := fr.IP.Src()
@@ -304,7 +310,7 @@ func (rx *receiver) rxData(now int64, frame []byte, out *Controls) int {
 	payload := len(fr.Payload) - wire.DataHeaderLen
 	last := wire.IsLastOpcode(op)
 
-	d := &rx.da
+	d := rx.dap
 	d.QP = slot
 	d.Seq = rf.bytes
 	if pn != int64(rf.exp) {

@@ -51,6 +51,10 @@ type sender struct {
 	samples   []RateSample
 	fcts      []FCT
 	tc        TxCounters
+
+	// leaveICRC: the QPs' templates leave the ICRC field as the buffer
+	// holds it (Engine.LeaveICRC).
+	leaveICRC bool
 }
 
 // init builds the tx side of an engine at sh's place among its host's

@@ -24,8 +24,17 @@ type DataTemplate struct {
 	n     uint8  // header bytes, Ethernet to DataHeader
 	ip    uint8  // offset of the IPv4 header
 	icrc  bool   // compute the ICRC
+	leave bool   // without icrc, leave the ICRC field as b holds it (LeaveICRC)
 	ipSum uint32 // IPv4 header's 16-bit words summed, total length, id and checksum as 0
 }
+
+// LeaveICRC makes Build leave the 4 bytes of the ICRC field as it finds them
+// in b, as it leaves the payload, when the template does not compute the ICRC
+// (Endpoints.ICRC); false (Init's choice) zeroes them, as BuildData does. It is
+// for a driver whose frames nobody reads past their headers (the virtual-time
+// fabric without a capture): there zeroing the field is the one write to the
+// frame's last cache line, a line nothing else touches.
+func (t *DataTemplate) LeaveICRC(leave bool) { t.leave = leave }
 
 // Init builds the template for data packets from ep (ep.IPID is ignored:
 // Build takes the identification of each packet) to QP destQP, with an empty
@@ -64,7 +73,8 @@ func (t *DataTemplate) HeaderLen() int { return int(t.n) }
 // would for the template's endpoints with IPID ipID and a DataSpec of op,
 // the template's destination QP, psn, ackReq, sendTS, its INT choice and
 // payloadLen (the DataHeader and the application bytes, which are left as
-// they are in b). It fails with BuildData's errors.
+// they are in b; the ICRC field too after LeaveICRC). It fails with
+// BuildData's errors.
 func (t *DataTemplate) Build(b []byte, ipID uint16, op uint8, psn uint32, ackReq bool, sendTS int64, payloadLen int) (int, error) {
 	if payloadLen < DataHeaderLen || payloadLen > 0xffff-IPv4MinLen-UDPLen-BTHLen-INTLen-ICRCLen {
 		return 0, ErrPayloadLen
@@ -91,7 +101,7 @@ func (t *DataTemplate) Build(b []byte, ipID uint16, op uint8, psn uint32, ackReq
 	binary.BigEndian.PutUint64(b[h-DataHeaderLen:], uint64(sendTS))
 	if t.icrc {
 		SetICRC(b[ipo:n])
-	} else {
+	} else if !t.leave {
 		clear(b[n-ICRCLen : n])
 	}
 	return n, nil

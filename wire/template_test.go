@@ -116,6 +116,41 @@ func checkTemplateFrame(t *testing.T, frame []byte, ep *Endpoints, kinds ...Kind
 	}
 }
 
+// TestDataTemplateLeaveICRC builds every template case with LeaveICRC: the
+// frame is BuildData's but for the ICRC field, which keeps the buffer's
+// bytes when the template does not compute the ICRC, and is BuildData's
+// (the computed ICRC) when it does; LeaveICRC(false) zeroes it again.
+func TestDataTemplateLeaveICRC(t *testing.T) {
+	for _, c := range templateCases() {
+		t.Run(c.name, func(t *testing.T) {
+			for _, leave := range []bool{true, false} {
+				var tm DataTemplate
+				tm.Init(&c.ep, c.d.DestQP, c.d.INT)
+				tm.LeaveICRC(true)
+				tm.LeaveICRC(leave)
+				a := buildAlike(DataFrameLen(&c.ep, &c.d)+16, 7, 3, "BuildData",
+					func(b []byte) (int, error) { return BuildData(b, &c.ep, &c.d) },
+					func(b []byte) (int, error) {
+						return tm.Build(b, c.ep.IPID, c.d.Opcode, c.d.PSN, c.d.AckReq, c.d.SendTS, c.d.PayloadLen)
+					})
+				if a.ew != nil || a.eg != nil || a.nw != a.ng {
+					t.Fatal(&a)
+				}
+				n := a.ng
+				want := slices.Clone(a.want)
+				if leave && !c.ep.ICRC {
+					for i := n - ICRCLen; i < n; i++ {
+						want[i] = byte(i*7 + 3) // the buffer's byte, as filled
+					}
+				}
+				if !bytes.Equal(a.got, want) {
+					t.Fatalf("leave %v:\n got %x\nwant %x", leave, a.got, want)
+				}
+			}
+		})
+	}
+}
+
 func TestDataTemplateErrors(t *testing.T) {
 	ep := epAB()
 	var tm DataTemplate
