@@ -63,25 +63,14 @@ type txShard struct {
 	released [64]int64
 }
 
-// addInReserve counts a lossless frame of l bytes of priority prio from
-// ingress port in when that is all ingressAdd would do: a shared buffer, the
-// priority within its reserve after it, no headroom in use and a dynamic
-// threshold above 0 (then shouldPause is false). It reports whether it did;
-// the caller calls ingressAdd when not. Small enough to inline.
-func (sh *txShard) addInReserve(in int, prio uint8, l int64) bool {
-	a, b := sh.acctAt[in], &sh.buf
-	if nb := a.inBytes[prio] + l; b.on && nb <= b.reserve && a.hdrmBytes[prio] == 0 && b.pool-b.used >= b.minFree {
-		a.inBytes[prio] = nb
-		return true
-	}
-	return false
-}
-
-// admitInReserve is admitAdd's common case inlined for one shard: it admits
-// and counts a lossless frame when addInReserve would count it and it fits
-// the empty headroom (then admitLossless admits it and shouldPause is
-// false). When it reports false nothing was counted: the caller calls
-// admitAdd.
+// admitInReserve is admitAdd's common case, small enough to inline: it
+// admits and counts a lossless frame of l bytes of priority prio from
+// ingress port in (in the shard's count) when, after it, the priority is
+// within its reserve, no headroom is in use and the dynamic threshold is
+// above 0 (the free shared pool at least minFree), and the frame fits the
+// empty headroom: then admitLossless admits it, add puts it in the reserve
+// and shouldPause is false. When it reports false nothing was counted: the
+// caller calls admitAdd.
 func (sh *txShard) admitInReserve(in int, prio uint8, l int64) bool {
 	a, b := sh.acctAt[in], &sh.buf
 	if nb := a.inBytes[prio] + l; nb <= b.reserve && a.hdrmBytes[prio] == 0 && l <= a.headroom && b.pool-b.used >= b.minFree {
