@@ -357,7 +357,7 @@ func (e *Engine) Enqueue(now int64, m *Meta, frame []byte, h Handle) bool {
 		if lossless {
 			ok := sh.admitInReserve(int(m.In), prio, l)
 			if !ok {
-				ok, pause = sh.buf.admitAdd(sh.acctAt[m.In], prio, l)
+				ok, pause = sh.buf.admitAdd(e.acctOf(sh, int(m.In)), prio, l)
 			}
 			if !ok {
 				// Counted at the ingress port, whose counters the

@@ -74,7 +74,7 @@ func (e *Engine) receivePFC(now int64, g *egress, frame []byte) {
 // acctOf is the lossless count of ingress port in that shard sh keeps: the
 // port's own with one shard.
 func (e *Engine) acctOf(sh *txShard, in int) *ingressAcct {
-	return sh.acctAt[in]
+	return sh.acctAt[in&(MaxPorts-1)]
 }
 
 // ingressAdd counts l more bytes of lossless priority prio from port in inside

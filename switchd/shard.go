@@ -55,8 +55,10 @@ type txShard struct {
 	xoff   []uint8
 	xoffIn uint64
 	// acctAt[i] is the count of ingress port i the shard keeps (acctOf):
-	// &acct[i] with several shards under PFC, the port's own otherwise.
-	acctAt []*ingressAcct
+	// &acct[i] with several shards under PFC, the port's own otherwise; an
+	// array indexed by a masked port, so that the per-frame look-up needs
+	// no bounds check.
+	acctAt [MaxPorts]*ingressAcct
 	// released[i] is what drainData's loop took off the queue it drains
 	// from ingress port i while port i held no priority in XOFF in this
 	// shard's view, counted off once after the loop (releaseBatch).
@@ -72,7 +74,8 @@ type txShard struct {
 // and shouldPause is false. When it reports false nothing was counted: the
 // caller calls admitAdd.
 func (sh *txShard) admitInReserve(in int, prio uint8, l int64) bool {
-	a, b := sh.acctAt[in], &sh.buf
+	a, b := sh.acctAt[in&(MaxPorts-1)], &sh.buf
+	prio &= wire.PFCPriorities - 1
 	if nb := a.inBytes[prio] + l; nb <= b.reserve && a.hdrmBytes[prio] == 0 && l <= a.headroom && b.pool-b.used >= b.minFree {
 		a.inBytes[prio] = nb
 		return true
@@ -82,8 +85,8 @@ func (sh *txShard) admitInReserve(in int, prio uint8, l int64) bool {
 
 // setAcctAt fills sh.acctAt (after sh.acct is made, or left nil).
 func (e *Engine) setAcctAt(sh *txShard) {
-	sh.acctAt = make([]*ingressAcct, e.n)
-	for i := range sh.acctAt {
+	sh.acctAt = [MaxPorts]*ingressAcct{}
+	for i := 0; i < e.n; i++ {
 		if sh.acct != nil {
 			sh.acctAt[i] = &sh.acct[i]
 		} else {
