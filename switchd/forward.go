@@ -337,8 +337,8 @@ func (e *Engine) Enqueue(now int64, m *Meta, frame []byte, h Handle) bool {
 	q := &g.q[prio]
 	lossless := e.lossless&(1<<prio) != 0
 	// One shard: xoffPorts has bit i set exactly while port i holds a
-	// priority in XOFF.
-	if lossless && sh.acct == nil && sh.xoffPorts&(1<<(m.In&63)) != 0 {
+	// priority in XOFF (0, the common case, is tested first).
+	if lossless && sh.xoffPorts != 0 && sh.acct == nil && sh.xoffPorts&(1<<(m.In&63)) != 0 {
 		if ig := &e.eg[m.In]; ig.xoff&(1<<prio) != 0 {
 			ig.sinceXOFF[prio] += l
 		}
