@@ -139,7 +139,7 @@ func (s *sharedBuffer) admitLossless(g *ingressAcct, p uint8, l int64) bool {
 }
 
 // admitAdd is admitLossless, then add when it admits, in one pass over
-// ingress g's counts, for a shard that keeps them itself (one shard): it
+// ingress g's counts (the shard's own with several tx shards): it
 // reports whether the lossless frame of l bytes of priority p was admitted,
 // and whether p then calls for XOFF (shouldPause). The threshold is computed
 // only where admitLossless or add would read it, and shouldPause's at most

@@ -337,8 +337,8 @@ func (e *Engine) Enqueue(now int64, m *Meta, frame []byte, h Handle) bool {
 	q := &g.q[prio]
 	lossless := e.lossless&(1<<prio) != 0
 	// One shard: xoffPorts has bit i set exactly while port i holds a
-	// priority in XOFF.
-	if lossless && sh.acct == nil && sh.xoffPorts&(1<<(m.In&63)) != 0 {
+	// priority in XOFF (0, the common case, is tested first).
+	if lossless && sh.xoffPorts != 0 && sh.acct == nil && sh.xoffPorts&(1<<(m.In&63)) != 0 {
 		if ig := &e.eg[m.In]; ig.xoff&(1<<prio) != 0 {
 			ig.sinceXOFF[prio] += l
 		}
@@ -352,16 +352,12 @@ func (e *Engine) Enqueue(now int64, m *Meta, frame []byte, h Handle) bool {
 		e.traceDrop(now, g, m, frame)
 		return false
 	}
-	pause := false // one shard's shared buffer: admitAdd's call for XOFF
+	pause := false // shared buffer: admitAdd's call for XOFF
 	if sh.buf.on {
 		if lossless {
-			ok := false
-			if sh.acct == nil {
-				if ok = sh.admitInReserve(int(m.In), prio, l); !ok {
-					ok, pause = sh.buf.admitAdd(sh.acctAt[m.In], prio, l)
-				}
-			} else {
-				ok = sh.buf.admitLossless(e.acctOf(sh, int(m.In)), prio, l)
+			ok := sh.admitInReserve(int(m.In), prio, l)
+			if !ok {
+				ok, pause = sh.buf.admitAdd(e.acctOf(sh, int(m.In)), prio, l)
 			}
 			if !ok {
 				// Counted at the ingress port, whose counters the
@@ -404,14 +400,12 @@ func (e *Engine) Enqueue(now int64, m *Meta, frame []byte, h Handle) bool {
 	if lossless {
 		switch {
 		case pause:
-			// Counted at admission (one shard's shared buffer): the XOFF it
-			// called for goes out after the frame's enqueue and its trace
-			// record, as ingressAdd's would.
-			if ig := &e.eg[m.In]; ig.xoff&(1<<prio) == 0 {
-				e.setXOFF(now, ig, prio)
-			}
-		case sh.buf.on && sh.acct == nil: // counted at admission
-		case !sh.addInReserve(int(m.In), prio, l):
+			// Counted at admission (shared buffer): the XOFF it called for
+			// goes out after the frame's enqueue and its trace record, as
+			// ingressAdd's would.
+			e.pauseIngress(now, sh, int(m.In), prio)
+		case sh.buf.on: // counted at admission
+		default:
 			e.ingressAdd(now, sh, int(m.In), prio, l)
 		}
 	} else if sh.buf.on {

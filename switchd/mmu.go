@@ -74,36 +74,32 @@ func (e *Engine) receivePFC(now int64, g *egress, frame []byte) {
 // acctOf is the lossless count of ingress port in that shard sh keeps: the
 // port's own with one shard.
 func (e *Engine) acctOf(sh *txShard, in int) *ingressAcct {
-	return sh.acctAt[in]
+	return sh.acctAt[in&(MaxPorts-1)]
 }
 
 // ingressAdd counts l more bytes of lossless priority prio from port in inside
-// the switch (in shard sh: the frame's egress port's) and sends XOFF upstream
-// when they cross the threshold: the static xoff_bytes, or the shared
-// buffer's dynamic one. With several shards the shard's own count decides,
-// and the pause follows at once when the shard owns port in, else at the
-// next ServiceShard of port in's shard (syncPFC).
+// the switch (in shard sh: the frame's egress port's) with a static buffer,
+// and sends XOFF upstream when they cross xoff_bytes (pauseIngress). A
+// shared buffer's frames are counted at admission (admitInReserve, admitAdd).
 func (e *Engine) ingressAdd(now int64, sh *txShard, in int, prio uint8, l int64) {
 	a := e.acctOf(sh, in)
-	if buf := &sh.buf; buf.on {
-		// Within the reserve, no headroom in use and a threshold above 0
-		// (the common case under light load): buf.add keeps the frame in
-		// the reserve and shouldPause is false, so nothing more happens.
-		if nb := a.inBytes[prio] + l; nb <= buf.reserve && a.hdrmBytes[prio] == 0 && buf.pool-buf.used >= buf.minFree {
-			a.inBytes[prio] = nb
-			return
-		}
-		buf.add(a, prio, l)
-	} else if a.inBytes[prio] += l; a.inBytes[prio] <= e.xoffBytes {
-		return // shouldPause is false
+	if a.inBytes[prio] += l; a.inBytes[prio] > e.xoffBytes {
+		e.pauseIngress(now, sh, in, prio)
 	}
+}
+
+// pauseIngress acts on shard sh's count of lossless priority prio of ingress
+// port in calling for XOFF (shouldPause): with one shard, XOFF unless the
+// port is in it; with several, the shard's want of it, sent at once when sh
+// owns port in (else at the next ServiceShard of port in's shard, syncPFC).
+func (e *Engine) pauseIngress(now int64, sh *txShard, in int, prio uint8) {
 	if sh.acct == nil {
-		if g := &e.eg[in]; g.xoff&(1<<prio) == 0 && e.shouldPause(sh, a, prio) {
+		if g := &e.eg[in]; g.xoff&(1<<prio) == 0 {
 			e.setXOFF(now, g, prio)
 		}
 		return
 	}
-	if sh.xoff[in]&(1<<prio) == 0 && e.shouldPause(sh, a, prio) {
+	if sh.xoff[in]&(1<<prio) == 0 {
 		sh.xoff[in] |= 1 << prio
 		sh.xoffIn |= 1 << in
 		e.pfcWant[in].Or(1 << (8*sh.k + int(prio)))

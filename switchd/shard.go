@@ -55,35 +55,27 @@ type txShard struct {
 	xoff   []uint8
 	xoffIn uint64
 	// acctAt[i] is the count of ingress port i the shard keeps (acctOf):
-	// &acct[i] with several shards under PFC, the port's own otherwise.
-	acctAt []*ingressAcct
+	// &acct[i] with several shards under PFC, the port's own otherwise; an
+	// array indexed by a masked port, so that the per-frame look-up needs
+	// no bounds check.
+	acctAt [MaxPorts]*ingressAcct
 	// released[i] is what drainData's loop took off the queue it drains
 	// from ingress port i while port i held no priority in XOFF in this
 	// shard's view, counted off once after the loop (releaseBatch).
 	released [64]int64
 }
 
-// addInReserve counts a lossless frame of l bytes of priority prio from
-// ingress port in when that is all ingressAdd would do: a shared buffer, the
-// priority within its reserve after it, no headroom in use and a dynamic
-// threshold above 0 (then shouldPause is false). It reports whether it did;
-// the caller calls ingressAdd when not. Small enough to inline.
-func (sh *txShard) addInReserve(in int, prio uint8, l int64) bool {
-	a, b := sh.acctAt[in], &sh.buf
-	if nb := a.inBytes[prio] + l; b.on && nb <= b.reserve && a.hdrmBytes[prio] == 0 && b.pool-b.used >= b.minFree {
-		a.inBytes[prio] = nb
-		return true
-	}
-	return false
-}
-
-// admitInReserve is admitAdd's common case inlined for one shard: it admits
-// and counts a lossless frame when addInReserve would count it and it fits
-// the empty headroom (then admitLossless admits it and shouldPause is
-// false). When it reports false nothing was counted: the caller calls
-// admitAdd.
+// admitInReserve is admitAdd's common case, small enough to inline: it
+// admits and counts a lossless frame of l bytes of priority prio from
+// ingress port in (in the shard's count) when, after it, the priority is
+// within its reserve, no headroom is in use and the dynamic threshold is
+// above 0 (the free shared pool at least minFree), and the frame fits the
+// empty headroom: then admitLossless admits it, add puts it in the reserve
+// and shouldPause is false. When it reports false nothing was counted: the
+// caller calls admitAdd.
 func (sh *txShard) admitInReserve(in int, prio uint8, l int64) bool {
-	a, b := sh.acctAt[in], &sh.buf
+	a, b := sh.acctAt[in&(MaxPorts-1)], &sh.buf
+	prio &= wire.PFCPriorities - 1
 	if nb := a.inBytes[prio] + l; nb <= b.reserve && a.hdrmBytes[prio] == 0 && l <= a.headroom && b.pool-b.used >= b.minFree {
 		a.inBytes[prio] = nb
 		return true
@@ -93,8 +85,8 @@ func (sh *txShard) admitInReserve(in int, prio uint8, l int64) bool {
 
 // setAcctAt fills sh.acctAt (after sh.acct is made, or left nil).
 func (e *Engine) setAcctAt(sh *txShard) {
-	sh.acctAt = make([]*ingressAcct, e.n)
-	for i := range sh.acctAt {
+	sh.acctAt = [MaxPorts]*ingressAcct{}
+	for i := 0; i < e.n; i++ {
 		if sh.acct != nil {
 			sh.acctAt[i] = &sh.acct[i]
 		} else {

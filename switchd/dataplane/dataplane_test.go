@@ -251,19 +251,46 @@ var seedPcap = flag.String("seed-pcap", "", "`dir` for the frames BenchmarkForwa
 func BenchmarkForwardRTC(b *testing.B) {
 	for _, scheme := range []string{"none", "rocc", "hpcc", "dcqcn"} {
 		for _, size := range []int{64, 1500} {
-			b.Run(fmt.Sprintf("%s/%dB", scheme, size), func(b *testing.B) { benchForwardMode(b, scheme, size, 0, nil) })
+			b.Run(fmt.Sprintf("%s/%dB", scheme, size), func(b *testing.B) { benchForwardMode(b, scheme, size, benchMode{}) })
 		}
 	}
 }
 
 // BenchmarkForwardSharded is BenchmarkForwardRTC's traffic through the sharded
-// mode (a "+pfc" scheme with PFC on, every frame lossless): rx lcores that receive and classify (lcores 1 and 3 on CPU 1) and the
-// tx+CC lcore (lcore 2 on CPU 0), while the benchmark's goroutine sleeps. It
-// reports the switch's Mpps over wall time. With 1 rx lcore it uses both of
-// this machine's CPUs; more rx lcores than CPUs only share them.
+// mode (a "+pfc" scheme with PFC on, every frame lossless), on launched EAL
+// lcores with the daemon's pool cache as BenchmarkForwardRTC: "1rx", one rx
+// lcore that receives and classifies (lcore 1 on CPU 1) and one tx+CC lcore
+// (lcore 2 on CPU 0); "1rx2tx", the same rx lcore and two tx+CC lcores
+// (lcore 2 on CPU 0 with ports 0 and 2, lcore 3 on CPU 1 with ports 1 and 3,
+// sharing CPU 1 with the rx lcore: this machine has two). The benchmark's
+// goroutine sleeps meanwhile. It reports the switch's Mpps over wall time and
+// each side's busy time per packet (the tx side's summed over its lcores).
 func BenchmarkForwardSharded(b *testing.B) {
 	for _, scheme := range []string{"none", "dcqcn", "hpcc", "rocc", "none+pfc", "dcqcn+pfc"} {
-		b.Run(scheme+"/64B/1rx", func(b *testing.B) { benchForwardMode(b, scheme, 64, 1, nil) })
+		b.Run(scheme+"/64B/1rx", func(b *testing.B) { benchForwardMode(b, scheme, 64, benchMode{rx: 1, tx: 1}) })
+	}
+	for _, scheme := range []string{"none", "dcqcn", "none+pfc", "dcqcn+pfc"} {
+		b.Run(scheme+"/64B/1rx2tx", func(b *testing.B) { benchForwardMode(b, scheme, 64, benchMode{rx: 1, tx: 2}) })
+	}
+}
+
+// BenchmarkShardedTxSide is BenchmarkForwardSharded's traffic through the
+// sharded mode with 1 rx lcore and 1 or 2 tx+CC lcores, their loops polled in
+// turn on one launched lcore (lcore 1): each rx poll is followed by a poll of
+// every tx+CC lcore's loop (benchAlternated). The tx side's work is then the
+// same from run to run (no idle polls, no other loop on its CPU, the same
+// frames a poll), so that callgrind can count it (toggle-collect on
+// (*Switch).pollTx, which PollTxShard calls inlined): the deterministic
+// companion of BenchmarkForwardSharded's tx busy time. It reports the tx
+// side's thread CPU time per packet, net of the clock's reading, and
+// packets per tx poll.
+func BenchmarkShardedTxSide(b *testing.B) {
+	for _, scheme := range []string{"none", "none+pfc", "dcqcn", "dcqcn+pfc"} {
+		for _, tx := range []int{1, 2} {
+			b.Run(fmt.Sprintf("%s/64B/%dtx", scheme, tx), func(b *testing.B) {
+				benchForwardMode(b, scheme, 64, benchMode{rx: 1, tx: tx, alternate: true})
+			})
+		}
 	}
 }
 
@@ -283,7 +310,7 @@ func BenchmarkForwardRTCScraped(b *testing.B) {
 	if ScrapeStorm == nil {
 		b.Skip("no ScrapeStorm")
 	}
-	benchForwardMode(b, "none", 64, 0, ScrapeStorm)
+	benchForwardMode(b, "none", 64, benchMode{storm: ScrapeStorm})
 }
 
 // startRings starts the four looping net_ring vdevs on mp; stop stops them
@@ -307,12 +334,22 @@ func startRings(tb testing.TB, mp *dpdk.Mempool) (ports []port.Port, stop func()
 	return ports, stop
 }
 
-// benchForwardMode runs the looping benchmark in rtc mode (rxLcores 0) or in
-// the sharded mode, on launched lcores with the daemon's pool cache; in rtc
-// mode with a storm, polled by the benchmark's goroutine, half the polls
-// under it (benchStormed).
-func benchForwardMode(b *testing.B, scheme string, size, rxLcores int, storm func(testing.TB, *switchd.Engine, *Switch) func() (uint64, uint64)) {
-	mp := newCachedPool(b, fmt.Sprintf("bench_%s_%d_%d", scheme, size, rxLcores), 8191, daemonCache)
+// benchMode is how benchForwardMode runs the switch: rtc mode (rx 0), or the
+// sharded mode with rx rx lcores and tx tx+CC lcores; alternate: the sharded
+// mode's loops polled in turn on one lcore (benchAlternated); storm: rtc
+// mode polled by the benchmark's goroutine, half the polls under the storm
+// (benchStormed).
+type benchMode struct {
+	rx, tx    int
+	alternate bool
+	storm     func(testing.TB, *switchd.Engine, *Switch) func() (uint64, uint64)
+}
+
+// benchForwardMode runs the looping benchmark as m says, on launched lcores
+// with the daemon's pool cache (but with a storm).
+func benchForwardMode(b *testing.B, scheme string, size int, m benchMode) {
+	rxLcores, txLcores, storm := m.rx, m.tx, m.storm
+	mp := newCachedPool(b, fmt.Sprintf("bench_%s_%d_%d_%d", scheme, size, rxLcores, txLcores), 8191, daemonCache)
 	ports, stop := startRings(b, mp)
 	defer stop()
 	scheme, pfc := strings.CutSuffix(scheme, "+pfc")
@@ -335,7 +372,7 @@ func benchForwardMode(b *testing.B, scheme string, size, rxLcores int, storm fun
 		b.Fatal(err)
 	}
 	// Rings that hold every seeded frame: the first poll receives them all.
-	s, err := New(eng, ports, mp, Config{Name: fmt.Sprintf("b%s%d_%d", scheme, size, rxLcores), RxLcores: rxLcores, RingSize: 4096})
+	s, err := New(eng, ports, mp, Config{Name: fmt.Sprintf("b%s%d_%d_%d", scheme, size, rxLcores, txLcores), RxLcores: rxLcores, TxLcores: txLcores, RingSize: 4096})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -374,8 +411,12 @@ func benchForwardMode(b *testing.B, scheme string, size, rxLcores int, storm fun
 		}
 	}
 	clock := lcore.NewTSCClock(dpdk.TSCHz())
-	if rxLcores > 0 {
-		benchLaunched(b, s, clock, rxLcores)
+	switch {
+	case m.alternate:
+		benchAlternated(b, s, clock, rxLcores, max(txLcores, 1))
+		return
+	case rxLcores > 0:
+		benchLaunched(b, s, clock, rxLcores, max(txLcores, 1))
 		return
 	}
 	if storm != nil {
@@ -437,27 +478,7 @@ func benchRTC(b *testing.B, s *Switch, clock *lcore.TSCClock) {
 		}
 		return 0
 	}
-	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0)) // Launch raises it
-	g := lcore.NewGroup()
-	if err := g.Launch(id, "switch-rtc", poll); err != nil {
-		b.Fatal(err)
-	}
-	// A panicking loop stops the group (its polls never finish).
-	wait := func(f *atomic.Bool) {
-		for !f.Load() && !g.Stopped() {
-			time.Sleep(time.Millisecond)
-		}
-	}
-	wait(&warmed)
-	before := eng.Snapshot()
-	b.ReportAllocs()
-	b.ResetTimer()
-	start.Store(true)
-	wait(&measured)
-	b.StopTimer()
-	if stopLoops(b, g); polls < warm+b.N {
-		b.Fatal("the rtc loop stopped before its polls were done")
-	}
+	before := launchMeasured(b, eng, id, "switch-rtc", poll, &start, &warmed, &measured)
 	after := eng.Snapshot()
 	el, cpu := time.Duration(t1-t0), cpu1-cpu0
 	// Data packets forwarded: the frames sent less the feedback the CPs
@@ -477,6 +498,109 @@ func benchRTC(b *testing.B, s *Switch, clock *lcore.TSCClock) {
 	// CPU time per packet leaves out the time other processes held the core
 	// (see cpuclock.Thread): the steadier figure on a shared machine.
 	b.ReportMetric(float64(cpu.Nanoseconds())/float64(pk), "cpu-ns/pkt")
+}
+
+// benchAlternated polls the sharded mode's loops in turn on one launched
+// lcore (lcore 1): each of b.N measured rounds polls every rx lcore's loop,
+// then every tx+CC lcore's, after 1000 rounds to warm up. It reports Mpps,
+// the tx side's CPU time per packet (its polls' thread CPU time less the
+// clock's own reading, taken once at the start) and packets per tx poll.
+func benchAlternated(b *testing.B, s *Switch, clock *lcore.TSCClock, rxLcores, txLcores int) {
+	eng := s.Engine()
+	const warm = 1000
+	var (
+		start, warmed, measured atomic.Bool
+		rounds                  int
+		t0, t1                  int64
+		txCPU, clockNs          time.Duration
+	)
+	round := func(timed bool) {
+		for k := 0; k < rxLcores; k++ {
+			s.PollShard(k, clock.Now())
+		}
+		for k := 0; k < txLcores; k++ {
+			if !timed {
+				s.PollTxShard(k, clock.Now())
+				continue
+			}
+			c0 := cpuclock.Thread()
+			s.PollTxShard(k, clock.Now())
+			txCPU += cpuclock.Thread() - c0
+		}
+	}
+	poll := func() int {
+		switch {
+		case rounds < warm:
+			if rounds++; rounds == 1 {
+				const reads = 1000
+				c0 := cpuclock.Thread()
+				for i := 0; i < reads; i++ {
+					cpuclock.Thread()
+				}
+				clockNs = (cpuclock.Thread() - c0) / (reads + 1)
+			}
+			round(false)
+			if rounds == warm {
+				eng.PublishEgress()
+				warmed.Store(true)
+			}
+			return 1
+		case rounds == warm && !start.Load():
+			return 0
+		case rounds < warm+b.N:
+			if rounds == warm {
+				t0 = clock.Now()
+			}
+			rounds++
+			round(true)
+			if rounds == warm+b.N {
+				t1 = clock.Now()
+				eng.PublishEgress()
+				measured.Store(true)
+			}
+			return 1
+		}
+		return 0
+	}
+	before := launchMeasured(b, eng, 1, "switch-alternated", poll, &start, &warmed, &measured)
+	var pk uint64
+	for j, a := range eng.Snapshot().Ports {
+		pk += a.TxPackets - before.Ports[j].TxPackets
+	}
+	pk = max(pk, 1)
+	b.ReportMetric(float64(pk)/time.Duration(t1-t0).Seconds()/1e6, "Mpps")
+	b.ReportMetric(float64(pk)/float64(b.N*txLcores), "pkts/tx-poll")
+	net := txCPU - time.Duration(b.N*txLcores)*clockNs
+	b.ReportMetric(float64(net.Nanoseconds())/float64(pk), "tx-cpu-ns/pkt")
+}
+
+// launchMeasured runs a benchmark's loop, poll, on lcore id: poll warms up
+// and sets warmed, then waits for start, and sets measured after its b.N
+// measured polls, which the benchmark's timer spans. It returns the
+// engine's counters as they were before the measured polls.
+func launchMeasured(b *testing.B, eng *switchd.Engine, id uint, name string, poll func() int, start, warmed, measured *atomic.Bool) switchd.Snapshot {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0)) // Launch raises it
+	g := lcore.NewGroup()
+	if err := g.Launch(id, name, poll); err != nil {
+		b.Fatal(err)
+	}
+	// A panicking loop stops the group (its polls never finish).
+	wait := func(f *atomic.Bool) {
+		for !f.Load() && !g.Stopped() {
+			time.Sleep(time.Millisecond)
+		}
+	}
+	wait(warmed)
+	before := eng.Snapshot()
+	b.ReportAllocs()
+	b.ResetTimer()
+	start.Store(true)
+	wait(measured)
+	b.StopTimer()
+	if stopLoops(b, g); !measured.Load() {
+		b.Fatalf("%s stopped before its polls were done", name)
+	}
+	return before
 }
 
 // benchStormed polls s b.N times in eight phases, half of them under a storm
@@ -561,11 +685,13 @@ func processCPU() time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
-// benchLaunched runs s's sharded loops on lcores 1..rxLcores+1 for b.N
-// microseconds of wall time and reports the switch's Mpps.
-func benchLaunched(b *testing.B, s *Switch, clock *lcore.TSCClock, rxLcores int) {
+// benchLaunched runs s's sharded loops, rxLcores rx lcores and txLcores
+// tx+CC lcores on lcores 1..rxLcores+txLcores, for b.N microseconds of wall
+// time and reports the switch's Mpps and each side's busy time per packet
+// (the tx side's summed over its lcores: what a packet costs there).
+func benchLaunched(b *testing.B, s *Switch, clock *lcore.TSCClock, rxLcores, txLcores int) {
 	var ids []uint
-	for k := 0; k <= rxLcores; k++ {
+	for k := 0; k < rxLcores+txLcores; k++ {
 		ids = append(ids, uint(1+k))
 	}
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0)) // Launch raises it
@@ -573,8 +699,14 @@ func benchLaunched(b *testing.B, s *Switch, clock *lcore.TSCClock, rxLcores int)
 	// The loops Launch would start, each summing the TSC time of its polls
 	// that found work (busy polls: the loops busy-poll, so their CPU time
 	// counts idle polls too), so that each side's cost per packet is known.
+	// With -sharded-cpu each loop also sums its thread's CPU time over those
+	// polls and counts them: each costs one reading of the thread's clock (a
+	// system call), which clockNs[k], the loop's own reading of that cost at
+	// its first poll, lets the report take off.
 	busyTSC := make([]atomic.Uint64, len(ids))
 	busyCPU := make([]atomic.Int64, len(ids))
+	busyPolls := make([]atomic.Int64, len(ids))
+	clockNs := make([]atomic.Int64, len(ids))
 	for k, id := range ids {
 		poll := func() int { return s.PollShard(k, clock.Now()) }
 		name := fmt.Sprintf("switch-rx%d", k)
@@ -592,11 +724,20 @@ func benchLaunched(b *testing.B, s *Switch, clock *lcore.TSCClock, rxLcores int)
 		}
 		if *shardedCPU {
 			timed = func() int {
+				if clockNs[k].Load() == 0 {
+					const reads = 1000
+					c0 := cpuclock.Thread()
+					for i := 0; i < reads; i++ {
+						cpuclock.Thread()
+					}
+					clockNs[k].Store(max(int64(cpuclock.Thread()-c0)/(reads+1), 1))
+				}
 				t0, c0 := clock.TSC(), cpuclock.Thread()
 				n := poll()
 				if n > 0 {
 					busyTSC[k].Add(clock.TSC() - t0)
 					busyCPU[k].Add(int64(cpuclock.Thread() - c0))
+					busyPolls[k].Add(1)
 				}
 				return n
 			}
@@ -615,23 +756,17 @@ func benchLaunched(b *testing.B, s *Switch, clock *lcore.TSCClock, rxLcores int)
 	}
 	time.Sleep(50 * time.Millisecond) // warm up; counters publish every ms
 	b.ResetTimer()
-	cpuAt := func() []uint64 {
-		c := make([]uint64, len(busyTSC))
-		for k := range busyTSC {
-			c[k] = busyTSC[k].Load()
+	type reading struct{ tsc, cpu, polls []int64 }
+	read := func() reading {
+		r := reading{make([]int64, len(ids)), make([]int64, len(ids)), make([]int64, len(ids))}
+		for k := range ids {
+			r.tsc[k], r.cpu[k], r.polls[k] = int64(busyTSC[k].Load()), busyCPU[k].Load(), busyPolls[k].Load()
 		}
-		return c
+		return r
 	}
-	threadAt := func() []int64 {
-		c := make([]int64, len(busyCPU))
-		for k := range busyCPU {
-			c[k] = busyCPU[k].Load()
-		}
-		return c
-	}
-	before, start, cpu0, th0 := txPackets(), time.Now(), cpuAt(), threadAt()
+	before, start, r0 := txPackets(), time.Now(), read()
 	time.Sleep(time.Duration(b.N) * time.Microsecond)
-	pk, el, cpu1, th1 := txPackets()-before, time.Since(start), cpuAt(), threadAt()
+	pk, el, r1 := txPackets()-before, time.Since(start), read()
 	b.StopTimer()
 	g.Stop()
 	for _, st := range g.Wait() {
@@ -651,17 +786,32 @@ func benchLaunched(b *testing.B, s *Switch, clock *lcore.TSCClock, rxLcores int)
 		b.Logf("PFC: %d XOFF and %d XON frames sent", xoff, xon)
 	}
 	b.ReportMetric(float64(pk)/el.Seconds()/1e6, "Mpps")
-	// Each side's busy time per packet (the tx lcore's: enqueue, CP,
+	// Each side's busy time per packet (the tx side's: enqueue, CP,
 	// shaping, transmit), wall time of its polls that found work: on a
 	// shared machine it includes whatever preempted them.
-	perPkt := func(k int) float64 {
-		return float64(cpu1[k]-cpu0[k]) * 1e9 / float64(dpdk.TSCHz()) / float64(max(pk, 1))
+	perPkt := func(v func(k int) float64, from, to int) float64 {
+		var sum float64
+		for k := from; k < to; k++ {
+			sum += v(k)
+		}
+		return sum / float64(max(pk, 1))
 	}
-	b.ReportMetric(perPkt(0), "rx-busy-ns/pkt")
-	b.ReportMetric(perPkt(rxLcores), "tx-busy-ns/pkt")
+	rx, tx, all := 0, rxLcores, rxLcores+txLcores
+	tscNs := func(k int) float64 { return float64(r1.tsc[k]-r0.tsc[k]) * 1e9 / float64(dpdk.TSCHz()) }
+	b.ReportMetric(perPkt(tscNs, rx, tx), "rx-busy-ns/pkt")
+	b.ReportMetric(perPkt(tscNs, tx, all), "tx-busy-ns/pkt")
 	if *shardedCPU {
-		b.ReportMetric(float64(th1[0]-th0[0])/float64(max(pk, 1)), "rx-cpu-ns/pkt")
-		b.ReportMetric(float64(th1[rxLcores]-th0[rxLcores])/float64(max(pk, 1)), "tx-cpu-ns/pkt")
+		cpuNs := func(k int) float64 { return float64(r1.cpu[k] - r0.cpu[k]) }
+		clk := func(k int) float64 { return float64((r1.polls[k] - r0.polls[k]) * clockNs[k].Load()) }
+		b.ReportMetric(perPkt(cpuNs, rx, tx), "rx-cpu-ns/pkt")
+		b.ReportMetric(perPkt(cpuNs, tx, all), "tx-cpu-ns/pkt")
+		// The clock's share of tx-cpu-ns/pkt: one reading per busy poll.
+		b.ReportMetric(perPkt(clk, tx, all), "tx-clock-ns/pkt")
+		var polls int64
+		for k := tx; k < all; k++ {
+			polls += r1.polls[k] - r0.polls[k]
+		}
+		b.ReportMetric(float64(pk)/float64(max(polls, 1)), "pkts/tx-poll")
 	}
 }
 

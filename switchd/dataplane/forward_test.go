@@ -236,7 +236,8 @@ func TestRoCCFeedbackThroughMbufs(t *testing.T) {
 // host 3 lets port 3 drain, an XON; host 3 gets every frame; nothing is
 // dropped and no port is left in XOFF.
 //
-// Host 3's pause makes the test a sequence of conditions: without it, the
+// Host 3's pause, applied before the senders start, makes the test a
+// sequence of conditions: without it, the
 // queue built and drained within ~13 ms, and on this machine's two CPUs,
 // where five threads busy-poll, a tx lcore off its CPU for that long saw the
 // count above XOFF and back below XON without running in between, and sent
@@ -283,6 +284,18 @@ func TestShardedPFCIncast(t *testing.T) {
 		}
 	}
 	pause3(0xffff)
+	// The senders start once port 3 is paused. Host 3's pause reaches port
+	// 3's tx lcore through another rx lcore than the data does: sent at
+	// once, it could come after every frame had gone through (with the
+	// lcores sharing two busy CPUs), leaving a sender without an XOFF for
+	// good while port 1's, held by the renewed pauses, never resumed.
+	deadline := time.Now().Add(30 * time.Second)
+	for eng.Snapshot().Ports[3].PausesRecv == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("port 3 never applied host 3's pause")
+		}
+		time.Sleep(time.Millisecond)
+	}
 	const per = 100 // ~100 KB from each sender
 	for src := 0; src < 3; src++ {
 		send(t, mp, hosts[src], src, 3, per, 1000)
@@ -295,7 +308,6 @@ func TestShardedPFCIncast(t *testing.T) {
 	// Bounded waits on conditions: every sender paused (host 3 renews its
 	// pause every 20 ms meanwhile), then, with port 3 let go, every frame at
 	// host 3 and every sender resumed.
-	deadline := time.Now().Add(30 * time.Second)
 	paused, renew := false, time.Now().Add(20*time.Millisecond)
 	done := func() bool {
 		if !paused {
