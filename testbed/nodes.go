@@ -633,7 +633,7 @@ func (e *Experiment) inventoryTemplate(sw nodeVals, hosts []nodeVals) []byte {
 #   ccbed_lcores          lcores: switch 3 (pipeline) or 1 (rtc); host 2 (rx, tx) or 1
 #   ccbed_tx_lcores       switch, sharded mode: the last this many of ccbed_lcores
 #                         are tx+CC lcores, the others rx lcores (e.g. 6 lcores,
-#                         2 tx: 4 rx); more than 1 needs PFC off
+#                         2 tx: 4 rx); with PFC on, at most 8
 #   ccbed_dir             work directory on the node (default /tmp/ccbed-%s)
 `, e.Experiment.Name, Placeholder, e.Experiment.Name)
 	b.WriteString("\n[switch]\n")

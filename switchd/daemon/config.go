@@ -51,7 +51,7 @@ type SwitchConfig struct {
 	Lcores []uint `toml:"lcores"`
 	// TxLcores is the sharded mode's number of tx+CC lcores, egress port i
 	// served by the (i mod TxLcores)-th: 1 by default, at most one per port.
-	// More than one needs PFC off (switchd.Engine.ShardTx).
+	// With PFC on, at most switchd.MaxPFCShards (8) (switchd.Engine.ShardTx).
 	TxLcores int `toml:"tx_lcores"`
 	// EALArgs are extra EAL arguments of cmd/switchd (e.g. "--no-huge", "-m",
 	// "512"). The daemon adds --vdev for vdev ports and -a for PCI ports.
