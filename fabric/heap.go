@@ -41,7 +41,8 @@ const (
 	ringSize  = 1 << ringBits
 	ringMask  = ringSize - 1
 	ringWords = ringSize / 64
-	offRing   = -2 // slot.prev of an entry not in the ring
+	offRing   = -2 // slot.prev of an entry not in the agenda
+	inFar     = -3 // slot.prev of an entry in far
 )
 
 // agenda is the driver's event list over entries 0 .. n-1, each in it at
@@ -77,19 +78,22 @@ type agenda struct {
 	head  [ringSize]int32 // first entry of each bucket, -1 when empty
 }
 
-// slot is an entry's place in the ring: its key, and its neighbours in its
-// bucket's list (prev -1 for the first, offRing when the entry is not in
-// the ring).
+// slot is an entry's place: in the ring, its key and its neighbours in its
+// bucket's list (prev -1 for the first); in far, prev inFar and next its
+// position in far's heap; prev offRing when the entry is in neither.
 type slot struct {
 	key        uint64
 	next, prev int32
 }
 
-func newAgenda(n int) *agenda {
-	a := &agenda{slots: make([]slot, n), far: newHeap4(n)}
+// newAgenda is an agenda over entries 0 .. n-1, of which at most own are
+// ever in it at once (an lp's nodes and the wires into them).
+func newAgenda(n, own int) *agenda {
+	a := &agenda{slots: make([]slot, n)}
 	for i := range a.slots {
 		a.slots[i].prev = offRing
 	}
+	a.far = heap4{heap: make([]uint64, 0, own), slots: a.slots}
 	for i := range a.head {
 		a.head[i] = -1
 	}
@@ -110,7 +114,7 @@ func (a *agenda) at(t int64) { a.base = max(a.base, t) }
 func (a *agenda) set(id int, t int64) {
 	k := entryKey(t, id)
 	s := &a.slots[id]
-	if s.prev == offRing || uint64(t-a.base) >= ringSize {
+	if s.prev < -1 || uint64(t-a.base) >= ringSize {
 		a.setSlow(id, t, k)
 		return
 	}
@@ -148,20 +152,21 @@ func (a *agenda) set(id int, t int64) {
 // setSlow is set for an entry that is not in the ring or is to leave it.
 func (a *agenda) setSlow(id int, t int64, k uint64) {
 	s := &a.slots[id]
-	switch {
-	case s.prev != offRing:
-		a.unlink(s)
-	case a.far.pos[id] >= 0:
-		if uint64(t-a.base) >= ringSize {
+	inRing := uint64(t-a.base) < ringSize
+	switch s.prev {
+	case offRing:
+		a.n++
+	case inFar:
+		if !inRing {
 			a.far.set(id, k)
 			a.early += int64(b2i(t < a.base))
 			return
 		}
 		a.far.remove(id)
 	default:
-		a.n++
+		a.unlink(s)
 	}
-	if uint64(t-a.base) < ringSize {
+	if inRing {
 		a.link(int32(id), s, k)
 		return
 	}
@@ -178,13 +183,15 @@ func b2i(b bool) int {
 
 // remove takes entry id out of the agenda (no-op when absent).
 func (a *agenda) remove(id int) {
-	if s := &a.slots[id]; s.prev != offRing {
-		a.unlink(s)
-		a.n--
-	} else if a.far.pos[id] >= 0 {
+	switch s := &a.slots[id]; s.prev {
+	case offRing:
+		return
+	case inFar:
 		a.far.remove(id)
-		a.n--
+	default:
+		a.unlink(s)
 	}
+	a.n--
 }
 
 // top is the earliest entry and its key; the caller checked len.
@@ -287,34 +294,30 @@ func (a *agenda) unmark(b int) {
 	}
 }
 
-// heap4 is an indexed 4-ary min-heap of keys of entries 0 .. n-1: each
-// entry is in it at most once, and moving an entry's key is one sift (no
-// stale entries to skip). The heap holds keys alone (an entry's index is
-// the key's low bits), so a sift compares without following an index, a
-// parent's four children are 32 bytes, and the smallest of them is found by
-// a tree of three compares with no loop. Nothing allocates after newHeap4.
+// heap4 is an indexed 4-ary min-heap of keys of entries 0 .. n-1 (the
+// agenda's far): each entry is in it at most once, and moving an entry's
+// key is one sift (no stale entries to skip). The heap holds keys alone (an
+// entry's index is the key's low bits), so a sift compares without
+// following an index, a parent's four children are 32 bytes, and the
+// smallest of them is found by a tree of three compares with no loop. An
+// entry's position is in its agenda slot (next, while prev is inFar).
+// Nothing allocates while the heap holds no more entries than its capacity.
 type heap4 struct {
-	heap []uint64
-	pos  []int32 // position of each entry in heap, -1 when absent
-}
-
-func newHeap4(n int) heap4 {
-	h := heap4{heap: make([]uint64, 0, n), pos: make([]int32, n)}
-	for i := range h.pos {
-		h.pos[i] = -1
-	}
-	return h
+	heap  []uint64
+	slots []slot
 }
 
 // set puts entry id at key k (whose low bits are id), inserting it or
 // moving it.
 func (a *heap4) set(id int, k uint64) {
-	p := a.pos[id]
-	if p < 0 {
+	s := &a.slots[id]
+	if s.prev != inFar {
+		s.prev = inFar
 		a.heap = append(a.heap, 0)
 		a.up(len(a.heap)-1, k)
 		return
 	}
+	p := s.next
 	old := a.heap[p]
 	if k < old {
 		a.up(int(p), k)
@@ -323,13 +326,11 @@ func (a *heap4) set(id int, k uint64) {
 	}
 }
 
-// remove takes entry id out of the heap (no-op when absent).
+// remove takes entry id, which is in the heap, out of it.
 func (a *heap4) remove(id int) {
-	p := a.pos[id]
-	if p < 0 {
-		return
-	}
-	a.pos[id] = -1
+	s := &a.slots[id]
+	p := s.next
+	s.prev, s.next = offRing, -1
 	n := len(a.heap) - 1
 	last := a.heap[n]
 	a.heap = a.heap[:n]
@@ -337,7 +338,7 @@ func (a *heap4) remove(id int) {
 		return
 	}
 	a.down(int(p), last)
-	a.up(int(a.pos[keyID(last)]), last)
+	a.up(int(a.slots[keyID(last)].next), last)
 }
 
 // up places key k at i or above.
@@ -349,11 +350,11 @@ func (a *heap4) up(i int, k uint64) {
 			break
 		}
 		a.heap[i] = pk
-		a.pos[keyID(pk)] = int32(i)
+		a.slots[keyID(pk)].next = int32(i)
 		i = p
 	}
 	a.heap[i] = k
-	a.pos[keyID(k)] = int32(i)
+	a.slots[keyID(k)].next = int32(i)
 }
 
 // down places key k at i or below.
@@ -395,9 +396,9 @@ func (a *heap4) down(i int, k uint64) {
 			break
 		}
 		h[i] = mk
-		a.pos[keyID(mk)] = int32(i)
+		a.slots[keyID(mk)].next = int32(i)
 		i = m
 	}
 	h[i] = k
-	a.pos[keyID(k)] = int32(i)
+	a.slots[keyID(k)].next = int32(i)
 }

@@ -52,7 +52,7 @@ func TestAgendaMatchesScan(t *testing.T) {
 	for _, c := range cases {
 		for _, n := range []int{1, 2, 4, 5, 17, 64, 530} {
 			rng := rand.New(rand.NewPCG(uint64(n), uint64(c.mode)+7))
-			a, ref := newAgenda(n), refAgenda{}
+			a, ref := newAgenda(n, n), refAgenda{}
 			span := c.span
 			if span == 0 {
 				span = int64(2 * n)
@@ -141,60 +141,25 @@ func AgendaEarly(v *Virtual) int64 {
 	return n
 }
 
-// agendaOffsets are the offsets from the base of the agenda sets in 1 ms of
-// the 128-host leaf-spine (configs/experiments/leafspine-websearch-virtual.toml,
-// 3.10 M sets): count[i] sets were i + 1 binary orders of magnitude ahead
-// (offsets in [2^i, 2^(i+1)) ns, the first row also 0), the last five beyond the
-// ring (timers, flow starts).
-var agendaOffsets = []int64{30_225, 57_951, 104_919, 321_582, 231_044, 347_123, 1_166_206,
-	290_498, 120_611, 31_175, 6_869, 10_113, 21_280, 41_474, 77_824, 132_347, 110_758}
-
 // BenchmarkAgendaHold is the driver's pattern: take the top entry, move the
-// base to its time, and move it later by a delay uniform in 1 .. 2000 ns,
-// with 528 entries (the 128-host leaf-spine's nodes and link directions).
+// base to its time, and move it later, with 528 entries (the 128-host
+// leaf-spine's nodes and link directions).
 func BenchmarkAgendaHold(b *testing.B) {
-	delays := make([]int64, 1024)
-	rng := rand.New(rand.NewPCG(3, 4))
-	for i := range delays {
-		delays[i] = 1 + rng.Int64N(2000)
-	}
-	benchmarkHold(b, delays)
-}
-
-// BenchmarkAgendaLeafSpine is BenchmarkAgendaHold with the delays drawn as
-// the 128-host leaf-spine's sets are (agendaOffsets): nine in ten within
-// 512 ns, one in eight beyond the ring.
-func BenchmarkAgendaLeafSpine(b *testing.B) {
-	var total int64
-	for _, c := range agendaOffsets {
-		total += c
-	}
-	delays := make([]int64, 4096)
-	rng := rand.New(rand.NewPCG(3, 4))
-	for i := range delays {
-		r := rng.Int64N(total)
-		o := 0
-		for ; r >= agendaOffsets[o]; o++ {
-			r -= agendaOffsets[o]
-		}
-		delays[i] = 1<<o + rng.Int64N(1<<o)
-	}
-	benchmarkHold(b, delays)
-}
-
-func benchmarkHold(b *testing.B, delays []int64) {
 	const n = 528
 	rng := rand.New(rand.NewPCG(1, 2))
-	a := newAgenda(n)
+	a := newAgenda(n, n)
 	for id := range n {
 		a.set(id, rng.Int64N(1000))
 	}
-	mask := len(delays) - 1
+	delays := make([]int64, 1024)
+	for i := range delays {
+		delays[i] = 1 + rng.Int64N(2000)
+	}
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := range b.N {
 		id, k := a.top()
 		a.at(keyTime(k))
-		a.set(id, keyTime(k)+delays[i&mask])
+		a.set(id, keyTime(k)+delays[i&1023])
 	}
 }
