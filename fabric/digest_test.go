@@ -112,6 +112,9 @@ func engineDigest(t *testing.T, spec *fabric.Spec, endNs int64, capture bool, pa
 	if err := v.Run(context.Background(), endNs, nil); err != nil {
 		t.Fatal(err)
 	}
+	if n := fabric.AgendaEarly(v); n != 0 {
+		t.Errorf("the driver set %d agenda entries before the event being run", n)
+	}
 	files, err := v.CloseCapture()
 	if err != nil {
 		t.Fatal(err)

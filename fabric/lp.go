@@ -63,6 +63,7 @@ func (p *lp) schedule(n int) {
 // the first frame in flight on wire id - len(nodes), which its node
 // receives and answers at once.
 func (p *lp) step(id int) {
+	p.agenda.at(p.now)
 	nn := len(p.nodes)
 	if id < nn {
 		p.transmit(id)

@@ -197,9 +197,16 @@ func (v *Virtual) SetParallel(c Parallel) error {
 	}
 	r := &parallel{v: v, lookaheadNs: MaxTimeNs}
 	nn, nw := len(v.nodes), len(v.wires)
-	for range nparts {
+	own := make([]int, nparts) // a partition's agenda entries: its nodes and the wires into them
+	for n := range v.nodes {
+		own[of[n]]++
+	}
+	for i := range v.wires {
+		own[of[v.wires[i].to]]++
+	}
+	for i := range nparts {
 		r.parts = append(r.parts, &part{lp: lp{nodes: v.nodes, wires: v.wires, faults: v.faults, portBase: v.portBase,
-			frames: newFrameStoreChunks(v.frames.room, partitionChunkShift), agenda: newAgenda(nn + nw), out: make([]node.Tx, len(v.out))}})
+			frames: newFrameStoreChunks(v.frames.room, partitionChunkShift), agenda: newAgenda(nn+nw, own[i]), out: make([]node.Tx, len(v.out))}})
 	}
 	// Every node's buffers come from its partition's store from now on.
 	for i, hn := range v.hostNodes {

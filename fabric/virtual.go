@@ -140,7 +140,7 @@ func NewVirtual(p *Plan) (*Virtual, error) {
 	if p.Spec != nil {
 		v.setFailures(&p.Spec.Failures, p.Spec.Seed)
 	}
-	v.agenda = newAgenda(len(v.nodes) + len(v.wires))
+	v.agenda = newAgenda(len(v.nodes)+len(v.wires), len(v.nodes)+len(v.wires))
 	for n := range v.nodes {
 		v.schedule(n)
 	}
