@@ -3,6 +3,7 @@ package config
 import (
 	"bufio"
 	"fmt"
+	"math"
 	"os"
 	"strconv"
 	"strings"
@@ -88,3 +89,12 @@ var memTotal = sync.OnceValue(func() int64 {
 	}
 	return total
 })
+
+// UsToNs is us, a time a file gives in microseconds (finite and in range:
+// Time), in whole nanoseconds, rounded to the nearest. It inverts NsToUs
+// exactly for every time below 2^51 ns (26 days): a spec written to a file
+// and read back keeps its times.
+func UsToNs(us float64) int64 { return int64(math.Round(us * 1e3)) }
+
+// NsToUs is ns in microseconds, the unit files give times in.
+func NsToUs(ns int64) float64 { return float64(ns) / 1e3 }

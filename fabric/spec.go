@@ -455,19 +455,20 @@ func (s *Spec) Plan() (*Plan, error) {
 	if p.BaseRTTNs == 0 {
 		p.BaseRTTNs = t.maxBaseRTT(s.MTU + s.vlanLen()) // a tagged frame is 4 bytes longer
 	}
-	baseUs := float64(p.BaseRTTNs) / 1e3
 	slowest := math.Inf(1)
 	for h := range t.Hosts {
 		_, _, d := t.Peer(h, 0)
 		slowest = math.Min(slowest, d.Bps)
 	}
-	worstUs := 2*(baseUs+float64(s.queueBound())*8e6/slowest) + 100
-	rtoUs, nakUs := worstUs, worstUs
+	// The worst round trip the topology allows: 2 x (base RTT + a full
+	// buffer's drain at the slowest link) + 100 us.
+	worstNs := int64(2*(float64(p.BaseRTTNs)+float64(s.queueBound())*8e9/slowest) + 100e3)
+	rtoNs, nakNs := worstNs, worstNs
 	if s.RTONs > 0 {
-		rtoUs = float64(s.RTONs) / 1e3
+		rtoNs = s.RTONs
 	}
 	if s.NakIntervalNs > 0 {
-		nakUs = float64(s.NakIntervalNs) / 1e3
+		nakNs = s.NakIntervalNs
 	}
 
 	rt := t.routing()
@@ -543,10 +544,10 @@ func (s *Spec) Plan() (*Plan, error) {
 		c := hostd.Spec{
 			Name: hs.Name, IP: hs.IP, MAC: wire.MAC(hs.MAC),
 			GatewayMAC: wire.MAC(t.Switches[peer-nh].PortMACs[peerPort]),
-			LinkGbps:   out.Bps / 1e9, MTUBytes: s.MTU, BaseRTTUs: baseUs,
+			LinkGbps:   out.Bps / 1e9, MTUBytes: s.MTU, BaseRTTNs: p.BaseRTTNs,
 			Scheme: s.Scheme, ExpectedFlows: s.ExpectedFlows,
-			AckEvery: s.AckEvery, RTOUs: rtoUs, NakIntervalUs: nakUs,
-			SampleUs: float64(s.SampleNs) / 1e3, Seed: s.Seed,
+			AckEvery: s.AckEvery, RTONs: rtoNs, NakIntervalNs: nakNs,
+			SampleNs: s.SampleNs, Seed: s.Seed,
 			// MaxRxFlows stays hostd's default (65,536): the receiver's
 			// tables grow from 16 by use, and a receiver keeps each flow
 			// 4 RTOs after its end (a resend of its tail must find it), so
@@ -596,7 +597,7 @@ func (s *Spec) Plan() (*Plan, error) {
 	for _, f := range s.Flows {
 		hc := &p.Hosts[f.Src]
 		hc.Flows = append(hc.Flows, hostd.Flow{ID: f.ID, Dst: ip(f.Dst), SizeBytes: f.SizeBytes,
-			StartUs: float64(f.StartNs) / 1e3, RateGbps: f.RateBps / 1e9, Priority: flowPrio(f.Src, f.Priority)})
+			StartNs: f.StartNs, RateGbps: f.RateBps / 1e9, Priority: flowPrio(f.Src, f.Priority)})
 	}
 	for _, in := range s.Incast {
 		per := max(in.FlowsPerSender, 1)
@@ -604,7 +605,7 @@ func (s *Spec) Plan() (*Plan, error) {
 			hc := &p.Hosts[snd]
 			hc.Incast = append(hc.Incast, hostd.Incast{
 				IDBase: in.IDBase + k*per*max(in.Repeat, 1), Dst: ip(in.Dst), Flows: per, SizeBytes: in.SizeBytes,
-				StartUs: float64(in.StartNs) / 1e3, Repeat: in.Repeat, PeriodUs: float64(in.PeriodNs) / 1e3,
+				StartNs: in.StartNs, Repeat: in.Repeat, PeriodNs: in.PeriodNs,
 				Priority: flowPrio(snd, in.Priority)})
 		}
 	}
@@ -624,7 +625,7 @@ func (s *Spec) Plan() (*Plan, error) {
 			hc := &p.Hosts[snd]
 			hc.Workloads = append(hc.Workloads, hostd.Workload{
 				IDBase: WorkloadIDBase(w, wi, k, len(w.Senders)), CDF: cdf, Dsts: dsts, Load: w.Load,
-				StartUs: float64(w.StartNs) / 1e3, StopUs: float64(w.StopNs) / 1e3, MaxFlows: w.MaxFlows,
+				StartNs: w.StartNs, StopNs: w.StopNs, MaxFlows: w.MaxFlows,
 				Priority: flowPrio(snd, w.Priority)})
 		}
 	}

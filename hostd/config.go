@@ -120,11 +120,11 @@ func checkNumbers(s *Spec) error {
 	if err := firstBad(ident, []check{
 		{"link_gbps", bounds.Positive(s.LinkGbps, MaxLinkGbps), ""},
 		{"mtu_bytes", bounds.Int(int64(s.MTUBytes), 64, 9216-dataOverhead-wire.INTLen), "a full frame is at most 9216 bytes"},
-		{"base_rtt_us", bounds.PositiveTime(s.BaseRTTUs, "us"), ""},
+		{"base_rtt_ns", timeNs(s.BaseRTTNs, 1), ""},
 		{"expected_flows", bounds.Int(int64(s.ExpectedFlows), 1, 1<<22), ""},
 		{"ack_every", bounds.Int(int64(s.AckEvery), 1, math.MaxUint32), ""},
-		{"nak_interval_us", bounds.PositiveTime(s.NakIntervalUs, "us"), ""},
-		{"rto_us", bounds.PositiveTime(s.RTOUs, "us"), ""},
+		{"nak_interval_ns", timeNs(s.NakIntervalNs, 1), ""},
+		{"rto_ns", timeNs(s.RTONs, 1), ""},
 		{"max_qps", bounds.Int(int64(s.MaxQPs), 1, 1<<16), ""},
 		{"max_rx_flows", bounds.Int(int64(s.MaxRxFlows), 1, 1<<22), ""},
 		{"max_pending", entries(int64(s.MaxPending), 1, unsafe.Sizeof(pendingFlow{}), mem), ""},
@@ -132,7 +132,7 @@ func checkNumbers(s *Spec) error {
 		{"burst_bytes", bounds.Int(s.BurstBytes, 0, maxBurstBytes), ""},
 		{"nic_burst_frames", bounds.Int(int64(s.NICBurstFrames), 1, maxNICBurstFrames), ""},
 		{"pfc_priority", bounds.Int(int64(s.PFCPriority), 0, 7), ""},
-		{"sample_us", bounds.PositiveTime(s.SampleUs, "us"), ""},
+		{"sample_ns", timeNs(s.SampleNs, 1), ""},
 		{"max_samples", entries(int64(s.MaxSamples), 1, unsafe.Sizeof(RateSample{}), mem), ""},
 		{"max_fcts", entries(int64(s.MaxFCTs), 1, unsafe.Sizeof(FCT{}), mem), ""},
 	}); err != nil {
@@ -140,6 +140,16 @@ func checkNumbers(s *Spec) error {
 	}
 	if !(s.PacingJitter >= 0 && s.PacingJitter < 1) {
 		return specErr("pacing_jitter", "got %v: want a number in [0, 1)", s.PacingJitter)
+	}
+	return nil
+}
+
+// timeNs returns nil when lo <= v <= bounds.MaxTimeNs: the range of a time
+// or duration in ns.
+func timeNs(v, lo int64) error {
+	if v < lo || v > bounds.MaxTimeNs {
+		return fmt.Errorf("got %d ns: want %d..%d ns (2^60 ns: the engines' int64-ns clocks stay far from overflow)",
+			v, lo, int64(bounds.MaxTimeNs))
 	}
 	return nil
 }
@@ -249,7 +259,7 @@ func (rs addrRanges) has(a uint32) bool {
 }
 
 // resolve validates s (after ApplyDefaults) and converts it into the
-// engine's units.
+// engine's units (its times are the spec's: ns).
 func resolve(s *Spec) (*resolved, error) {
 	r := &resolved{cfg: *s}
 	r.ip = s.IP
@@ -263,17 +273,17 @@ func resolve(s *Spec) (*resolved, error) {
 	}
 	r.linkBps = s.LinkGbps * 1e9
 	r.mtu = s.MTUBytes
-	r.baseRTT = int64(s.BaseRTTUs * 1000)
+	r.baseRTT = s.BaseRTTNs
 	r.ackEvery = uint32(s.AckEvery)
-	r.nakIv = int64(s.NakIntervalUs * 1000)
-	r.rto = int64(s.RTOUs * 1000)
+	r.nakIv = s.NakIntervalNs
+	r.rto = s.RTONs
 	r.burst = s.BurstBytes
 	r.pfcPrio = s.PFCPriority
 	r.tagPrio = s.TagPriority
 	r.tagPCP = s.TagPCP
 	r.prios = 1 << s.PFCPriority
 	r.icrc = s.ICRC
-	r.sampleNs = max(int64(s.SampleUs*1000), 1)
+	r.sampleNs = s.SampleNs
 	r.seed = s.Seed
 	r.maxSamples = s.MaxSamples
 	switch s.Trust {
@@ -329,7 +339,7 @@ func resolve(s *Spec) (*resolved, error) {
 		key := func(k string) string { return fmt.Sprintf("flows[%d].%s", i, k) }
 		if err := firstBad(key, []check{
 			{"size_bytes", bounds.Int(fl.SizeBytes, 0, MaxMessageBytes), "0: unlimited"},
-			{"start_us", bounds.Time(fl.StartUs, "us"), ""},
+			{"start_ns", timeNs(fl.StartNs, 0), ""},
 			{"rate_gbps", bounds.Float(fl.RateGbps, 0, MaxLinkGbps), "0: no cap"},
 			r.priorityCheck(fl.Priority),
 		}); err != nil {
@@ -348,18 +358,21 @@ func resolve(s *Spec) (*resolved, error) {
 			{"flows", entries(int64(g.Flows), 1, unsafe.Sizeof(pendingFlow{}), s.MemBytes), ""},
 			{"size_bytes", bounds.Int(g.SizeBytes, 1, MaxMessageBytes), ""},
 			{"repeat", entries(int64(g.Repeat), 1, unsafe.Sizeof(pendingFlow{}), s.MemBytes), ""},
-			{"start_us", bounds.Time(g.StartUs, "us"), ""},
-			{"period_us", bounds.Time(g.PeriodUs, "us"), ""},
+			{"start_ns", timeNs(g.StartNs, 0), ""},
+			{"period_ns", timeNs(g.PeriodNs, 0), ""},
 			{"rate_gbps", bounds.Float(g.RateGbps, 0, MaxLinkGbps), "0: no cap"},
 			r.priorityCheck(g.Priority),
 		}); err != nil {
 			return nil, err
 		}
-		if g.Repeat > 1 && !(g.PeriodUs > 0) {
-			return nil, specErr(key("period_us"), "must be > 0 with repeat > 1")
+		if g.Repeat > 1 && g.PeriodNs == 0 {
+			return nil, specErr(key("period_ns"), "must be > 0 with repeat > 1")
 		}
-		if last := g.StartUs + float64(g.Repeat-1)*g.PeriodUs; last > bounds.MaxTime("us") {
-			return nil, specErr(key("repeat"), "the last repeat starts at %.4g us: %v", last, bounds.Time(last, "us"))
+		// Round k starts at StartNs + k x PeriodNs (initFlows): the last
+		// within the clocks' range, checked without overflow.
+		if g.Repeat > 1 && int64(g.Repeat-1) > (bounds.MaxTimeNs-g.StartNs)/g.PeriodNs {
+			return nil, specErr(key("repeat"), "the last repeat starts at %.4g ns: want at most %d ns (2^60 ns: the engines' int64-ns clocks stay far from overflow)",
+				float64(g.StartNs)+float64(g.Repeat-1)*float64(g.PeriodNs), int64(bounds.MaxTimeNs))
 		}
 		// Every start of every group is a pendingFlow made up front.
 		if int64(g.Repeat) > (maxStarts-starts)/int64(g.Flows) {
@@ -384,16 +397,16 @@ func resolve(s *Spec) (*resolved, error) {
 		}
 		if err := firstBad(key, []check{
 			{"load", bounds.Positive(w.Load, 1), ""},
-			{"start_us", bounds.Time(w.StartUs, "us"), ""},
-			{"stop_us", bounds.Time(w.StopUs, "us"), "0: no end"},
+			{"start_ns", timeNs(w.StartNs, 0), ""},
+			{"stop_ns", timeNs(w.StopNs, 0), "0: no end"},
 			{"max_flows", bounds.Int(int64(w.MaxFlows), 0, math.MaxInt64), "0: no limit"},
 			{"rate_gbps", bounds.Float(w.RateGbps, 0, MaxLinkGbps), "0: no cap"},
 			r.priorityCheck(w.Priority),
 		}); err != nil {
 			return nil, err
 		}
-		if w.StopUs > 0 && w.StopUs <= w.StartUs {
-			return nil, specErr(key("stop_us"), "need start_us < stop_us (or stop_us 0: no end)")
+		if w.StopNs > 0 && w.StopNs <= w.StartNs {
+			return nil, specErr(key("stop_ns"), "need start_ns < stop_ns (or stop_ns 0: no end)")
 		}
 		r.workloads = append(r.workloads, workloadSpec{cfg: w, cdf: w.CDF, dsts: dsts})
 	}

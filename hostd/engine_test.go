@@ -87,7 +87,7 @@ func TestLossRecovery(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			a, b := oneFlow("none", size, 0)
 			b.AckEvery = tc.ackEvery
-			a.RTOUs, b.RTOUs = 200, 200
+			a.RTONs, b.RTONs = 200_000, 200_000
 			v := newVnet(t, a, b)
 			seen := map[uint32]int{}
 			seenAck := map[uint32]int{}
@@ -146,7 +146,7 @@ func TestRateCapVirtual(t *testing.T) {
 
 func TestRatesAndFCTsRecorded(t *testing.T) {
 	a, b := oneFlow("none", 0, 2)
-	a.Flows = append(a.Flows, Flow{ID: 8, Dst: ipB, SizeBytes: 100_000, StartUs: 50})
+	a.Flows = append(a.Flows, Flow{ID: 8, Dst: ipB, SizeBytes: 100_000, StartNs: 50_000})
 	v := newVnet(t, a, b)
 	v.run(1_000_000)
 	var n7 int
@@ -168,9 +168,12 @@ func TestRatesAndFCTsRecorded(t *testing.T) {
 	}
 }
 
+// TestIncastAndStaticStarts: an incast group's round k starts at exactly
+// StartNs + k x PeriodNs, in integers (the spec's times were float64 us:
+// (10.001 + 2 x 200.003) x 1000, truncated, was 410,006 ns, not 410,007).
 func TestIncastAndStaticStarts(t *testing.T) {
 	a := testConfig("h1", ipA, "none")
-	a.Incast = []Incast{{IDBase: 100, Dst: ipB, Flows: 4, SizeBytes: 20_000, StartUs: 10, Repeat: 3, PeriodUs: 200}}
+	a.Incast = []Incast{{IDBase: 100, Dst: ipB, Flows: 4, SizeBytes: 20_000, StartNs: 10_001, Repeat: 3, PeriodNs: 200_003}}
 	b := testConfig("h2", ipB, "none")
 	v := newVnet(t, a, b)
 	v.run(2_000_000)
@@ -182,7 +185,7 @@ func TestIncastAndStaticStarts(t *testing.T) {
 	for _, f := range fcts {
 		ids[f.Flow] = true
 		round := (f.Flow - 100) / 4
-		if f.StartNs != 10_000+round*200_000 {
+		if f.StartNs != 10_001+round*200_003 {
 			t.Fatalf("flow %d posted at %d", f.Flow, f.StartNs)
 		}
 		// Four flows share the NIC: each takes about 4x its ideal time.
@@ -504,7 +507,7 @@ func TestSpecErrors(t *testing.T) {
 func TestRTOBackoff(t *testing.T) {
 	const size = 16 * 1024
 	a, b := oneFlow("none", size, 0)
-	a.RTOUs, b.RTOUs = 200, 200
+	a.RTONs, b.RTONs = 200_000, 200_000
 	v := newVnet(t, a, b)
 	var dataTimes []int64
 	blackout := int64(30_000_000) // 30 ms without ACKs

@@ -17,12 +17,12 @@ func (tx *sender) initFlows(now int64, sh shardSpec) {
 	// Static and incast flows, by start time (stable: config order on ties).
 	for i, f := range r.flows {
 		tx.starts = append(tx.starts, pendingFlow{id: int64(f.ID), dst: r.flowDst[i], size: f.SizeBytes,
-			start: now + int64(f.StartUs*1000), capBps: f.RateGbps * 1e9, prio: r.priority(f.Priority)})
+			start: now + f.StartNs, capBps: f.RateGbps * 1e9, prio: r.priority(f.Priority)})
 	}
 	for i, g := range r.incast {
 		id := int64(g.IDBase)
 		for k := 0; k < g.Repeat; k++ {
-			t := now + int64((g.StartUs+float64(k)*g.PeriodUs)*1000)
+			t := now + g.StartNs + int64(k)*g.PeriodNs
 			for j := 0; j < g.Flows; j++ {
 				tx.starts = append(tx.starts, pendingFlow{id: id, dst: r.incastDst[i], size: g.SizeBytes,
 					start: t, capBps: g.RateGbps * 1e9, prio: r.priority(g.Priority)})
@@ -61,9 +61,9 @@ func (tx *sender) initFlows(now int64, sh shardSpec) {
 		// n engines each offer 1/n of the load: their Poisson arrivals sum
 		// to the workload's.
 		ws.meanIv = MeanInterarrivalNs(w.cdf.Mean(), w.cfg.Load/float64(sh.count), r.linkBps)
-		ws.next = now + int64(w.cfg.StartUs*1000) + int64(tx.rng.ExpFloat64()*ws.meanIv)
-		if w.cfg.StopUs > 0 {
-			ws.stop = now + int64(w.cfg.StopUs*1000)
+		ws.next = now + w.cfg.StartNs + int64(tx.rng.ExpFloat64()*ws.meanIv)
+		if w.cfg.StopNs > 0 {
+			ws.stop = now + w.cfg.StopNs
 		}
 		tx.wls = append(tx.wls, ws)
 	}

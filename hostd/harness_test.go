@@ -45,7 +45,7 @@ const (
 func testConfig(name string, ip uint32, scheme string) Spec {
 	return Spec{
 		Name: name, IP: ip, MAC: wire.MAC{2, 0, 0, 0, 0, name[len(name)-1] - '0'}, LinkGbps: 10,
-		Scheme: scheme, BaseRTTUs: 4, MaxQPs: 16, MaxRxFlows: 64, SampleUs: 10,
+		Scheme: scheme, BaseRTTNs: 4000, MaxQPs: 16, MaxRxFlows: 64, SampleNs: 10_000,
 	}
 }
 

@@ -11,25 +11,25 @@ import (
 // payload rate of the link by more than one frame a period (a period
 // counts a frame when its ACK arrives), and in virtual time every one ends
 // a period of the sampling grid (the engine's start, then every
-// sample_us), a completing flow's last one included.
+// SampleNs), a completing flow's last one included.
 func TestRateSamplesBounded(t *testing.T) {
-	const periodNs = 10_000 // testConfig's sample_us
+	const periodNs = 10_000 // testConfig's SampleNs
 	tests := []struct {
 		name    string
 		size    int64
-		startUs float64
+		startNs int64
 		poll    int64 // the engines run only at multiples of it (ns), 0: on every event
 		rows    int   // rows of the flow; 0: not checked
 	}{
-		{"starts and ends inside one period", 1000, 1, 0, 1},
-		{"starts before a sample, ends just after it", 1000, 6.1, 0, 2},
-		{"spans several periods", 100_000, 3, 0, 0},
-		{"samples off the grid", 100_000, 3, 7_000, 0},
+		{"starts and ends inside one period", 1000, 1000, 0, 1},
+		{"starts before a sample, ends just after it", 1000, 6100, 0, 2},
+		{"spans several periods", 100_000, 3000, 0, 0},
+		{"samples off the grid", 100_000, 3000, 7_000, 0},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			a, b := oneFlow("none", 0, 0)
-			a.Flows[0].SizeBytes, a.Flows[0].StartUs = tc.size, tc.startUs
+			a.Flows[0].SizeBytes, a.Flows[0].StartNs = tc.size, tc.startNs
 			v := newVnet(t, a, b)
 			v.poll = tc.poll
 			v.run(1_000_000)
@@ -69,7 +69,7 @@ func TestRateSamplesBounded(t *testing.T) {
 				t.Errorf("%d rows, want %d", rows, tc.rows)
 			}
 			if tc.name == "starts before a sample, ends just after it" && (end%periodNs == 0 || end%periodNs > 800) {
-				t.Errorf("completed at %d ns: not within a frame's time after a sample; retune startUs", end)
+				t.Errorf("completed at %d ns: not within a frame's time after a sample; retune startNs", end)
 			}
 			t.Logf("completed at %d ns, %d rows", end, rows)
 		})

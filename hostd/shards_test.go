@@ -122,7 +122,7 @@ func (m *mnet) run(until int64) {
 func TestOneEngineIsNewEngine(t *testing.T) {
 	for _, scheme := range []string{"none", "dcqcn", "hpcc"} {
 		a, b := testConfig("h1", ipA, scheme), testConfig("h2", ipB, scheme)
-		a.Incast = []Incast{{IDBase: 10, Dst: ipB, Flows: 5, SizeBytes: 40_000, Repeat: 2, PeriodUs: 300}}
+		a.Incast = []Incast{{IDBase: 10, Dst: ipB, Flows: 5, SizeBytes: 40_000, Repeat: 2, PeriodNs: 300_000}}
 		a.Workloads = []Workload{{IDBase: 1000, CDF: mustCDF("../configs/workloads/fb_hadoop.cdf"), Dsts: []uint32{ipB}, Load: 0.3}}
 		v := newVnet(t, a, b)
 		v.run(2_000_000)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/ccbed/ccbed/ccalgo"
+	"github.com/ccbed/ccbed/config/bounds"
 	"github.com/ccbed/ccbed/wire"
 )
 
@@ -12,7 +13,9 @@ import (
 // hostd/daemon builds it from a hostd TOML file (its [host] table, whose
 // keys name the fields below in snake case, addresses as text). Zero values
 // of optional fields take the defaults named in their comments
-// (ApplyDefaults). Errors name a field by its file key (SpecError).
+// (ApplyDefaults). Times and durations are int64 nanoseconds (a file gives
+// them in microseconds: hostd/daemon converts). Errors name a field by its
+// key (SpecError).
 type Spec struct {
 	Name string
 	IP   uint32   // IPv4 address of the host's NIC, host byte order
@@ -25,8 +28,8 @@ type Spec struct {
 	// MTUBytes is the application payload of a full data packet (default 1024;
 	// the frame adds 58 bytes of headers, 100 with HPCC's INT stack).
 	MTUBytes  int
-	BaseRTTUs float64 // expected base RTT: Env.BaseRTT and the ideal FCT (default 10)
-	Scheme    string  // ccalgo scheme name (default "none")
+	BaseRTTNs int64  // expected base RTT: Env.BaseRTT and the ideal FCT (default 10 us)
+	Scheme    string // ccalgo scheme name (default "none")
 	// Params is the scheme's parameter struct, as its DefaultParams returns
 	// it (a pointer), possibly modified; nil: DefaultParams(Env()). Every RP
 	// and the NP read it when they are built, and none writes it.
@@ -34,12 +37,12 @@ type Spec struct {
 	// ExpectedFlows is Env.ExpectedFlows (HPCC's N); default 100.
 	ExpectedFlows int
 
-	AckEvery      int     // receiver ACKs every k-th in-order packet and every last one (default 1)
-	NakIntervalUs float64 // repeat a NAK for the same gap after this (default 4 x base RTT, at least 100)
-	RTOUs         float64 // go back to snd_una after this long without progress (default 1000)
-	MaxQPs        int     // concurrent sender QPs (default 1024)
-	MaxRxFlows    int     // receiver flow table size (default 65536)
-	MaxPending    int     // flows waiting for a free QP (default 65536)
+	AckEvery      int   // receiver ACKs every k-th in-order packet and every last one (default 1)
+	NakIntervalNs int64 // repeat a NAK for the same gap after this (default 4 x base RTT, at least 100 us)
+	RTONs         int64 // go back to snd_una after this long without progress (default 1 ms)
+	MaxQPs        int   // concurrent sender QPs (default 1024)
+	MaxRxFlows    int   // receiver flow table size (default 65536)
+	MaxPending    int   // flows waiting for a free QP (default 65536)
 	// EventRing is the size of the ring of events (ACKs, CNPs, feedback,
 	// pauses) from the receive side to the send side (default 8192: a burst
 	// of controls while the tx lcore is busy). A driver that serves both
@@ -81,10 +84,10 @@ type Spec struct {
 	// Wireshark verifies in a capture. Off by default: ccbed's own hosts and
 	// switches do not check it.
 	ICRC bool
-	// SampleUs is the period of the per-flow rate time series (default 100);
+	// SampleNs is the period of the per-flow rate time series (default 100 us);
 	// MaxSamples bounds it (default 1,000,000 rows, further samples are counted;
 	// rows taken by Engine.TakeResults no longer count).
-	SampleUs   float64
+	SampleNs   int64
 	MaxSamples int
 	MaxFCTs    int // FCT records kept (default 1,000,000; until TakeResults)
 	// GrowResults starts the rate-sample and FCT slices small (16 rows),
@@ -113,7 +116,7 @@ type Spec struct {
 	//     PSN within [snd_una, snd_max) (snd_max is RFC 793's SND.NXT, the
 	//     next new packet; the engine's snd_nxt goes back after a NAK or a
 	//     timeout);
-	//   - at most one go-back per PSN and base RTT (BaseRTTUs): a second
+	//   - at most one go-back per PSN and base RTT (BaseRTTNs): a second
 	//     NAK for the PSN a QP went back to less than a base RTT before is
 	//     refused (Refusals.NakRepeat);
 	//   - RoCC rate messages and P4QCN / QCN feedback only when their source
@@ -147,14 +150,15 @@ type Peer struct {
 }
 
 // Flow is one static flow: a single message of SizeBytes (0: unlimited, a
-// long-lived flow) to Dst, starting at StartUs, paced at most at RateGbps
+// long-lived flow) to Dst, starting StartNs after the run's start, paced at
+// most at RateGbps
 // (the application's offered rate; 0: no cap besides the RP and the line
 // rate).
 type Flow struct {
 	ID        int // flow id in results
 	Dst       uint32
 	SizeBytes int64
-	StartUs   float64
+	StartNs   int64
 	RateGbps  float64
 	// Priority is the flow's priority (0-7): the class it is tagged with
 	// (TagPriority) and whose PFC pauses stop it; nil: PFCPriority.
@@ -162,8 +166,8 @@ type Flow struct {
 }
 
 // Incast is an incast group: Flows flows of SizeBytes each to Dst,
-// starting together at StartUs, the whole group repeated Repeat times
-// (default 1) every PeriodUs. Flow ids are IDBase, IDBase+1, ... in start
+// starting together at StartNs, the whole group repeated Repeat times
+// (default 1) every PeriodNs (round k starts at StartNs + k x PeriodNs). Flow ids are IDBase, IDBase+1, ... in start
 // order. Several hosts with groups of the same start time and destination
 // make an N-to-1 incast.
 type Incast struct {
@@ -171,9 +175,9 @@ type Incast struct {
 	Dst       uint32
 	Flows     int
 	SizeBytes int64
-	StartUs   float64
+	StartNs   int64
 	Repeat    int
-	PeriodUs  float64
+	PeriodNs  int64
 	RateGbps  float64
 	// Priority is the group's flows' priority (0-7), as Flow.Priority;
 	// nil: PFCPriority.
@@ -181,8 +185,8 @@ type Incast struct {
 }
 
 // Workload generates flows with sizes drawn from CDF and Poisson arrivals
-// whose mean offered load is Load x the host's line rate, from StartUs to
-// StopUs (0: no end), each to a destination drawn uniformly from Dsts. Flow
+// whose mean offered load is Load x the host's line rate, from StartNs to
+// StopNs (0: no end), each to a destination drawn uniformly from Dsts. Flow
 // ids are IDBase, IDBase+1, ... in arrival order; MaxFlows (0: no limit)
 // bounds their number. The engine keeps CDF and Dsts (it never writes
 // them), so that the hosts of a fabric share one of each.
@@ -191,8 +195,8 @@ type Workload struct {
 	CDF      *CDF
 	Dsts     []uint32
 	Load     float64
-	StartUs  float64
-	StopUs   float64
+	StartNs  int64
+	StopNs   int64
 	MaxFlows int
 	RateGbps float64
 	// Priority is the generated flows' priority (0-7), as Flow.Priority;
@@ -202,7 +206,10 @@ type Workload struct {
 
 // SpecError is a bad field of a Spec: Key is the field's key in a hostd
 // file's [host] table ("flows[2].size_bytes"), so that hostd/daemon can put
-// the error at its line.
+// the error at its line. The times, which a file gives in microseconds,
+// are named by the spec's unit ("base_rtt_ns", "flows[2].start_ns"):
+// hostd/daemon checks a file's times in its own units, so that these
+// errors come from specs built in Go (fabric.Plan).
 type SpecError struct {
 	Key string
 	Msg string
@@ -220,12 +227,14 @@ func specErr(key, format string, args ...any) error {
 func (s *Spec) ApplyDefaults() {
 	orDefault(&s.LinkGbps, 10)
 	orDefault(&s.MTUBytes, 1024)
-	orDefault(&s.BaseRTTUs, 10)
+	orDefault(&s.BaseRTTNs, 10_000)
 	orDefault(&s.Scheme, "none")
 	orDefault(&s.ExpectedFlows, 100)
 	orDefault(&s.AckEvery, 1)
-	orDefault(&s.NakIntervalUs, max(4*s.BaseRTTUs, 100))
-	orDefault(&s.RTOUs, 1000)
+	// 4 x base RTT, at least 100 us, within the times' bound (and no
+	// overflow for a base RTT out of range, which resolve refuses).
+	orDefault(&s.NakIntervalNs, min(max(4*min(s.BaseRTTNs, bounds.MaxTimeNs), 100_000), bounds.MaxTimeNs))
+	orDefault(&s.RTONs, 1_000_000)
 	orDefault(&s.MaxQPs, 1024)
 	orDefault(&s.MaxRxFlows, 65536)
 	orDefault(&s.MaxPending, 65536)
@@ -233,7 +242,7 @@ func (s *Spec) ApplyDefaults() {
 	orDefault(&s.BurstBytes, 16*int64(s.MTUBytes+dataOverhead+wire.INTLen))
 	orDefault(&s.NICBurstFrames, 32)
 	orDefault(&s.PFCPriority, 3)
-	orDefault(&s.SampleUs, 100)
+	orDefault(&s.SampleNs, 100_000)
 	orDefault(&s.MaxSamples, 1_000_000)
 	orDefault(&s.MaxFCTs, 1_000_000)
 	orDefault(&s.Seed, 1)
@@ -257,7 +266,7 @@ func orDefault[T comparable](p *T, v T) {
 func (s *Spec) Env() ccalgo.Env {
 	return ccalgo.Env{
 		LinkBps:       s.LinkGbps * 1e9,
-		BaseRTT:       int64(s.BaseRTTUs * 1000),
+		BaseRTT:       s.BaseRTTNs,
 		MTU:           s.MTUBytes,
 		MaxFlows:      s.MaxRxFlows,
 		ExpectedFlows: s.ExpectedFlows,

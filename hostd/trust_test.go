@@ -278,7 +278,7 @@ func TestTrustControlFrames(t *testing.T) {
 // snd_max is (as BadAcks).
 func TestNakAcceptance(t *testing.T) {
 	ipb := uint32(ipB)
-	const rtt = 4000 // testConfig's BaseRTTUs, ns
+	const rtt = 4000 // testConfig's BaseRTTNs
 	type step struct {
 		wait int64  // ns before the step
 		send int    // send this many packets; else deliver:

@@ -30,10 +30,10 @@ func txBenchConfig(scheme string, share float64) Spec {
 	c.Incast = []Incast{{Dst: ipB, Flows: txBenchQPs, SizeBytes: 1 << 50,
 		RateGbps: share * txBenchGbps / float64(txBenchQPs)}}
 	// No ACKs come back: no retransmission timeout may rewind the QPs.
-	c.RTOUs = 1e9
+	c.RTONs = 1e12
 	// One rate sample per flow per ms, within the rows reserved up front (no
 	// allocation while the benchmark runs).
-	c.SampleUs = 1000
+	c.SampleNs = 1_000_000
 	c.MaxSamples = 1 << 16
 	return c
 }

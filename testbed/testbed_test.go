@@ -111,12 +111,12 @@ func TestConfigsMapping(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	base := float64(p.BaseRTTNs) / 1e3
-	if base < 15 || base > 25 || hc[0].BaseRTTUs != base {
-		t.Fatalf("derived base RTT %v us (hosts %v): want one 1 Gb/s round trip of a frame and its ACK, ~20 us", base, hc[0].BaseRTTUs)
+	base := p.BaseRTTNs
+	if base < 15_000 || base > 25_000 || hc[0].BaseRTTNs != base {
+		t.Fatalf("derived base RTT %v ns (hosts %v): want one 1 Gb/s round trip of a frame and its ACK, ~20 us", base, hc[0].BaseRTTNs)
 	}
-	if want := 2*(base+8000.0) + 100; hc[0].RTOUs != want || hc[0].NakIntervalUs != want {
-		t.Fatalf("RTO %v NAK interval %v, want %v", hc[0].RTOUs, hc[0].NakIntervalUs, want)
+	if want := 2*(base+8_000_000) + 100_000; hc[0].RTONs != want || hc[0].NakIntervalNs != want {
+		t.Fatalf("RTO %v ns, NAK interval %v ns, want %v", hc[0].RTONs, hc[0].NakIntervalNs, want)
 	}
 	args := strings.Join(e.EALArgs(), " ")
 	if !strings.Contains(args, "--no-huge") || !strings.Contains(args, "--lcores=0@0,1@1") {

@@ -15,10 +15,11 @@ import (
 
 // Config is one host as a file gives it: the [host] table of a hostd TOML
 // file (see configs/host-*.toml), which testbed nodes writes for each host
-// it starts. Its fields are hostd.Spec's with addresses as text, the
-// scheme's parameters as a table and workloads' CDFs as file names;
-// Config.Spec turns it into the spec. Zero values of optional fields take
-// the defaults named in their comments (hostd.Spec.ApplyDefaults).
+// it starts. Its fields are hostd.Spec's with addresses as text, times in
+// microseconds, the scheme's parameters as a table and workloads' CDFs as
+// file names; Config.Spec turns it into the spec. Zero values of optional
+// fields take the defaults named in their comments
+// (hostd.Spec.ApplyDefaults).
 type Config struct {
 	Name string `toml:"name"`
 	IP   string `toml:"ip"`  // IPv4 address of the host's NIC
@@ -205,7 +206,8 @@ func keyError(cf *config.File, prefix, key, format string, args ...any) error {
 	return fileError(cf, prefix, &hostd.SpecError{Key: key, Msg: fmt.Sprintf(format, args...)})
 }
 
-// Spec turns c into the spec the engine takes: addresses parsed, defaults
+// Spec turns c into the spec the engine takes: addresses parsed, times
+// range-checked in microseconds and converted to ns (config.UsToNs), defaults
 // applied, the scheme's [cc] table decoded over its defaults, the
 // workloads' CDF files read (relative paths from baseDir), MemBytes this
 // machine's memory (config.MemTotal). Errors name c's keys under the table
@@ -214,15 +216,27 @@ func keyError(cf *config.File, prefix, key, format string, args ...any) error {
 func (c Config) Spec(cf *config.File, prefix, baseDir string) (hostd.Spec, error) {
 	bad := func(key string, err error) error { return keyError(cf, prefix, key, "%v", err) }
 	s := hostd.Spec{
-		Name: c.Name, LinkGbps: c.LinkGbps, MTUBytes: c.MTUBytes, BaseRTTUs: c.BaseRTTUs, Scheme: c.Scheme,
-		ExpectedFlows: c.ExpectedFlows, AckEvery: c.AckEvery, NakIntervalUs: c.NakIntervalUs, RTOUs: c.RTOUs,
+		Name: c.Name, LinkGbps: c.LinkGbps, MTUBytes: c.MTUBytes, Scheme: c.Scheme,
+		ExpectedFlows: c.ExpectedFlows, AckEvery: c.AckEvery,
 		MaxQPs: c.MaxQPs, MaxRxFlows: c.MaxRxFlows, MaxPending: c.MaxPending, EventRing: c.EventRing,
 		BurstBytes: c.BurstBytes, NICBurstFrames: c.NICBurstFrames, PacingJitter: c.PacingJitter,
 		PFCPriority: c.PFCPriority, TagPriority: c.TagPriority, TagPCP: c.TagPCP, ICRC: c.ICRC,
-		SampleUs: c.SampleUs, MaxSamples: c.MaxSamples, MaxFCTs: c.MaxFCTs, Seed: c.Seed,
+		MaxSamples: c.MaxSamples, MaxFCTs: c.MaxFCTs, Seed: c.Seed,
 		MemBytes: config.MemTotal(), Trust: c.Trust,
 	}
 	var err error
+	for _, t := range []struct {
+		key string
+		us  float64
+		ns  *int64
+	}{
+		{"base_rtt_us", c.BaseRTTUs, &s.BaseRTTNs}, {"nak_interval_us", c.NakIntervalUs, &s.NakIntervalNs},
+		{"rto_us", c.RTOUs, &s.RTONs}, {"sample_us", c.SampleUs, &s.SampleNs},
+	} {
+		if *t.ns, err = usTime(t.key, t.us, "the default"); err != nil {
+			return s, fileError(cf, prefix, err)
+		}
+	}
 	if s.IP, err = wire.ParseIPv4(c.IP); err != nil {
 		return s, bad("ip", err)
 	}
@@ -248,7 +262,7 @@ func (c Config) Spec(cf *config.File, prefix, baseDir string) (hostd.Spec, error
 	}
 	s.ApplyDefaults()
 	if err := fileError(cf, prefix, hostd.CheckSpec(hostd.Spec{IP: s.IP, LinkGbps: s.LinkGbps, MTUBytes: s.MTUBytes,
-		BaseRTTUs: s.BaseRTTUs, ExpectedFlows: s.ExpectedFlows, MaxRxFlows: s.MaxRxFlows})); err != nil {
+		BaseRTTNs: s.BaseRTTNs, ExpectedFlows: s.ExpectedFlows, MaxRxFlows: s.MaxRxFlows})); err != nil {
 		// The fields the scheme's defaults derive from (Env), before the
 		// [cc] table is decoded over them.
 		return s, err
@@ -284,7 +298,11 @@ func (c Config) Spec(cf *config.File, prefix, baseDir string) (hostd.Spec, error
 		if err != nil {
 			return s, bad(fmt.Sprintf("flows[%d].dst", i), err)
 		}
-		s.Flows = append(s.Flows, hostd.Flow{ID: fl.ID, Dst: dst, SizeBytes: fl.SizeBytes, StartUs: fl.StartUs,
+		start, err := usTime(fmt.Sprintf("flows[%d].start_us", i), fl.StartUs, "")
+		if err != nil {
+			return s, fileError(cf, prefix, err)
+		}
+		s.Flows = append(s.Flows, hostd.Flow{ID: fl.ID, Dst: dst, SizeBytes: fl.SizeBytes, StartNs: start,
 			RateGbps: fl.RateGbps, Priority: fl.Priority})
 	}
 	for i, g := range c.Incast {
@@ -292,13 +310,26 @@ func (c Config) Spec(cf *config.File, prefix, baseDir string) (hostd.Spec, error
 		if err != nil {
 			return s, bad(fmt.Sprintf("incast[%d].dst", i), err)
 		}
-		s.Incast = append(s.Incast, hostd.Incast{IDBase: g.IDBase, Dst: dst, Flows: g.Flows, SizeBytes: g.SizeBytes,
-			StartUs: g.StartUs, Repeat: g.Repeat, PeriodUs: g.PeriodUs, RateGbps: g.RateGbps, Priority: g.Priority})
+		hg, err := g.incast(fmt.Sprintf("incast[%d].", i))
+		if err != nil {
+			return s, fileError(cf, prefix, err)
+		}
+		hg.Dst = dst
+		s.Incast = append(s.Incast, hg)
 	}
 	for i, w := range c.Workloads {
 		key := func(k string) string { return fmt.Sprintf("workloads[%d].%s", i, k) }
-		hw := hostd.Workload{IDBase: w.IDBase, Load: w.Load, StartUs: w.StartUs, StopUs: w.StopUs,
-			MaxFlows: w.MaxFlows, RateGbps: w.RateGbps, Priority: w.Priority}
+		hw := hostd.Workload{IDBase: w.IDBase, Load: w.Load, MaxFlows: w.MaxFlows, RateGbps: w.RateGbps,
+			Priority: w.Priority}
+		if hw.StartNs, err = usTime(key("start_us"), w.StartUs, ""); err != nil {
+			return s, fileError(cf, prefix, err)
+		}
+		if hw.StopNs, err = usTime(key("stop_us"), w.StopUs, "no end"); err != nil {
+			return s, fileError(cf, prefix, err)
+		}
+		if hw.StopNs > 0 && hw.StopNs <= hw.StartNs {
+			return s, keyError(cf, prefix, key("stop_us"), "need start_us < stop_us (or stop_us 0: no end)")
+		}
 		path := w.CDF
 		if path == "" {
 			return s, keyError(cf, prefix, key("cdf"), "missing")
@@ -322,18 +353,20 @@ func (c Config) Spec(cf *config.File, prefix, baseDir string) (hostd.Spec, error
 }
 
 // ConfigOf is the [host] table of s, for a tool that writes a hostd file
-// from a spec (testbed nodes): addresses as text, each workload's CDF by
-// the name it was read from (CDF.Name). It leaves CC empty: a spec holds
-// its scheme's parameters as a typed struct, and the writer gives the
-// table it decoded them from.
+// from a spec (testbed nodes): addresses as text, times in microseconds
+// (config.NsToUs, which Spec inverts), each workload's CDF by the name it
+// was read from (CDF.Name). It leaves CC empty: a spec holds its scheme's
+// parameters as a typed struct, and the writer gives the table it decoded
+// them from.
 func ConfigOf(s hostd.Spec) Config {
 	c := Config{
-		Name: s.Name, IP: wire.FormatIPv4(s.IP), LinkGbps: s.LinkGbps, MTUBytes: s.MTUBytes, BaseRTTUs: s.BaseRTTUs,
-		Scheme: s.Scheme, ExpectedFlows: s.ExpectedFlows, AckEvery: s.AckEvery, NakIntervalUs: s.NakIntervalUs,
-		RTOUs: s.RTOUs, MaxQPs: s.MaxQPs, MaxRxFlows: s.MaxRxFlows, MaxPending: s.MaxPending, EventRing: s.EventRing,
+		Name: s.Name, IP: wire.FormatIPv4(s.IP), LinkGbps: s.LinkGbps, MTUBytes: s.MTUBytes,
+		BaseRTTUs: config.NsToUs(s.BaseRTTNs), Scheme: s.Scheme, ExpectedFlows: s.ExpectedFlows,
+		AckEvery: s.AckEvery, NakIntervalUs: config.NsToUs(s.NakIntervalNs), RTOUs: config.NsToUs(s.RTONs),
+		MaxQPs: s.MaxQPs, MaxRxFlows: s.MaxRxFlows, MaxPending: s.MaxPending, EventRing: s.EventRing,
 		BurstBytes: s.BurstBytes, NICBurstFrames: s.NICBurstFrames, PacingJitter: s.PacingJitter,
 		PFCPriority: s.PFCPriority, TagPriority: s.TagPriority, TagPCP: s.TagPCP, ICRC: s.ICRC,
-		SampleUs: s.SampleUs, MaxSamples: s.MaxSamples, MaxFCTs: s.MaxFCTs, Seed: s.Seed, Trust: s.Trust,
+		SampleUs: config.NsToUs(s.SampleNs), MaxSamples: s.MaxSamples, MaxFCTs: s.MaxFCTs, Seed: s.Seed, Trust: s.Trust,
 	}
 	if s.MAC != (wire.MAC{}) {
 		c.MAC = s.MAC.String()
@@ -349,15 +382,15 @@ func ConfigOf(s hostd.Spec) Config {
 	}
 	for _, f := range s.Flows {
 		c.Flows = append(c.Flows, FlowConfig{ID: f.ID, Dst: wire.FormatIPv4(f.Dst), SizeBytes: f.SizeBytes,
-			StartUs: f.StartUs, RateGbps: f.RateGbps, Priority: f.Priority})
+			StartUs: config.NsToUs(f.StartNs), RateGbps: f.RateGbps, Priority: f.Priority})
 	}
 	for _, g := range s.Incast {
 		c.Incast = append(c.Incast, IncastConfig{IDBase: g.IDBase, Dst: wire.FormatIPv4(g.Dst), Flows: g.Flows,
-			SizeBytes: g.SizeBytes, StartUs: g.StartUs, Repeat: g.Repeat, PeriodUs: g.PeriodUs, RateGbps: g.RateGbps,
-			Priority: g.Priority})
+			SizeBytes: g.SizeBytes, StartUs: config.NsToUs(g.StartNs), Repeat: g.Repeat,
+			PeriodUs: config.NsToUs(g.PeriodNs), RateGbps: g.RateGbps, Priority: g.Priority})
 	}
 	for _, w := range s.Workloads {
-		wc := WorkloadConfig{IDBase: w.IDBase, Load: w.Load, StartUs: w.StartUs, StopUs: w.StopUs,
+		wc := WorkloadConfig{IDBase: w.IDBase, Load: w.Load, StartUs: config.NsToUs(w.StartNs), StopUs: config.NsToUs(w.StopNs),
 			MaxFlows: w.MaxFlows, RateGbps: w.RateGbps, Priority: w.Priority}
 		if w.CDF != nil {
 			wc.CDF = w.CDF.Name
@@ -368,6 +401,53 @@ func ConfigOf(s hostd.Spec) Config {
 		c.Workloads = append(c.Workloads, wc)
 	}
 	return c
+}
+
+// usTime is us, the time a file gives at key in microseconds, in ns
+// (config.UsToNs), or a *hostd.SpecError at key when it is not finite, is
+// negative or is beyond 2^60 ns. zero, when not empty, is what 0 means
+// ("the default"): a time above 0 that rounds to 0 ns would mean it too,
+// and is an error.
+func usTime(key string, us float64, zero string) (int64, error) {
+	if err := config.Time(us, "us"); err != nil {
+		if zero != "" {
+			return 0, &hostd.SpecError{Key: key, Msg: fmt.Sprintf("%v; 0: %s", err, zero)}
+		}
+		return 0, &hostd.SpecError{Key: key, Msg: err.Error()}
+	}
+	ns := config.UsToNs(us)
+	if ns == 0 && us > 0 && zero != "" {
+		return 0, &hostd.SpecError{Key: key, Msg: fmt.Sprintf("got %v: below half a nanosecond, the engine's unit (0: %s)", us, zero)}
+	}
+	return ns, nil
+}
+
+// incast is the group g (its key prefix "incast[2].") without its
+// destination: its times in ns, checked as the engine checks them, so
+// that a file's error names the file's keys. The engine's other checks
+// (flows, repeat, sizes) are left to it.
+func (g IncastConfig) incast(key string) (hostd.Incast, error) {
+	hg := hostd.Incast{IDBase: g.IDBase, Flows: g.Flows, SizeBytes: g.SizeBytes, Repeat: g.Repeat,
+		RateGbps: g.RateGbps, Priority: g.Priority}
+	var err error
+	if hg.StartNs, err = usTime(key+"start_us", g.StartUs, ""); err != nil {
+		return hg, err
+	}
+	if hg.PeriodNs, err = usTime(key+"period_us", g.PeriodUs, ""); err != nil {
+		return hg, err
+	}
+	if g.Repeat <= 1 {
+		return hg, nil
+	}
+	if hg.PeriodNs == 0 {
+		return hg, &hostd.SpecError{Key: key + "period_us", Msg: "must be > 0 with repeat > 1 (at least half a nanosecond)"}
+	}
+	if int64(g.Repeat-1) > (config.MaxTimeNs-hg.StartNs)/hg.PeriodNs {
+		return hg, &hostd.SpecError{Key: key + "repeat", Msg: fmt.Sprintf(
+			"the last repeat starts at %.4g us: want at most %.4g us (2^60 ns: the engines' int64-ns clocks stay far from overflow)",
+			g.StartUs+float64(g.Repeat-1)*g.PeriodUs, config.MaxTime("us"))}
+	}
+	return hg, nil
 }
 
 // LoadCDF reads a CDF file: a regular file of at most config.MaxCDFBytes

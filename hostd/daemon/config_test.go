@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"errors"
+	"math"
 	"reflect"
 	"strings"
 	"testing"
@@ -84,6 +85,17 @@ func TestConfigSpecErrors(t *testing.T) {
 		{"bad prefix", func(c *Config) { c.TrustedCPs = []string{"10.0.0.0/33"} }, "trusted_cps", "entry 0"},
 		{"bad address", func(c *Config) { c.TrustedCPs = []string{"10.0.0.254", "switch"} }, "trusted_cps", "entry 1"},
 		{"reversed range", func(c *Config) { c.TrustedCPs = []string{"10.0.1.0-10.0.0.1"} }, "trusted_cps", "ends before it starts"},
+		// Times: checked in the file's microseconds, named by its keys
+		// (the spec's ns keys are for specs built in Go).
+		{"negative rto", func(c *Config) { c.RTOUs = -1 }, "rto_us", "got -1: want a time in [0, "},
+		{"base rtt below 1 ns", func(c *Config) { c.BaseRTTUs = 0.0004 }, "base_rtt_us", "below half a nanosecond"},
+		{"sample nan", func(c *Config) { c.SampleUs = math.NaN() }, "sample_us", "got NaN"},
+		{"flow start negative", func(c *Config) { c.Flows[0].StartUs = -3 }, "flows[0].start_us", "got -3"},
+		{"incast period 0, repeat 2", func(c *Config) { c.Incast[0].PeriodUs = 0 }, "incast[0].period_us", "must be > 0 with repeat > 1"},
+		{"incast period below 1 ns", func(c *Config) { c.Incast[0].PeriodUs = 0.0001 }, "incast[0].period_us", "must be > 0"},
+		{"incast last round", func(c *Config) { c.Incast[0].StartUs, c.Incast[0].PeriodUs = 1e15, 2e14 }, "incast[0].repeat", "the last repeat starts at 1.2e+15 us"},
+		{"workload stop at start in ns", func(c *Config) { c.Workloads[0].StartUs, c.Workloads[0].StopUs = 10, 10.0001 }, "workloads[0].stop_us", "need start_us < stop_us"},
+		{"workload stop inf", func(c *Config) { c.Workloads[0].StopUs = math.Inf(1) }, "workloads[0].stop_us", "0: no end"},
 	} {
 		c := host()
 		c.Workloads[0].Dsts = append([]string(nil), c.Workloads[0].Dsts...)
@@ -92,6 +104,42 @@ func TestConfigSpecErrors(t *testing.T) {
 		var se *hostd.SpecError
 		if !errors.As(err, &se) || se.Key != tc.key || !strings.Contains(se.Msg, tc.want) {
 			t.Errorf("%s: error %v, want one at %s saying %q", tc.name, err, tc.key, tc.want)
+		}
+	}
+}
+
+// TestConfigTimesRoundTrip: a spec's times in ns, written as a file's
+// microseconds by ConfigOf and read back by Spec, come back exactly (they
+// did not, truncated: 1001 ns as 1.001 us x 1000 is 1000.9999999999999).
+func TestConfigTimesRoundTrip(t *testing.T) {
+	c := host()
+	s, err := c.Spec(nil, "", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.BaseRTTNs, s.NakIntervalNs, s.RTONs, s.SampleNs = 12_345, 400_003, 1_000_000_007, 1001
+	s.Flows[0].StartNs = 1001
+	s.Incast[0].StartNs, s.Incast[0].PeriodNs = 1003, 1_000_000_000_007
+	s.Workloads[0].StartNs, s.Workloads[0].StopNs = 1005, 3_000_000_000_001
+	back := ConfigOf(s)
+	back.CC = c.CC
+	back.Workloads[0].CDF = c.Workloads[0].CDF // the path it was read from: relative to this directory
+	got, err := back.Spec(nil, "", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []struct {
+		name      string
+		got, want int64
+	}{
+		{"base_rtt", got.BaseRTTNs, s.BaseRTTNs}, {"nak_interval", got.NakIntervalNs, s.NakIntervalNs},
+		{"rto", got.RTONs, s.RTONs}, {"sample", got.SampleNs, s.SampleNs},
+		{"flow start", got.Flows[0].StartNs, s.Flows[0].StartNs},
+		{"incast start", got.Incast[0].StartNs, s.Incast[0].StartNs}, {"incast period", got.Incast[0].PeriodNs, s.Incast[0].PeriodNs},
+		{"workload start", got.Workloads[0].StartNs, s.Workloads[0].StartNs}, {"workload stop", got.Workloads[0].StopNs, s.Workloads[0].StopNs},
+	} {
+		if f.got != f.want {
+			t.Errorf("%s: %d ns back, want %d", f.name, f.got, f.want)
 		}
 	}
 }

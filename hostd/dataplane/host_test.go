@@ -32,7 +32,7 @@ func cablePair(t *testing.T, name string, a, b hostd.Spec) (*Host, *Host) {
 	}
 	// Nothing is lost on a cable, but the loaded shared cores stall loops for
 	// milliseconds: a 200 ms RTO keeps spurious timeouts out of the tests.
-	a.RTOUs, b.RTOUs = 200_000, 200_000
+	a.RTONs, b.RTONs = 200_000_000, 200_000_000
 	var hosts [2]*Host
 	for i, c := range []struct {
 		p   dpdk.EthPort
@@ -239,7 +239,7 @@ func oneFlow(scheme string, size int64, rateGbps float64) (hostd.Spec, hostd.Spe
 	cfg := func(name string, ip uint32) hostd.Spec {
 		return hostd.Spec{
 			Name: name, IP: ip, MAC: wire.MAC{2, 0, 0, 0, 0, byte(ip)}, LinkGbps: 10,
-			Scheme: scheme, BaseRTTUs: 4, MaxQPs: 16, MaxRxFlows: 64, SampleUs: 10,
+			Scheme: scheme, BaseRTTNs: 4000, MaxQPs: 16, MaxRxFlows: 64, SampleNs: 10_000,
 		}
 	}
 	a := cfg("h1", 0x0a000001)

@@ -27,7 +27,7 @@ func cableShards(t *testing.T, name string, n, rotate int, a, b hostd.Spec) (*Sh
 	if err != nil {
 		t.Fatal(err)
 	}
-	a.RTOUs, b.RTOUs = 200_000, 200_000 // see cablePair
+	a.RTONs, b.RTONs = 200_000_000, 200_000_000 // see cablePair
 	var shards [2]*Shards
 	for i, c := range []struct {
 		p   dpdk.EthPort

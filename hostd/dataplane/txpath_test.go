@@ -49,7 +49,7 @@ func benchTxPath(b *testing.B, scheme string, gbps float64) {
 	}
 	defer p.Stop()
 	c := hostd.Spec{Name: "h1", IP: 0x0a000001, MAC: wire.MAC{2, 0, 0, 0, 0, 1}, LinkGbps: gbps, Scheme: scheme,
-		MaxQPs: qps, RTOUs: 1e9, SampleUs: 1000, MaxSamples: 1 << 16,
+		MaxQPs: qps, RTONs: 1e12, SampleNs: 1_000_000, MaxSamples: 1 << 16,
 		Incast: []hostd.Incast{{Dst: 0x0a000002, Flows: qps, SizeBytes: 1 << 50, RateGbps: gbps / qps}}}
 	clock := lcore.NewTSCClock(dpdk.TSCHz())
 	e, err := hostd.NewEngine(c, clock.Now())
