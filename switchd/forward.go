@@ -371,7 +371,52 @@ func readFlowKey2(a, b *ccalgo.FlowKey, frame []byte, m *Meta) {
 // with PFC ingress accounting and the CP's OnEnqueue. It reports whether the
 // engine took the frame; on false the caller frees it (a drop, counted, or a
 // PFC frame, applied). Call it from the tx+CC lcore.
+//
+// A lossy data or other frame admitted to its queue (the commonest case)
+// takes a lean path: its push and counts, with the CP hooks out of line
+// (enqueueHooks). Everything else (control and PFC frames, a lossless
+// priority, a drop) goes through enqueue, which decides from the start:
+// the lean path changes nothing before it knows the frame is admitted.
 func (e *Engine) Enqueue(now int64, m *Meta, frame []byte, h Handle) bool {
+	prio := m.Prio & 7
+	if m.Class > ClassData || e.lossless&(1<<prio) != 0 {
+		return e.enqueue(now, m, frame, h)
+	}
+	g := &e.eg[m.Out]
+	sh := &e.tx[g.sh]
+	l := int64(len(frame))
+	q := &g.q[prio]
+	if g.bufLimit > 0 && g.qBytes+l > g.bufLimit || q.full() || sh.buf.on && !sh.buf.admitLossy(g.qPrio[prio], l) {
+		return e.enqueue(now, m, frame, h) // dropped there, counted and traced
+	}
+	if int(q.tail-q.head) == len(q.buf) {
+		q.grow()
+	}
+	en := &q.buf[q.tail&q.mask]
+	q.tail++
+	en.h, en.frame = h, frame
+	en.ipOff, en.intOff = m.IPOff, m.INTOff
+	en.in, en.prio, en.class = m.In, prio, m.Class
+	en.stamp = false
+	sh.active |= 1 << m.Out
+	g.nonEmpty |= 1 << prio
+	g.qBytes += l
+	g.qPrio[prio] += l
+	e.traceEnq(now, g, m, frame)
+	if uint64(g.qBytes) > g.c[cQueueMax] {
+		g.c[cQueueMax] = uint64(g.qBytes)
+	}
+	if sh.buf.on {
+		sh.buf.used += l
+	}
+	if m.Class == ClassData && (g.hookEnq || g.hookDeq) {
+		e.enqueueHooks(now, g, sh, en, m, frame, prio)
+	}
+	return true
+}
+
+// enqueue is Enqueue for every frame.
+func (e *Engine) enqueue(now int64, m *Meta, frame []byte, h Handle) bool {
 	g := &e.eg[m.Out]
 	sh := &e.tx[g.sh]
 	switch m.Class {
@@ -473,18 +518,24 @@ func (e *Engine) Enqueue(now int64, m *Meta, frame []byte, h Handle) bool {
 	} else if sh.buf.on {
 		sh.buf.used += l
 	}
-	if m.Class != ClassData || !(g.hookEnq || g.hookDeq) {
-		// No CP hook reads this entry's flow or mark (en.flow and en.mark
-		// are read only for data with hooks).
-		return true
+	if m.Class == ClassData && (g.hookEnq || g.hookDeq) {
+		e.enqueueHooks(now, g, sh, en, m, frame, prio)
 	}
+	return true
+}
+
+// enqueueHooks is Enqueue's work for a data frame (entry en of priority prio)
+// on a port whose CP has hooks: the entry's flow key and mark, and the CP's
+// OnEnqueue. Without hooks no CP reads en.flow or en.mark (they are read
+// only for data with hooks).
+func (e *Engine) enqueueHooks(now int64, g *egress, sh *txShard, en *qEntry, m *Meta, frame []byte, prio uint8) {
 	if g.fc != nil {
 		// RoCC: its flow table counts the packet, nothing else (en.mark
 		// stays unread).
 		a, b := readFlowWords(frame, m)
 		setFlowKey(&en.flow, a, b)
 		en.tag = g.fc.EnqueueWords(a, b)
-		return true
+		return
 	}
 	en.mark = wire.MarkFromECN(frame[m.IPOff+1])
 	en.tag = 0
@@ -508,5 +559,4 @@ func (e *Engine) Enqueue(now int64, m *Meta, frame []byte, h Handle) bool {
 		}
 		en.stamp, en.tag = v.StampINT, v.Tag
 	}
-	return true
 }
