@@ -478,36 +478,38 @@ func TestCPHooks(t *testing.T) {
 
 // TestAllocs proves the per-packet path allocates nothing, for every CP.
 func TestAllocs(t *testing.T) {
-	for _, scheme := range []string{"none", "rocc", "dcqcn", "dctcp", "hpcc", "p4qcn", "qcn", "acc"} {
-		c := testSpec(4, 10)
-		c.CC.Scheme = scheme
-		c.PFC.Enabled = true
-		c.PFC.XOFFBytes = 50_000
-		h := newHarness(t, c)
-		frames := make([][]byte, 3)
-		for s := range frames {
-			frames[s] = dataFrame(t, s, 3, uint32(s), 1000, scheme == "hpcc")
-		}
-		out := make([]TxItem, 32)
-		now := int64(0)
-		step := func() {
-			now += 1000
-			for s, f := range frames {
-				if h.e.Classify(s, f, &h.meta) {
-					h.e.Enqueue(now, &h.meta, f, handleOf(f))
+	for _, pfc := range []bool{true, false} { // lossless frames, and lossy ones (Enqueue's lean path)
+		for _, scheme := range []string{"none", "rocc", "dcqcn", "dctcp", "hpcc", "p4qcn", "qcn", "acc"} {
+			c := testSpec(4, 10)
+			c.CC.Scheme = scheme
+			c.PFC.Enabled = pfc
+			c.PFC.XOFFBytes = 50_000
+			h := newHarness(t, c)
+			frames := make([][]byte, 3)
+			for s := range frames {
+				frames[s] = dataFrame(t, s, 3, uint32(s), 1000, scheme == "hpcc")
+			}
+			out := make([]TxItem, 32)
+			now := int64(0)
+			step := func() {
+				now += 1000
+				for s, f := range frames {
+					if h.e.Classify(s, f, &h.meta) {
+						h.e.Enqueue(now, &h.meta, f, handleOf(f))
+					}
+				}
+				h.e.Service(now)
+				h.e.ServiceIngress(now)
+				for p := 0; p < 4; p++ {
+					h.e.Transmit(now, p, out)
 				}
 			}
-			h.e.Service(now)
-			h.e.ServiceIngress(now)
-			for p := 0; p < 4; p++ {
-				h.e.Transmit(now, p, out)
+			for i := 0; i < 2000; i++ { // warm up: queue, flow table, timers
+				step()
 			}
-		}
-		for i := 0; i < 2000; i++ { // warm up: queue, flow table, timers
-			step()
-		}
-		if a := testing.AllocsPerRun(1000, step); a != 0 {
-			t.Errorf("%s: %v allocations per step", scheme, a)
+			if a := testing.AllocsPerRun(1000, step); a != 0 {
+				t.Errorf("%s, pfc %v: %v allocations per step", scheme, pfc, a)
+			}
 		}
 	}
 }

@@ -106,7 +106,63 @@ type portAddr struct {
 // rewrites its MACs for the egress port and fills m. It reports false when the
 // frame is dropped (counted by reason); the caller then frees it. A PFC frame
 // is ClassPFC with Out = In. Call it from the rx / switching lcore.
+//
+// The commonest frame, RoCEv2 data in an untagged frame without IPv4
+// options that a host port accepts from its last checked source (or any
+// port that checks no source), routed by a direct table's entry or an
+// ECMP group, takes a fast path (wire.ClassifyData, the headers read at
+// their fixed offsets); any other, and any such frame that would be
+// dropped, goes through classify, which does everything from the start:
+// the fast path changes nothing before it commits.
 func (e *Engine) Classify(in int, frame []byte, m *Meta) bool {
+	intOff, ok := wire.ClassifyData(frame)
+	if !ok {
+		return e.classify(in, frame, m)
+	}
+	h := (*[wire.DataMinLen]byte)(frame) // ClassifyData checked the length
+	const ipOff, l4Off = wire.EthernetLen, wire.EthernetLen + wire.IPv4MinLen
+	ig := &e.ing[in]
+	src, dst := binary.BigEndian.Uint32(h[ipOff+12:]), binary.BigEndian.Uint32(h[ipOff+16:])
+	if ig.trust&trustHost != 0 && !(ig.lastOK && src == ig.lastSrc) {
+		return e.classify(in, frame, m) // hostRefusal decides
+	}
+	// The direct table's entry of a plain route, read here (route's first
+	// case, without the call); route for the rest.
+	out := -1
+	t := &e.routes
+	if d := dst>>8 - t.blockBase; d < uint32(len(t.blocks)) {
+		if v := t.blocks[d]; v&entryGroup == 0 && v>>24 != 0 {
+			out = int(v>>24) - 1
+		}
+	}
+	if out < 0 {
+		var r *route
+		if out, r = t.route(dst); out < 0 {
+			if r == nil {
+				return e.classify(in, frame, m) // no route: counted there
+			}
+			// ecmpPort's hash of a UDP datagram.
+			sport := binary.BigEndian.Uint16(h[l4Off:])
+			out = int(t.ports[r.first+FlowHash(e.hashSeed, src, dst, sport, wire.RoCEv2Port, wire.IPProtoUDP)%r.n])
+		}
+	}
+	if e.decTTL && !wire.IPv4(frame[ipOff:]).DecTTL() {
+		return e.classify(in, frame, m) // TTL expired (DecTTL changed nothing): counted there
+	}
+	ig.c[cRxPackets]++
+	ig.c[cRxBytes] += uint64(len(frame))
+	copy(frame[0:12], e.addr[out].macs[:])
+	prio := e.prio
+	if e.dscpPrio {
+		prio = h[ipOff+1] >> 5
+	}
+	m.In, m.Out, m.Class, m.Prio = uint8(in), uint8(out), ClassData, prio
+	m.IPOff, m.L4Off, m.INTOff, m.RoCE = ipOff, l4Off, intOff, true
+	return true
+}
+
+// classify is Classify for every frame.
+func (e *Engine) classify(in int, frame []byte, m *Meta) bool {
 	ig := &e.ing[in]
 	ig.c[cRxPackets]++
 	ig.c[cRxBytes] += uint64(len(frame))
@@ -315,7 +371,52 @@ func readFlowKey2(a, b *ccalgo.FlowKey, frame []byte, m *Meta) {
 // with PFC ingress accounting and the CP's OnEnqueue. It reports whether the
 // engine took the frame; on false the caller frees it (a drop, counted, or a
 // PFC frame, applied). Call it from the tx+CC lcore.
+//
+// A lossy data or other frame admitted to its queue (the commonest case)
+// takes a lean path: its push and counts, with the CP hooks out of line
+// (enqueueHooks). Everything else (control and PFC frames, a lossless
+// priority, a drop) goes through enqueue, which decides from the start:
+// the lean path changes nothing before it knows the frame is admitted.
 func (e *Engine) Enqueue(now int64, m *Meta, frame []byte, h Handle) bool {
+	prio := m.Prio & 7
+	if m.Class > ClassData || e.lossless&(1<<prio) != 0 {
+		return e.enqueue(now, m, frame, h)
+	}
+	g := &e.eg[m.Out]
+	sh := &e.tx[g.sh]
+	l := int64(len(frame))
+	q := &g.q[prio]
+	if g.bufLimit > 0 && g.qBytes+l > g.bufLimit || q.full() || sh.buf.on && !sh.buf.admitLossy(g.qPrio[prio], l) {
+		return e.enqueue(now, m, frame, h) // dropped there, counted and traced
+	}
+	if int(q.tail-q.head) == len(q.buf) {
+		q.grow()
+	}
+	en := &q.buf[q.tail&q.mask]
+	q.tail++
+	en.h, en.frame = h, frame
+	en.ipOff, en.intOff = m.IPOff, m.INTOff
+	en.in, en.prio, en.class = m.In, prio, m.Class
+	en.stamp = false
+	sh.active |= 1 << m.Out
+	g.nonEmpty |= 1 << prio
+	g.qBytes += l
+	g.qPrio[prio] += l
+	e.traceEnq(now, g, m, frame)
+	if uint64(g.qBytes) > g.c[cQueueMax] {
+		g.c[cQueueMax] = uint64(g.qBytes)
+	}
+	if sh.buf.on {
+		sh.buf.used += l
+	}
+	if m.Class == ClassData && (g.hookEnq || g.hookDeq) {
+		e.enqueueHooks(now, g, sh, en, m, frame, prio)
+	}
+	return true
+}
+
+// enqueue is Enqueue for every frame.
+func (e *Engine) enqueue(now int64, m *Meta, frame []byte, h Handle) bool {
 	g := &e.eg[m.Out]
 	sh := &e.tx[g.sh]
 	switch m.Class {
@@ -411,18 +512,24 @@ func (e *Engine) Enqueue(now int64, m *Meta, frame []byte, h Handle) bool {
 	} else if sh.buf.on {
 		sh.buf.used += l
 	}
-	if m.Class != ClassData || !(g.hookEnq || g.hookDeq) {
-		// No CP hook reads this entry's flow or mark (en.flow and en.mark
-		// are read only for data with hooks).
-		return true
+	if m.Class == ClassData && (g.hookEnq || g.hookDeq) {
+		e.enqueueHooks(now, g, sh, en, m, frame, prio)
 	}
+	return true
+}
+
+// enqueueHooks is Enqueue's work for a data frame (entry en of priority prio)
+// on a port whose CP has hooks: the entry's flow key and mark, and the CP's
+// OnEnqueue. Without hooks no CP reads en.flow or en.mark (they are read
+// only for data with hooks).
+func (e *Engine) enqueueHooks(now int64, g *egress, sh *txShard, en *qEntry, m *Meta, frame []byte, prio uint8) {
 	if g.fc != nil {
 		// RoCC: its flow table counts the packet, nothing else (en.mark
 		// stays unread).
 		a, b := readFlowWords(frame, m)
 		setFlowKey(&en.flow, a, b)
 		en.tag = g.fc.EnqueueWords(a, b)
-		return true
+		return
 	}
 	en.mark = wire.MarkFromECN(frame[m.IPOff+1])
 	en.tag = 0
@@ -446,5 +553,4 @@ func (e *Engine) Enqueue(now int64, m *Meta, frame []byte, h Handle) bool {
 		}
 		en.stamp, en.tag = v.StampINT, v.Tag
 	}
-	return true
 }

@@ -170,6 +170,74 @@ func Classify(frame []byte, s *Summary) error {
 	return nil
 }
 
+// DataMinLen is the shortest RoCEv2 data frame: an untagged Ethernet header,
+// an IPv4 header without options, UDP, the BTH, ccbed's data header and the
+// ICRC (66 bytes).
+const DataMinLen = EthernetLen + IPv4MinLen + UDPLen + BTHLen + DataHeaderLen + ICRCLen
+
+// Offsets in a frame that ClassifyData accepts.
+const (
+	dataIPOff  = EthernetLen
+	dataL4Off  = dataIPOff + IPv4MinLen
+	dataBTHOff = dataL4Off + UDPLen
+	dataINTOff = dataBTHOff + BTHLen
+)
+
+// ClassifyData is Classify's fast path for the frame a switch forwards most:
+// it reports true when frame is a well-formed RoCEv2 data packet in an
+// untagged Ethernet frame and an IPv4 header without options, not a
+// fragment, for which Classify returns nil with Kind KindData, IPOff
+// EthernetLen and L4Off EthernetLen+IPv4MinLen; intOff is then Classify's
+// INTOff (0: no INT stack). It reads each field at its fixed offset through
+// one bounds check. On false the frame may still be any of the others:
+// call Classify. It does not allocate.
+func ClassifyData(frame []byte) (intOff uint16, ok bool) {
+	if len(frame) < DataMinLen {
+		return 0, false
+	}
+	h := (*[DataMinLen]byte)(frame)
+	// IPv4 (EtherType 08 00, no VLAN tag), version 4 and IHL 5; the total
+	// length within the frame, and the UDP datagram all of it after the
+	// header: its Length then equals len(p) in Classify, and at least the
+	// smallest data packet's (so the IPv4 total length holds the header).
+	tl := int(binary.BigEndian.Uint16(h[dataIPOff+2:]))
+	ul := int(binary.BigEndian.Uint16(h[dataL4Off+4:]))
+	if h[12] != EtherTypeIPv4>>8 || h[13] != EtherTypeIPv4&0xff || h[dataIPOff] != 0x45 ||
+		tl > len(frame)-EthernetLen || ul != tl-IPv4MinLen || ul < UDPLen+BTHLen+DataHeaderLen+ICRCLen {
+		return 0, false
+	}
+	if !headerChecksumOK((*[IPv4MinLen]byte)(h[dataIPOff:])) {
+		return 0, false
+	}
+	if binary.BigEndian.Uint16(h[dataIPOff+6:])&(ipv4FlagMF|ipv4FragOffMask) != 0 || h[dataIPOff+9] != IPProtoUDP ||
+		binary.BigEndian.Uint16(h[dataL4Off+2:]) != RoCEv2Port || !IsDataOpcode(h[dataBTHOff]) {
+		return 0, false
+	}
+	n := ul - UDPLen - BTHLen - ICRCLen // the body, as in Classify
+	if h[dataBTHOff+8]&FlagINT != 0 {
+		if n < INTLen || int(h[dataINTOff]>>4) > ccalgo.MaxINTHops {
+			return 0, false
+		}
+		if n-INTLen < DataHeaderLen {
+			return 0, false
+		}
+		return dataINTOff, true
+	}
+	return 0, true
+}
+
+// headerChecksumOK is checksumOK of an IPv4 header without options.
+func headerChecksumOK(b *[IPv4MinLen]byte) bool {
+	s := uint64(binary.LittleEndian.Uint32(b[0:])) + uint64(binary.LittleEndian.Uint32(b[4:])) +
+		uint64(binary.LittleEndian.Uint32(b[8:])) + uint64(binary.LittleEndian.Uint32(b[12:])) +
+		uint64(binary.LittleEndian.Uint32(b[16:]))
+	s = s&0xffffffff + s>>32
+	s = s&0xffffffff + s>>32
+	s = s&0xffff + s>>16
+	s = s&0xffff + s>>16
+	return s == 0xffff
+}
+
 // checksumOK reports whether the Internet checksum (RFC 1071) over b, whose
 // length is a multiple of 4, is correct: the ones' complement sum of its 16-bit
 // words is 0xffff. It adds 32-bit native-order words into 64 bits and folds:

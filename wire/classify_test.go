@@ -35,6 +35,13 @@ func checkSame(t *testing.T, name string, frame []byte) {
 	if gerr != werr || got.Kind != want.Kind {
 		t.Fatalf("%s: Classify = %v, %v; Decode = %v, %v (frame % x)", name, got.Kind, gerr, want.Kind, werr, frame)
 	}
+	// ClassifyData takes exactly the data packets of an untagged frame
+	// without IPv4 options, with Classify's INT offset.
+	intOff, ok := ClassifyData(frame)
+	data := gerr == nil && got.Kind == KindData && got.IPOff == EthernetLen && got.L4Off == EthernetLen+IPv4MinLen
+	if ok != data || ok && intOff != got.INTOff {
+		t.Fatalf("%s: ClassifyData = %d, %v; Classify %+v, %v (frame % x)", name, intOff, ok, got, gerr, frame)
+	}
 	if gerr != nil && gerr != ErrFragment {
 		if got.Kind != KindOther {
 			t.Fatalf("%s: kind %v with error %v", name, got.Kind, gerr)
@@ -179,13 +186,14 @@ func TestChecksumOK(t *testing.T) {
 func TestClassifyAllocs(t *testing.T) {
 	var s Summary
 	for _, fr := range builtFrames(t) {
-		if a := testing.AllocsPerRun(100, func() { _ = Classify(fr.frame, &s) }); a != 0 {
+		if a := testing.AllocsPerRun(100, func() { _ = Classify(fr.frame, &s); _, _ = ClassifyData(fr.frame) }); a != 0 {
 			t.Errorf("%s: %v allocations", fr.name, a)
 		}
 	}
 }
 
-// FuzzClassifyMatchesDecode checks that Classify never panics and always agrees with Decode.
+// FuzzClassifyMatchesDecode checks that Classify never panics and always
+// agrees with Decode, and ClassifyData with Classify.
 func FuzzClassifyMatchesDecode(f *testing.F) {
 	for _, fr := range builtFrames(f) {
 		f.Add(fr.frame)
