@@ -309,7 +309,7 @@ func (tx *sender) onAck(now int64, qp int32, s *sendQP, ev *event) {
 	}
 	th := uint64(through)
 	if nak && tx.r.trusted && th == s.backPSN && now < s.backUntil {
-		// At most one go-back for a PSN per base RTT (Spec.BaseRTTUs,
+		// At most one go-back for a PSN per base RTT (Spec.BaseRTTNs,
 		// the configured base RTT, not a measured one: a forger cannot
 		// stretch it): a second NAK for the PSN the QP just went back to
 		// cannot have seen the resent packets yet. snd_una is already

@@ -2,7 +2,6 @@ package testbed
 
 import (
 	"fmt"
-	"math"
 
 	"github.com/ccbed/ccbed/config"
 	"github.com/ccbed/ccbed/fabric"
@@ -21,14 +20,11 @@ const (
 	KindNS3       = "ns3"
 )
 
-// usToNs converts microseconds to nanoseconds, rounded.
-func usToNs(us float64) int64 { return int64(math.Round(us * 1e3)) }
-
 // buildTopology builds e.topo from the [topology] table; errors name the key.
 func (e *Experiment) buildTopology() error {
 	t := &e.Topology
 	bps := t.LinkGbps * 1e9
-	delay := usToNs(t.DelayUs)
+	delay := config.UsToNs(t.DelayUs)
 	need := func(key string, v, lo, hi int) error {
 		if v < lo || v > hi {
 			return e.errorf("topology."+key, "must be %d..%d for a %s topology, got %d", lo, hi, t.Kind, v)
@@ -152,13 +148,13 @@ func (e *Experiment) explicitTopology() error {
 		case l.DelayUs < 0 || l.DelayUsBA < 0:
 			return e.errorf(k+".delay_us", "must be >= 0, got %v", l.DelayUs)
 		}
-		ab := fabric.Dir{Bps: l.Gbps * 1e9, DelayNs: usToNs(l.DelayUs)}
+		ab := fabric.Dir{Bps: l.Gbps * 1e9, DelayNs: config.UsToNs(l.DelayUs)}
 		ba := ab
 		if l.GbpsBA > 0 {
 			ba.Bps = l.GbpsBA * 1e9
 		}
 		if l.DelayUsBA > 0 {
-			ba.DelayNs = usToNs(l.DelayUsBA)
+			ba.DelayNs = config.UsToNs(l.DelayUsBA)
 		}
 		if topo.NumPorts(a) >= switchd.MaxPorts || topo.NumPorts(b) >= switchd.MaxPorts {
 			return e.errorf(k, "more than %d ports on a switch", switchd.MaxPorts)
@@ -183,29 +179,29 @@ func (e *Experiment) Spec() *fabric.Spec {
 	t := &e.Topology
 	s := &fabric.Spec{
 		Topo: e.topo, Scheme: e.CC.Scheme, Params: e.CC.overrides, ExpectedFlows: e.CC.ExpectedFlows,
-		MTU: t.MTUBytes, AckEvery: t.AckEvery, BaseRTTNs: usToNs(t.BaseRTTUs), BufferBytes: t.BufferBytes,
+		MTU: t.MTUBytes, AckEvery: t.AckEvery, BaseRTTNs: config.UsToNs(t.BaseRTTUs), BufferBytes: t.BufferBytes,
 		PFC: fabric.PFC{Enabled: e.PFC.Enabled, Priorities: e.PFC.Priorities,
 			XOFFBytes: e.PFC.XOFFBytes, XONOffsetBytes: e.PFC.XONOffsetBytes},
 		Buffer: e.Buffer, Queues: e.Queues, HostPriority: e.hostPriorities(),
-		RTONs: usToNs(t.RTOUs), NakIntervalNs: usToNs(t.NakIntervalUs),
-		SampleNs: usToNs(e.Experiment.SampleUs), Seed: e.Experiment.Seed, PacingJitter: t.PacingJitter,
+		RTONs: config.UsToNs(t.RTOUs), NakIntervalNs: config.UsToNs(t.NakIntervalUs),
+		SampleNs: config.UsToNs(e.Experiment.SampleUs), Seed: e.Experiment.Seed, PacingJitter: t.PacingJitter,
 		Exact: e.Experiment.Clock == ClockVirtual, ICRC: e.Experiment.ICRC, TrustAll: e.Experiment.Trust == TrustAll,
 		TagPCP: t.PriorityTag == TagPCP, MemBytes: config.MemTotal(),
 	}
 	s.Failures, _ = e.failures() // checked by Validate
 	for _, f := range e.Flows {
 		s.Flows = append(s.Flows, fabric.Flow{ID: f.ID, Src: f.Src, Dst: f.Dst, SizeBytes: f.SizeBytes,
-			StartNs: usToNs(f.StartUs), RateBps: f.RateGbps * 1e9, Priority: f.Priority})
+			StartNs: config.UsToNs(f.StartUs), RateBps: f.RateGbps * 1e9, Priority: f.Priority})
 	}
 	s.Flows = append(s.Flows, e.ns3Flows...)
 	for _, in := range e.Incast {
 		s.Incast = append(s.Incast, fabric.Incast{IDBase: in.IDBase, Senders: in.Senders, Dst: in.Dst,
-			FlowsPerSender: in.FlowsPerSender, SizeBytes: in.SizeBytes, StartNs: usToNs(in.StartUs),
-			Repeat: in.Repeat, PeriodNs: usToNs(in.PeriodUs), Priority: in.Priority})
+			FlowsPerSender: in.FlowsPerSender, SizeBytes: in.SizeBytes, StartNs: config.UsToNs(in.StartUs),
+			Repeat: in.Repeat, PeriodNs: config.UsToNs(in.PeriodUs), Priority: in.Priority})
 	}
 	for _, w := range e.Workloads {
 		s.Workloads = append(s.Workloads, fabric.Workload{IDBase: w.IDBase, CDF: w.dist, Senders: w.Senders,
-			Dsts: w.Dsts, Load: w.Load, StartNs: usToNs(w.StartUs), StopNs: usToNs(w.StopUs), MaxFlows: w.MaxFlows,
+			Dsts: w.Dsts, Load: w.Load, StartNs: config.UsToNs(w.StartUs), StopNs: config.UsToNs(w.StopUs), MaxFlows: w.MaxFlows,
 			Priority: w.Priority})
 	}
 	return s

@@ -24,7 +24,7 @@ func (e *Experiment) validateCC() error {
 	if err != nil {
 		return e.errorf("cc.scheme", "%v", err)
 	}
-	baseRTT := usToNs(e.Topology.BaseRTTUs)
+	baseRTT := config.UsToNs(e.Topology.BaseRTTUs)
 	if baseRTT == 0 {
 		baseRTT = 10_000 // the topology's own is derived later; the checks do not depend on it
 	}

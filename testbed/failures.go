@@ -3,6 +3,7 @@ package testbed
 import (
 	"fmt"
 
+	"github.com/ccbed/ccbed/config"
 	"github.com/ccbed/ccbed/fabric"
 	"github.com/ccbed/ccbed/testbed/report"
 )
@@ -51,7 +52,7 @@ func (e *Experiment) failures() (fabric.Failures, error) {
 		case lf.UpUs != 0 && !(lf.UpUs > lf.DownUs):
 			return f, e.errorf(at("up_us"), "%g: want after down_us (%g), or 0 to stay down", lf.UpUs, lf.DownUs)
 		}
-		f.LinkDown = append(f.LinkDown, fabric.LinkDown{A: a, B: b, DownNs: usToNs(lf.DownUs), UpNs: usToNs(lf.UpUs)})
+		f.LinkDown = append(f.LinkDown, fabric.LinkDown{A: a, B: b, DownNs: config.UsToNs(lf.DownUs), UpNs: config.UsToNs(lf.UpUs)})
 	}
 	if err := (&fabric.Spec{Topo: e.topo, Failures: f}).CheckFailures(); err != nil {
 		return f, e.errorf("link_failures", "%v", err)

@@ -7,6 +7,7 @@ import (
 	"github.com/ccbed/ccbed/ccalgo/dcqcn"
 	"github.com/ccbed/ccbed/ccalgo/dctcp"
 	"github.com/ccbed/ccbed/ccalgo/rocc"
+	"github.com/ccbed/ccbed/config"
 	"github.com/ccbed/ccbed/hostd"
 	"github.com/ccbed/ccbed/testbed/report"
 )
@@ -20,7 +21,7 @@ func (e *Experiment) addReferences(rec *report.Recorder) {
 	t := &e.Topology
 	sch, err := ccalgo.Lookup(e.CC.Scheme)
 	if err == nil {
-		env := ccalgo.Env{LinkBps: t.LinkGbps * 1e9, BaseRTT: max(usToNs(t.BaseRTTUs), 1), MTU: t.MTUBytes,
+		env := ccalgo.Env{LinkBps: t.LinkGbps * 1e9, BaseRTT: max(config.UsToNs(t.BaseRTTUs), 1), MTU: t.MTUBytes,
 			MaxFlows: 1024, ExpectedFlows: e.CC.ExpectedFlows, ID: 1}
 		params := sch.DefaultParams(env)
 		if e.CC.overrides.Apply(params) == nil {

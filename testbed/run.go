@@ -206,7 +206,7 @@ func RunWith(ctx context.Context, e *Experiment, out io.Writer, o RunOptions) (*
 	if err != nil {
 		return nil, err
 	}
-	durNs := usToNs(e.Experiment.DurationMs * 1e3)
+	durNs := config.UsToNs(e.Experiment.DurationMs * 1e3)
 	res := &Result{Clock: e.Experiment.Clock}
 	log.Debug("run starting", zap.String("experiment", e.Experiment.Name), zap.String("clock", e.Experiment.Clock),
 		zap.Float64("duration_ms", e.Experiment.DurationMs), zap.Int("hosts", len(plan.Topo.Hosts)),

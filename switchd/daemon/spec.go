@@ -3,7 +3,6 @@ package daemon
 import (
 	"errors"
 	"fmt"
-	"math"
 	"net/netip"
 	"sort"
 	"strconv"
@@ -70,14 +69,14 @@ func (c *Config) spec(names map[string]int) *switchd.Spec {
 	s := &switchd.Spec{
 		ID: w.ID, IP: ip, DecrementTTL: w.DecrementTTL, FrameOverheadBytes: w.FrameOverheadBytes,
 		BurstBytes: w.BurstBytes, PriorityFromDSCP: w.PriorityFrom == "dscp", Trust: w.Trust,
-		CC: switchd.CCSpec{Scheme: c.CC.Scheme, BaseRTTNs: usToNs(c.CC.BaseRTTUs), MTU: c.CC.MTU,
+		CC: switchd.CCSpec{Scheme: c.CC.Scheme, BaseRTTNs: config.UsToNs(c.CC.BaseRTTUs), MTU: c.CC.MTU,
 			ExpectedFlows: c.CC.ExpectedFlows},
 		PFC: c.PFC, Buffer: c.Buffer, Queues: c.Queues,
-		SampleNs: usToNs(c.Telemetry.SampleUs), SampleBuffer: c.Telemetry.SampleBuffer,
+		SampleNs: config.UsToNs(c.Telemetry.SampleUs), SampleBuffer: c.Telemetry.SampleBuffer,
 	}
 	for i := range c.Ports {
 		p := &c.Ports[i]
-		ps := switchd.PortSpec{Name: p.Name, LinkBps: p.LinkGbps * 1e9, DelayNs: usToNs(p.DelayUs),
+		ps := switchd.PortSpec{Name: p.Name, LinkBps: p.LinkGbps * 1e9, DelayNs: config.UsToNs(p.DelayUs),
 			BufferBytes: p.BufferBytes, HeadroomBytes: p.HeadroomBytes, Scheme: p.Scheme, CPID: p.CPID,
 			Faces: p.Faces, IgnorePFC: p.IgnorePFC}
 		if p.MAC != "" {
@@ -102,9 +101,6 @@ func (c *Config) spec(names map[string]int) *switchd.Spec {
 	}
 	return s
 }
-
-// usToNs is microseconds (finite, checked) in whole nanoseconds.
-func usToNs(us float64) int64 { return int64(math.Round(us * 1e3)) }
 
 // decodeAllParams decodes each port's [cc.params.<scheme>] table over the
 // scheme's defaults for the port into s.Ports[i].Params, and builds its CP
