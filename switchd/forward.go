@@ -392,20 +392,10 @@ func (e *Engine) Enqueue(now int64, m *Meta, frame []byte, h Handle) bool {
 	if int(q.tail-q.head) == len(q.buf) {
 		q.grow()
 	}
-	en := &q.buf[q.tail&q.mask]
-	q.tail++
-	en.h, en.frame = h, frame
-	en.ipOff, en.intOff = m.IPOff, m.INTOff
-	en.in, en.prio, en.class = m.In, prio, m.Class
-	en.stamp = false
+	en := q.pushEntry(m, frame, h, prio)
 	sh.active |= 1 << m.Out
-	g.nonEmpty |= 1 << prio
-	g.qBytes += l
-	g.qPrio[prio] += l
+	g.queued(prio, l)
 	e.traceEnq(now, g, m, frame)
-	if uint64(g.qBytes) > g.c[cQueueMax] {
-		g.c[cQueueMax] = uint64(g.qBytes)
-	}
 	if sh.buf.on {
 		sh.buf.used += l
 	}
@@ -413,6 +403,32 @@ func (e *Engine) Enqueue(now int64, m *Meta, frame []byte, h Handle) bool {
 		e.enqueueHooks(now, g, sh, en, m, frame, prio)
 	}
 	return true
+}
+
+// pushEntry appends a data frame's entry to q, which has room (the caller
+// grows a full ring: a few times per queue in a run), and returns it. The
+// entry is written field by field (a composite literal is built on the stack and then copied, which
+// stalls on store forwarding: this is the hottest store). Small enough to
+// inline into both of Enqueue's paths.
+func (q *dataQueue) pushEntry(m *Meta, frame []byte, h Handle, prio uint8) *qEntry {
+	en := &q.buf[q.tail&q.mask]
+	q.tail++
+	en.h, en.frame = h, frame
+	en.ipOff, en.intOff = m.IPOff, m.INTOff
+	en.in, en.prio, en.class = m.In, prio, m.Class
+	en.stamp = false
+	return en
+}
+
+// queued counts l bytes just pushed into the port's queue prio: the
+// non-empty priorities, the queue's bytes and the largest queue seen.
+func (g *egress) queued(prio uint8, l int64) {
+	g.nonEmpty |= 1 << prio
+	g.qBytes += l
+	g.qPrio[prio] += l
+	if uint64(g.qBytes) > g.c[cQueueMax] {
+		g.c[cQueueMax] = uint64(g.qBytes)
+	}
 }
 
 // enqueue is Enqueue for every frame.
@@ -477,27 +493,13 @@ func (e *Engine) enqueue(now int64, m *Meta, frame []byte, h Handle) bool {
 			return false
 		}
 	}
-	// The push inline (q.push is over the inliner's budget): a full ring
-	// grows, a few times per queue in a run.
 	if int(q.tail-q.head) == len(q.buf) {
 		q.grow()
 	}
-	// Field by field: a composite literal is built on the stack and then
-	// copied, which stalls on store forwarding; this is the hottest store.
-	en := &q.buf[q.tail&q.mask]
-	q.tail++
-	en.h, en.frame = h, frame
-	en.ipOff, en.intOff = m.IPOff, m.INTOff
-	en.in, en.prio, en.class = m.In, prio, m.Class
-	en.stamp = false
+	en := q.pushEntry(m, frame, h, prio)
 	sh.active |= 1 << m.Out
-	g.nonEmpty |= 1 << prio
-	g.qBytes += l
-	g.qPrio[prio] += l
+	g.queued(prio, l)
 	e.traceEnq(now, g, m, frame)
-	if uint64(g.qBytes) > g.c[cQueueMax] {
-		g.c[cQueueMax] = uint64(g.qBytes)
-	}
 	if lossless {
 		switch {
 		case pause:
