@@ -227,11 +227,7 @@ func pfcFrame(port int, prio int, quanta uint16) []byte {
 }
 
 func TestPFCOnOffThresholds(t *testing.T) {
-	c := testSpec(3, 10)
-	c.Buffer.Mode = BufferStatic
-	c.PFC.Enabled = true
-	c.PFC.XOFFBytes = 20_000
-	c.PFC.XONOffsetBytes = 5_000
+	c := staticPFCSpec()
 	h := newHarness(t, c)
 	// Port 2 is paused by its peer so that the queue builds from port 0.
 	if h.inject(0, 2, pfcFrame(2, 3, 0xffff)) {

@@ -34,6 +34,17 @@ func testSpec(nports int, linkGbps float64) Spec {
 	return c
 }
 
+// staticPFCSpec is testSpec(3, 10) with a static buffer and PFC on: XOFF
+// at 20,000 bytes of an ingress priority, XON 5,000 below it.
+func staticPFCSpec() Spec {
+	c := testSpec(3, 10)
+	c.Buffer.Mode = BufferStatic
+	c.PFC.Enabled = true
+	c.PFC.XOFFBytes = 20_000
+	c.PFC.XONOffsetBytes = 5_000
+	return c
+}
+
 // harness drives an engine with Go byte slices as frames.
 type harness struct {
 	tb     testing.TB

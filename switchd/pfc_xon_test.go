@@ -22,11 +22,7 @@ func TestXONRetriedOnFullControlQueue(t *testing.T) {
 		{name: "superseded by an XOFF", reXOFF: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			c := testSpec(3, 10)
-			c.Buffer.Mode = BufferStatic
-			c.PFC.Enabled = true
-			c.PFC.XOFFBytes = 20_000
-			c.PFC.XONOffsetBytes = 5_000
+			c := staticPFCSpec()
 			h := newHarness(t, c)
 			h.inject(0, 2, pfcFrame(2, 3, 0xffff)) // port 2 paused: the queue builds
 			for i := 0; i < 30; i++ {

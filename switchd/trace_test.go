@@ -33,11 +33,7 @@ func TestTraceEvents(t *testing.T) {
 }
 
 func testTraceEvents(t *testing.T, noDrain bool) {
-	c := testSpec(3, 10)
-	c.Buffer.Mode = BufferStatic
-	c.PFC.Enabled = true
-	c.PFC.XOFFBytes = 20_000
-	c.PFC.XONOffsetBytes = 5_000
+	c := staticPFCSpec()
 	c.Ports[2].BufferBytes = 30_000
 	h := newHarness(t, c)
 	h.noDrain = noDrain
