@@ -89,7 +89,7 @@ func (e *Engine) ingressAdd(now int64, sh *txShard, in int, prio uint8, l int64)
 }
 
 // pauseIngress acts on shard sh's count of lossless priority prio of ingress
-// port in calling for XOFF (shouldPause): with one shard, XOFF unless the
+// port in calling for XOFF (admitAdd's call, or ingressAdd's threshold): with one shard, XOFF unless the
 // port is in it; with several, the shard's want of it, sent at once when sh
 // owns port in (else at the next ServiceShard of port in's shard, syncPFC).
 func (e *Engine) pauseIngress(now int64, sh *txShard, in int, prio uint8) {
@@ -262,15 +262,6 @@ func (e *Engine) recordAfterXOFF(g *egress, prio uint8) {
 	if uint64(n) > g.c[cAfterXOFFMax] {
 		g.c[cAfterXOFFMax] = uint64(n)
 	}
-}
-
-// shouldPause reports whether lossless priority prio of count a (shard sh's)
-// calls for XOFF.
-func (e *Engine) shouldPause(sh *txShard, a *ingressAcct, prio uint8) bool {
-	if buf := &sh.buf; buf.on {
-		return buf.shouldPause(a, prio)
-	}
-	return a.inBytes[prio] > e.xoffBytes
 }
 
 // shouldResume reports whether the paused lossless priority prio of count a

@@ -43,10 +43,10 @@ func templateCases() []templateCase {
 // alike is a frame built twice, by a reference builder and by a template,
 // into two buffers filled alike beforehand.
 type alike struct {
-	ref, want, got []byte
-	nw, ng         int
-	ew, eg         error
-	refName        string
+	want, got []byte
+	nw, ng    int
+	ew, eg    error
+	refName   string
 }
 
 // buildAlike fills two buffers of size bytes with byte(i*mul + add) and

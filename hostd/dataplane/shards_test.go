@@ -51,15 +51,6 @@ func cableShards(t *testing.T, name string, n, rotate int, a, b hostd.Spec) (*Sh
 	return shards[0], shards[1]
 }
 
-// allEngines is 0..n-1.
-func allEngines(n int) []int {
-	xs := make([]int, n)
-	for i := range xs {
-		xs[i] = i
-	}
-	return xs
-}
-
 // TestDPDKShards runs a sender and a receiver of four engines each over a
 // four-queue net_ring cable whose queues are crossed (queue i to queue i+1)
 // with the engines' two sides in one loop per host (Poll) and split across
