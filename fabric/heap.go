@@ -4,13 +4,17 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
+	"unsafe"
 )
 
 // The driver's agenda holds one entry per node (its next wake-up) and one per
 // wire carrying frames (its oldest frame's arrival). An entry's key packs the
 // time into the high bits and the entry's index into the low bits: entries of
 // equal time order by index, so that a run is deterministic, and comparing two
-// entries is one integer compare.
+// entries is one integer compare. The fabric numbers its entries (node n is
+// entry n, wire w entry nodes + w); an lp's agenda holds its own entries
+// alone, numbered in the fabric's order (lp.glob), so that they order as the
+// fabric's numbers do.
 const (
 	idBits = 21
 	// MaxTimeNs is the latest time the virtual clock can reach (about 73 min).
@@ -86,18 +90,31 @@ type slot struct {
 	next, prev int32
 }
 
-// newAgenda is an agenda over entries 0 .. n-1, of which at most own are
-// ever in it at once (an lp's nodes and the wires into them).
-func newAgenda(n, own int) *agenda {
+// newAgenda is an agenda over entries 0 .. n-1: an lp's own entries (its
+// nodes and the wires into them), numbered by the lp (lp.glob).
+func newAgenda(n int) *agenda {
 	a := &agenda{slots: make([]slot, n)}
 	for i := range a.slots {
 		a.slots[i].prev = offRing
 	}
-	a.far = heap4{heap: make([]uint64, 0, own), slots: a.slots}
+	a.far = heap4{heap: make([]uint64, 0, n), slots: a.slots}
 	for i := range a.head {
 		a.head[i] = -1
 	}
 	return a
+}
+
+// agendaBytes is the memory of an agenda over n entries as newAgenda makes
+// it: the ring and its bitmap (16.9 KB), a slot an entry (16 bytes) and the
+// heap's room (8 bytes an entry).
+func agendaBytes(n int) int {
+	return int(unsafe.Sizeof(agenda{})) + n*int(unsafe.Sizeof(slot{})+unsafe.Sizeof(uint64(0)))
+}
+
+// bytes is the memory the agenda holds (agendaBytes of its entries, the heap
+// as large as it has grown).
+func (a *agenda) bytes() int {
+	return int(unsafe.Sizeof(*a)) + cap(a.slots)*int(unsafe.Sizeof(slot{})) + cap(a.far.heap)*int(unsafe.Sizeof(uint64(0)))
 }
 
 func (a *agenda) len() int { return a.n }

@@ -22,10 +22,16 @@ type lp struct {
 	faults   []wireFaults // per wire, nil when the spec injects no failures
 	portBase []int        // wires of node n: portBase[n] + port
 	frames   *frameStore
-	// agenda: entry n < len(nodes) is node n's next wake-up, entry
-	// len(nodes) + w wire w's next arrival (only this lp's nodes and the
-	// wires into them).
+	// agenda: this lp's nodes' next wake-ups and the next arrivals of the
+	// wires into them, and nothing else, so that an lp's agenda is sized by
+	// its own part of the fabric. The fabric numbers its entries (node n is
+	// entry n, wire w entry len(nodes) + w); glob is the fabric's number of
+	// each of the agenda's entries, in the fabric's order (so that entries
+	// of one time run in the same order in every lp as in the serial
+	// driver), nil when they are the fabric's (the serial driver). The
+	// wires hold their entries' numbers in their receiver's lp (ent, toEnt).
 	agenda *agenda
+	glob   []int32
 	out    []node.Tx
 	now    int64
 	events int64
@@ -49,25 +55,26 @@ type mailFrame struct {
 	len int32
 }
 
-// schedule asks node n when it next needs to run and moves its wake-up there.
-func (p *lp) schedule(n int) {
+// schedule asks node n (agenda entry e) when it next needs to run and moves
+// its wake-up there.
+func (p *lp) schedule(n, e int) {
 	w := p.nodes[n].NextWake(p.now)
 	if w > MaxTimeNs {
-		p.agenda.remove(n)
+		p.agenda.remove(e)
 		return
 	}
-	p.agenda.set(n, w)
+	p.agenda.set(e, w)
 }
 
-// step runs agenda entry id at p.now: node id's wake-up, or the arrival of
-// the first frame in flight on wire id - len(nodes), which its node
-// receives and answers at once.
-func (p *lp) step(id int) {
+// step runs the fabric's entry id (the agenda's entry e) at p.now: node id's
+// wake-up, or the arrival of the first frame in flight on wire id -
+// len(nodes), which its node receives and answers at once.
+func (p *lp) step(id, e int) {
 	p.agenda.at(p.now)
 	nn := len(p.nodes)
 	if id < nn {
 		p.transmit(id)
-		p.schedule(id)
+		p.schedule(id, e)
 		return
 	}
 	wi := id - nn
@@ -76,17 +83,17 @@ func (p *lp) step(id int) {
 	h, l := node.Handle(f.h), int(f.len)
 	w.pop()
 	if w.q.Len() > 0 {
-		p.agenda.set(id, w.front().at)
+		p.agenda.set(e, w.front().at)
 	} else {
-		p.agenda.remove(id)
+		p.agenda.remove(e)
 	}
 	to := int(w.to)
-	if w.capRx != nil {
-		w.capRx.Append(p.now, p.frames.bytes(h)[:l], int(l), pcapw.DirInbound) // an error sticks: CloseCapture reports it
+	if w.capt != nil && w.capt.rx != nil {
+		w.capt.rx.Append(p.now, p.frames.bytes(h)[:l], int(l), pcapw.DirInbound) // an error sticks: CloseCapture reports it
 	}
 	p.nodes[to].Receive(p.now, int(w.toPort), h, p.frames.bytes(h)[:l])
 	p.transmit(to)
-	p.schedule(to)
+	p.schedule(to, int(w.toEnt))
 }
 
 // transmit runs node n's Transmit at now until it has nothing more, and puts
@@ -104,7 +111,7 @@ func (p *lp) transmit(n int) {
 			w.frames++
 			w.bytes += uint64(tx.Len)
 			at := int64(math.Ceil(w.free + w.delayNs))
-			if w.capTx != nil || p.faults != nil || w.mail != nil {
+			if w.capt != nil || p.faults != nil || w.mail != nil {
 				if p.special(wi, tx, at) {
 					continue
 				}
@@ -112,7 +119,7 @@ func (p *lp) transmit(n int) {
 			w.q.Reserve() // wireLimit is never reached
 			w.q.Push(inflight{h: uint32(tx.H), len: int32(tx.Len), at: at})
 			if w.q.Len() == 1 {
-				p.agenda.set(len(p.nodes)+wi, at)
+				p.agenda.set(int(w.ent), at) // not cut: this lp receives from w
 			}
 		}
 		if k < len(p.out) {
@@ -127,8 +134,8 @@ func (p *lp) transmit(n int) {
 // the wire's mailbox).
 func (p *lp) special(wi int, tx *node.Tx, at int64) bool {
 	w := &p.wires[wi]
-	if w.capTx != nil {
-		w.capTx.Append(p.now, p.frames.bytes(tx.H)[:tx.Len], int(tx.Len), pcapw.DirOutbound)
+	if w.capt != nil && w.capt.tx != nil {
+		w.capt.tx.Append(p.now, p.frames.bytes(tx.H)[:tx.Len], int(tx.Len), pcapw.DirOutbound)
 	}
 	if p.faults != nil && p.lose(wi, p.now, at) {
 		p.frames.Free(tx.H) // it took its time on the wire; nobody receives it
@@ -149,7 +156,6 @@ func (p *lp) special(wi int, tx *node.Tx, at int64) bool {
 // (wires cut into this lp) into flight, each into a buffer of this lp's
 // store, in the order their sender posted them.
 func (p *lp) take(in []int32, parity int) {
-	nn := len(p.nodes)
 	for _, wi := range in {
 		w := &p.wires[wi]
 		m := &w.mail[parity]
@@ -159,7 +165,7 @@ func (p *lp) take(in []int32, parity int) {
 			off += copy(b, m.buf[off:off+int(f.len)])
 			w.push(inflight{h: uint32(h), len: f.len, at: f.at})
 			if w.q.Len() == 1 {
-				p.agenda.set(nn+int(wi), f.at)
+				p.agenda.set(int(w.ent), f.at)
 			}
 		}
 		m.frames, m.buf = m.frames[:0], m.buf[:0]

@@ -196,17 +196,16 @@ func (v *Virtual) SetParallel(c Parallel) error {
 		return nil // one partition: nothing to run in parallel
 	}
 	r := &parallel{v: v, lookaheadNs: MaxTimeNs}
-	nn, nw := len(v.nodes), len(v.wires)
-	own := make([]int, nparts) // a partition's agenda entries: its nodes and the wires into them
-	for n := range v.nodes {
-		own[of[n]]++
-	}
-	for i := range v.wires {
-		own[of[v.wires[i].to]]++
-	}
+	local, glob := agendaIndex(v.plan.Topo, of, nparts)
 	for i := range nparts {
 		r.parts = append(r.parts, &part{lp: lp{nodes: v.nodes, wires: v.wires, faults: v.faults, portBase: v.portBase,
-			frames: newFrameStoreChunks(v.frames.room, partitionChunkShift), agenda: newAgenda(nn+nw, own[i]), out: make([]node.Tx, len(v.out))}})
+			frames: newFrameStoreChunks(v.frames.room, partitionChunkShift), agenda: newAgenda(len(glob[i])), glob: glob[i],
+			out: make([]node.Tx, len(v.out))}})
+	}
+	nn := len(v.nodes)
+	for wi := range v.wires {
+		w := &v.wires[wi]
+		w.ent, w.toEnt = local[nn+wi], local[w.to]
 	}
 	// Every node's buffers come from its partition's store from now on.
 	for i, hn := range v.hostNodes {
@@ -219,7 +218,7 @@ func (v *Virtual) SetParallel(c Parallel) error {
 		v.nodes[n] = v.swNodes[i]
 	}
 	for n := range v.nodes {
-		r.parts[of[n]].schedule(n)
+		r.parts[of[n]].schedule(n, int(local[n]))
 	}
 	for n := range v.portBase {
 		for wi := v.portBase[n]; wi < v.portBase[n]+v.plan.Topo.NumPorts(n); wi++ {
@@ -246,12 +245,47 @@ func (v *Virtual) SetParallel(c Parallel) error {
 	return nil
 }
 
+// agendaIndex numbers each partition's agenda entries, its nodes and the
+// wires into them (of[n] is node n's partition), in the fabric's order
+// (node n is entry n, wire w entry nodes + w, the wires numbered as
+// NewVirtual does, by node then port): glob[i] is partition i's entries by
+// their fabric numbers (the partition's lp.glob, which the run only
+// reads), local[e] fabric entry e's number in its partition's agenda
+// (SetParallel's alone: it gives the wires their ent and toEnt).
+func agendaIndex(t *Topology, of []int32, nparts int) (local []int32, glob [][]int32) {
+	n := t.NumNodes()
+	var owner []int32 // each fabric entry's partition
+	owner = append(owner, of...)
+	for a := 0; a < n; a++ {
+		for port := 0; port < t.NumPorts(a); port++ {
+			b, _, _ := t.Peer(a, port)
+			owner = append(owner, of[b])
+		}
+	}
+	own := make([]int, nparts)
+	for _, i := range owner {
+		own[i]++
+	}
+	glob = make([][]int32, nparts)
+	for i := range glob {
+		glob[i] = make([]int32, 0, own[i])
+	}
+	local = make([]int32, len(owner))
+	for e, i := range owner {
+		local[e] = int32(len(glob[i]))
+		glob[i] = append(glob[i], int32(e))
+	}
+	return local, glob
+}
+
 // partitionOf is each node's partition under c: units (a switch with its
 // hosts, or a node), the two ends of every link without delay (no
 // lookahead) in one, numbered in the order of their first node, then dealt
 // into c.Groups (dealGroups).
-func (v *Virtual) partitionOf(c Parallel) []int32 {
-	t := v.plan.Topo
+func (v *Virtual) partitionOf(c Parallel) []int32 { return partitionOf(v.plan.Topo, c) }
+
+// partitionOf is Virtual.partitionOf of a fabric of topology t.
+func partitionOf(t *Topology, c Parallel) []int32 {
 	n := t.NumNodes()
 	unit := make([]int, n)
 	for i := range unit {
@@ -414,14 +448,14 @@ func (p *part) window(end int64, parity int) {
 	p.parity = parity
 	before := p.events
 	for p.agenda.len() > 0 {
-		id, k := p.agenda.top()
+		e, k := p.agenda.top()
 		t := keyTime(k)
 		if t >= end {
 			break
 		}
 		p.now = t
 		p.events++
-		p.step(id)
+		p.step(int(p.glob[e]), e)
 	}
 	p.work = p.events - before
 	p.next = p.earliest()
@@ -523,16 +557,17 @@ func (r *parallel) drainAt() {
 	var firstKey uint64
 	for _, p := range r.parts {
 		if p.agenda.len() > 0 {
-			if _, k := p.agenda.top(); first == nil || k < firstKey {
+			e, k := p.agenda.top()
+			if k = entryKey(keyTime(k), int(p.glob[e])); first == nil || k < firstKey { // by the fabric's numbers
 				first, firstKey = p, k
 			}
 		}
 	}
-	id, _ := first.agenda.top()
+	e, _ := first.agenda.top()
 	first.parity = r.parity
 	first.now = keyTime(firstKey)
 	first.events++
-	first.step(id)
+	first.step(int(keyID(firstKey)), e)
 	first.next = first.earliest()
 	v := r.v
 	v.events++

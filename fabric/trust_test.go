@@ -33,7 +33,7 @@ func inject(v *Virtual, n, port int, frame []byte) {
 	copy(b, frame)
 	v.nodes[n].Receive(v.now, port, h, b[:len(frame)])
 	v.transmit(n)
-	v.schedule(n)
+	v.schedule(n, n) // the serial driver: agenda entry n is node n
 }
 
 // forgeRun runs spec in virtual time until end and, from from on, every
@@ -42,14 +42,7 @@ func inject(v *Virtual, n, port int, frame []byte) {
 // its link. It returns the number of frames forged and the result.
 func forgeRun(t *testing.T, spec *Spec, from, end, period int64, node int, frame func(*Virtual) []byte) (uint64, *Result) {
 	t.Helper()
-	p, err := spec.Plan()
-	if err != nil {
-		t.Fatal(err)
-	}
-	v, err := NewVirtual(p)
-	if err != nil {
-		t.Fatal(err)
-	}
+	v := newVirtual(t, spec)
 	port := 0
 	if node == forgeSw {
 		port = attackPort

@@ -22,21 +22,31 @@ const (
 // previous one has left (store and forward), take their serialisation time at
 // the link's rate with the per-frame overhead, then the propagation delay, and
 // arrive in order.
+//
+// 128 bytes, two cache lines: a field more goes in place of one.
 type wireDir struct {
 	to, toPort int32
+	// ent is the wire's agenda entry and toEnt its receiver's, in the
+	// agenda of the lp that receives from it (lp.glob).
+	ent, toEnt int32
 	nsPerByte  float64
 	delayNs    float64
 	free       float64             // when the wire's last bit leaves, ns
 	q          ring.FIFO[inflight] // frames on the wire, oldest first
 	// Frames and Bytes count what entered the wire.
 	frames, bytes uint64
-	// capTx, when not nil, is the sending port's capture: it gets every
-	// frame entering the wire; capRx the receiving port's: every frame the
-	// wire delivers (Virtual.Capture).
-	capTx, capRx *pcapw.Port
+	// capt, when not nil, is the wire's ports' captures (Virtual.Capture).
+	capt *wireCapture
 	// mail, when not nil, is where the sender posts frames for the
 	// receiver's partition (the wire is cut: parallel.go).
 	mail *[2]mailbox
+}
+
+// wireCapture is a wire's captures: tx, when not nil, the sending port's
+// (it gets every frame entering the wire), rx the receiving port's (every
+// frame the wire delivers).
+type wireCapture struct {
+	tx, rx *pcapw.Port
 }
 
 // inflight is a frame on a wire, arriving at `at`: 16 bytes, four to a
@@ -131,7 +141,7 @@ func NewVirtual(p *Plan) (*Virtual, error) {
 		for port := 0; port < t.NumPorts(n); port++ {
 			peer, peerPort, out := t.Peer(n, port)
 			v.wires = append(v.wires, wireDir{q: ring.NewFIFO[inflight](wireSlots, wireLimit), to: int32(peer), toPort: int32(peerPort),
-				nsPerByte: 8e9 / out.Bps, delayNs: float64(out.DelayNs)})
+				ent: int32(t.NumNodes() + len(v.wires)), toEnt: int32(peer), nsPerByte: 8e9 / out.Bps, delayNs: float64(out.DelayNs)})
 		}
 	}
 	if err := checkIDs(len(v.nodes), len(v.wires)); err != nil {
@@ -140,9 +150,9 @@ func NewVirtual(p *Plan) (*Virtual, error) {
 	if p.Spec != nil {
 		v.setFailures(&p.Spec.Failures, p.Spec.Seed)
 	}
-	v.agenda = newAgenda(len(v.nodes)+len(v.wires), len(v.nodes)+len(v.wires))
+	v.agenda = newAgenda(len(v.nodes) + len(v.wires)) // every entry, numbered as the fabric's
 	for n := range v.nodes {
-		v.schedule(n)
+		v.schedule(n, n)
 	}
 	return v, nil
 }
@@ -180,7 +190,7 @@ func (v *Virtual) Run(ctx context.Context, end int64, progress func(Progress)) e
 		}
 		v.now = keyTime(k)
 		v.events++
-		v.step(id)
+		v.step(id, id)
 		if v.now >= nextDrain {
 			v.drainSamples()
 			nextDrain = v.now + 1_000_000
@@ -231,11 +241,20 @@ func (v *Virtual) Capture(c *Capture) error {
 	t := v.plan.Topo
 	for i, cp := range c.Ports {
 		peer, peerPort, _ := t.Peer(cp.Node, cp.Port)
-		v.wires[v.portBase[cp.Node]+cp.Port].capTx = set.Ports[i]
-		v.wires[v.portBase[peer]+peerPort].capRx = set.Ports[i]
+		v.wireCapture(v.portBase[cp.Node] + cp.Port).tx = set.Ports[i]
+		v.wireCapture(v.portBase[peer] + peerPort).rx = set.Ports[i]
 	}
 	v.capture = set
 	return nil
+}
+
+// wireCapture is wire wi's captures, made when it has none.
+func (v *Virtual) wireCapture(wi int) *wireCapture {
+	w := &v.wires[wi]
+	if w.capt == nil {
+		w.capt = new(wireCapture)
+	}
+	return w.capt
 }
 
 // CloseCapture flushes and closes the capture's files and returns them; nil
@@ -245,7 +264,7 @@ func (v *Virtual) CloseCapture() ([]CaptureFile, error) {
 		return nil, nil
 	}
 	for i := range v.wires {
-		v.wires[i].capTx, v.wires[i].capRx = nil, nil
+		v.wires[i].capt = nil
 	}
 	files, err := v.capture.Close()
 	v.capture = nil
