@@ -174,9 +174,16 @@ func (tx *sender) ChargeControl(now int64, n int) {
 // and their RPs, runs due RP timers, starts due flows and workload arrivals,
 // checks retransmission timeouts and takes rate samples. It returns the number
 // of events and timers handled.
-func (tx *sender) Service(now int64) int {
+func (tx *sender) Service(now int64) int { return tx.service(now, true) }
+
+// service is Service, which reads the event rings only if events (a Node
+// that knows its engine has none spares the ring's two cache lines).
+func (tx *sender) service(now int64, events bool) int {
 	n := 0
 	for _, r := range tx.evIn {
+		if !events {
+			break
+		}
 		for k := 0; k < 1024; k++ {
 			ev := r.Peek()
 			if ev == nil {
