@@ -25,7 +25,7 @@ type sender struct {
 	free   []int32
 	maxQPs int // the bound of qps (growQPs)
 	active []int32
-	timers *timerHeap
+	timers timerHeap            // in the sender, not behind a pointer: Service reads it at every call
 	rpTmpl ccalgo.ReactionPoint // pristine RP to reset a QP's RP from (ccalgo.Resetter); nil: rebuild
 	evIn   []*evRing            // events for this side: one ring from each engine's rx side
 
@@ -81,7 +81,7 @@ func (tx *sender) init(r *resolved, now int64, sh shardSpec, place shardPlace) e
 	// An engine of several (NewEngines) paces its share of the line rate.
 	tx.nic.Init(r.linkBps/float64(sh.count), int64(c.NICBurstFrames)*int64(maxFrame(r.mtu)+vlanLen(r.tagPCP)+phyOverhead), now)
 	tx.maxQPs = c.MaxQPs
-	tx.timers = newTimerHeap(0)
+	tx.timers = *newTimerHeap(0)
 	tmpl, err := r.scheme.NewRP(r.params, r.env)
 	if err != nil {
 		return err
