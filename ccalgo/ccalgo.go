@@ -261,17 +261,20 @@ type DataArrival struct {
 
 // AckFields are the echo fields an ACK carries back to the sender (ccbed's ACK
 // extension after the AETH, not part of RoCEv2; package wire encodes it). The
-// NP fills the fields its scheme uses.
+// NP fills the fields its scheme uses. The INT stack (HPCC's alone, 128
+// bytes) comes last, so that the fields every scheme's ACK carries are the
+// struct's first 26 bytes: a host's event that holds them touches one cache
+// line for them, not three.
 type AckFields struct {
-	EchoTS int64    // the data packet's SendTS
-	Mark   Mark     // echoed ECN / TCD mark
-	INT    INTStack // echoed INT records (HPCC)
+	EchoTS int64 // the data packet's SendTS
 	// RCC: window assigned by the receiver in bytes (0: none); the number of
 	// active messages N and the bytes received in the last round B_R, for the
 	// sender-side variant (RCC Section III-G).
 	Window      int64
 	ActiveFlows uint32
 	RecvBytes   uint32
+	Mark        Mark     // echoed ECN / TCD mark
+	INT         INTStack // echoed INT records (HPCC)
 }
 
 // NotificationPoint is the receiver-side role, one instance per receiving host,

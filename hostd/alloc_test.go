@@ -239,3 +239,46 @@ func TestFrameScratchPlace(t *testing.T) {
 		t.Errorf("nodeScratch.fr at offset %d (%d mod 16): pad it to 8 mod 16", off, off%16)
 	}
 }
+
+// TestEventLayout checks what the event's comment promises: an event is a
+// whole number of cache lines, the ring's slots start on one for every ring
+// size, the fields an ACK, NAK or CNP touches are its first two lines (the
+// INT hops excepted) and what a CNP touches its first.
+func TestEventLayout(t *testing.T) {
+	var ev event
+	if n := unsafe.Sizeof(ev); n%lineBytes != 0 {
+		t.Errorf("event is %d bytes, not a multiple of %d", n, lineBytes)
+	}
+	base := uintptr(unsafe.Pointer(&ev))
+	at := func(p unsafe.Pointer) uintptr { return uintptr(p) - base }
+	for _, f := range []struct {
+		name  string
+		end   uintptr // offset just past the field
+		lines uintptr
+	}{
+		{"kind", at(unsafe.Pointer(&ev.kind)) + 1, 1},
+		{"qpn", at(unsafe.Pointer(&ev.qpn)) + 4, 1},
+		{"src", at(unsafe.Pointer(&ev.src)) + 4, 1},
+		{"psn", at(unsafe.Pointer(&ev.psn)) + 4, 1},
+		{"ack.RTT", at(unsafe.Pointer(&ev.ack.RTT)) + 8, 2},
+		{"ack.Fields.EchoTS", at(unsafe.Pointer(&ev.ack.Fields.EchoTS)) + 8, 2},
+		{"ack.Fields.Window", at(unsafe.Pointer(&ev.ack.Fields.Window)) + 8, 2},
+		{"ack.Fields.RecvBytes", at(unsafe.Pointer(&ev.ack.Fields.RecvBytes)) + 4, 2},
+		{"ack.Fields.Mark", at(unsafe.Pointer(&ev.ack.Fields.Mark)) + 1, 2},
+		{"ack.Fields.INT.NHops", at(unsafe.Pointer(&ev.ack.Fields.INT.NHops)) + 1, 2},
+	} {
+		if f.end > f.lines*lineBytes {
+			t.Errorf("event.%s ends at byte %d: past its first %d line(s)", f.name, f.end, f.lines)
+		}
+	}
+	for size := 1; size <= 1024; size *= 2 {
+		r := newEvRing(size)
+		for i := 0; i < r.Cap(); i++ {
+			s := r.Slot()
+			if a := uintptr(unsafe.Pointer(s)); a%lineBytes != 0 {
+				t.Fatalf("ring of %d: slot %d at %#x, not on a cache line", size, i, a)
+			}
+			r.Commit()
+		}
+	}
+}

@@ -109,7 +109,22 @@ func newEngine(r *resolved, now int64, sh shardSpec) (*Engine, error) {
 	if err := e.receiver.init(r, sh, place); err != nil {
 		return nil, err
 	}
+	if sh.count == 1 && len(sh.in) == 1 && len(sh.out) == 1 && sh.in[0] == sh.out[0] {
+		e.evOne[0], e.evOwn = sh.in[0], sh.in[0]
+		e.receiver.evOut, e.sender.evIn = e.evOne[:], e.evOne[:]
+	}
 	return e, nil
+}
+
+// useRing makes r the ring joining the rx side to the tx side of an engine
+// that is its host's only one (evOwn not nil); nil makes it evOwn again.
+// The ring left and r must hold no event: the caller (Node) switches only
+// between events.
+func (e *Engine) useRing(r *evRing) {
+	if r == nil {
+		r = e.evOwn
+	}
+	e.evOne[0] = r
 }
 
 // EventsPending reports whether the rx side has handed the tx side events

@@ -13,16 +13,28 @@ import (
 // CNP) are built into fresh buffers and leave first at the next Transmit; then
 // the tx side's service (events, timers, flow starts) and the data frames the
 // pacer allows. Nothing here allocates.
+//
+// A Node is two cache lines (TestNodeLayout): what every Receive, Transmit
+// and NextWake reads is the first.
 type Node struct {
 	e      *Engine
 	frames node.Frames
 	ctls   *Controls // in the node's scratch (nodeScratch)
-	// owed control frames, oldest first (a ring)
-	ctl        []node.Tx
-	head, size int
-	spare      node.Handle // a buffer NextData did not fill, kept for the next try
-	spareBuf   []byte
+	// shared is the event ring the Nodes of one driver share (NewNodes),
+	// nil when the engine keeps to its own: see Receive.
+	shared     *evRing
 	wake       int64
+	head, size int32 // the ring of owed control frames, ctl
+	// evs: the engine's rx side has posted events its tx side has not
+	// applied (in shared while the engine uses it, else in its own ring).
+	// Only Receive posts them and only Transmit applies them, so a Node
+	// with a shared ring knows without reading the engine's ring.
+	evs bool
+	_   [7]byte
+	// owed control frames, oldest first (a ring)
+	ctl      []node.Tx
+	spare    node.Handle // a buffer NextData did not fill, kept for the next try
+	spareBuf []byte
 	// NoFrame counts frames not built because the driver's store was empty.
 	NoFrame uint64
 }
@@ -39,11 +51,28 @@ func NewNode(e *Engine, frames node.Frames) *Node {
 // frames owed), which then stays in the cache however many hosts the
 // driver runs, where a scratch of each host's own (1 KB) is a few cache
 // misses a frame once there are hundreds.
+//
+// They share the event ring from a host's rx side to its tx side too (each
+// engine that is its host's only one, with a ring of the first one's size):
+// a host's events are applied in the Transmit that the driver calls after
+// the Receive that posted them, before any other node's Receive, and then
+// the shared ring's slots stay in the cache, where a ring of each host's
+// own is a few cache misses an event. A Node falls back to its engine's
+// own ring while the shared one holds another node's events (a driver that
+// receives at a second node before transmitting at the first).
 func NewNodes(es []*Engine, frames node.Frames) []*Node {
 	sc := new(nodeScratch)
 	ns := make([]*Node, len(es))
 	for i, e := range es {
 		ns[i] = newNode(e, frames, sc)
+		if own := e.evOwn; own != nil {
+			if sc.ring == nil {
+				sc.ring = newEvRing(own.Cap())
+			}
+			if sc.ring.Cap() == own.Cap() {
+				ns[i].shared = sc.ring
+			}
+		}
 	}
 	return ns
 }
@@ -55,6 +84,7 @@ type nodeScratch struct {
 	fr   wire.Frame
 	da   ccalgo.DataArrival
 	ctls Controls
+	ring *evRing // the engines' shared event ring (NewNodes), or nil
 }
 
 func newNode(e *Engine, frames node.Frames, sc *nodeScratch) *Node {
@@ -78,7 +108,24 @@ func (n *Node) NumPorts() int { return 1 }
 // Receive runs the receive side on frame and frees it; control frames owed are
 // built now and sent at the next Transmit.
 func (n *Node) Receive(now int64, port int, h node.Handle, frame []byte) {
-	k := n.e.Receive(now, frame, n.ctls)
+	var k int
+	if sh := n.shared; sh != nil && !n.evs {
+		// Between events the engine uses its own ring; for this frame's,
+		// the shared one if no other node's wait in it. Either way the
+		// node knows from now on whether it has events.
+		if sh.Empty() {
+			n.e.useRing(sh)
+			k = n.e.Receive(now, frame, n.ctls)
+			if n.evs = !sh.Empty(); !n.evs {
+				n.e.useRing(nil)
+			}
+		} else {
+			k = n.e.Receive(now, frame, n.ctls)
+			n.evs = !n.e.evOwn.Empty()
+		}
+	} else {
+		k = n.e.Receive(now, frame, n.ctls)
+	}
 	n.frames.Free(h)
 	for j := 0; j < k; j++ {
 		ch, b := n.frames.Alloc()
@@ -91,20 +138,29 @@ func (n *Node) Receive(now int64, port int, h node.Handle, frame []byte) {
 			n.frames.Free(ch)
 			continue
 		}
-		if n.size == len(n.ctl) {
+		if int(n.size) == len(n.ctl) {
 			n.growCtl()
 		}
-		n.ctl[(n.head+n.size)%len(n.ctl)] = node.Tx{H: ch, Len: l}
+		n.ctl[(int(n.head)+int(n.size))%len(n.ctl)] = node.Tx{H: ch, Len: l}
 		n.size++
 	}
+}
+
+// eventsPending reports whether the engine has events Service has not
+// applied: what the node knows with a shared ring, else the engine's ring.
+func (n *Node) eventsPending() bool {
+	if n.shared != nil {
+		return n.evs
+	}
+	return n.e.EventsPending()
 }
 
 // growCtl doubles the ring of owed control frames (a receiver that many
 // senders feed at once; rare, amortised).
 func (n *Node) growCtl() {
 	nc := make([]node.Tx, 2*len(n.ctl))
-	for i := 0; i < n.size; i++ {
-		nc[i] = n.ctl[(n.head+i)%len(n.ctl)]
+	for i := 0; i < int(n.size); i++ {
+		nc[i] = n.ctl[(int(n.head)+i)%len(n.ctl)]
 	}
 	n.ctl, n.head = nc, 0
 }
@@ -115,15 +171,22 @@ func (n *Node) Transmit(now int64, out []node.Tx) int {
 	k := 0
 	for ; k < len(out) && n.size > 0; k++ {
 		c := n.ctl[n.head]
-		n.head = (n.head + 1) % len(n.ctl)
+		n.head = int32((int(n.head) + 1) % len(n.ctl))
 		n.size--
 		n.e.ChargeControl(now, c.Len)
 		out[k] = c
 	}
-	if k == len(out) || (now < n.wake && !n.e.EventsPending()) {
+	if k == len(out) || (now < n.wake && !n.eventsPending()) {
 		return k
 	}
-	n.e.Service(now)
+	n.e.service(now, n.shared == nil || n.evs)
+	if n.evs {
+		// Service applies at most 1,024 events of a ring at a call.
+		if r := n.e.evOne[0]; r.Empty() {
+			n.evs = false
+			n.e.useRing(nil)
+		}
+	}
 	for k < len(out) {
 		if n.spare == 0 {
 			if !n.e.CanSend(now) {
@@ -152,7 +215,7 @@ func (n *Node) Transmit(now int64, out []node.Tx) int {
 // NextWake is now while control frames are owed or events wait, else the
 // engine's next send, timer, flow start, sweep or sample.
 func (n *Node) NextWake(now int64) int64 {
-	if n.size > 0 || n.e.EventsPending() {
+	if n.size > 0 || n.eventsPending() {
 		return now
 	}
 	return max(n.wake, now)
@@ -162,7 +225,7 @@ func (n *Node) NextWake(now int64) int64 {
 func (n *Node) Close() {
 	for ; n.size > 0; n.size-- {
 		n.frames.Free(n.ctl[n.head].H)
-		n.head = (n.head + 1) % len(n.ctl)
+		n.head = int32((int(n.head) + 1) % len(n.ctl))
 	}
 	if n.spare != 0 {
 		n.frames.Free(n.spare)

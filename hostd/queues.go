@@ -2,6 +2,7 @@ package hostd
 
 import (
 	"slices"
+	"unsafe"
 
 	"github.com/ccbed/ccbed/ccalgo"
 	"github.com/ccbed/ccbed/internal/ring"
@@ -19,16 +20,33 @@ const (
 )
 
 // event is what the rx side hands the tx side: the decoded content of a control
-// frame, so that the tx side, which owns every QP, never parses.
+// frame, so that the tx side, which owns every QP, never parses. Its slots in
+// a ring start on a cache line (the event is padded to a multiple of one, and
+// the ring's array is an allocation of a size class that is one too:
+// TestEventLayout), and what an ACK, NAK or CNP touches is its first two lines:
+// kind, QP, PSN and source, then the AckEvent the RP reads (the four words the
+// tx side fills and the echo fields every scheme's ACK carries; INT, which
+// only HPCC's carries, after them); a CNP touches the first line alone.
 type event struct {
+	eventFields
+	_ [eventPad]byte
+}
+
+type eventFields struct {
 	kind evKind
 	qpn  uint32          // sender QP number the frame names (BTH DestQP, or the feedback's flow)
 	psn  uint32          // ACK: last PSN received in order; NAK: PSN expected
 	src  uint32          // the frame's IPv4 source (ACK, NAK, CNP: checked against the flow's destination)
-	t    int64           // evPause: end of the pause, ns
 	ack  ccalgo.AckEvent // ACK, NAK: Fields as the frame echoes them; the tx side fills the rest
+	t    int64           // evPause: end of the pause, ns
 	fb   ccalgo.Feedback
 }
+
+// eventPad pads an event to a whole number of cache lines.
+const eventPad = (lineBytes - unsafe.Sizeof(eventFields{})%lineBytes) % lineBytes
+
+// lineBytes is the cache line the event ring's slots are laid out on.
+const lineBytes = 64
 
 // evRing is the single-producer single-consumer ring of events between an
 // rx side (the producer) and a tx side (the consumer); in 1-lcore mode the

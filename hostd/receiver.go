@@ -13,6 +13,11 @@ type receiver struct {
 	r *resolved
 	shardPlace
 	evOut []*evRing // the rings to the engines' tx sides, by engine index
+	// evOne is the array of evOut and of the tx side's evIn when the
+	// engine is its host's only one (oneShard): one ring joins its sides,
+	// its own (evOwn) or, for a while, one a Node lends it (useRing).
+	evOne [1]*evRing
+	evOwn *evRing
 
 	np       ccalgo.NotificationPoint
 	table    *flowTable

@@ -25,7 +25,7 @@ type sender struct {
 	free   []int32
 	maxQPs int // the bound of qps (growQPs)
 	active []int32
-	timers *timerHeap
+	timers timerHeap            // in the sender, not behind a pointer: Service reads it at every call
 	rpTmpl ccalgo.ReactionPoint // pristine RP to reset a QP's RP from (ccalgo.Resetter); nil: rebuild
 	evIn   []*evRing            // events for this side: one ring from each engine's rx side
 
@@ -81,7 +81,7 @@ func (tx *sender) init(r *resolved, now int64, sh shardSpec, place shardPlace) e
 	// An engine of several (NewEngines) paces its share of the line rate.
 	tx.nic.Init(r.linkBps/float64(sh.count), int64(c.NICBurstFrames)*int64(maxFrame(r.mtu)+vlanLen(r.tagPCP)+phyOverhead), now)
 	tx.maxQPs = c.MaxQPs
-	tx.timers = newTimerHeap(0)
+	tx.timers = *newTimerHeap(0)
 	tmpl, err := r.scheme.NewRP(r.params, r.env)
 	if err != nil {
 		return err
@@ -174,9 +174,16 @@ func (tx *sender) ChargeControl(now int64, n int) {
 // and their RPs, runs due RP timers, starts due flows and workload arrivals,
 // checks retransmission timeouts and takes rate samples. It returns the number
 // of events and timers handled.
-func (tx *sender) Service(now int64) int {
+func (tx *sender) Service(now int64) int { return tx.service(now, true) }
+
+// service is Service, which reads the event rings only if events (a Node
+// that knows its engine has none spares the ring's two cache lines).
+func (tx *sender) service(now int64, events bool) int {
 	n := 0
 	for _, r := range tx.evIn {
+		if !events {
+			break
+		}
 		for k := 0; k < 1024; k++ {
 			ev := r.Peek()
 			if ev == nil {
