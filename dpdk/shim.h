@@ -70,6 +70,71 @@ int ccbed_eth_dev_limits(uint16_t port, uint32_t *max_rx_pktlen, uint16_t *max_m
 int ccbed_lcore_is_enabled(unsigned lcore);
 uint64_t ccbed_physmem_size(void);
 
+/* The capture guard (quiesce.c, PdumpInit): once a process serves
+ * dpdk-dumpcap, every call that may run an rx or tx burst, and with it the
+ * callbacks rte_pdump adds while a secondary captures, counts its entry and
+ * its exit in the slot of its lcore (one slot for every thread that is not
+ * an EAL lcore). Those callbacks copy each frame into the capturing
+ * process's mempool and ring; when that process detaches, it frees them as
+ * soon as rte_pdump has removed the callbacks, and the pages are unmapped
+ * here too (a memory event of this process). quiesce.c's handler of that
+ * event waits until every burst that had begun when it came has returned,
+ * so that no lcore still inside a removed callback touches the pages after
+ * they are gone. Until then each call costs one load of ccbed_burst_guard. */
+struct ccbed_burst_slot {
+	uint64_t in;  /* bursts begun */
+	uint64_t out; /* bursts returned */
+} __rte_cache_aligned;
+extern int ccbed_burst_guard;
+extern struct ccbed_burst_slot ccbed_burst_slots[RTE_MAX_LCORE + 1];
+
+/* ccbed_burst_enter counts a burst's entry while the guard is on and returns
+ * its slot for ccbed_burst_leave (NULL when off). The increment is a full
+ * barrier: the burst's load of the callback list comes after it. */
+static inline struct ccbed_burst_slot *ccbed_burst_enter(void)
+{
+	if (likely(__atomic_load_n(&ccbed_burst_guard, __ATOMIC_RELAXED) == 0))
+		return NULL;
+	unsigned id = rte_lcore_id();
+	struct ccbed_burst_slot *s = &ccbed_burst_slots[id < RTE_MAX_LCORE ? id : RTE_MAX_LCORE];
+	__atomic_fetch_add(&s->in, 1, __ATOMIC_SEQ_CST);
+	return s;
+}
+
+/* ccbed_burst_leave counts the return of the burst ccbed_burst_enter began. */
+static inline void ccbed_burst_leave(struct ccbed_burst_slot *s)
+{
+	if (unlikely(s != NULL))
+		__atomic_fetch_add(&s->out, 1, __ATOMIC_RELEASE);
+}
+
+/* ccbed_eth_rx_burst and ccbed_eth_tx_burst are rte_eth_rx_burst and
+ * rte_eth_tx_burst inside the capture guard: every burst of the package goes
+ * through them or through a guarded loop of them (multi.c). */
+static inline uint16_t ccbed_eth_rx_burst(uint16_t port, uint16_t queue, struct rte_mbuf **pkts, uint16_t n)
+{
+	struct ccbed_burst_slot *s = ccbed_burst_enter();
+	uint16_t c = rte_eth_rx_burst(port, queue, pkts, n);
+	ccbed_burst_leave(s);
+	return c;
+}
+
+static inline uint16_t ccbed_eth_tx_burst(uint16_t port, uint16_t queue, struct rte_mbuf **pkts, uint16_t n)
+{
+	struct ccbed_burst_slot *s = ccbed_burst_enter();
+	uint16_t c = rte_eth_tx_burst(port, queue, pkts, n);
+	ccbed_burst_leave(s);
+	return c;
+}
+
+/* quiesce.c: the guard's switch (ccbed_burst_guard_start registers the
+ * memory event handler, then turns the guard on; _stop the reverse), and
+ * the wait itself, which returns 0, or -1 when a burst had not returned
+ * after timeout_ms (the handler then logs it and lets the free go on). */
+int ccbed_burst_guard_start(void);
+void ccbed_burst_guard_stop(void);
+int ccbed_burst_quiesce(unsigned timeout_ms);
+
 /* multi.c: rx / tx bursts of several (port, queue) pairs in one call. */
 struct ccbed_pq {
 	uint16_t port;
