@@ -12,7 +12,6 @@ uint32_t ccbed_rx_burst_multi(const struct ccbed_pq *pq, uint16_t n, struct rte_
 			      uint16_t *counts, void **data, uint16_t *lens)
 {
 	uint32_t total = 0;
-	struct ccbed_burst_slot *s = ccbed_burst_enter();
 	for (uint16_t i = 0; i < n; i++) {
 		size_t base = (size_t)i * per;
 		uint16_t c = rte_eth_rx_burst(pq[i].port, pq[i].queue, pkts + base, per);
@@ -26,7 +25,6 @@ uint32_t ccbed_rx_burst_multi(const struct ccbed_pq *pq, uint16_t n, struct rte_
 		counts[i] = c;
 		total += c;
 	}
-	ccbed_burst_leave(s);
 	return total;
 }
 
@@ -37,7 +35,6 @@ uint32_t ccbed_tx_burst_multi(const struct ccbed_pq *pq, uint16_t n, struct rte_
 			      const uint16_t *want, uint16_t *sent, int free_unsent)
 {
 	uint32_t total = 0;
-	struct ccbed_burst_slot *g = ccbed_burst_enter();
 	for (uint16_t i = 0; i < n; i++) {
 		uint16_t w = want[i] < per ? want[i] : per;
 		struct rte_mbuf **p = pkts + (size_t)i * per;
@@ -49,6 +46,5 @@ uint32_t ccbed_tx_burst_multi(const struct ccbed_pq *pq, uint16_t n, struct rte_
 		sent[i] = s;
 		total += s;
 	}
-	ccbed_burst_leave(g);
 	return total;
 }

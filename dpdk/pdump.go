@@ -6,8 +6,7 @@ package dpdk
 #include <rte_pcapng.h>
 #include "shim.h"
 
-// ccbed_pdump_init turns the capture guard on (shim.h), then runs
-// rte_pdump_init, then one rte_pcapng_copy of a frame of
+// ccbed_pdump_init is rte_pdump_init, then one rte_pcapng_copy of a frame of
 // mp with a timestamp a second ahead, so that rte_pcapng's clock is set before
 // a capture starts. DPDK 22.11 sets that clock lazily, inside the first
 // rte_pcapng_copy, after rte_pdump has read the TSC of the burst: the first
@@ -16,15 +15,9 @@ package dpdk
 // clock never sees a TSC before its origin (a second ahead keeps the priming
 // conversion from moving the origin). Returns 0 or a negative errno.
 static int ccbed_pdump_init(struct rte_mempool *mp) {
-	int rc = ccbed_burst_guard_start();
+	int rc = rte_pdump_init();
 	if (rc < 0)
-		return rc;
-	rc = rte_pdump_init();
-	if (rc < 0) {
-		rc = rc == -1 ? -rte_errno : rc;
-		ccbed_burst_guard_stop();
-		return rc;
-	}
+		return rc == -1 ? -rte_errno : rc;
 	if (mp == NULL)
 		return 0;
 	struct rte_mbuf *m = rte_pktmbuf_alloc(mp);
@@ -38,12 +31,6 @@ static int ccbed_pdump_init(struct rte_mempool *mp) {
 	rte_pktmbuf_free(c);
 	rte_pktmbuf_free(m);
 	return 0;
-}
-
-static int ccbed_pdump_uninit(void) {
-	int rc = rte_pdump_uninit();
-	ccbed_burst_guard_stop();
-	return rc;
 }
 
 static int ccbed_mempool_ops_count(void) { return (int)rte_mempool_ops_table.num_ops; }
@@ -64,11 +51,7 @@ import (
 // or --in-memory). pool, when not nil, is used once to set rte_pcapng's clock
 // (see docs/capture.md, "dpdk-dumpcap"). Until a capture is enabled it costs
 // nothing per frame: the rx and tx callbacks are registered only while a
-// secondary captures. From PdumpInit to PdumpUninit every rx and tx burst
-// of this package also counts its entry and exit (an atomic add each, per
-// burst call), so that a capturing process that detaches cannot have its
-// mempool's pages unmapped while an lcore still copies into them: a free of
-// pages waits until the bursts that had begun have returned (quiesce.c).
+// secondary captures.
 func PdumpInit(pool *Mempool) error {
 	if rc := C.ccbed_pdump_init(pool.c()); rc < 0 {
 		return &Error{Op: "rte_pdump_init", Code: int(-rc)}
@@ -76,11 +59,10 @@ func PdumpInit(pool *Mempool) error {
 	return nil
 }
 
-// PdumpUninit stops serving captures (rte_pdump_uninit) and the bursts'
-// counting. Call it before EALCleanup, after the loops and the ports
-// stopped.
+// PdumpUninit stops serving captures (rte_pdump_uninit). Call it before
+// EALCleanup, after the ports stopped.
 func PdumpUninit() error {
-	return errFromRC("rte_pdump_uninit", C.ccbed_pdump_uninit())
+	return errFromRC("rte_pdump_uninit", C.rte_pdump_uninit())
 }
 
 // MempoolOps lists the mempool drivers this process registered, in the order

@@ -34,5 +34,5 @@ int ccbed_replay_burst(struct ccbed_replay *r, struct rte_mbuf **pkts, uint16_t 
 	r->built_bytes = built;
 	if (!tx)
 		return n;
-	return ccbed_eth_tx_burst(r->port, r->queue, pkts, n);
+	return rte_eth_tx_burst(r->port, r->queue, pkts, n);
 }

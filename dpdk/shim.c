@@ -166,21 +166,21 @@ int ccbed_errno(void) { return rte_errno; }
 
 uint16_t ccbed_rx_burst(uint16_t port, uint16_t queue, struct rte_mbuf **pkts, uint16_t n)
 {
-	return ccbed_eth_rx_burst(port, queue, pkts, n);
+	return rte_eth_rx_burst(port, queue, pkts, n);
 }
 
 uint16_t ccbed_tx_burst(uint16_t port, uint16_t queue, struct rte_mbuf **pkts, uint16_t n)
 {
-	return ccbed_eth_tx_burst(port, queue, pkts, n);
+	return rte_eth_tx_burst(port, queue, pkts, n);
 }
 
 uint16_t ccbed_rx_tx_burst(uint16_t rxport, uint16_t rxq, uint16_t txport, uint16_t txq,
 			   struct rte_mbuf **pkts, uint16_t n, uint16_t *sent)
 {
-	uint16_t nb = ccbed_eth_rx_burst(rxport, rxq, pkts, n);
+	uint16_t nb = rte_eth_rx_burst(rxport, rxq, pkts, n);
 	uint16_t nt = 0;
 	if (nb > 0) {
-		nt = ccbed_eth_tx_burst(txport, txq, pkts, nb);
+		nt = rte_eth_tx_burst(txport, txq, pkts, nb);
 		if (nt < nb)
 			rte_pktmbuf_free_bulk(pkts + nt, nb - nt);
 	}

@@ -145,7 +145,7 @@ int ccbed_txgen_burst(struct ccbed_txgen *g, struct rte_mbuf **pkts, uint16_t n,
 		g->sent_bytes = 0;
 		return n;
 	}
-	sent = ccbed_eth_tx_burst(g->port, g->queue, pkts, n);
+	sent = rte_eth_tx_burst(g->port, g->queue, pkts, n);
 	if (sent == n) {
 		g->sent_bytes = built;
 	} else {
