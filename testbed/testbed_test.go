@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/ccbed/ccbed/config"
+	"github.com/ccbed/ccbed/fabric"
 	"github.com/ccbed/ccbed/testbed/report"
 	"github.com/ccbed/ccbed/wire"
 )
@@ -183,16 +184,34 @@ func TestEveryExampleExperimentValidates(t *testing.T) {
 // TestRunEndToEnd runs a short RoCC experiment on DPDK virtual devices and
 // checks the results contract: flows delivered bytes, the congested port's queue
 // and feedback, files and plots written, every mbuf returned.
+//
+// What it checks needs the hosts' lcore to have run: a run of a fixed wall
+// time (the file's 150 ms) proved nothing on two busy CPUs, where that lcore
+// once got no CPU for the whole run (it stalled 215 ms in a 208 ms run) and no
+// flow delivered anything. So the run lasts until its finite flow (flow 3,
+// 200 KB) is done, as the hosts report it in the run's progress (about every
+// second), bounded by a duration of 60 s it cannot reach unless the flow never
+// finishes; ending it then is an interruption, which the results say.
 func TestRunEndToEnd(t *testing.T) {
-	e, err := Decode("e2e.toml", small, ".")
+	const bound = 60 * time.Second
+	e, err := Decode("e2e.toml", strings.Replace(small, "duration_ms = 150", fmt.Sprintf("duration_ms = %d", bound.Milliseconds()), 1), ".")
 	if err != nil {
 		t.Fatal(err)
 	}
 	e.Experiment.OutputDir = t.TempDir()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
 	var out bytes.Buffer
-	res, err := Run(context.Background(), e, &out)
+	res, err := RunWith(ctx, e, &out, RunOptions{Progress: func(p fabric.Progress) {
+		if p.FlowsDone > 0 {
+			cancel()
+		}
+	}})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if !res.Interrupted {
+		t.Errorf("the run ended at its %v bound: flow 3 was never reported done", bound)
 	}
 	t.Log(out.String())
 	if res.MbufsLeaked != 0 {

@@ -128,6 +128,16 @@ type txRole struct {
 	nspare int
 	items  []switchd.TxItem
 	meta   switchd.Meta
+	// pend holds, per port of the role (by its index in ports), the
+	// generated frames (PFC, CNPs, CP feedback) in mbufs that its tx refused,
+	// oldest first, at most pendCap: they go first at the port's next poll,
+	// so that a momentarily full tx ring loses none (keepRefused).
+	pend [][]*dpdk.Mbuf
+	// gen lists, per port of the role, where in its tx burst collect put
+	// the generated frames of this poll (ascending); ngen counts the ports
+	// with a list to clear after the tx.
+	gen  [][]uint16
+	ngen int
 	// mtx batches the tx of the role's ports into one cgo call; nil unless
 	// every port is a port.EthQueue.
 	mtx *dpdk.MultiPort
@@ -215,7 +225,12 @@ func New(eng *switchd.Engine, ports []port.Port, pool *dpdk.Mempool, c Config) (
 	txb := 2 * c.Burst
 	for k, grp := range groups {
 		r := &txRole{k: k, ports: grp, b: newLcoreBufs(c.Burst), out: dpdk.NewBurst(txb),
-			spare: dpdk.NewBurst(c.Burst), items: make([]switchd.TxItem, txb), maxBursts: 1}
+			spare: dpdk.NewBurst(c.Burst), items: make([]switchd.TxItem, txb), maxBursts: 1,
+			pend: make([][]*dpdk.Mbuf, len(grp)), gen: make([][]uint16, len(grp))}
+		for j := range grp {
+			r.pend[j] = make([]*dpdk.Mbuf, 0, min(pendCap, c.Burst))
+			r.gen[j] = make([]uint16, 0, txb)
+		}
 		if c.RxLcores > 0 {
 			r.maxBursts = (n + c.RxLcores - 1) / c.RxLcores
 		}
@@ -360,52 +375,77 @@ func (s *Switch) PollRTC(now int64) int {
 	return work + s.transmit(s.tx[0], now)
 }
 
+// pendCap bounds the generated frames a port keeps for its next poll when
+// its tx refused them (txRole.pend; at most a burst): PFC frames, CNPs and CP
+// feedback come a few at a time, so a port whose tx refuses more than that
+// is not momentarily full, and what overflows is counted as drop_tx.
+const pendCap = 16
+
 // transmit runs the role's Service and its ports' shapers and sends what is
-// due (tx+CC).
+// due (tx+CC). A forwarded frame the device refuses is freed and counted as
+// drop_tx; a generated one is kept for the port's next poll (keepRefused).
 func (s *Switch) transmit(r *txRole, now int64) int {
 	s.eng.ServiceShard(r.k, now)
 	work := 0
 	if r.mtx != nil {
 		due := 0
-		for j, p := range r.ports {
-			cnt := s.collect(r, now, p, r.mtx.Segment(j))
+		for j := range r.ports {
+			cnt := s.collect(r, now, j, r.mtx.Segment(j))
 			r.mtx.Count[j] = uint16(cnt)
 			due += cnt
 		}
 		if due > 0 {
-			work = r.mtx.TxBurst(true) // one cgo call for every port
-			for j, p := range r.ports {
-				if d := int(r.mtx.Count[j]) - int(r.mtx.Sent[j]); d > 0 {
-					s.eng.CountTxDrop(p, d)
+			work = r.mtx.TxBurst(false) // one cgo call for every port
+			for j := range r.ports {
+				if sent, cnt := int(r.mtx.Sent[j]), int(r.mtx.Count[j]); sent < cnt {
+					s.keepRefused(r, j, r.mtx.Segment(j), sent, cnt)
 				}
 			}
 		}
-		r.b.flush()
-		return work
+	} else {
+		for j, p := range r.ports {
+			cnt := s.collect(r, now, j, r.out.Pkts)
+			if cnt == 0 {
+				continue
+			}
+			sent := s.ports[p].TxBurst(r.out.Pkts[:cnt])
+			if sent < cnt {
+				s.keepRefused(r, j, r.out.Pkts, sent, cnt)
+			}
+			work += sent
+		}
 	}
-	for _, p := range r.ports {
-		cnt := s.collect(r, now, p, r.out.Pkts)
-		if cnt == 0 {
-			continue
+	if r.ngen > 0 {
+		for j := range r.gen {
+			r.gen[j] = r.gen[j][:0]
 		}
-		sent := s.ports[p].TxBurst(r.out.Pkts[:cnt])
-		if sent < cnt {
-			dpdk.FreeBulk(r.out.Pkts[sent:cnt])
-			s.eng.CountTxDrop(p, cnt-sent)
-		}
-		work += sent
+		r.ngen = 0
 	}
 	r.b.flush()
 	return work
 }
 
-// collect runs port p's shaper and puts the mbufs due on the wire into out
-// (len(out) >= len(r.items), two bursts): forwarded frames as they are,
-// generated ones copied into spare mbufs. It returns how many.
-func (s *Switch) collect(r *txRole, now int64, p int, out []*dpdk.Mbuf) int {
-	k := s.eng.Transmit(now, p, r.items)
+// collect runs the shaper of the role's port j and puts the mbufs due on
+// the wire into out (len(out) >= len(r.items), two bursts): first the
+// generated frames its tx refused at an earlier poll, then the frames
+// Transmit gives, forwarded ones as they are, generated ones copied into
+// spare mbufs. It notes where the generated frames are (r.gen) and returns
+// how many mbufs it put.
+func (s *Switch) collect(r *txRole, now int64, j int, out []*dpdk.Mbuf) int {
+	p := r.ports[j]
 	cnt := 0
-	for _, it := range r.items[:k] {
+	items := r.items
+	if pend := r.pend[j]; len(pend) > 0 {
+		cnt = copy(out, pend)
+		for i := range cnt {
+			r.noteGen(j, i)
+		}
+		clear(pend)
+		r.pend[j] = pend[:0]
+		items = items[:len(items)-cnt]
+	}
+	k := s.eng.Transmit(now, p, items)
+	for _, it := range items[:k] {
 		if it.H != 0 {
 			out[cnt] = mbuf(it.H)
 			cnt++
@@ -424,11 +464,57 @@ func (s *Switch) collect(r *txRole, now int64, p int, out []*dpdk.Mbuf) int {
 		}
 		copy(room, it.Frame)
 		m.SetLen(len(it.Frame))
+		r.noteGen(j, cnt)
 		out[cnt] = m
 		cnt++
 	}
-	clear(r.items[:k])
+	clear(items[:k])
 	return cnt
+}
+
+// noteGen notes that position i of port j's tx burst holds a generated frame.
+func (r *txRole) noteGen(j, i int) {
+	if len(r.gen[j]) == 0 {
+		r.ngen++
+	}
+	r.gen[j] = append(r.gen[j], uint16(i))
+}
+
+// keepRefused deals with what the device refused of port j's tx burst,
+// out[sent:cnt]: a forwarded frame is freed and counted as drop_tx, a
+// generated one (r.gen) goes into the port's pending frames, to be sent
+// first at its next poll: a PFC frame or a CP's feedback must not be lost
+// to a tx ring that is full for a moment. When more wait than pendCap, the
+// oldest are freed and counted as drop_tx (a newer pause, resume or rate
+// supersedes an older).
+func (s *Switch) keepRefused(r *txRole, j int, out []*dpdk.Mbuf, sent, cnt int) {
+	p := r.ports[j]
+	gen := r.gen[j]
+	g := 0
+	for g < len(gen) && int(gen[g]) < sent {
+		g++
+	}
+	drops := 0
+	pend := r.pend[j]
+	for i := sent; i < cnt; i++ {
+		if g == len(gen) || int(gen[g]) != i {
+			r.b.freeLater(out[i])
+			drops++
+			continue
+		}
+		g++
+		if len(pend) == cap(pend) {
+			r.b.freeLater(pend[0])
+			drops++
+			copy(pend, pend[1:])
+			pend = pend[:len(pend)-1]
+		}
+		pend = append(pend, out[i])
+	}
+	r.pend[j] = pend
+	if drops > 0 {
+		s.eng.CountTxDrop(p, drops)
+	}
 }
 
 // takeSpare returns a fresh mbuf for a generated frame, refilling the role's
@@ -523,8 +609,9 @@ func (s *Switch) Stats() Stats {
 }
 
 // Close frees every mbuf the switch holds (engine queues, delay lines, rings,
-// spare mbufs, and what waits in the ports' rx queues), then its rings and
-// bursts. Call it after the loops have stopped; the ports stay the caller's.
+// spare mbufs, generated frames waiting for their port's tx, and what waits
+// in the ports' rx queues), then its rings and bursts. Call it after the
+// loops have stopped; the ports stay the caller's.
 func (s *Switch) Close() {
 	if s.closed {
 		return
@@ -566,6 +653,12 @@ func (s *Switch) Close() {
 		port.Drain(p, b.in.Pkts)
 	}
 	for _, r := range s.tx {
+		for j, pend := range r.pend {
+			if len(pend) > 0 {
+				dpdk.FreeBulk(pend)
+				r.pend[j] = pend[:0]
+			}
+		}
 		if r.nspare > 0 {
 			dpdk.FreeBulk(r.spare.Pkts[:r.nspare])
 			r.nspare = 0

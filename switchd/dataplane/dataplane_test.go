@@ -73,15 +73,21 @@ func newCachedPool(tb testing.TB, name string, n, cache uint32) *dpdk.Mempool {
 // cables makes 4 host<->switch virtual cables and starts their 8 ports.
 func cables(tb testing.TB, prefix string, mp *dpdk.Mempool) (hosts, sw []port.Port) {
 	tb.Helper()
+	return cablesOf(tb, prefix, mp, 1024)
+}
+
+// cablesOf is cables whose rings (one each way) have slots slots.
+func cablesOf(tb testing.TB, prefix string, mp *dpdk.Mempool, slots uint32) (hosts, sw []port.Port) {
+	tb.Helper()
 	var all []dpdk.EthPort
 	for i := 0; i < 4; i++ {
 		hn, sn := fmt.Sprintf("%s_h%d", prefix, i), fmt.Sprintf("%s_s%d", prefix, i)
-		a, b, err := dpdk.NewEthCable(hn, sn, 1024, dpdk.SocketAny)
+		a, b, err := dpdk.NewEthCable(hn, sn, slots, dpdk.SocketAny)
 		if err != nil {
 			tb.Fatal(err)
 		}
 		for _, ep := range []dpdk.EthPort{a, b} {
-			p, err := port.StartEth(port.EthConfig{Name: ep.Name(), Pool: mp, RxDesc: 1024, TxDesc: 1024})
+			p, err := port.StartEth(port.EthConfig{Name: ep.Name(), Pool: mp, RxDesc: uint16(slots), TxDesc: uint16(slots)})
 			if err != nil {
 				tb.Fatal(err)
 			}
