@@ -291,10 +291,10 @@ func (e *Engine) drainData(now int64, g *egress, bu, t float64, out []TxItem) (f
 		// none of it, so they are summed once.
 		for n < len(out) && bu <= t && q.head != q.tail {
 			en := &q.buf[q.head&q.mask]
-			l := len(en.frame)
+			l := int(en.n)
 			it := &out[n]
-			it.H, it.Frame = en.h, en.frame
-			en.h, en.frame = 0, nil
+			it.H, it.Frame = en.h, en.frame()
+			en.h, en.p = 0, nil
 			q.head++
 			bu += (float64(l) + ovh) * nspb
 			bytes += l
@@ -306,7 +306,7 @@ func (e *Engine) drainData(now int64, g *egress, bu, t float64, out []TxItem) (f
 	}
 	for n < len(out) && bu <= t && q.head != q.tail {
 		en := &q.buf[q.head&q.mask]
-		l := len(en.frame)
+		l := int(en.n)
 		g.qBytes -= int64(l)
 		g.qPrio[prio] -= int64(l)
 		if lossless {
@@ -317,7 +317,7 @@ func (e *Engine) drainData(now int64, g *egress, bu, t float64, out []TxItem) (f
 				sh.released[in] += int64(l)
 				batched |= 1 << in
 			} else {
-				e.ingressRelease(now, sh, int(in), en.prio, int64(l))
+				e.ingressRelease(now, sh, int(in), uint8(prio), int64(l))
 				xoff = sh.xoffPorts | sh.xoffIn
 			}
 		}
@@ -326,8 +326,8 @@ func (e *Engine) drainData(now int64, g *egress, bu, t float64, out []TxItem) (f
 			e.dequeueHooks(now, g, en, prio)
 		}
 		it := &out[n]
-		it.H, it.Frame = en.h, en.frame
-		en.h, en.frame = 0, nil
+		it.H, it.Frame = en.h, en.frame()
+		en.h, en.p = 0, nil
 		q.head++
 		bu += (float64(l) + ovh) * nspb
 		g.ps.TxBytes += uint64(l)
@@ -353,7 +353,7 @@ func (e *Engine) drainData(now int64, g *egress, bu, t float64, out []TxItem) (f
 	}
 	g.c[cTxPackets] += uint64(n)
 	g.c[cTxBytes] += uint64(bytes)
-	e.traceDrained(now, g, q, from, out[:n])
+	e.traceDrained(now, g, q, uint8(prio), from, out[:n])
 	return bu, n
 }
 
@@ -372,7 +372,7 @@ func (e *Engine) pick(g *egress) int {
 	for {
 		p := g.rr
 		if elig&(1<<p) != 0 {
-			if l := int32(len(g.q[p].peek().frame)); g.deficit[p] >= l {
+			if l := int32(g.q[p].peek().n); g.deficit[p] >= l {
 				g.deficit[p] -= l
 				return int(p)
 			}
@@ -445,13 +445,13 @@ func (e *Engine) NextWake(now int64) int64 {
 func (e *Engine) dequeueData(now int64, g *egress, prio int) (Handle, []byte) {
 	q := &g.q[prio]
 	en := q.peek()
-	h, frame := en.h, en.frame
+	h, frame := en.h, en.frame()
 	l := int64(len(frame))
 	g.qBytes -= l
 	g.qPrio[prio] -= l
 	sh := &e.tx[g.sh]
 	if e.lossless&(1<<prio) != 0 {
-		e.ingressRelease(now, sh, int(en.in), en.prio, l)
+		e.ingressRelease(now, sh, int(en.in), uint8(prio), l)
 	} else if sh.buf.on {
 		sh.buf.used -= l
 	}
@@ -478,7 +478,11 @@ func (g *egress) ringGrowthBytes() uint64 {
 		doubled(len(g.gen.lens), min(g.gen.limit, genStart), genSlotLen+2)
 	for i := range g.q {
 		if q := &g.q[i]; len(q.buf) > 0 {
-			b += (2*uintptr(len(q.buf)) - uintptr(min(q.limit, initialQueueSlots))) * unsafe.Sizeof(qEntry{})
+			size := unsafe.Sizeof(qEntry{})
+			if q.keys {
+				size += unsafe.Sizeof(ccalgo.FlowKey{})
+			}
+			b += (2*uintptr(len(q.buf)) - uintptr(min(q.limit, initialQueueSlots))) * size
 		}
 	}
 	return uint64(b)
