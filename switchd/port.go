@@ -24,14 +24,39 @@ type TxItem struct {
 // egress is the tx+CC side of a port, by concern: the port device
 // (txPort: shaper, queues, DWRR and the pauses it received, as ns-3's
 // QbbNetDevice), the congestion point's glue (cpPort), the port's identity
-// (portID), its share of the MMU's PFC (mmuPort: ingress accounting, the
-// XOFF it sends upstream) and its counters (portStats). The parts are
-// embedded, so that g.qBytes, g.cp or g.xoff name their fields directly;
-// their order keeps the fields Enqueue and Transmit touch for every frame in
-// the first lines: txPort's head, then cpPort's (a fabric's switches have
-// hundreds of ports, and a port's state is rarely still cached when its
-// next frame comes).
+// (portID), its share of the MMU's PFC (mmuPort: the XOFF it sends
+// upstream; acct: the ingress accounting) and its counters (portStats).
+// The parts are embedded, so that g.qBytes, g.cp or g.xoff name their
+// fields directly; their order keeps the fields Enqueue and Transmit touch
+// for every frame in the first lines: txPort's head, then cpPort's (a
+// fabric's switches have hundreds of ports, and a port's state is rarely
+// still cached when its next frame comes).
+//
+// An egress is whole cache lines (the padding after portParts), and
+// Engine.eg starts on a line (New), so that every port's parts sit on the
+// same lines: txPort's head on one, each priority of acct on half of one.
 type egress struct {
+	portParts
+	_ [(64 - unsafe.Sizeof(portParts{})%64) % 64]byte
+	// acct counts the bytes in the switch that entered on this port, as an
+	// ingress port (PFC; one tx shard: with several, each shard counts its
+	// own, see txShard.acct). Every lossless frame's admission and release
+	// touch its priority's 32 bytes.
+	acct ingressAcct
+}
+
+// newEgress makes n ports' egress state, starting on a cache line: at least
+// 32 KiB, which the runtime allocates as a large object, page-aligned (a
+// smaller object holding pointers starts 8 bytes into its slot, behind the
+// allocator's header, and would put every port's lines 8 bytes off: a
+// switch of 8 ports is 22 KB). TestPortLayout checks it.
+func newEgress(n int) []egress {
+	size := unsafe.Sizeof(egress{})
+	return make([]egress, n, max(n, int((32<<10+size)/size)))
+}
+
+// portParts is egress but its accounting.
+type portParts struct {
 	txPort
 	cpPort
 	portID
@@ -107,13 +132,11 @@ type portID struct {
 }
 
 // mmuPort is the port's part of the MMU's PFC, as an ingress port: the
-// bytes in the switch that entered on it and the pauses it sends upstream.
+// pauses it sends upstream (the bytes in the switch that entered on it are
+// egress.acct).
 type mmuPort struct {
-	// PFC sent: acct counts the bytes in the switch that entered on this
-	// port (one tx shard; with several, each shard counts its own, see
-	// txShard.acct); xoff is the priorities this port holds in XOFF (bit
-	// p), each paused upstream again at refreshAt.
-	acct      ingressAcct
+	// PFC sent: xoff is the priorities this port holds in XOFF (bit p),
+	// each paused upstream again at refreshAt.
 	xoff      uint8
 	refreshAt [wire.PFCPriorities]int64
 	refreshNs int64

@@ -15,6 +15,28 @@ func TestQEntrySize(t *testing.T) {
 	}
 }
 
+// TestPortLayout: what a frame touches of a port's state stays on as few
+// cache lines as the layout promises: every egress whole lines and the
+// ports' array starting on one (also for a switch of 3 ports, allocated
+// small), a priority's ingress accounting 32 bytes within a line.
+func TestPortLayout(t *testing.T) {
+	var g egress
+	if s := unsafe.Sizeof(g); s%64 != 0 {
+		t.Errorf("egress is %d bytes, not whole cache lines", s)
+	}
+	if o := unsafe.Offsetof(g.acct); o%64 != 0 {
+		t.Errorf("egress.acct at offset %d, not on a cache line", o)
+	}
+	if s := unsafe.Sizeof(prioAcct{}); s != 32 {
+		t.Errorf("prioAcct is %d bytes, want 32", s)
+	}
+	for _, n := range []int{1, 3, 8, 24, 64} {
+		if a := uintptr(unsafe.Pointer(&newEgress(n)[0])) % 64; a != 0 {
+			t.Errorf("%d ports: egress array %d bytes past a cache line", n, a)
+		}
+	}
+}
+
 // TestDataQueueKeepsFrames pushes frames through a queue that grows and
 // wraps, with and without flow keys, and wants each frame back as it went
 // in (same bytes, same start: the entry keeps the frame's first byte and
