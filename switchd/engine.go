@@ -165,8 +165,10 @@ func New(s *Spec) (*Engine, error) {
 			if g.fc, _ = cp.(flowCounter); g.fc != nil {
 				g.deq = new(deqBatch)
 			}
-			for p := range g.q {
-				g.q[p].keys = g.needFlow || g.fc != nil
+			if g.needFlow || g.fc != nil {
+				for p := range g.q {
+					g.q[p].keepKeys()
+				}
 			}
 			e.tx[0].cpDirty |= 1 << i
 		}

@@ -502,10 +502,10 @@ func (g *egress) ringGrowthBytes() uint64 {
 	for i := range g.q {
 		if q := &g.q[i]; len(q.buf) > 0 {
 			size := unsafe.Sizeof(qEntry{})
-			if q.keys {
+			if q.keys() {
 				size += unsafe.Sizeof(ccalgo.FlowKey{})
 			}
-			b += (2*uintptr(len(q.buf)) - uintptr(min(q.limit, initialQueueSlots))) * size
+			b += (2*uintptr(len(q.buf)) - uintptr(min(int(q.limit), initialQueueSlots))) * size
 		}
 	}
 	return uint64(b)

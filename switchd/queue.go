@@ -58,15 +58,17 @@ func (en *qEntry) frame() []byte { return unsafe.Slice(en.p, en.n) }
 // case on every queue. A doubling allocates; it happens a few times per queue
 // in a run, never in a steady state.
 //
-// With keys set (a port whose CP reads flow keys, or counts flows),
-// flows[i] is the flow key of buf[i], sized with buf; without, flows stays
-// nil and no flow key is stored.
+// On a port whose CP reads flow keys, or counts flows, flows is not nil
+// (keepKeys, at New: empty until the first grow) and flows[i] is the flow
+// key of buf[i], sized with buf; elsewhere flows stays nil and no flow key
+// is stored. A dataQueue is 64 bytes (TestQEntrySize), and the port's
+// queues start on a line (egress is line-aligned, txPort.q at 64): Enqueue
+// reads its queue's head, tail and limit from one line.
 type dataQueue struct {
 	buf        []qEntry
 	mask       uint32
 	head, tail uint32
-	keys       bool // in the padding before limit
-	limit      int
+	limit      uint32
 	flows      []ccalgo.FlowKey
 }
 
@@ -74,11 +76,17 @@ type dataQueue struct {
 const initialQueueSlots = 256
 
 func newDataQueue(limit int) dataQueue {
-	return dataQueue{limit: nextPow2(limit)}
+	return dataQueue{limit: uint32(nextPow2(limit))}
 }
 
+// keepKeys makes the queue keep its entries' flow keys (flows not nil).
+func (q *dataQueue) keepKeys() { q.flows = []ccalgo.FlowKey{} }
+
+// keys reports whether the queue keeps its entries' flow keys.
+func (q *dataQueue) keys() bool { return q.flows != nil }
+
 func (q *dataQueue) len() int      { return int(q.tail - q.head) }
-func (q *dataQueue) full() bool    { return int(q.tail-q.head) >= q.limit }
+func (q *dataQueue) full() bool    { return q.tail-q.head >= q.limit }
 func (q *dataQueue) peek() *qEntry { return &q.buf[q.head&q.mask] }
 
 // flow is the flow key of the entry at index i (a running index, as head
@@ -88,10 +96,10 @@ func (q *dataQueue) flow(i uint32) *ccalgo.FlowKey { return &q.flows[i&q.mask] }
 // grow doubles the ring (or makes its first slots), keeping the entries'
 // order. Enqueue calls it when the ring is full, then takes the slot at tail.
 func (q *dataQueue) grow() {
-	nb := make([]qEntry, max(2*len(q.buf), min(q.limit, initialQueueSlots)))
+	nb := make([]qEntry, max(2*len(q.buf), min(int(q.limit), initialQueueSlots)))
 	n := copy(nb, q.buf[q.head&q.mask:])
 	copy(nb[n:], q.buf[:q.head&q.mask])
-	if q.keys {
+	if q.keys() {
 		nf := make([]ccalgo.FlowKey, len(nb))
 		n := copy(nf, q.flows[q.head&q.mask:])
 		copy(nf[n:], q.flows[:q.head&q.mask])

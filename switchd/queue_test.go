@@ -8,10 +8,15 @@ import (
 )
 
 // TestQEntrySize: a queue slot is 32 bytes, two to a cache line (the
-// fabric's switches write one per frame into lines they must fetch).
+// fabric's switches write one per frame into lines they must fetch), and a
+// queue's own state one line.
 func TestQEntrySize(t *testing.T) {
 	if s := unsafe.Sizeof(qEntry{}); s != 32 {
-		t.Fatalf("qEntry is %d bytes, want 32", s)
+		t.Errorf("qEntry is %d bytes, want 32", s)
+	}
+	var g egress
+	if s, o := unsafe.Sizeof(g.q[0]), unsafe.Offsetof(g.q); s != 64 || o%64 != 0 {
+		t.Errorf("dataQueue is %d bytes at offset %d in egress: want 64, on a line", s, o)
 	}
 }
 
@@ -55,7 +60,9 @@ func TestDataQueueKeepsFrames(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			q := newDataQueue(tc.limit)
-			q.keys = tc.keys
+			if tc.keys {
+				q.keepKeys()
+			}
 			store := make([]byte, 4096)
 			var fifo []int // the frame numbers queued, oldest first
 			next := 0
@@ -72,7 +79,7 @@ func TestDataQueueKeepsFrames(t *testing.T) {
 					f := store[i%1000 : i%1000+60+i%7]
 					m := Meta{In: uint8(i % 64), Class: ClassData, IPOff: 14, INTOff: uint16(i % 100)}
 					en := q.pushEntry(&m, f, Handle(i+1))
-					if q.keys {
+					if q.keys() {
 						*q.flow(q.tail - 1) = ccalgo.FlowKey{SrcIP: uint32(i), DestQP: uint32(i) * 3}
 					}
 					if en.n != uint32(len(f)) {
@@ -83,7 +90,7 @@ func TestDataQueueKeepsFrames(t *testing.T) {
 				for ; st < 0; st++ {
 					i := fifo[0]
 					fifo = fifo[1:]
-					if q.keys {
+					if q.keys() {
 						if k := *q.flow(q.head); k.SrcIP != uint32(i) || k.DestQP != uint32(i)*3 {
 							t.Fatalf("frame %d: flow key %+v", i, k)
 						}
