@@ -36,13 +36,35 @@ type sharedBuffer struct {
 }
 
 // ingressAcct is PFC's count of one ingress port's lossless bytes inside the
-// switch, per priority: static buffer, all of them in inBytes; shared buffer,
-// those outside the headroom in inBytes (reserve first, then the shared
-// pool), those inside it in hdrmBytes, up to headroom.
-type ingressAcct struct {
-	inBytes   [wire.PFCPriorities]int64
-	hdrmBytes [wire.PFCPriorities]int64
-	headroom  int64
+// switch, per priority.
+type ingressAcct [wire.PFCPriorities]prioAcct
+
+// prioAcct is one priority's count of an ingress port: static buffer, all of
+// its bytes in in; shared buffer, those outside the headroom in in (reserve
+// first, then the shared pool), those inside it in hdrm, up to headroom. A
+// priority's counts and the port's headroom (the same in each priority)
+// share 32 bytes, so that a frame's admission and release touch one cache
+// line of the ingress port's state, where separate arrays of the counts and
+// the headroom made three (an ingressAcct starts on a line: egress.acct, and
+// the shards' slices of 256-byte elements).
+type prioAcct struct {
+	in, hdrm int64
+	headroom int64
+	_        int64 // to 32 bytes
+}
+
+// setHeadroom sets the port's headroom, in every priority.
+func (a *ingressAcct) setHeadroom(h int64) {
+	for p := range a {
+		a[p].headroom = h
+	}
+}
+
+// clear empties the counts, keeping the headroom.
+func (a *ingressAcct) clear() {
+	for p := range a {
+		a[p].in, a[p].hdrm = 0, 0
+	}
 }
 
 // maxAlphaShift bounds the dyadic form of alpha: alphaNum < 2^20 and free
@@ -128,14 +150,14 @@ func (s *sharedBuffer) admitLossy(q, l int64) bool {
 
 // sharedOf is the shared-pool bytes of lossless priority p of ingress g.
 func (s *sharedBuffer) sharedOf(g *ingressAcct, p uint8) int64 {
-	return max(g.inBytes[p]-s.reserve, 0)
+	return max(g[p].in-s.reserve, 0)
 }
 
 // admitLossless reports whether a lossless frame of l bytes from ingress g
 // fits: under the threshold, or in the headroom. A refusal means the headroom
 // was too small for the link's round trip.
 func (s *sharedBuffer) admitLossless(g *ingressAcct, p uint8, l int64) bool {
-	return l+g.hdrmBytes[p] <= g.headroom || l+s.sharedOf(g, p) <= s.threshold()
+	return l+g[p].hdrm <= g[p].headroom || l+s.sharedOf(g, p) <= s.threshold()
 }
 
 // admitAdd is admitLossless, then add when it admits, in one pass over
@@ -146,10 +168,10 @@ func (s *sharedBuffer) admitLossless(g *ingressAcct, p uint8, l int64) bool {
 // once (a frame within the reserve compares the free pool with minFree).
 func (s *sharedBuffer) admitAdd(g *ingressAcct, p uint8, l int64) (ok, pause bool) {
 	p &= wire.PFCPriorities - 1
-	hdrm, in := g.hdrmBytes[p], g.inBytes[p]
+	hdrm, in := g[p].hdrm, g[p].in
 	var thr int64
 	haveThr := false
-	if l+hdrm > g.headroom {
+	if l+hdrm > g[p].headroom {
 		thr, haveThr = s.threshold(), true
 		if l+max(in-s.reserve, 0) > thr {
 			return false, false
@@ -159,17 +181,17 @@ func (s *sharedBuffer) admitAdd(g *ingressAcct, p uint8, l int64) (ok, pause boo
 	if nb <= s.reserve {
 		// sharedOf stays 0: shouldPause is headroom in use or a threshold
 		// of 0 or less, that is a free pool under minFree.
-		g.inBytes[p] = nb
+		g[p].in = nb
 		return true, hdrm > 0 || s.pool-s.used < s.minFree
 	}
 	if !haveThr {
 		thr = s.threshold()
 	}
 	if nb-s.reserve > thr {
-		g.hdrmBytes[p] = hdrm + l
+		g[p].hdrm = hdrm + l
 		return true, true
 	}
-	g.inBytes[p] = nb
+	g[p].in = nb
 	s.used += min(l, nb-s.reserve)
 	return true, hdrm > 0 || nb-s.reserve >= s.threshold()
 }
@@ -177,14 +199,14 @@ func (s *sharedBuffer) admitAdd(g *ingressAcct, p uint8, l int64) (ok, pause boo
 // add counts an admitted lossless frame: into the reserve while it lasts,
 // then the shared pool under the threshold, then the headroom.
 func (s *sharedBuffer) add(g *ingressAcct, p uint8, l int64) {
-	nb := g.inBytes[p] + l
+	nb := g[p].in + l
 	switch {
 	case nb <= s.reserve:
-		g.inBytes[p] = nb
+		g[p].in = nb
 	case nb-s.reserve > s.threshold():
-		g.hdrmBytes[p] += l
+		g[p].hdrm += l
 	default:
-		g.inBytes[p] = nb
+		g[p].in = nb
 		s.used += min(l, nb-s.reserve)
 	}
 }
@@ -192,22 +214,22 @@ func (s *sharedBuffer) add(g *ingressAcct, p uint8, l int64) {
 // remove releases a lossless frame: from the headroom first, then the shared
 // pool, then the reserve.
 func (s *sharedBuffer) remove(g *ingressAcct, p uint8, l int64) {
-	fromHdrm := min(g.hdrmBytes[p], l)
+	fromHdrm := min(g[p].hdrm, l)
 	fromShared := min(l-fromHdrm, s.sharedOf(g, p))
-	g.hdrmBytes[p] -= fromHdrm
-	g.inBytes[p] -= l - fromHdrm
+	g[p].hdrm -= fromHdrm
+	g[p].in -= l - fromHdrm
 	s.used -= fromShared
 }
 
 // shouldPause: the priority uses headroom or reached the threshold.
 func (s *sharedBuffer) shouldPause(g *ingressAcct, p uint8) bool {
-	return g.hdrmBytes[p] > 0 || s.sharedOf(g, p) >= s.threshold()
+	return g[p].hdrm > 0 || s.sharedOf(g, p) >= s.threshold()
 }
 
 // shouldResume: no headroom in use, and nothing shared or the resume offset
 // under the threshold.
 func (s *sharedBuffer) shouldResume(g *ingressAcct, p uint8) bool {
-	if g.hdrmBytes[p] > 0 {
+	if g[p].hdrm > 0 {
 		return false
 	}
 	sh := s.sharedOf(g, p)

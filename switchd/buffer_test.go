@@ -145,7 +145,7 @@ func TestSharedBufferPFC(t *testing.T) {
 		t.Errorf("XOFF with %d B shared, want the first frame at or above alpha pool / (1 + alpha) = %.0f B", xoff-b.ReserveBytes, xoffAt)
 	}
 	// From XOFF on every frame goes into the headroom, until it is full.
-	if inHdrm := h.e.eg[0].acct.hdrmBytes[3]; inHdrm > headroom || inHdrm <= headroom-size {
+	if inHdrm := h.e.eg[0].acct[3].hdrm; inHdrm > headroom || inHdrm <= headroom-size {
 		t.Errorf("%d B in the headroom, want it full: %d B", inHdrm, headroom)
 	}
 	pc := counters0(h.e, 0)
@@ -164,8 +164,8 @@ func TestSharedBufferPFC(t *testing.T) {
 			g := &h.e.eg[0]
 			sh := h.e.tx[0].buf.sharedOf(&g.acct, 3)
 			thr := h.e.tx[0].buf.threshold()
-			if g.acct.hdrmBytes[3] != 0 || (sh != 0 && sh+b.ResumeOffsetBytes > thr) {
-				t.Fatalf("XON with %d B in headroom, %d B shared, threshold %d B", g.acct.hdrmBytes[3], sh, thr)
+			if g.acct[3].hdrm != 0 || (sh != 0 && sh+b.ResumeOffsetBytes > thr) {
+				t.Fatalf("XON with %d B in headroom, %d B shared, threshold %d B", g.acct[3].hdrm, sh, thr)
 			}
 			// One frame earlier the shared bytes were a frame higher and
 			// the threshold alpha x a frame lower.
@@ -184,8 +184,8 @@ func TestSharedBufferPFC(t *testing.T) {
 	if u := h.e.tx[0].buf.used; u != 0 {
 		t.Errorf("%d B of the shared pool still in use with every queue empty", u)
 	}
-	if g := &h.e.eg[0]; g.acct.inBytes[3] != 0 || g.acct.hdrmBytes[3] != 0 {
-		t.Errorf("ingress still holds %d B (+%d B headroom) with every queue empty", g.acct.inBytes[3], g.acct.hdrmBytes[3])
+	if g := &h.e.eg[0]; g.acct[3].in != 0 || g.acct[3].hdrm != 0 {
+		t.Errorf("ingress still holds %d B (+%d B headroom) with every queue empty", g.acct[3].in, g.acct[3].hdrm)
 	}
 }
 
@@ -318,11 +318,11 @@ func TestAdmitAddMatchesSteps(t *testing.T) {
 		b.reserve = rng.Int64N(8192)
 		b.minFree = b.leastFreeAbove0()
 		var g ingressAcct
-		g.headroom = rng.Int64N(64 << 10)
+		g.setHeadroom(rng.Int64N(64 << 10))
 		p := uint8(rng.IntN(8))
-		g.inBytes[p] = rng.Int64N(b.reserve + 1<<16)
+		g[p].in = rng.Int64N(b.reserve + 1<<16)
 		if rng.IntN(3) == 0 {
-			g.hdrmBytes[p] = rng.Int64N(g.headroom + 1)
+			g[p].hdrm = rng.Int64N(g[p].headroom + 1)
 		}
 		l := 64 + rng.Int64N(9000)
 		b2, g2 := b, g

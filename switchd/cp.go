@@ -43,14 +43,15 @@ func (s *feedbackSink) EmitRates(now int64, fb *ccalgo.Feedback, flows []ccalgo.
 // CP returns port p's congestion point (nil for a plain FIFO port).
 func (e *Engine) CP(p int) ccalgo.CongestionPoint { return e.eg[p].cp }
 
-// applyMark raises the entry's ECN mark to m (never lowering it), updating the
-// IPv4 checksum incrementally. A packet that is not ECN-capable is not marked.
-func (e *Engine) applyMark(now int64, g *egress, en *qEntry, m ccalgo.Mark) {
+// applyMark raises the ECN mark of en, an entry of g's queue prio, to m (never
+// lowering it), updating the IPv4 checksum incrementally. A packet that is
+// not ECN-capable is not marked.
+func (e *Engine) applyMark(now int64, g *egress, en *qEntry, prio uint8, m ccalgo.Mark) {
 	nm := en.mark.Max(m)
 	if nm == en.mark {
 		return
 	}
-	ip := wire.IPv4(en.frame[en.ipOff:])
+	ip := wire.IPv4(en.frame()[en.ipOff:])
 	if ip.ECN() == wire.ECNNotECT {
 		g.c[cNotECT]++
 		return
@@ -62,27 +63,29 @@ func (e *Engine) applyMark(now int64, g *egress, en *qEntry, m ccalgo.Mark) {
 	} else {
 		g.c[cMarkedUE]++
 	}
-	e.traceMark(now, g, en)
+	e.traceMark(now, g, en, prio)
 }
 
-// dequeueHooks runs what a data frame leaving queue prio needs once the
-// queue no longer counts it: the CP's OnDequeue and its mark, and the INT
-// record asked for at enqueue or now.
+// dequeueHooks runs what a data frame leaving queue prio (en, its head)
+// needs once the queue no longer counts it: the CP's OnDequeue and its mark,
+// and the INT record asked for at enqueue or now.
 func (e *Engine) dequeueHooks(now int64, g *egress, en *qEntry, prio int) {
 	if en.class == ClassData && g.fc != nil {
-		g.fc.DequeueFlow(en.tag, &en.flow, g.qPrio[prio])
+		q := &g.q[prio]
+		g.fc.DequeueFlow(en.tag, q.flow(q.head), g.qPrio[prio])
 		return
 	}
 	if en.class == ClassData && g.hookDeq {
 		g.ps.QueueBytes = g.qPrio[prio]
-		if g.needFlow { // a flow-blind CP's en.flow was never set
-			g.dp.Flow = en.flow
+		if g.needFlow { // a flow-blind CP's flow key was never set
+			q := &g.q[prio]
+			g.dp.Flow = *q.flow(q.head)
 		}
-		g.dp.WireBytes, g.dp.Mark, g.dp.Tag = len(en.frame), en.mark, en.tag
+		g.dp.WireBytes, g.dp.Mark, g.dp.Tag = int(en.n), en.mark, en.tag
 		v := g.cp.OnDequeue(now, &g.dp, &g.ps, g.sink)
 		e.tx[g.sh].cpDirty |= 1 << g.idx
 		if v.Mark > en.mark { // applyMark never lowers a mark
-			e.applyMark(now, g, en, v.Mark)
+			e.applyMark(now, g, en, uint8(prio), v.Mark)
 		}
 		if v.StampINT || en.stamp {
 			e.stampINT(g, en)
@@ -117,7 +120,7 @@ func (e *Engine) stampINT(g *egress, en *qEntry) {
 		TxBytes: uint32(g.ps.TxBytes % ccalgo.INTTxBytesWrap),
 		QLen:    uint32(min(q, ccalgo.INTQLenMax)),
 	}
-	if wire.INT(en.frame[en.intOff:]).PushCode(g.intCode, &hop, e.switchID) {
+	if wire.INT(en.frame()[en.intOff:]).PushCode(g.intCode, &hop, e.switchID) {
 		g.c[cINTStamped]++
 	} else {
 		g.c[cINTFull]++

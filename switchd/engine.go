@@ -77,7 +77,7 @@ func New(s *Spec) (*Engine, error) {
 		routes:       *rt,
 		addr:         make([]portAddr, n),
 		ing:          make([]ingress, n),
-		eg:           make([]egress, n),
+		eg:           newEgress(n),
 		ip:           s.IP,
 		switchID:     s.ID,
 		hashSeed:     uint32(s.ID)*0x9e3779b9 ^ s.IP,
@@ -126,7 +126,7 @@ func New(s *Spec) (*Engine, error) {
 		}
 		link := pc.LinkBps
 		g := &e.eg[i]
-		*g = egress{
+		*g = egress{portParts: portParts{
 			txPort: txPort{
 				nsPerByte: 8e9 / link,
 				burstNs:   max(float64(s.BurstBytes)*8e9/link, 1),
@@ -142,7 +142,7 @@ func New(s *Spec) (*Engine, error) {
 			},
 			portID:  portID{idx: i, name: pc.Name, scheme: s.SchemeOf(i), mac: mac, peer: peer, linkBps: link},
 			mmuPort: mmuPort{refreshNs: wire.QuantaNs(s.PFC.PauseQuanta, link) / 2},
-		}
+		}}
 		g.dl = ring.NewFIFO[dlEntry](ringStart, max(1024, int(float64(g.delayNs)*link/8e9/60)*2))
 		qb := s.bufLimit(i)
 		if qb == 0 {
@@ -152,7 +152,7 @@ func New(s *Spec) (*Engine, error) {
 			g.q[p] = newDataQueue(int(min(qb/60+1, 1<<17)))
 		}
 		if e.tx[0].buf.on {
-			g.acct.headroom = s.Headroom(i)
+			g.acct.setHeadroom(s.Headroom(i))
 		}
 		e.tx[0].ports |= 1 << i
 		g.sink = &feedbackSink{e: e, from: i}
@@ -164,6 +164,11 @@ func New(s *Spec) (*Engine, error) {
 			g.needFlow = (g.hookEnq || g.hookDeq) && !(ok && fb.FlowBlind())
 			if g.fc, _ = cp.(flowCounter); g.fc != nil {
 				g.deq = new(deqBatch)
+			}
+			if g.needFlow || g.fc != nil {
+				for p := range g.q {
+					g.q[p].keepKeys()
+				}
 			}
 			e.tx[0].cpDirty |= 1 << i
 		}
@@ -243,13 +248,15 @@ func (e *Engine) Drain(free func(Handle)) int {
 			g.dl.Drop()
 		}
 		g.gen.sched, g.gen.done, g.genRel = g.gen.wr, g.gen.wr, 0
-		g.acct.inBytes, g.acct.hdrmBytes, g.xoff = [wire.PFCPriorities]int64{}, [wire.PFCPriorities]int64{}, 0
+		g.acct.clear()
+		g.xoff = 0
 	}
 	for k := range e.tx {
 		sh := &e.tx[k]
 		sh.buf.used, sh.active, sh.xoffPorts, sh.xoffIn = 0, 0, 0, 0
 		for i := range sh.acct {
-			sh.acct[i].inBytes, sh.acct[i].hdrmBytes, sh.xoff[i] = [wire.PFCPriorities]int64{}, [wire.PFCPriorities]int64{}, 0
+			sh.acct[i].clear()
+			sh.xoff[i] = 0
 		}
 		for _, m := range sh.inbox {
 			if m != nil {

@@ -261,10 +261,10 @@ func TestPFCOnOffThresholds(t *testing.T) {
 	for now := int64(1000); now < 1_000_000 && len(xon) == 0; now += 100 {
 		h.tx(now, 2)
 		if out := h.tx(now, 0); len(out) > 0 {
-			if q := h.e.eg[0].acct.inBytes[3]; q >= c.PFC.XOFFBytes-c.PFC.XONOffsetBytes {
+			if q := h.e.eg[0].acct[3].in; q >= c.PFC.XOFFBytes-c.PFC.XONOffsetBytes {
 				t.Fatalf("XON sent with %d bytes still in", q)
 			}
-			if q := h.e.eg[0].acct.inBytes[3]; q < c.PFC.XOFFBytes-c.PFC.XONOffsetBytes-int64(size) {
+			if q := h.e.eg[0].acct[3].in; q < c.PFC.XOFFBytes-c.PFC.XONOffsetBytes-int64(size) {
 				t.Fatalf("XON sent late, at %d bytes", q)
 			}
 			xon = out

@@ -392,7 +392,7 @@ func (e *Engine) Enqueue(now int64, m *Meta, frame []byte, h Handle) bool {
 	if int(q.tail-q.head) == len(q.buf) {
 		q.grow()
 	}
-	en := q.pushEntry(m, frame, h, prio)
+	en := q.pushEntry(m, frame, h)
 	sh.active |= 1 << m.Out
 	g.queued(prio, l)
 	e.traceEnq(now, g, m, frame)
@@ -410,12 +410,13 @@ func (e *Engine) Enqueue(now int64, m *Meta, frame []byte, h Handle) bool {
 // entry is written field by field (a composite literal is built on the stack and then copied, which
 // stalls on store forwarding: this is the hottest store). Small enough to
 // inline into both of Enqueue's paths.
-func (q *dataQueue) pushEntry(m *Meta, frame []byte, h Handle, prio uint8) *qEntry {
+func (q *dataQueue) pushEntry(m *Meta, frame []byte, h Handle) *qEntry {
 	en := &q.buf[q.tail&q.mask]
 	q.tail++
-	en.h, en.frame = h, frame
+	en.setFrame(frame)
+	en.h = h
 	en.ipOff, en.intOff = m.IPOff, m.INTOff
-	en.in, en.prio, en.class = m.In, prio, m.Class
+	en.in, en.class = m.In, m.Class
 	en.stamp = false
 	return en
 }
@@ -496,7 +497,7 @@ func (e *Engine) enqueue(now int64, m *Meta, frame []byte, h Handle) bool {
 	if int(q.tail-q.head) == len(q.buf) {
 		q.grow()
 	}
-	en := q.pushEntry(m, frame, h, prio)
+	en := q.pushEntry(m, frame, h)
 	sh.active |= 1 << m.Out
 	g.queued(prio, l)
 	e.traceEnq(now, g, m, frame)
@@ -521,29 +522,29 @@ func (e *Engine) enqueue(now int64, m *Meta, frame []byte, h Handle) bool {
 }
 
 // enqueueHooks is Enqueue's work for a data frame (entry en of priority prio)
-// on a port whose CP has hooks: the entry's flow key and mark, and the CP's
-// OnEnqueue. Without hooks no CP reads en.flow or en.mark (they are read
-// only for data with hooks).
+// on a port whose CP has hooks: the entry's flow key (in its queue's flows
+// ring) and mark, and the CP's OnEnqueue. Without hooks no CP reads the
+// flow key or en.mark (they are read only for data with hooks).
 func (e *Engine) enqueueHooks(now int64, g *egress, sh *txShard, en *qEntry, m *Meta, frame []byte, prio uint8) {
 	if g.fc != nil {
 		// RoCC: its flow table counts the packet, nothing else (en.mark
 		// stays unread).
 		a, b := readFlowWords(frame, m)
-		setFlowKey(&en.flow, a, b)
+		setFlowKey(g.q[prio].flow(g.q[prio].tail-1), a, b)
 		en.tag = g.fc.EnqueueWords(a, b)
 		return
 	}
 	en.mark = wire.MarkFromECN(frame[m.IPOff+1])
 	en.tag = 0
 	switch {
-	case !g.needFlow: // a flow-blind CP: en.flow and dp.Flow stay unset
+	case !g.needFlow: // a flow-blind CP: the flow key and dp.Flow stay unset
 	case !g.hookEnq:
-		readFlowKey(&en.flow, frame, m)
+		readFlowKey(g.q[prio].flow(g.q[prio].tail-1), frame, m)
 	default:
 		// The key stored field by field into both, not copied from one to
 		// the other: a 16-byte load of five narrow stores just made would
 		// stall on store forwarding.
-		readFlowKey2(&en.flow, &g.dp.Flow, frame, m)
+		readFlowKey2(g.q[prio].flow(g.q[prio].tail-1), &g.dp.Flow, frame, m)
 	}
 	if g.hookEnq {
 		g.ps.QueueBytes = g.qPrio[prio]
@@ -551,7 +552,7 @@ func (e *Engine) enqueueHooks(now int64, g *egress, sh *txShard, en *qEntry, m *
 		v := g.cp.OnEnqueue(now, &g.dp, &g.ps, g.sink)
 		sh.cpDirty |= 1 << m.Out
 		if v.Mark > en.mark {
-			e.applyMark(now, g, en, v.Mark)
+			e.applyMark(now, g, en, prio, v.Mark)
 		}
 		en.stamp, en.tag = v.StampINT, v.Tag
 	}

@@ -38,7 +38,7 @@ type deqBatch struct {
 
 // FlowKey is the key of the batch's i-th frame (DequeueFlows' keys).
 func (d *deqBatch) FlowKey(i int) *ccalgo.FlowKey {
-	return &d.q.buf[d.pos[i]&d.q.mask].flow
+	return d.q.flow(d.pos[i])
 }
 
 // dequeueBatch runs g's flowCounter CP for the frames drainData just took

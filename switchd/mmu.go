@@ -83,7 +83,7 @@ func (e *Engine) acctOf(sh *txShard, in int) *ingressAcct {
 // shared buffer's frames are counted at admission (admitInReserve, admitAdd).
 func (e *Engine) ingressAdd(now int64, sh *txShard, in int, prio uint8, l int64) {
 	a := e.acctOf(sh, in)
-	if a.inBytes[prio] += l; a.inBytes[prio] > e.xoffBytes {
+	if a[prio].in += l; a[prio].in > e.xoffBytes {
 		e.pauseIngress(now, sh, in, prio)
 	}
 }
@@ -114,13 +114,13 @@ func (e *Engine) pauseIngress(now int64, sh *txShard, in int, prio uint8) {
 func (e *Engine) ingressRelease(now int64, sh *txShard, in int, prio uint8, l int64) {
 	a := e.acctOf(sh, in)
 	if buf := &sh.buf; buf.on {
-		if a.hdrmBytes[prio] == 0 && a.inBytes[prio] <= buf.reserve {
-			a.inBytes[prio] -= l // buf.remove: nothing in the headroom or the shared pool
+		if a[prio].hdrm == 0 && a[prio].in <= buf.reserve {
+			a[prio].in -= l // buf.remove: nothing in the headroom or the shared pool
 		} else {
 			buf.remove(a, prio, l)
 		}
 	} else {
-		a.inBytes[prio] -= l
+		a[prio].in -= l
 	}
 	if sh.acct == nil {
 		if sh.xoffPorts&(1<<in) == 0 {
@@ -154,7 +154,7 @@ func (e *Engine) releaseBatch(sh *txShard, ports uint64, prio uint8) {
 		if buf := &sh.buf; buf.on {
 			buf.remove(a, prio, l)
 		} else {
-			a.inBytes[prio] -= l
+			a[prio].in -= l
 		}
 	}
 }
@@ -219,8 +219,8 @@ func (e *Engine) setXOFF(now int64, g *egress, prio uint8) {
 func (e *Engine) pfcEvent(now int64, g *egress, prio uint8, xoff bool) {
 	sh := &e.tx[g.sh]
 	sh.pfcEvents.push(&PFCEvent{TNs: now, Port: int32(g.idx), Prio: prio, XOFF: xoff,
-		IngressBytes: e.acctOf(sh, int(g.idx)).inBytes[prio]})
-	e.tracePFC(now, g, prio, xoff, e.acctOf(sh, int(g.idx)).inBytes[prio])
+		IngressBytes: e.acctOf(sh, int(g.idx))[prio].in})
+	e.tracePFC(now, g, prio, xoff, e.acctOf(sh, int(g.idx))[prio].in)
 }
 
 // setXON resumes priority prio of ingress port g upstream.
@@ -270,7 +270,7 @@ func (e *Engine) shouldResume(sh *txShard, a *ingressAcct, prio uint8) bool {
 	if buf := &sh.buf; buf.on {
 		return buf.shouldResume(a, prio)
 	}
-	return a.inBytes[prio] < e.xonBytes
+	return a[prio].in < e.xonBytes
 }
 
 // sendPause queues a PFC frame for priority prio out of g's port (upstream).

@@ -24,14 +24,39 @@ type TxItem struct {
 // egress is the tx+CC side of a port, by concern: the port device
 // (txPort: shaper, queues, DWRR and the pauses it received, as ns-3's
 // QbbNetDevice), the congestion point's glue (cpPort), the port's identity
-// (portID), its share of the MMU's PFC (mmuPort: ingress accounting, the
-// XOFF it sends upstream) and its counters (portStats). The parts are
-// embedded, so that g.qBytes, g.cp or g.xoff name their fields directly;
-// their order keeps the fields Enqueue and Transmit touch for every frame in
-// the first lines: txPort's head, then cpPort's (a fabric's switches have
-// hundreds of ports, and a port's state is rarely still cached when its
-// next frame comes).
+// (portID), its share of the MMU's PFC (mmuPort: the XOFF it sends
+// upstream; acct: the ingress accounting) and its counters (portStats).
+// The parts are embedded, so that g.qBytes, g.cp or g.xoff name their
+// fields directly; their order keeps the fields Enqueue and Transmit touch
+// for every frame in the first lines: txPort's head, then cpPort's (a
+// fabric's switches have hundreds of ports, and a port's state is rarely
+// still cached when its next frame comes).
+//
+// An egress is whole cache lines (the padding after portParts), and
+// Engine.eg starts on a line (New), so that every port's parts sit on the
+// same lines: txPort's head on one, each priority of acct on half of one.
 type egress struct {
+	portParts
+	_ [(64 - unsafe.Sizeof(portParts{})%64) % 64]byte
+	// acct counts the bytes in the switch that entered on this port, as an
+	// ingress port (PFC; one tx shard: with several, each shard counts its
+	// own, see txShard.acct). Every lossless frame's admission and release
+	// touch its priority's 32 bytes.
+	acct ingressAcct
+}
+
+// newEgress makes n ports' egress state, starting on a cache line: at least
+// 32 KiB, which the runtime allocates as a large object, page-aligned (a
+// smaller object holding pointers starts 8 bytes into its slot, behind the
+// allocator's header, and would put every port's lines 8 bytes off: a
+// switch of 8 ports is 22 KB). TestPortLayout checks it.
+func newEgress(n int) []egress {
+	size := unsafe.Sizeof(egress{})
+	return make([]egress, n, max(n, int((32<<10+size)/size)))
+}
+
+// portParts is egress but its accounting.
+type portParts struct {
 	txPort
 	cpPort
 	portID
@@ -107,13 +132,11 @@ type portID struct {
 }
 
 // mmuPort is the port's part of the MMU's PFC, as an ingress port: the
-// bytes in the switch that entered on it and the pauses it sends upstream.
+// pauses it sends upstream (the bytes in the switch that entered on it are
+// egress.acct).
 type mmuPort struct {
-	// PFC sent: acct counts the bytes in the switch that entered on this
-	// port (one tx shard; with several, each shard counts its own, see
-	// txShard.acct); xoff is the priorities this port holds in XOFF (bit
-	// p), each paused upstream again at refreshAt.
-	acct      ingressAcct
+	// PFC sent: xoff is the priorities this port holds in XOFF (bit p),
+	// each paused upstream again at refreshAt.
 	xoff      uint8
 	refreshAt [wire.PFCPriorities]int64
 	refreshNs int64
@@ -291,10 +314,10 @@ func (e *Engine) drainData(now int64, g *egress, bu, t float64, out []TxItem) (f
 		// none of it, so they are summed once.
 		for n < len(out) && bu <= t && q.head != q.tail {
 			en := &q.buf[q.head&q.mask]
-			l := len(en.frame)
+			l := int(en.n)
 			it := &out[n]
-			it.H, it.Frame = en.h, en.frame
-			en.h, en.frame = 0, nil
+			it.H, it.Frame = en.h, en.frame()
+			en.h, en.p = 0, nil
 			q.head++
 			bu += (float64(l) + ovh) * nspb
 			bytes += l
@@ -306,7 +329,7 @@ func (e *Engine) drainData(now int64, g *egress, bu, t float64, out []TxItem) (f
 	}
 	for n < len(out) && bu <= t && q.head != q.tail {
 		en := &q.buf[q.head&q.mask]
-		l := len(en.frame)
+		l := int(en.n)
 		g.qBytes -= int64(l)
 		g.qPrio[prio] -= int64(l)
 		if lossless {
@@ -317,7 +340,7 @@ func (e *Engine) drainData(now int64, g *egress, bu, t float64, out []TxItem) (f
 				sh.released[in] += int64(l)
 				batched |= 1 << in
 			} else {
-				e.ingressRelease(now, sh, int(in), en.prio, int64(l))
+				e.ingressRelease(now, sh, int(in), uint8(prio), int64(l))
 				xoff = sh.xoffPorts | sh.xoffIn
 			}
 		}
@@ -326,8 +349,8 @@ func (e *Engine) drainData(now int64, g *egress, bu, t float64, out []TxItem) (f
 			e.dequeueHooks(now, g, en, prio)
 		}
 		it := &out[n]
-		it.H, it.Frame = en.h, en.frame
-		en.h, en.frame = 0, nil
+		it.H, it.Frame = en.h, en.frame()
+		en.h, en.p = 0, nil
 		q.head++
 		bu += (float64(l) + ovh) * nspb
 		g.ps.TxBytes += uint64(l)
@@ -353,7 +376,7 @@ func (e *Engine) drainData(now int64, g *egress, bu, t float64, out []TxItem) (f
 	}
 	g.c[cTxPackets] += uint64(n)
 	g.c[cTxBytes] += uint64(bytes)
-	e.traceDrained(now, g, q, from, out[:n])
+	e.traceDrained(now, g, q, uint8(prio), from, out[:n])
 	return bu, n
 }
 
@@ -372,7 +395,7 @@ func (e *Engine) pick(g *egress) int {
 	for {
 		p := g.rr
 		if elig&(1<<p) != 0 {
-			if l := int32(len(g.q[p].peek().frame)); g.deficit[p] >= l {
+			if l := int32(g.q[p].peek().n); g.deficit[p] >= l {
 				g.deficit[p] -= l
 				return int(p)
 			}
@@ -445,13 +468,13 @@ func (e *Engine) NextWake(now int64) int64 {
 func (e *Engine) dequeueData(now int64, g *egress, prio int) (Handle, []byte) {
 	q := &g.q[prio]
 	en := q.peek()
-	h, frame := en.h, en.frame
+	h, frame := en.h, en.frame()
 	l := int64(len(frame))
 	g.qBytes -= l
 	g.qPrio[prio] -= l
 	sh := &e.tx[g.sh]
 	if e.lossless&(1<<prio) != 0 {
-		e.ingressRelease(now, sh, int(en.in), en.prio, l)
+		e.ingressRelease(now, sh, int(en.in), uint8(prio), l)
 	} else if sh.buf.on {
 		sh.buf.used -= l
 	}
@@ -478,7 +501,11 @@ func (g *egress) ringGrowthBytes() uint64 {
 		doubled(len(g.gen.lens), min(g.gen.limit, genStart), genSlotLen+2)
 	for i := range g.q {
 		if q := &g.q[i]; len(q.buf) > 0 {
-			b += (2*uintptr(len(q.buf)) - uintptr(min(q.limit, initialQueueSlots))) * unsafe.Sizeof(qEntry{})
+			size := unsafe.Sizeof(qEntry{})
+			if q.keys() {
+				size += unsafe.Sizeof(ccalgo.FlowKey{})
+			}
+			b += (2*uintptr(len(q.buf)) - uintptr(min(int(q.limit), initialQueueSlots))) * size
 		}
 	}
 	return uint64(b)

@@ -1,6 +1,8 @@
 package switchd
 
 import (
+	"unsafe"
+
 	"github.com/ccbed/ccbed/ccalgo"
 	"github.com/ccbed/ccbed/node"
 )
@@ -11,20 +13,43 @@ import (
 // frame.
 type Handle = node.Handle
 
-// qEntry is one frame in an egress data FIFO.
+// qEntry is one frame in an egress data FIFO: 32 bytes, two to a cache
+// line (TestQEntrySize). A fabric's switches hold thousands of queues, and
+// the slot a frame takes is rarely still cached when the frame comes, so its
+// size is what Enqueue writes per frame into lines it must fetch. The
+// frame's bytes are kept as their first byte and length (8 + 4 bytes in
+// place of a 24-byte slice header: see frame); its priority is its queue's
+// index; the flow key, which only a CP that reads flows needs, is in the
+// queue's flows ring beside it.
 type qEntry struct {
-	h      Handle
-	frame  []byte
-	flow   ccalgo.FlowKey
+	p      *byte  // the frame's first byte (unsafe.SliceData)
+	h      Handle // the frame's buffer, given back with it
+	n      uint32 // the frame's length
+	tag    uint32 // the CP's Verdict.Tag at enqueue (ccalgo.DataPacket.Tag)
 	ipOff  uint16
 	intOff uint16
 	in     uint8
-	prio   uint8
 	class  Class
 	mark   ccalgo.Mark
-	stamp  bool   // a CP asked for an INT record at enqueue
-	tag    uint32 // the CP's Verdict.Tag at enqueue (ccalgo.DataPacket.Tag)
+	stamp  bool // a CP asked for an INT record at enqueue
 }
+
+// setFrame stores frame in the entry.
+func (en *qEntry) setFrame(frame []byte) {
+	en.p, en.n = unsafe.SliceData(frame), uint32(len(frame))
+}
+
+// frame is the entry's frame, as setFrame was given it (its capacity cut to
+// its length).
+//
+// unsafe: the slice header is cut to a pointer and a length, the only
+// difference from keeping the slice (the entry holds a real pointer, which
+// keeps a Go buffer alive for the collector as the slice did; a DPDK mbuf's
+// data is C memory either way), so that an entry is 32 bytes. unsafe.Slice
+// rebuilds exactly the bytes the slice had: same start, its length. This
+// method and setFrame are the only places the engine uses the package this
+// way.
+func (en *qEntry) frame() []byte { return unsafe.Slice(en.p, en.n) }
 
 // dataQueue is a ring of qEntry (power of two) that starts empty, takes
 // initialQueueSlots at its first frame and doubles, up to limit entries, when
@@ -32,30 +57,54 @@ type qEntry struct {
 // buffers holds room for the frames it has actually queued, not for the worst
 // case on every queue. A doubling allocates; it happens a few times per queue
 // in a run, never in a steady state.
+//
+// On a port whose CP reads flow keys, or counts flows, flows is not nil
+// (keepKeys, at New: empty until the first grow) and flows[i] is the flow
+// key of buf[i], sized with buf; elsewhere flows stays nil and no flow key
+// is stored. A dataQueue is 64 bytes (TestQEntrySize), and the port's
+// queues start on a line (egress is line-aligned, txPort.q at 64): Enqueue
+// reads its queue's head, tail and limit from one line.
 type dataQueue struct {
 	buf        []qEntry
 	mask       uint32
 	head, tail uint32
-	limit      int
+	limit      uint32
+	flows      []ccalgo.FlowKey
 }
 
 // initialQueueSlots is a queue's first capacity.
 const initialQueueSlots = 256
 
 func newDataQueue(limit int) dataQueue {
-	return dataQueue{limit: nextPow2(limit)}
+	return dataQueue{limit: uint32(nextPow2(limit))}
 }
 
+// keepKeys makes the queue keep its entries' flow keys (flows not nil).
+func (q *dataQueue) keepKeys() { q.flows = []ccalgo.FlowKey{} }
+
+// keys reports whether the queue keeps its entries' flow keys.
+func (q *dataQueue) keys() bool { return q.flows != nil }
+
 func (q *dataQueue) len() int      { return int(q.tail - q.head) }
-func (q *dataQueue) full() bool    { return int(q.tail-q.head) >= q.limit }
+func (q *dataQueue) full() bool    { return q.tail-q.head >= q.limit }
 func (q *dataQueue) peek() *qEntry { return &q.buf[q.head&q.mask] }
+
+// flow is the flow key of the entry at index i (a running index, as head
+// and tail; keys set).
+func (q *dataQueue) flow(i uint32) *ccalgo.FlowKey { return &q.flows[i&q.mask] }
 
 // grow doubles the ring (or makes its first slots), keeping the entries'
 // order. Enqueue calls it when the ring is full, then takes the slot at tail.
 func (q *dataQueue) grow() {
-	nb := make([]qEntry, max(2*len(q.buf), min(q.limit, initialQueueSlots)))
+	nb := make([]qEntry, max(2*len(q.buf), min(int(q.limit), initialQueueSlots)))
 	n := copy(nb, q.buf[q.head&q.mask:])
 	copy(nb[n:], q.buf[:q.head&q.mask])
+	if q.keys() {
+		nf := make([]ccalgo.FlowKey, len(nb))
+		n := copy(nf, q.flows[q.head&q.mask:])
+		copy(nf[n:], q.flows[:q.head&q.mask])
+		q.flows = nf
+	}
 	q.tail -= q.head
 	q.head = 0
 	q.buf, q.mask = nb, uint32(len(nb)-1)
@@ -75,7 +124,7 @@ func (q *dataQueue) pop() qEntry {
 // megabytes) through the cache one new line per packet.
 func (q *dataQueue) drop() {
 	e := &q.buf[q.head&q.mask]
-	e.h, e.frame = 0, nil
+	e.h, e.p = 0, nil
 	q.head++
 	if q.head == q.tail {
 		q.head, q.tail = 0, 0

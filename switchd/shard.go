@@ -76,8 +76,8 @@ type txShard struct {
 func (sh *txShard) admitInReserve(in int, prio uint8, l int64) bool {
 	a, b := sh.acctAt[in&(MaxPorts-1)], &sh.buf
 	prio &= wire.PFCPriorities - 1
-	if nb := a.inBytes[prio] + l; nb <= b.reserve && a.hdrmBytes[prio] == 0 && l <= a.headroom && b.pool-b.used >= b.minFree {
-		a.inBytes[prio] = nb
+	if nb := a[prio].in + l; nb <= b.reserve && a[prio].hdrm == 0 && l <= a[prio].headroom && b.pool-b.used >= b.minFree {
+		a[prio].in = nb
 		return true
 	}
 	return false
@@ -213,7 +213,7 @@ func (e *Engine) ShardTx(groups [][]int) error {
 			// queued on its ports, with the port's whole headroom.
 			sh.acct, sh.xoff = make([]ingressAcct, e.n), make([]uint8, e.n)
 			for i := range sh.acct {
-				sh.acct[i].headroom = e.eg[i].acct.headroom
+				sh.acct[i].setHeadroom(e.eg[i].acct[0].headroom)
 			}
 		}
 		e.setAcctAt(sh)

@@ -167,7 +167,7 @@ func TestShardedPFC(t *testing.T) {
 			if xonAt < 0 {
 				t.Fatal("no XON after port 3 drained")
 			}
-			if q := h.e.tx[1].acct[0].inBytes[3]; q >= c.PFC.XOFFBytes-c.PFC.XONOffsetBytes && mode == BufferStatic {
+			if q := h.e.tx[1].acct[0][3].in; q >= c.PFC.XOFFBytes-c.PFC.XONOffsetBytes && mode == BufferStatic {
 				t.Fatalf("XON with shard 1 holding %d B of port 0", q)
 			}
 			// Both shards past XOFF: one pause; port 3 drained, shard 0

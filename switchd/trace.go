@@ -88,26 +88,25 @@ func (t *tracer) dropped(now int64, g *egress, m *Meta, frame []byte) {
 // (dequeueData).
 func (e *Engine) traceDeq(now int64, g *egress, en *qEntry, prio int) {
 	if g.tr != nil {
-		g.tr.frame(now, trace.Dequeue, g.idx, uint8(prio), g.qPrio[prio], en.frame, en.ipOff)
+		g.tr.frame(now, trace.Dequeue, g.idx, uint8(prio), g.qPrio[prio], en.frame(), en.ipOff)
 	}
 }
 
 // traceDrained records the dequeues of the frames drainData just took from
-// q (q.head was from), which it put into out, in order: one check per call,
-// none per frame.
-func (e *Engine) traceDrained(now int64, g *egress, q *dataQueue, from uint32, out []TxItem) {
+// q, g's queue prio (q.head was from), which it put into out, in order: one
+// check per call, none per frame.
+func (e *Engine) traceDrained(now int64, g *egress, q *dataQueue, prio uint8, from uint32, out []TxItem) {
 	if g.tr != nil {
-		g.tr.drained(now, g, q, from, out)
+		g.tr.drained(now, g, q, prio, from, out)
 	}
 }
 
 // drained is traceDrained's work: each frame's queue after it is the
 // queue's now plus the frames that left after it.
-func (t *tracer) drained(now int64, g *egress, q *dataQueue, from uint32, out []TxItem) {
+func (t *tracer) drained(now int64, g *egress, q *dataQueue, prio uint8, from uint32, out []TxItem) {
 	if len(out) == 0 {
 		return
 	}
-	prio := q.buf[from&q.mask].prio
 	after := g.qPrio[prio]
 	for i := range out {
 		after += int64(len(out[i].Frame))
@@ -119,10 +118,11 @@ func (t *tracer) drained(now int64, g *egress, q *dataQueue, from uint32, out []
 	}
 }
 
-// traceMark records the ECN mark applyMark just set on en, queued at g.
-func (e *Engine) traceMark(now int64, g *egress, en *qEntry) {
+// traceMark records the ECN mark applyMark just set on en, queued at g's
+// queue prio.
+func (e *Engine) traceMark(now int64, g *egress, en *qEntry, prio uint8) {
 	if g.tr != nil {
-		g.tr.frame(now, trace.ECNMark, g.idx, en.prio, g.qPrio[en.prio], en.frame, en.ipOff)
+		g.tr.frame(now, trace.ECNMark, g.idx, prio, g.qPrio[prio], en.frame(), en.ipOff)
 	}
 }
 
