@@ -399,8 +399,12 @@ func (e *Engine) Enqueue(now int64, m *Meta, frame []byte, h Handle) bool {
 	if sh.buf.on {
 		sh.buf.used += l
 	}
-	if m.Class == ClassData && (g.hookEnq || g.hookDeq) {
-		e.enqueueHooks(now, g, sh, en, m, frame, prio)
+	if m.Class == ClassData && g.enqWork {
+		if g.fc == nil {
+			e.enqueueHooks(now, g, sh, en, m, frame, prio)
+		} else { // RoCC: enqueueHooks' first case, in line
+			g.countFlow(en, frame, m)
+		}
 	}
 	return true
 }
@@ -514,45 +518,53 @@ func (e *Engine) enqueue(now int64, m *Meta, frame []byte, h Handle) bool {
 	} else if sh.buf.on {
 		sh.buf.used += l
 	}
-	if m.Class == ClassData && (g.hookEnq || g.hookDeq) {
+	if m.Class == ClassData && g.enqWork {
 		e.enqueueHooks(now, g, sh, en, m, frame, prio)
 	}
 	return true
 }
 
 // enqueueHooks is Enqueue's work for a data frame (entry en of priority prio)
-// on a port whose CP has hooks: the entry's flow key and mark, and the CP's
-// OnEnqueue. Without hooks no CP reads en.flow or en.mark (they are read
-// only for data with hooks).
+// on a port with enqueue work (egress.enqWork): the flowCounter's count, or
+// the entry's flow key for a dequeue hook that reads it, or the entry's mark
+// and flow key and the CP's OnEnqueue (skipped while the queue is quiet,
+// ccalgo.QuietQueue). Without OnEnqueue no CP reads en.mark or en.tag
+// before the dequeue sets them (onDequeue).
 func (e *Engine) enqueueHooks(now int64, g *egress, sh *txShard, en *qEntry, m *Meta, frame []byte, prio uint8) {
 	if g.fc != nil {
-		// RoCC: its flow table counts the packet, nothing else (en.mark
-		// stays unread).
-		a, b := readFlowWords(frame, m)
-		setFlowKey(&en.flow, a, b)
-		en.tag = g.fc.EnqueueWords(a, b)
+		g.countFlow(en, frame, m)
+		return
+	}
+	if !g.hookEnq { // a dequeue hook that reads the flow key
+		readFlowKey(&en.flow, frame, m)
 		return
 	}
 	en.mark = wire.MarkFromECN(frame[m.IPOff+1])
 	en.tag = 0
-	switch {
-	case !g.needFlow: // a flow-blind CP: en.flow and dp.Flow stay unset
-	case !g.hookEnq:
-		readFlowKey(&en.flow, frame, m)
-	default:
+	if g.needFlow {
 		// The key stored field by field into both, not copied from one to
 		// the other: a 16-byte load of five narrow stores just made would
 		// stall on store forwarding.
 		readFlowKey2(&en.flow, &g.dp.Flow, frame, m)
 	}
-	if g.hookEnq {
-		g.ps.QueueBytes = g.qPrio[prio]
-		g.dp.WireBytes, g.dp.Mark, g.dp.Tag = len(frame), en.mark, 0
-		v := g.cp.OnEnqueue(now, &g.dp, &g.ps, g.sink)
-		sh.cpDirty |= 1 << m.Out
-		if v.Mark > en.mark {
-			e.applyMark(now, g, en, v.Mark)
-		}
-		en.stamp, en.tag = v.StampINT, v.Tag
+	if g.qPrio[prio] <= g.quiet {
+		return // OnEnqueue would do nothing
 	}
+	g.ps.QueueBytes = g.qPrio[prio]
+	g.dp.WireBytes, g.dp.Mark, g.dp.Tag = len(frame), en.mark, 0
+	v := g.cp.OnEnqueue(now, &g.dp, &g.ps, g.sink)
+	sh.cpDirty |= 1 << m.Out
+	if v.Mark > en.mark {
+		e.applyMark(now, g, en, v.Mark)
+	}
+	en.stamp, en.tag = v.StampINT, v.Tag
+}
+
+// countFlow is a flowCounter CP's (RoCC's) enqueue of data frame en: its
+// flow table counts the packet, nothing else (en.mark stays unread); the
+// entry keeps the key for a dequeue whose tag went stale.
+func (g *egress) countFlow(en *qEntry, frame []byte, m *Meta) {
+	a, b := readFlowWords(frame, m)
+	setFlowKey(&en.flow, a, b)
+	en.tag = g.fc.EnqueueWords(a, b)
 }

@@ -306,14 +306,7 @@ func TestFlowBlindHonest(t *testing.T) {
 		if s.NewCP == nil {
 			continue
 		}
-		cps := [2]ccalgo.CongestionPoint{}
-		for i := range cps {
-			cp, err := s.NewCP(s.DefaultParams(env), env)
-			if err != nil {
-				t.Fatalf("%s: %v", s.Name, err)
-			}
-			cps[i] = cp
-		}
+		cps := twinCPs(t, &s, env)
 		if fb, ok := cps[0].(ccalgo.FlowBlind); !ok || !fb.FlowBlind() {
 			continue
 		}
@@ -338,11 +331,7 @@ func TestFlowBlindHonest(t *testing.T) {
 					pkt.Flow = ccalgo.FlowKey{SrcIP: uint32(i % 13), DstIP: 9, SrcPort: uint16(i), DstPort: 4791, DestQP: uint32(i % 5)}
 					pkt.Tag = uint32(i)
 				}
-				if enq {
-					v[k] = cps[k].OnEnqueue(now, &pkt, &ports[k], &logs[k])
-				} else {
-					v[k] = cps[k].OnDequeue(now, &pkt, &ports[k], &logs[k])
-				}
+				v[k] = callHook(cps[k], enq, now, &pkt, &ports[k], &logs[k])
 				if i%50 == 0 {
 					cps[k].OnTimer(now, &ports[k], &logs[k])
 				}
