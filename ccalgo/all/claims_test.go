@@ -22,6 +22,25 @@ func twinCPs(t *testing.T, s *ccalgo.Scheme, env ccalgo.Env) [2]ccalgo.Congestio
 	return cps
 }
 
+// eachClaimant calls check with twin CPs (twinCPs) of every scheme whose CP
+// makes a claim (claims reports it of the first) and returns those schemes'
+// names, in ccalgo.Schemes' order.
+func eachClaimant(t *testing.T, env ccalgo.Env, claims func(ccalgo.CongestionPoint) bool, check func(name string, cps [2]ccalgo.CongestionPoint)) []string {
+	var names []string
+	for _, s := range ccalgo.Schemes() {
+		if s.NewCP == nil {
+			continue
+		}
+		cps := twinCPs(t, &s, env)
+		if !claims(cps[0]) {
+			continue
+		}
+		names = append(names, s.Name)
+		check(s.Name, cps)
+	}
+	return names
+}
+
 // callHook calls cp's OnEnqueue (enq) or OnDequeue.
 func callHook(cp ccalgo.CongestionPoint, enq bool, now int64, pkt *ccalgo.DataPacket, port *ccalgo.PortState, out ccalgo.FeedbackSink) ccalgo.Verdict {
 	if enq {
@@ -54,20 +73,13 @@ func claimPacket(i int, q, top int64, up *bool) (size int, enq bool, pkt ccalgo.
 // others, the same timers and the same feedback.
 func TestQuietQueueHonest(t *testing.T) {
 	env := ccalgo.Env{LinkBps: 40e9, BaseRTT: 10_000, MTU: 1000, MaxFlows: 16, ExpectedFlows: 4, ID: 1}
-	var quiet []string
-	for _, s := range ccalgo.Schemes() {
-		if s.NewCP == nil {
-			continue
-		}
-		cps := twinCPs(t, &s, env)
-		qq, ok := cps[0].(ccalgo.QuietQueue)
-		if !ok {
-			continue
-		}
-		quiet = append(quiet, s.Name)
-		qb := qq.QuietBytes()
+	quiet := eachClaimant(t, env, func(cp ccalgo.CongestionPoint) bool {
+		_, ok := cp.(ccalgo.QuietQueue)
+		return ok
+	}, func(name string, cps [2]ccalgo.CongestionPoint) {
+		qb := cps[0].(ccalgo.QuietQueue).QuietBytes()
 		if qb <= 0 {
-			t.Fatalf("%s: QuietBytes %d: the test wants a queue below it", s.Name, qb)
+			t.Fatalf("%s: QuietBytes %d: the test wants a queue below it", name, qb)
 		}
 		var logs [2]feedbackLog
 		var ports [2]ccalgo.PortState
@@ -91,7 +103,7 @@ func TestQuietQueueHonest(t *testing.T) {
 				v[k] = callHook(cps[k], enq, now, &p, &ports[k], &logs[k])
 				if q <= qb && (v[k] != ccalgo.Verdict{} || cps[k].NextTimer() != next || len(logs[k].fbs) != n) {
 					t.Fatalf("%s: packet %d, queue %d <= %d: verdict %+v, timer %d -> %d, %d messages",
-						s.Name, i, q, qb, v[k], next, cps[k].NextTimer(), len(logs[k].fbs)-n)
+						name, i, q, qb, v[k], next, cps[k].NextTimer(), len(logs[k].fbs)-n)
 				}
 			}
 			if i%50 == 0 {
@@ -100,13 +112,13 @@ func TestQuietQueueHonest(t *testing.T) {
 				}
 			}
 			if v[0] != v[1] || cps[0].NextTimer() != cps[1].NextTimer() || !reflect.DeepEqual(logs[0], logs[1]) {
-				t.Fatalf("%s: packet %d (queue %d): verdicts %+v / %+v differ with and without the quiet calls", s.Name, i, q, v[0], v[1])
+				t.Fatalf("%s: packet %d (queue %d): verdicts %+v / %+v differ with and without the quiet calls", name, i, q, v[0], v[1])
 			}
 		}
 		if skipped < 1000 || skipped > 39000 {
-			t.Errorf("%s: %d of 40000 packets found a quiet queue: the test does not cover both sides", s.Name, skipped)
+			t.Errorf("%s: %d of 40000 packets found a quiet queue: the test does not cover both sides", name, skipped)
 		}
-	}
+	})
 	if want := []string{"dcqcn"}; strings.Join(quiet, ",") != strings.Join(want, ",") {
 		t.Errorf("quiet-queue CPs: %v, want %v", quiet, want)
 	}
@@ -118,16 +130,10 @@ func TestQuietQueueHonest(t *testing.T) {
 // stamps every packet itself) keeps the same timers and feedback.
 func TestINTOnlyHonest(t *testing.T) {
 	env := ccalgo.Env{LinkBps: 100e9, BaseRTT: 10_000, MTU: 1000, MaxFlows: 16, ExpectedFlows: 4, ID: 1}
-	var only []string
-	for _, s := range ccalgo.Schemes() {
-		if s.NewCP == nil {
-			continue
-		}
-		cps := twinCPs(t, &s, env)
-		if io, ok := cps[0].(ccalgo.INTOnly); !ok || !io.INTOnly() {
-			continue
-		}
-		only = append(only, s.Name)
+	only := eachClaimant(t, env, func(cp ccalgo.CongestionPoint) bool {
+		io, ok := cp.(ccalgo.INTOnly)
+		return ok && io.INTOnly()
+	}, func(name string, cps [2]ccalgo.CongestionPoint) {
 		var logs [2]feedbackLog
 		var ports [2]ccalgo.PortState
 		q, up, now := int64(0), true, int64(0)
@@ -150,7 +156,7 @@ func TestINTOnlyHonest(t *testing.T) {
 				ports[1].TxBytes += uint64(size)
 			}
 			if v != want {
-				t.Fatalf("%s: packet %d: verdict %+v, want %+v", s.Name, i, v, want)
+				t.Fatalf("%s: packet %d: verdict %+v, want %+v", name, i, v, want)
 			}
 			if i%50 == 0 {
 				for k := range cps {
@@ -158,10 +164,10 @@ func TestINTOnlyHonest(t *testing.T) {
 				}
 			}
 			if cps[0].NextTimer() != cps[1].NextTimer() || !reflect.DeepEqual(logs[0], logs[1]) {
-				t.Fatalf("%s: packet %d: timers or feedback differ with and without the per-packet calls", s.Name, i)
+				t.Fatalf("%s: packet %d: timers or feedback differ with and without the per-packet calls", name, i)
 			}
 		}
-	}
+	})
 	if want := []string{"hpcc"}; strings.Join(only, ",") != strings.Join(want, ",") {
 		t.Errorf("INT-only CPs: %v, want %v", only, want)
 	}
