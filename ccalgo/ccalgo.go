@@ -240,6 +240,27 @@ type FlowBlind interface {
 	FlowBlind() bool
 }
 
+// QuietQueue is implemented by a CongestionPoint whose per-packet hooks do
+// nothing while its queue is short (RED below Kmin): for a packet whose
+// PortState.QueueBytes is at most QuietBytes(), OnEnqueue and OnDequeue
+// return a zero Verdict, change no state (NextTimer's answer included) and
+// emit nothing. A switch may then skip the hook for such a packet, and with
+// it the packet's DataPacket and the Verdict's handling; ccalgo/all checks
+// the claim.
+type QuietQueue interface {
+	QuietBytes() int64
+}
+
+// INTOnly is implemented by a CongestionPoint whose only per-packet work is
+// asking for an INT record on every data packet at dequeue (HPCC): when
+// INTOnly reports true, OnEnqueue does nothing, OnDequeue does nothing but
+// return Verdict{StampINT: true}, and neither changes state or emits. A
+// switch may then stamp every data packet as it leaves without calling
+// either hook; ccalgo/all checks the claim.
+type INTOnly interface {
+	INTOnly() bool
+}
+
 // FairRateReporter is implemented by CPs that compute a fair rate (RoCC), for
 // telemetry.
 type FairRateReporter interface {

@@ -67,30 +67,52 @@ func (e *Engine) applyMark(now int64, g *egress, en *qEntry, prio uint8, m ccalg
 }
 
 // dequeueHooks runs what a data frame leaving queue prio (en, its head)
-// needs once the queue no longer counts it: the CP's OnDequeue and its mark,
-// and the INT record asked for at enqueue or now.
+// needs once the queue no longer counts it: the flowCounter's count, or the
+// INT record of an INTOnly CP, or the CP's OnDequeue and its mark (skipped
+// while the queue is quiet, ccalgo.QuietQueue), and the INT record asked for
+// at enqueue or now.
 func (e *Engine) dequeueHooks(now int64, g *egress, en *qEntry, prio int) {
-	if en.class == ClassData && g.fc != nil {
-		q := &g.q[prio]
-		g.fc.DequeueFlow(en.tag, q.flow(q.head), g.qPrio[prio])
-		return
-	}
-	if en.class == ClassData && g.hookDeq {
-		g.ps.QueueBytes = g.qPrio[prio]
-		if g.needFlow { // a flow-blind CP's flow key was never set
+	if en.class == ClassData {
+		switch {
+		case g.fc != nil:
 			q := &g.q[prio]
-			g.dp.Flow = *q.flow(q.head)
-		}
-		g.dp.WireBytes, g.dp.Mark, g.dp.Tag = int(en.n), en.mark, en.tag
-		v := g.cp.OnDequeue(now, &g.dp, &g.ps, g.sink)
-		e.tx[g.sh].cpDirty |= 1 << g.idx
-		if v.Mark > en.mark { // applyMark never lowers a mark
-			e.applyMark(now, g, en, uint8(prio), v.Mark)
-		}
-		if v.StampINT || en.stamp {
+			g.fc.DequeueFlow(en.tag, q.flow(q.head), g.qPrio[prio])
+			return
+		case g.stampAll:
 			e.stampINT(g, en)
+			return
+		case g.hookDeq && g.qPrio[prio] > g.quiet:
+			e.onDequeue(now, g, en, prio)
+			return
 		}
-	} else if en.stamp {
+	}
+	if en.stamp {
+		e.stampINT(g, en)
+	}
+}
+
+// onDequeue is dequeueHooks' call of the CP's OnDequeue for data frame en.
+// Without an enqueue hook the entry's mark is read here, from the frame
+// (nothing changed its ECN bits since it entered), and its tag is 0.
+func (e *Engine) onDequeue(now int64, g *egress, en *qEntry, prio int) {
+	g.ps.QueueBytes = g.qPrio[prio]
+	if g.needFlow { // a flow-blind CP's flow key was never set
+		q := &g.q[prio]
+		g.dp.Flow = *q.flow(q.head)
+	}
+	tag := uint32(0)
+	if g.hookEnq {
+		tag = en.tag
+	} else {
+		en.mark = wire.MarkFromECN(en.frame()[en.ipOff+1])
+	}
+	g.dp.WireBytes, g.dp.Mark, g.dp.Tag = int(en.n), en.mark, tag
+	v := g.cp.OnDequeue(now, &g.dp, &g.ps, g.sink)
+	e.tx[g.sh].cpDirty |= 1 << g.idx
+	if v.Mark > en.mark { // applyMark never lowers a mark
+		e.applyMark(now, g, en, uint8(prio), v.Mark)
+	}
+	if v.StampINT || en.stamp {
 		e.stampINT(g, en)
 	}
 }
@@ -110,21 +132,66 @@ func intCode(bps float64) uint8 {
 // serialisation time apart on the link, and TS must say so, or the pairs (TS,
 // txBytes) give a txRate above the link rate (HPCC Eq. 2 then over-reacts).
 func (e *Engine) stampINT(g *egress, en *qEntry) {
-	if en.intOff == 0 {
-		g.c[cINTFull]++
-		return
-	}
-	q := max(g.qBytes, 0)
-	hop := ccalgo.INTHop{
-		TS:      uint32(uint64(int64(g.busyUntil)) % ccalgo.INTTSWrap),
-		TxBytes: uint32(g.ps.TxBytes % ccalgo.INTTxBytesWrap),
-		QLen:    uint32(min(q, ccalgo.INTQLenMax)),
-	}
-	if wire.INT(en.frame()[en.intOff:]).PushCode(g.intCode, &hop, e.switchID) {
+	if e.pushHop(g, en, g.busyUntil, g.ps.TxBytes, g.qBytes) {
 		g.c[cINTStamped]++
 	} else {
 		g.c[cINTFull]++
 	}
+}
+
+// pushHop is stampINT's record for a frame that starts on the wire at bu,
+// after the port sent tx bytes, leaving q bytes queued. It reports false,
+// writing nothing, for a frame without an INT stack or with a full one.
+func (e *Engine) pushHop(g *egress, en *qEntry, bu float64, tx uint64, q int64) bool {
+	if en.intOff == 0 {
+		return false
+	}
+	hop := ccalgo.INTHop{
+		TS:      uint32(uint64(int64(bu)) % ccalgo.INTTSWrap),
+		TxBytes: uint32(tx % ccalgo.INTTxBytesWrap),
+		QLen:    uint32(min(max(q, 0), ccalgo.INTQLenMax)),
+	}
+	return wire.INT(en.frame()[en.intOff:]).PushCode(g.intCode, &hop, e.switchID)
+}
+
+// drainINT is drainData's loop for a lossy queue prio of a port whose CP
+// is ccalgo.INTOnly (egress.stampAll): it does what the general loop does
+// with dequeueHooks stamping every data frame (stampINT, nothing else: no
+// feedback becomes pending), the shaper's clock, the bytes sent and the
+// queue kept in registers and the counts written once. It returns the
+// shaper's clock, the frames put into out and their bytes.
+func (e *Engine) drainINT(g *egress, q *dataQueue, prio int, bu, t float64, out []TxItem) (float64, int, int) {
+	ovh, nspb := float64(e.overhead), g.nsPerByte
+	qb, tx0 := g.qBytes, g.ps.TxBytes
+	tx := tx0
+	n := 0
+	var stamped, full uint64
+	for n < len(out) && bu <= t && q.head != q.tail {
+		en := &q.buf[q.head&q.mask]
+		l := int(en.n)
+		qb -= int64(l)
+		if en.class == ClassData {
+			if e.pushHop(g, en, bu, tx, qb) {
+				stamped++
+			} else {
+				full++
+			}
+		}
+		it := &out[n]
+		it.H, it.Frame = en.h, en.frame()
+		en.h, en.p = 0, nil
+		q.head++
+		bu += (float64(l) + ovh) * nspb
+		tx += uint64(l)
+		n++
+	}
+	bytes := int(tx - tx0)
+	g.qBytes = qb
+	g.qPrio[prio] -= int64(bytes)
+	g.ps.TxBytes = tx
+	g.c[cINTStamped] += stamped
+	g.c[cINTFull] += full
+	return bu, n, bytes
 }
 
 // feedbackPort returns the port of feedback to flow k's source (-1: no

@@ -165,6 +165,14 @@ func New(s *Spec) (*Engine, error) {
 			if g.fc, _ = cp.(flowCounter); g.fc != nil {
 				g.deq = new(deqBatch)
 			}
+			g.quiet = -1
+			if qq, ok := cp.(ccalgo.QuietQueue); ok {
+				g.quiet = qq.QuietBytes()
+			}
+			if io, ok := cp.(ccalgo.INTOnly); ok && io.INTOnly() {
+				g.stampAll, g.needFlow = true, false
+			}
+			g.enqWork = g.fc != nil || !g.stampAll && (g.hookEnq || g.needFlow)
 			if g.needFlow || g.fc != nil {
 				for p := range g.q {
 					g.q[p].keepKeys()

@@ -399,8 +399,12 @@ func (e *Engine) Enqueue(now int64, m *Meta, frame []byte, h Handle) bool {
 	if sh.buf.on {
 		sh.buf.used += l
 	}
-	if m.Class == ClassData && (g.hookEnq || g.hookDeq) {
-		e.enqueueHooks(now, g, sh, en, m, frame, prio)
+	if m.Class == ClassData && g.enqWork {
+		if g.fc == nil {
+			e.enqueueHooks(now, g, sh, en, m, frame, prio)
+		} else { // RoCC: enqueueHooks' first case, in line
+			g.countFlow(en, prio, frame, m)
+		}
 	}
 	return true
 }
@@ -515,45 +519,56 @@ func (e *Engine) enqueue(now int64, m *Meta, frame []byte, h Handle) bool {
 	} else if sh.buf.on {
 		sh.buf.used += l
 	}
-	if m.Class == ClassData && (g.hookEnq || g.hookDeq) {
+	if m.Class == ClassData && g.enqWork {
 		e.enqueueHooks(now, g, sh, en, m, frame, prio)
 	}
 	return true
 }
 
 // enqueueHooks is Enqueue's work for a data frame (entry en of priority prio)
-// on a port whose CP has hooks: the entry's flow key (in its queue's flows
-// ring) and mark, and the CP's OnEnqueue. Without hooks no CP reads the
-// flow key or en.mark (they are read only for data with hooks).
+// on a port with enqueue work (egress.enqWork): the flowCounter's count, or
+// the entry's flow key (in its queue's flows ring) for a dequeue hook that
+// reads it, or the entry's mark and flow key and the CP's OnEnqueue (skipped
+// while the queue is quiet, ccalgo.QuietQueue). Without OnEnqueue no CP reads
+// en.mark or en.tag before the dequeue sets them (onDequeue).
 func (e *Engine) enqueueHooks(now int64, g *egress, sh *txShard, en *qEntry, m *Meta, frame []byte, prio uint8) {
 	if g.fc != nil {
-		// RoCC: its flow table counts the packet, nothing else (en.mark
-		// stays unread).
-		a, b := readFlowWords(frame, m)
-		setFlowKey(g.q[prio].flow(g.q[prio].tail-1), a, b)
-		en.tag = g.fc.EnqueueWords(a, b)
+		g.countFlow(en, prio, frame, m)
+		return
+	}
+	q := &g.q[prio]
+	if !g.hookEnq { // a dequeue hook that reads the flow key
+		readFlowKey(q.flow(q.tail-1), frame, m)
 		return
 	}
 	en.mark = wire.MarkFromECN(frame[m.IPOff+1])
 	en.tag = 0
-	switch {
-	case !g.needFlow: // a flow-blind CP: the flow key and dp.Flow stay unset
-	case !g.hookEnq:
-		readFlowKey(g.q[prio].flow(g.q[prio].tail-1), frame, m)
-	default:
+	if g.needFlow {
 		// The key stored field by field into both, not copied from one to
 		// the other: a 16-byte load of five narrow stores just made would
 		// stall on store forwarding.
-		readFlowKey2(g.q[prio].flow(g.q[prio].tail-1), &g.dp.Flow, frame, m)
+		readFlowKey2(q.flow(q.tail-1), &g.dp.Flow, frame, m)
 	}
-	if g.hookEnq {
-		g.ps.QueueBytes = g.qPrio[prio]
-		g.dp.WireBytes, g.dp.Mark, g.dp.Tag = len(frame), en.mark, 0
-		v := g.cp.OnEnqueue(now, &g.dp, &g.ps, g.sink)
-		sh.cpDirty |= 1 << m.Out
-		if v.Mark > en.mark {
-			e.applyMark(now, g, en, prio, v.Mark)
-		}
-		en.stamp, en.tag = v.StampINT, v.Tag
+	if g.qPrio[prio] <= g.quiet {
+		return // OnEnqueue would do nothing
 	}
+	g.ps.QueueBytes = g.qPrio[prio]
+	g.dp.WireBytes, g.dp.Mark, g.dp.Tag = len(frame), en.mark, 0
+	v := g.cp.OnEnqueue(now, &g.dp, &g.ps, g.sink)
+	sh.cpDirty |= 1 << m.Out
+	if v.Mark > en.mark {
+		e.applyMark(now, g, en, prio, v.Mark)
+	}
+	en.stamp, en.tag = v.StampINT, v.Tag
+}
+
+// countFlow is a flowCounter CP's (RoCC's) enqueue of data frame en, the
+// last entry of queue prio: its flow table counts the packet, nothing else
+// (en.mark stays unread); the queue's flows ring keeps the key for a dequeue
+// whose tag went stale.
+func (g *egress) countFlow(en *qEntry, prio uint8, frame []byte, m *Meta) {
+	a, b := readFlowWords(frame, m)
+	q := &g.q[prio]
+	setFlowKey(q.flow(q.tail-1), a, b)
+	en.tag = g.fc.EnqueueWords(a, b)
 }

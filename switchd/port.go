@@ -108,11 +108,20 @@ type cpPort struct {
 	hookEnq, hookDeq bool
 	// needFlow: a hook reads the packet's flow key (not ccalgo.FlowBlind).
 	needFlow bool
-	intCode  uint8 // the link's B code in an INT record (wire.LinkSpeedCode)
-	cp       ccalgo.CongestionPoint
-	ps       ccalgo.PortState
-	dp       ccalgo.DataPacket
-	sink     ccalgo.FeedbackSink
+	// stampAll: cp is ccalgo.INTOnly: every data frame gets its INT record
+	// at dequeue, and neither hook is called.
+	stampAll bool
+	// enqWork: a data frame's enqueue has hook work (enqueueHooks): the
+	// flowCounter's count, OnEnqueue, or the flow key a dequeue hook reads.
+	enqWork bool
+	// quiet is cp's ccalgo.QuietQueue bytes (-1 without the claim): a hook
+	// is skipped for a packet whose queue is at most quiet.
+	quiet   int64
+	intCode uint8 // the link's B code in an INT record (wire.LinkSpeedCode)
+	cp      ccalgo.CongestionPoint
+	ps      ccalgo.PortState
+	dp      ccalgo.DataPacket
+	sink    ccalgo.FeedbackSink
 	// fc is cp as a flowCounter (RoCC), called in place of its hooks, and
 	// deq dequeueBatch's record of its dequeues; nil for other CPs.
 	fc  flowCounter
@@ -307,11 +316,15 @@ func (e *Engine) drainData(now int64, g *egress, bu, t float64, out []TxItem) (f
 	// Ingress ports holding a priority in XOFF in the shard's view; only
 	// ingressRelease (an XON) changes it inside the loop.
 	xoff := sh.xoffPorts | sh.xoffIn
-	if !lossless && !g.hookEnq && !g.hookDeq && g.deq == nil {
+	if !lossless && (g.deq != nil || !g.hookEnq && !g.stampAll && (!g.hookDeq || g.qPrio[prio] <= g.quiet)) {
 		// Nothing in the loop below but the frames' own work: no ingress
 		// count to release, no hook (so no INT stamp, no feedback: nothing
 		// becomes pending on the port), and the queue's byte counts read by
-		// none of it, so they are summed once.
+		// none of it, so they are summed once. A flowCounter's dequeues
+		// come after the loop (dequeueBatch); a dequeue hook alone on a
+		// queue that is quiet at the start stays quiet through the loop
+		// (the queue only shrinks); without an enqueue hook no entry asks
+		// for an INT record.
 		for n < len(out) && bu <= t && q.head != q.tail {
 			en := &q.buf[q.head&q.mask]
 			l := int(en.n)
@@ -326,6 +339,8 @@ func (e *Engine) drainData(now int64, g *egress, bu, t float64, out []TxItem) (f
 		g.qBytes -= int64(bytes)
 		g.qPrio[prio] -= int64(bytes)
 		g.ps.TxBytes += uint64(bytes)
+	} else if !lossless && g.stampAll {
+		bu, n, bytes = e.drainINT(g, q, prio, bu, t, out)
 	}
 	for n < len(out) && bu <= t && q.head != q.tail {
 		en := &q.buf[q.head&q.mask]
@@ -344,7 +359,7 @@ func (e *Engine) drainData(now int64, g *egress, bu, t float64, out []TxItem) (f
 				xoff = sh.xoffPorts | sh.xoffIn
 			}
 		}
-		if (g.hookDeq || en.stamp) && g.deq == nil {
+		if (g.hookDeq || g.stampAll || en.stamp) && g.deq == nil {
 			g.busyUntil = bu // INT's TS
 			e.dequeueHooks(now, g, en, prio)
 		}

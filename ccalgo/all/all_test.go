@@ -301,23 +301,10 @@ func (l *feedbackLog) Emit(_ int64, fb *ccalgo.Feedback) { l.fbs = append(l.fbs,
 // there.
 func TestFlowBlindHonest(t *testing.T) {
 	env := ccalgo.Env{LinkBps: 40e9, BaseRTT: 10_000, MTU: 1000, MaxFlows: 16, ExpectedFlows: 4, ID: 1}
-	var blind []string
-	for _, s := range ccalgo.Schemes() {
-		if s.NewCP == nil {
-			continue
-		}
-		cps := [2]ccalgo.CongestionPoint{}
-		for i := range cps {
-			cp, err := s.NewCP(s.DefaultParams(env), env)
-			if err != nil {
-				t.Fatalf("%s: %v", s.Name, err)
-			}
-			cps[i] = cp
-		}
-		if fb, ok := cps[0].(ccalgo.FlowBlind); !ok || !fb.FlowBlind() {
-			continue
-		}
-		blind = append(blind, s.Name)
+	blind := eachClaimant(t, env, func(cp ccalgo.CongestionPoint) bool {
+		fb, ok := cp.(ccalgo.FlowBlind)
+		return ok && fb.FlowBlind()
+	}, func(name string, cps [2]ccalgo.CongestionPoint) {
 		var logs [2]feedbackLog
 		var ports [2]ccalgo.PortState
 		q, now := int64(0), int64(0)
@@ -338,20 +325,16 @@ func TestFlowBlindHonest(t *testing.T) {
 					pkt.Flow = ccalgo.FlowKey{SrcIP: uint32(i % 13), DstIP: 9, SrcPort: uint16(i), DstPort: 4791, DestQP: uint32(i % 5)}
 					pkt.Tag = uint32(i)
 				}
-				if enq {
-					v[k] = cps[k].OnEnqueue(now, &pkt, &ports[k], &logs[k])
-				} else {
-					v[k] = cps[k].OnDequeue(now, &pkt, &ports[k], &logs[k])
-				}
+				v[k] = callHook(cps[k], enq, now, &pkt, &ports[k], &logs[k])
 				if i%50 == 0 {
 					cps[k].OnTimer(now, &ports[k], &logs[k])
 				}
 			}
 			if v[0] != v[1] || cps[0].NextTimer() != cps[1].NextTimer() || !reflect.DeepEqual(logs[0], logs[1]) {
-				t.Fatalf("%s: packet %d: verdicts %+v / %+v differ with and without the flow key", s.Name, i, v[0], v[1])
+				t.Fatalf("%s: packet %d: verdicts %+v / %+v differ with and without the flow key", name, i, v[0], v[1])
 			}
 		}
-	}
+	})
 	if want := []string{"acc", "dcqcn", "dctcp", "hpcc"}; strings.Join(blind, ",") != strings.Join(want, ",") {
 		t.Errorf("flow-blind CPs: %v, want %v", blind, want)
 	}

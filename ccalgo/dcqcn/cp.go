@@ -70,6 +70,12 @@ func (c *CP) PacketHooks() (enqueue, dequeue bool) { return c.atEnqueue, !c.atEn
 // FlowBlind reports that the hooks never read the packet's flow (ccalgo.FlowBlind).
 func (*CP) FlowBlind() bool { return true }
 
+// QuietBytes is Kmin (ccalgo.QuietQueue): with at most Kmin bytes queued
+// (the queue a packet finds at enqueue is QueueBytes less the packet) the
+// marking probability is 0 (Figure 5), and mark returns before its random
+// draw, so the hooks change nothing and a switch may skip them.
+func (c *CP) QuietBytes() int64 { return c.kmin }
+
 // OnEnqueue marks the arriving packet CE with MarkProbability of the queue it
 // finds (port.QueueBytes without the packet) when MarkAt is "enqueue";
 // otherwise it does nothing.

@@ -200,6 +200,11 @@ func (*CP) PacketHooks() (enqueue, dequeue bool) { return false, true }
 // FlowBlind reports that the hooks never read the packet's flow (ccalgo.FlowBlind).
 func (*CP) FlowBlind() bool { return true }
 
+// INTOnly reports that OnDequeue's INT request is the CP's only per-packet
+// work (ccalgo.INTOnly): a switch may stamp every data packet at dequeue
+// without calling it.
+func (*CP) INTOnly() bool { return true }
+
 // OnDequeue asks the engine to stamp this hop's INT record (see Hop).
 func (*CP) OnDequeue(int64, *ccalgo.DataPacket, *ccalgo.PortState, ccalgo.FeedbackSink) ccalgo.Verdict {
 	return ccalgo.Verdict{StampINT: true}
