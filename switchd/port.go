@@ -267,7 +267,9 @@ func (e *Engine) release(now int64, g *egress, out []TxItem) int {
 // dequeueData would, without their per-frame choice of what to send next, and
 // with the tx counters and the lossy shared buffer's use summed once. A
 // lossless priority under PFC releases each frame's ingress count as
-// dequeueData does (an XON may follow any frame). It stops where that choice
+// dequeueData does (an XON may follow any frame): on a port without CP hooks
+// the frames of ingress ports not in XOFF in bursts (drainLossless,
+// releaseBatch), the rest one by one. It stops where that choice
 // matters again: a CP hook emitted feedback, or an XON was sent, out of this
 // port (it goes before the next data frame). It returns the shaper's clock
 // and the frames it put into out (at least one: the caller checked the
@@ -284,21 +286,26 @@ func (e *Engine) drainData(now int64, g *egress, bu, t float64, out []TxItem) (f
 	// Ingress ports holding a priority in XOFF in the shard's view; only
 	// ingressRelease (an XON) changes it inside the loop.
 	xoff := sh.xoffPorts | sh.xoffIn
-	if !lossless && !g.hookEnq && !g.hookDeq && g.deq == nil {
-		// Nothing in the loop below but the frames' own work: no ingress
-		// count to release, no hook (so no INT stamp, no feedback: nothing
-		// becomes pending on the port), and the queue's byte counts read by
-		// none of it, so they are summed once.
-		for n < len(out) && bu <= t && q.head != q.tail {
-			en := &q.buf[q.head&q.mask]
-			l := len(en.frame)
-			it := &out[n]
-			it.H, it.Frame = en.h, en.frame
-			en.h, en.frame = 0, nil
-			q.head++
-			bu += (float64(l) + ovh) * nspb
-			bytes += l
-			n++
+	if !g.hookEnq && !g.hookDeq && g.deq == nil {
+		// Nothing in the loop below but the frames' own work: no hook (so
+		// no INT stamp, no feedback: nothing becomes pending on the port),
+		// no ingress count to release one by one (lossy; lossless, up to a
+		// frame from a port in XOFF: drainLossless), and the queue's byte
+		// counts read by none of it, so they are summed once.
+		if lossless {
+			bu, n, bytes, batched = sh.drainLossless(q, out, bu, t, ovh, nspb, xoff)
+		} else {
+			for n < len(out) && bu <= t && q.head != q.tail {
+				en := &q.buf[q.head&q.mask]
+				l := len(en.frame)
+				it := &out[n]
+				it.H, it.Frame = en.h, en.frame
+				en.h, en.frame = 0, nil
+				q.head++
+				bu += (float64(l) + ovh) * nspb
+				bytes += l
+				n++
+			}
 		}
 		g.qBytes -= int64(bytes)
 		g.qPrio[prio] -= int64(bytes)
