@@ -380,7 +380,7 @@ func readFlowKey2(a, b *ccalgo.FlowKey, frame []byte, m *Meta) {
 func (e *Engine) Enqueue(now int64, m *Meta, frame []byte, h Handle) bool {
 	prio := m.Prio & 7
 	if m.Class > ClassData || e.lossless&(1<<prio) != 0 {
-		return e.enqueue(now, m, frame, h)
+		return e.enqueueLossless(now, m, frame, h)
 	}
 	g := &e.eg[m.Out]
 	sh := &e.tx[g.sh]

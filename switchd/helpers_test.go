@@ -52,8 +52,9 @@ type harness struct {
 	meta   Meta
 	out    []TxItem
 	frames map[Handle][]byte
-	// noDrain makes tx skip Transmit's drainData lane (the general loop is
-	// the reference drainData must match).
+	// noDrain makes tx skip Transmit's drainData lane and inject skip
+	// Enqueue's lean paths (the general loop and enqueue are the reference
+	// drainData, Enqueue's lean path and enqueueLossless must match).
 	noDrain bool
 }
 
@@ -89,7 +90,11 @@ func (h *harness) inject(now int64, in int, frame []byte) bool {
 		return false
 	}
 	hd := handleOf(frame)
-	if !h.e.Enqueue(now, &h.meta, frame, hd) {
+	enq := h.e.Enqueue
+	if h.noDrain {
+		enq = h.e.enqueue
+	}
+	if !enq(now, &h.meta, frame, hd) {
 		return false
 	}
 	h.frames[hd] = frame

@@ -299,7 +299,9 @@ func (e *Engine) release(now int64, g *egress, out []TxItem) int {
 // dequeueData would, without their per-frame choice of what to send next, and
 // with the tx counters and the lossy shared buffer's use summed once. A
 // lossless priority under PFC releases each frame's ingress count as
-// dequeueData does (an XON may follow any frame). It stops where that choice
+// dequeueData does (an XON may follow any frame): on a port without CP hooks
+// the frames of ingress ports not in XOFF in bursts (drainLossless,
+// releaseBatch), the rest one by one. It stops where that choice
 // matters again: a CP hook emitted feedback, or an XON was sent, out of this
 // port (it goes before the next data frame). It returns the shaper's clock
 // and the frames it put into out (at least one: the caller checked the
@@ -316,25 +318,37 @@ func (e *Engine) drainData(now int64, g *egress, bu, t float64, out []TxItem) (f
 	// Ingress ports holding a priority in XOFF in the shard's view; only
 	// ingressRelease (an XON) changes it inside the loop.
 	xoff := sh.xoffPorts | sh.xoffIn
-	if !lossless && (g.deq != nil || !g.hookEnq && !g.stampAll && (!g.hookDeq || g.qPrio[prio] <= g.quiet)) {
-		// Nothing in the loop below but the frames' own work: no ingress
-		// count to release, no hook (so no INT stamp, no feedback: nothing
-		// becomes pending on the port), and the queue's byte counts read by
-		// none of it, so they are summed once. A flowCounter's dequeues
-		// come after the loop (dequeueBatch); a dequeue hook alone on a
-		// queue that is quiet at the start stays quiet through the loop
-		// (the queue only shrinks); without an enqueue hook no entry asks
-		// for an INT record.
-		for n < len(out) && bu <= t && q.head != q.tail {
-			en := &q.buf[q.head&q.mask]
-			l := int(en.n)
-			it := &out[n]
-			it.H, it.Frame = en.h, en.frame()
-			en.h, en.p = 0, nil
-			q.head++
-			bu += (float64(l) + ovh) * nspb
-			bytes += l
-			n++
+	plain := false
+	if lossless {
+		// No ingress count to release one by one up to a frame from a port
+		// in XOFF (drainLossless), on a port with no CP work at dequeue.
+		plain = !g.hookEnq && !g.hookDeq && !g.stampAll && g.deq == nil
+	} else {
+		// A flowCounter's dequeues come after the loop (dequeueBatch); a
+		// dequeue hook alone on a queue that is quiet at the start stays
+		// quiet through the loop (the queue only shrinks); without an
+		// enqueue hook no entry asks for an INT record.
+		plain = g.deq != nil || !g.hookEnq && !g.stampAll && (!g.hookDeq || g.qPrio[prio] <= g.quiet)
+	}
+	if plain {
+		// Nothing in the loop below but the frames' own work: no hook (so
+		// no INT stamp, no feedback: nothing becomes pending on the port),
+		// no ingress count to release one by one, and the queue's byte
+		// counts read by none of it, so they are summed once.
+		if lossless {
+			bu, n, bytes, batched = sh.drainLossless(q, out, bu, t, ovh, nspb, xoff)
+		} else {
+			for n < len(out) && bu <= t && q.head != q.tail {
+				en := &q.buf[q.head&q.mask]
+				l := int(en.n)
+				it := &out[n]
+				it.H, it.Frame = en.h, en.frame()
+				en.h, en.p = 0, nil
+				q.head++
+				bu += (float64(l) + ovh) * nspb
+				bytes += l
+				n++
+			}
 		}
 		g.qBytes -= int64(bytes)
 		g.qPrio[prio] -= int64(bytes)

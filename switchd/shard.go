@@ -83,6 +83,80 @@ func (sh *txShard) admitInReserve(in int, prio uint8, l int64) bool {
 	return false
 }
 
+// enqueueLossless is Enqueue for a frame its lean path does not take (a
+// control or PFC frame, or data of a lossless priority). The commonest of
+// those under PFC, a lossless data frame that admitInReserve admits into a
+// shared buffer, takes a path as lean as Enqueue's for lossy data: no
+// priority of its ingress port in XOFF in the shard's view (so no sinceXOFF
+// count), its queue not full (a shared buffer drops a lossless frame only
+// there or past its headroom), counted at admission with no call for XOFF;
+// then its push and counts. Anything else goes through enqueue, which
+// decides from the start: this path changes nothing before it knows the
+// frame is admitted. Kept apart from Enqueue so that neither path's
+// registers crowd the other's.
+func (e *Engine) enqueueLossless(now int64, m *Meta, frame []byte, h Handle) bool {
+	prio := m.Prio & 7
+	g := &e.eg[m.Out]
+	sh := &e.tx[g.sh]
+	l := int64(len(frame))
+	q := &g.q[prio]
+	if m.Class > ClassData || !sh.buf.on || sh.xoffPorts&(1<<(m.In&63)) != 0 || q.full() || !sh.admitInReserve(int(m.In), prio, l) {
+		return e.enqueue(now, m, frame, h)
+	}
+	if int(q.tail-q.head) == len(q.buf) {
+		q.grow()
+	}
+	en := q.pushEntry(m, frame, h)
+	sh.active |= 1 << m.Out
+	g.queued(prio, l)
+	e.traceEnq(now, g, m, frame)
+	if m.Class == ClassData && g.enqWork {
+		e.enqueueHooks(now, g, sh, en, m, frame, prio)
+	}
+	return true
+}
+
+// drainLossless is drainData's loop for a lossless priority on a port whose
+// CP has no hooks: it moves frames from q into out while the shaper (its
+// clock bu, a frame of l bytes taking (l + ovh) x nspb) is free at t and out
+// has room, and stops before a frame from an ingress port in xoff (holding a
+// priority in XOFF in the shard's view), whose release may send an XON:
+// drainData's general loop takes it. The other frames' bytes go into
+// sh.released by ingress port (one add per run of frames from the same
+// port), for releaseBatch. It returns the shaper's clock, the frames and
+// their bytes, and the ingress ports with bytes in sh.released. A function
+// of its own, so that its loop keeps its state in registers.
+func (sh *txShard) drainLossless(q *dataQueue, out []TxItem, bu, t, ovh, nspb float64, xoff uint64) (float64, int, int, uint64) {
+	n, bytes := 0, 0
+	var ports uint64
+	// run bytes from ingress port cur (64: none yet) not yet in sh.released.
+	cur, run := uint8(64), int64(0)
+	head, tail := q.head, q.tail
+	for n < len(out) && bu <= t && head != tail {
+		en := &q.buf[head&q.mask]
+		if in := en.in & 63; in != cur {
+			if xoff&(1<<in) != 0 {
+				break
+			}
+			sh.released[cur&63] += run
+			cur, run = in, 0
+			ports |= 1 << in
+		}
+		l := int(en.n)
+		run += int64(l)
+		it := &out[n]
+		it.H, it.Frame = en.h, en.frame()
+		en.h, en.p = 0, nil
+		head++
+		bu += (float64(l) + ovh) * nspb
+		bytes += l
+		n++
+	}
+	q.head = head
+	sh.released[cur&63] += run
+	return bu, n, bytes, ports
+}
+
 // setAcctAt fills sh.acctAt (after sh.acct is made, or left nil).
 func (e *Engine) setAcctAt(sh *txShard) {
 	sh.acctAt = [MaxPorts]*ingressAcct{}
