@@ -321,8 +321,10 @@ func (e *Engine) drainData(now int64, g *egress, bu, t float64, out []TxItem) (f
 	plain := false
 	if lossless {
 		// No ingress count to release one by one up to a frame from a port
-		// in XOFF (drainLossless), on a port with no CP work at dequeue.
-		plain = !g.hookEnq && !g.hookDeq && !g.stampAll && g.deq == nil
+		// in XOFF (drainLossless), on a port with no CP work at dequeue: no
+		// hook, or a dequeue hook alone on a queue quiet at the start (it
+		// stays quiet through the loop, as below).
+		plain = !g.hookEnq && !g.stampAll && g.deq == nil && (!g.hookDeq || g.qPrio[prio] <= g.quiet)
 	} else {
 		// A flowCounter's dequeues come after the loop (dequeueBatch); a
 		// dequeue hook alone on a queue that is quiet at the start stays
