@@ -318,20 +318,14 @@ func (e *Engine) drainData(now int64, g *egress, bu, t float64, out []TxItem) (f
 	// Ingress ports holding a priority in XOFF in the shard's view; only
 	// ingressRelease (an XON) changes it inside the loop.
 	xoff := sh.xoffPorts | sh.xoffIn
-	plain := false
-	if lossless {
-		// No ingress count to release one by one up to a frame from a port
-		// in XOFF (drainLossless), on a port with no CP work at dequeue: no
-		// hook, or a dequeue hook alone on a queue quiet at the start (it
-		// stays quiet through the loop, as below).
-		plain = !g.hookEnq && !g.stampAll && g.deq == nil && (!g.hookDeq || g.qPrio[prio] <= g.quiet)
-	} else {
-		// A flowCounter's dequeues come after the loop (dequeueBatch); a
-		// dequeue hook alone on a queue that is quiet at the start stays
-		// quiet through the loop (the queue only shrinks); without an
-		// enqueue hook no entry asks for an INT record.
-		plain = g.deq != nil || !g.hookEnq && !g.stampAll && (!g.hookDeq || g.qPrio[prio] <= g.quiet)
-	}
+	// No CP work at dequeue: no hook, or a dequeue hook alone on a queue
+	// quiet at the start (it stays quiet through the loop: the queue only
+	// shrinks); without an enqueue hook no entry asks for an INT record. A
+	// flowCounter's dequeues come after the loop (dequeueBatch) of a lossy
+	// priority; a lossless one releases its ingress counts in
+	// drainLossless, up to a frame from a port in XOFF.
+	quiet := !g.hookEnq && !g.stampAll && (!g.hookDeq || g.qPrio[prio] <= g.quiet)
+	plain := quiet && g.deq == nil || !lossless && g.deq != nil
 	if plain {
 		// Nothing in the loop below but the frames' own work: no hook (so
 		// no INT stamp, no feedback: nothing becomes pending on the port),
